@@ -224,7 +224,7 @@ pub struct PerfOptions {
     pub read_period_ms: u32,
     /// Samples read in one pass beyond this many bytes are skipped (0: no limit).
     pub max_enqueued_footprint_bytes: u64,
-    /// The data source stops if this process's memory exceeds it (0: no limit).
+    /// The data source stops if its own footprint (`perf::footprint`) exceeds it (0: no limit).
     pub max_daemon_memory_kb: u32,
     /// The unwinder's caches are dropped this often
     /// ([`DEFAULT_UNWIND_STATE_CLEAR_PERIOD_MS`] unless the config says).

@@ -13,17 +13,23 @@
 //! The queue is bounded ([`QUEUE_CAP`]): past it the thread leaves the data
 //! in the kernel, whose buffer then overflows and says how many records it
 //! lost (written as `kernel_records_lost`): nothing is dropped unsaid.
+//! While the queue is full the thread sleeps until the data source takes
+//! from it (a condition variable), not polling descriptors that stay
+//! readable. At the data source's stop ([`Drain::finish`]) the thread is
+//! stopped, and what it queued and everything left in the (disabled)
+//! buffers is handed back, whatever the cap: the buffers end empty.
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
-use super::event::CpuEvent;
+use super::buffer::PerfBuffer;
 
 /// The most bytes the queue holds before the thread stops reading.
 pub const QUEUE_CAP: u64 = 64 << 20;
@@ -49,13 +55,24 @@ struct Queue {
     bytes: u64,
 }
 
+/// The buffers a drain reads.
+pub type Buffers = Vec<Box<dyn PerfBuffer>>;
+
 struct Shared {
-    events: Mutex<Vec<CpuEvent>>,
+    events: Mutex<Buffers>,
     /// The requested stack copy of each sample, cut to what was filled as
     /// it is copied out (`perf::compact`); `None`: records copied whole.
     stack_size: Option<u64>,
     queue: Mutex<Queue>,
+    /// Signalled when the queue is taken from, and at the stop.
+    room: Condvar,
+    /// The queue's bound in bytes.
+    cap: u64,
     stop: AtomicBool,
+    /// Passes of the thread's loop (each a poll or sleep, maybe a read).
+    passes: AtomicU64,
+    /// Times the thread found the queue full and waited for room.
+    room_waits: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -63,34 +80,49 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Copies every buffer's new bytes into the queue; whether any came.
+    /// Copies every buffer's new bytes into the queue, up to the cap;
+    /// whether any came.
     fn read(&self) -> bool {
         let mut events = lock(&self.events);
         let mut any = false;
         for ev in events.iter_mut() {
-            if lock(&self.queue).bytes >= QUEUE_CAP {
+            if lock(&self.queue).bytes >= self.cap {
                 break;
             }
-            let mut bytes = Vec::new();
-            let malformed = match self.stack_size {
-                Some(n) => ev.read_compacted_into(&mut bytes, n),
-                None => ev.read_into(&mut bytes),
-            }
-            .is_err();
-            if bytes.is_empty() && !malformed {
+            let Some(chunk) = read_chunk(ev.as_mut(), self.stack_size) else {
                 continue;
-            }
+            };
             any = true;
             let mut q = lock(&self.queue);
-            q.bytes += bytes.len() as u64;
-            q.chunks.push_back(Chunk {
-                cpu: ev.cpu(),
-                bytes,
-                malformed,
-            });
+            q.bytes += chunk.bytes.len() as u64;
+            q.chunks.push_back(chunk);
         }
         any
     }
+
+    /// Sleeps while the queue is full, until the data source takes from
+    /// it or the drain stops.
+    fn wait_for_room(&self) {
+        let mut q = lock(&self.queue);
+        if q.bytes < self.cap || self.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        self.room_waits.fetch_add(1, Ordering::SeqCst);
+        while q.bytes >= self.cap && !self.stop.load(Ordering::SeqCst) {
+            q = self.room.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Everything `ev` holds now, as a chunk (`None`: nothing, no error).
+fn read_chunk(ev: &mut dyn PerfBuffer, stack_size: Option<u64>) -> Option<Chunk> {
+    let mut bytes = Vec::new();
+    let malformed = ev.read(&mut bytes, stack_size).is_err();
+    (!bytes.is_empty() || malformed).then(|| Chunk {
+        cpu: ev.cpu(),
+        bytes,
+        malformed,
+    })
 }
 
 /// The ring buffers of one data source instance and the thread that
@@ -117,14 +149,25 @@ impl Drain {
     /// out. Where the thread cannot be had, the events come back with the
     /// reason.
     pub fn start(
-        events: Vec<CpuEvent>,
+        events: Buffers,
         period: Duration,
         stack_size: Option<u64>,
         wake: Arc<dyn Fn() + Send + Sync>,
-    ) -> Result<Drain, (Vec<CpuEvent>, std::io::Error)> {
+    ) -> Result<Drain, (Buffers, std::io::Error)> {
+        Drain::start_capped(events, period, stack_size, QUEUE_CAP, wake)
+    }
+
+    /// As [`Drain::start`], the queue bounded at `cap` bytes.
+    pub fn start_capped(
+        events: Buffers,
+        period: Duration,
+        stack_size: Option<u64>,
+        cap: u64,
+        wake: Arc<dyn Fn() + Send + Sync>,
+    ) -> Result<Drain, (Buffers, std::io::Error)> {
         let fds = match events
             .iter()
-            .map(CpuEvent::watch_fd)
+            .map(|e| e.watch_fd())
             .collect::<std::io::Result<Vec<_>>>()
         {
             Ok(fds) => fds,
@@ -134,7 +177,11 @@ impl Drain {
             events: Mutex::new(events),
             stack_size,
             queue: Mutex::new(Queue::default()),
+            room: Condvar::new(),
+            cap,
             stop: AtomicBool::new(false),
+            passes: AtomicU64::new(0),
+            room_waits: AtomicU64::new(0),
         });
         let spawned = {
             let shared = shared.clone();
@@ -158,7 +205,7 @@ impl Drain {
     }
 
     /// The events, for enabling and disabling (the thread may be reading).
-    pub fn events(&self) -> MutexGuard<'_, Vec<CpuEvent>> {
+    pub fn events(&self) -> MutexGuard<'_, Buffers> {
         lock(&self.shared.events)
     }
 
@@ -177,27 +224,71 @@ impl Drain {
         lock(&self.shared.queue).bytes
     }
 
-    /// Takes every waiting chunk.
+    /// Takes every waiting chunk (the thread, if it waits for room, reads
+    /// again).
     pub fn take(&self) -> Vec<Chunk> {
         let mut q = lock(&self.shared.queue);
         q.bytes = 0;
-        q.chunks.drain(..).collect()
+        let chunks = q.chunks.drain(..).collect();
+        self.shared.room.notify_all();
+        chunks
     }
-}
 
-impl Drop for Drain {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
+    /// Passes the thread made so far (each a poll or a sleep).
+    pub fn passes(&self) -> u64 {
+        self.shared.passes.load(Ordering::SeqCst)
+    }
+
+    /// Times the thread found the queue full and waited for room.
+    pub fn room_waits(&self) -> u64 {
+        self.shared.room_waits.load(Ordering::SeqCst)
+    }
+
+    /// The stop: ends the thread, then hands back what it queued and
+    /// everything still in the buffers (disabled by the caller), read
+    /// whatever the cap, in order per CPU; the buffers end empty.
+    pub fn finish(mut self) -> Vec<Chunk> {
+        self.stop_thread();
+        let mut chunks = self.take();
+        let mut events = lock(&self.shared.events);
+        for ev in events.iter_mut() {
+            chunks.extend(read_chunk(ev.as_mut(), self.shared.stack_size));
+        }
+        chunks
+    }
+
+    fn stop_thread(&mut self) {
+        {
+            // Under the queue's lock, so that a thread about to wait for
+            // room sees the flag or gets the signal.
+            let _q = lock(&self.shared.queue);
+            self.shared.stop.store(true, Ordering::SeqCst);
+            self.shared.room.notify_all();
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
+impl Drop for Drain {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}
+
 fn run(shared: &Shared, mut fds: Vec<OwnedFd>, period: Duration, wake: &dyn Fn()) {
     let period = period.max(Duration::from_millis(1));
     let mut next = std::time::Instant::now() + period;
-    while !shared.stop.load(Ordering::Relaxed) {
+    while !shared.stop.load(Ordering::SeqCst) {
+        // A full queue: the data stays in the kernel until there is room
+        // (the buffers' descriptors stay readable, so polling them now
+        // would spin).
+        shared.wait_for_room();
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        shared.passes.fetch_add(1, Ordering::SeqCst);
         let now = std::time::Instant::now();
         let wait = next.saturating_duration_since(now).min(MAX_WAIT);
         let timeout = Timespec {
@@ -241,3 +332,7 @@ fn run(shared: &Shared, mut fds: Vec<OwnedFd>, period: Duration, wake: &dyn Fn()
         }
     }
 }
+
+#[cfg(test)]
+#[path = "drain_tests.rs"]
+mod tests;

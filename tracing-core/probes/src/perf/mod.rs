@@ -9,8 +9,11 @@
 //! * [`compact`]: records copied out without the unfilled part of their stack copies.
 //! * [`config`]: `PerfEventConfig` read into options.
 //! * [`config_fields`]: what is done with each config field, checked against the schema.
+//! * [`cpus`]: the CPUs sampled: online ones, narrowed to `target_cpu`.
 //! * [`glob`]: `fnmatch`-style matching of command lines (the scope's patterns).
 //! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
+//! * [`footprint`]: what the memory guardrail weighs of an instance.
+//! * [`buffer`]: a CPU's ring buffer as the readers see it (a trait).
 //! * [`drain`]: the thread that empties the ring buffers into a queue.
 //! * [`intern`]: a sequence's interned mappings, frames and callstacks.
 //! * [`kernel_frames`]: kernel IPs named from kallsyms, written with no address.
@@ -19,11 +22,16 @@
 //!   chain) over `/proc/PID/maps` and the process's ELF files, and symbols.
 
 pub mod abi;
+pub mod buffer;
 pub mod compact;
 pub mod config;
 pub mod config_fields;
+pub mod cpus;
 pub mod drain;
 pub mod event;
+#[cfg(test)]
+pub(crate) mod fake_buffer;
+pub mod footprint;
 pub mod glob;
 pub mod intern;
 pub mod kernel_frames;

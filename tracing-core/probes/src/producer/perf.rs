@@ -5,7 +5,8 @@
 //! from `/proc/kallsyms` and written without their address, user frames
 //! from the [`UserStacks`] unwinder) and
 //! reports every loss: kernel records lost, samples skipped, malformed
-//! records, and the guardrail stop when the probes' memory passes
+//! records, and the guardrail stop when the instance's own footprint
+//! (`perf::footprint`, not the process's memory) passes
 //! `max_daemon_memory_kb`.
 
 use std::path::PathBuf;
@@ -17,9 +18,12 @@ use super::perf_scope::{ScopeState, read_cmdline};
 use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::perf::abi::context;
+use crate::perf::buffer::PerfBuffer;
 use crate::perf::config::{Callstacks, PerfOptions, UserFrames};
-use crate::perf::drain::{Chunk, Drain};
+use crate::perf::cpus::{parse_cpu_list, select_cpus};
+use crate::perf::drain::{Buffers, Chunk, Drain};
 use crate::perf::event::{CpuEvent, PerfOpenError, layout};
+use crate::perf::footprint::Footprint;
 use crate::perf::intern::{FrameDesc, Interner};
 use crate::perf::kernel_frames::kernel_frame;
 use crate::perf::packets::{self, Defaults, SampleHeader};
@@ -141,15 +145,11 @@ impl DataSource for PerfSource {
         for line in options.refusal_lines() {
             (ctx.log)(&format!("{NAME}: {line}"));
         }
+        let cpus = sampled_cpus(&options.target_cpus, ctx)?;
         let tracefs = match &self.tracefs {
             Some(p) => p.clone(),
             None => crate::ftrace::tracefs::find_or_mount()
                 .unwrap_or_else(|_| PathBuf::from("/sys/kernel/tracing")),
-        };
-        let cpus: Vec<u32> = if options.target_cpus.is_empty() {
-            online_cpus(ctx)
-        } else {
-            options.target_cpus.clone()
         };
         let mut options = options;
         crate::perf::event::resolve_pmus(&mut options)
@@ -192,6 +192,10 @@ impl DataSource for PerfSource {
             }
             None => (None, None),
         };
+        let events: Buffers = events
+            .into_iter()
+            .map(|e| Box::new(e) as Box<dyn PerfBuffer>)
+            .collect();
         let mut probe = PerfProbe::new(options, events, ctx.clone(), (self.unwinder)(), sharding);
         probe.kernel_symbols = kernel_symbols;
         probe.session_token = session_token;
@@ -248,21 +252,30 @@ fn open_events(
     }
 }
 
-/// The CPUs the kernel says are possible, from `/sys/devices/system/cpu/possible`
+/// The CPUs to sample: those online, narrowed to `target_cpu` (a target
+/// CPU that does not exist or is offline dropped and said in the log);
+/// none left refuses the instance with the reason.
+fn sampled_cpus(targets: &[u32], ctx: &ProbeContext) -> Result<Vec<u32>, ProbeError> {
+    let selection = select_cpus(targets, &online_cpus(ctx))
+        .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?;
+    if !selection.dropped.is_empty() {
+        (ctx.log)(&format!(
+            "{NAME}: target_cpu {:?} left out: no such CPU, or offline",
+            selection.dropped
+        ));
+    }
+    Ok(selection.cpus)
+}
+
+/// The CPUs the kernel says are online, from `/sys/devices/system/cpu/online`
 /// (`0-3,5`), or the CPUs the process can count when that is unreadable.
 fn online_cpus(ctx: &ProbeContext) -> Vec<u32> {
     let text =
         std::fs::read_to_string(ctx.root.path("sys/devices/system/cpu/online")).unwrap_or_default();
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-            cpus.extend(a..=b.min(a.saturating_add(4096)));
-        }
-    }
+    let cpus = parse_cpu_list(&text);
     if cpus.is_empty() {
         let n = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        cpus = (0..u32::try_from(n).unwrap_or(1)).collect();
+        return (0..u32::try_from(n).unwrap_or(1)).collect();
     }
     cpus
 }
@@ -287,9 +300,9 @@ pub struct PerfStats {
 /// `PERF_RECORD_MISC_USER`: a sample taken in user mode.
 const CPU_MODE_USER: u16 = 2;
 
-/// Reads this process's memory footprint in kB (RssAnon + VmSwap), as the
-/// guardrail counts it; `None` when it cannot be read.
-pub type MemoryReader = fn() -> Option<u64>;
+/// Weighs an instance's footprint in kB for the memory guardrail (tests
+/// inject their own reading); `None` when it cannot be had.
+pub type MemoryReader = fn(&Footprint) -> Option<u64>;
 
 /// How often the memory guardrail is checked (upstream's period).
 const MEMORY_CHECK_PERIOD_NS: u64 = 1_000_000_000;
@@ -297,7 +310,7 @@ const MEMORY_CHECK_PERIOD_NS: u64 = 1_000_000_000;
 struct PerfProbe {
     options: PerfOptions,
     layout: SampleLayout,
-    events: Vec<CpuEvent>,
+    events: Buffers,
     ctx: ProbeContext,
     interner: Interner,
     unwinder: Box<dyn UserStacks>,
@@ -314,6 +327,8 @@ struct PerfProbe {
     /// The thread that keeps the ring buffers empty (from `start`; the
     /// events stay in `events` only where it could not be started).
     drain: Option<Drain>,
+    /// The drain's queue bound ([`crate::perf::drain::QUEUE_CAP`]).
+    queue_cap: u64,
     stopped: bool,
     stats: PerfStats,
 }
@@ -321,7 +336,7 @@ struct PerfProbe {
 impl PerfProbe {
     fn new(
         options: PerfOptions,
-        events: Vec<CpuEvent>,
+        events: Buffers,
         ctx: ProbeContext,
         unwinder: Box<dyn UserStacks>,
         sharding: Option<ProcessSharding>,
@@ -337,12 +352,13 @@ impl PerfProbe {
             sharding,
             session_token: None,
             scope: ScopeState::default(),
-            memory: self_footprint_kb,
+            memory: |f| Some(f.kb()),
             next_memory_check: None,
             buf: Vec::new(),
             next: None,
             next_clear: None,
             drain: None,
+            queue_cap: crate::perf::drain::QUEUE_CAP,
             stopped: false,
             stats: PerfStats::default(),
         }
@@ -359,7 +375,7 @@ impl PerfProbe {
             for ev in &mut events {
                 self.buf.clear();
                 let mut buf = std::mem::take(&mut self.buf);
-                if ev.read_into(&mut buf).is_err() {
+                if ev.read(&mut buf, None).is_err() {
                     self.stats.malformed += 1;
                 }
                 self.handle_bytes(ev.cpu(), &buf, sink, now_ns, &mut footprint);
@@ -386,10 +402,10 @@ impl PerfProbe {
         }
     }
 
-    fn for_each_event(&self, f: impl Fn(&CpuEvent)) {
+    fn for_each_event(&self, f: impl Fn(&dyn PerfBuffer)) {
         match &self.drain {
-            Some(d) => d.events().iter().for_each(f),
-            None => self.events.iter().for_each(f),
+            Some(d) => d.events().iter().for_each(|e| f(e.as_ref())),
+            None => self.events.iter().for_each(|e| f(e.as_ref())),
         }
     }
 
@@ -434,11 +450,28 @@ impl PerfProbe {
         self.stats.processes_forgotten += 1;
     }
 
-    /// Whether sample `s` of `pid` is of a kernel thread: it has no user
-    /// registers where they are recorded (or it is the idle task).
+    /// Whether sample `s` of `pid` is of a kernel thread, as upstream
+    /// tells: the idle task; where the kernel walks the user frames
+    /// (`UNWIND_KERNEL_FRAME_POINTER`, no user registers sampled), a
+    /// callchain with no `PERF_CONTEXT_USER` marker (the kernel puts one
+    /// before the user frames of every task that has a user context,
+    /// whether or not it finds user frames); else no user registers
+    /// where they are recorded.
     fn is_kthread(&self, s: &Sample<'_>, pid: u32) -> bool {
+        if pid == 0 {
+            return true;
+        }
+        let kernel_walks_user = self
+            .options
+            .callstacks
+            .as_ref()
+            .is_some_and(|c| c.user_frames == UserFrames::KernelFramePointer);
+        if kernel_walks_user {
+            return !s
+                .callchain
+                .is_some_and(|chain| chain.iter().any(|ip| ip == context::USER));
+        }
         self.layout.sample_type & crate::perf::abi::sample::REGS_USER != 0 && s.regs_user.is_none()
-            || pid == 0
     }
 
     /// Whether the sample's process is in the scope (decided on its first
@@ -570,15 +603,28 @@ impl PerfProbe {
         );
     }
 
+    /// What this instance holds: the guardrail weighs it, not the
+    /// process's memory, which the tracing service's buffers share when
+    /// the probes run inside `zerotraced` (`perf::footprint`).
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            queued_bytes: self.drain.as_ref().map_or(0, Drain::queued_bytes),
+            interned_entries: self.interner.len() as u64,
+            scope_entries: self.scope.len() as u64,
+            unwinder_bytes: self.unwinder.footprint_bytes(),
+        }
+    }
+
     /// Whether the memory guardrail is due at `now_ns` (once a second, as
-    /// upstream checks it) and the footprint is past `max_daemon_memory_kb`.
+    /// upstream checks it) and the instance's footprint is past
+    /// `max_daemon_memory_kb`.
     fn over_memory(&mut self, now_ns: u64) -> bool {
         let limit = self.options.max_daemon_memory_kb;
         if limit == 0 || self.next_memory_check.is_some_and(|t| now_ns < t) {
             return false;
         }
         self.next_memory_check = Some(now_ns.saturating_add(MEMORY_CHECK_PERIOD_NS));
-        (self.memory)().is_some_and(|kb| kb > u64::from(limit))
+        (self.memory)(&self.footprint()).is_some_and(|kb| kb > u64::from(limit))
     }
 
     /// Sets the first read, unwinder clear and memory check from the start
@@ -598,18 +644,6 @@ impl PerfProbe {
     }
 }
 
-/// This process's RssAnon + VmSwap, in kB (what upstream's guardrail counts).
-fn self_footprint_kb() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-    };
-    Some(field("RssAnon:")?.saturating_add(field("VmSwap:").unwrap_or(0)))
-}
-
 impl Probe for PerfProbe {
     fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
         self.write_defaults(sink);
@@ -626,7 +660,13 @@ impl Probe for PerfProbe {
         // every period (as upstream reads them).
         let stack_size = (self.layout.sample_type & crate::perf::abi::sample::STACK_USER != 0)
             .then_some(u64::from(crate::perf::event::STACK_USER_BYTES));
-        match Drain::start(events, period, stack_size, self.ctx.wake.clone()) {
+        match Drain::start_capped(
+            events,
+            period,
+            stack_size,
+            self.queue_cap,
+            self.ctx.wake.clone(),
+        ) {
             Ok(d) => self.drain = Some(d),
             Err((events, e)) => {
                 self.events = events;
@@ -679,10 +719,25 @@ impl Probe for PerfProbe {
         }
     }
 
+    /// As upstream's reader stop: the events disabled, then the buffers
+    /// read until empty (the drain's queue and what is left in the kernel,
+    /// whatever the queue's cap), every sample handled before the stop is
+    /// answered.
     fn stop(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
         self.stop_events();
         if !self.stopped {
-            self.read_all(sink, now_ns);
+            match self.drain.take() {
+                Some(d) => {
+                    let mut footprint = 0;
+                    for c in d.finish() {
+                        if c.malformed {
+                            self.stats.malformed += 1;
+                        }
+                        self.handle_bytes(c.cpu, &c.bytes, sink, now_ns, &mut footprint);
+                    }
+                }
+                None => self.read_all(sink, now_ns),
+            }
         }
         self.drain = None;
         self.stopped = true;

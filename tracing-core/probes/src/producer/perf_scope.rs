@@ -106,6 +106,11 @@ impl ScopeState {
         d
     }
 
+    /// How many processes' decisions are kept.
+    pub(crate) fn len(&self) -> usize {
+        self.decided.len()
+    }
+
     /// Whether `pid` is in scope as a process with user-space state.
     pub(crate) fn was_userspace(&self, pid: u32) -> bool {
         self.decided.get(&pid) == Some(&(true, true))

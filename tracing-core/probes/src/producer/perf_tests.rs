@@ -256,7 +256,7 @@ fn losses_and_the_guardrail_stop_say_they_are_on_the_boot_clock() {
     // The guardrail, with the memory reading injected: checked once a
     // second from the start, past the limit it stops the source.
     static READS: AtomicU64 = AtomicU64::new(0);
-    fn over() -> Option<u64> {
+    fn over(_: &Footprint) -> Option<u64> {
         READS.fetch_add(1, Ordering::Relaxed);
         Some(101)
     }
@@ -294,7 +294,7 @@ fn under_the_memory_limit_the_source_goes_on() {
     });
     let root = fake_proc(&[]);
     let (mut p, _) = probe(o, &root);
-    p.memory = || Some(100);
+    p.memory = |_| Some(100);
     p.arm_timers(0);
     let mut sink = BufferSink::default();
     p.poll(1_000_000_000, &mut sink);
@@ -618,9 +618,10 @@ fn after_an_exec_the_unwinder_reads_the_new_image() {
         c.begin_callstack_sampling().set_user_frames_raw(4);
     });
     let (mut p, _) = probe(o, &root);
-    p.unwinder = Box::new(DwarfStacks(crate::perf::unwind::Unwinder::with_proc_root(
-        ProcRoot::at(&*root),
-    )));
+    p.unwinder = Box::new(DwarfStacks(
+        crate::perf::unwind::Unwinder::with_proc_root(ProcRoot::at(&*root)),
+        0,
+    ));
     let sample = || {
         let mut b = Vec::new();
         b.extend(42u32.to_ne_bytes());
@@ -797,3 +798,6 @@ fn kernel_threads_have_kernel_frames_only_and_a_reused_pid_is_skipped() {
 
 #[path = "perf_kernel_tests.rs"]
 mod kernel_frames;
+
+#[path = "perf_edges_tests.rs"]
+mod edges;

@@ -32,7 +32,16 @@ pub trait UserStacks: Send {
     fn clear(&mut self);
     /// Drops process `pid`'s state: it exec'd or exited.
     fn forget(&mut self, _pid: u32) {}
+    /// The bytes of cached state it holds, as it reckons them (what the
+    /// memory guardrail weighs of it).
+    fn footprint_bytes(&self) -> u64 {
+        0
+    }
 }
+
+/// What one parsed ELF module in the unwinder's cache is reckoned to hold
+/// (its unwind tables and symbols; the unwinder keeps no byte count).
+pub const MODULE_BYTES: u64 = 256 << 10;
 
 /// An unwinder that reads no ELF file and no `/proc`: user frames of the
 /// kernel's frame-pointer chain, each in an unnamed mapping; in the modes
@@ -72,8 +81,11 @@ impl UserStacks for ChainOnly {
 /// `KernelFramePointer` takes the kernel's walk of it, each pc placed in its
 /// mapping and named the same way. An unwinding error ends the callstack
 /// with upstream's `ERROR <kind>` frame.
+///
+/// The second field is how many modules the unwinder had loaded at its
+/// last clear (those since are the ones it holds).
 #[derive(Debug, Default)]
-pub struct DwarfStacks(pub(crate) crate::perf::unwind::Unwinder);
+pub struct DwarfStacks(pub(crate) crate::perf::unwind::Unwinder, pub(crate) u64);
 
 impl DwarfStacks {
     fn frame(&mut self, pid: u32, f: &crate::perf::unwind::Frame) -> FrameDesc {
@@ -162,9 +174,15 @@ impl UserStacks for DwarfStacks {
 
     fn clear(&mut self) {
         self.0.clear();
+        self.1 = self.0.stats().modules.loaded;
     }
 
     fn forget(&mut self, pid: u32) {
         self.0.forget_process(pid);
+    }
+
+    fn footprint_bytes(&self) -> u64 {
+        let held = self.0.stats().modules.loaded.saturating_sub(self.1);
+        held.saturating_mul(MODULE_BYTES)
     }
 }
