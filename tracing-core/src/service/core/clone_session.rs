@@ -157,8 +157,8 @@ impl TracingService {
         config.write_into_file = false;
         config.output_path = None;
         let meta = src.producer_meta.clone();
-        let seq = (src.seq_ids.clone(), src.next_seq_id);
-        let clocks = (src.initial_clock.clone(), src.clock_snapshots.clone());
+        let seq = (src.sequences.ids.clone(), src.sequences.next);
+        let clocks = (src.clocks.initial.clone(), src.clocks.snapshots.clone());
         let events = src.events.clone();
         // The triggers received so far go with the snapshot, as Perfetto
         // does: a CLONE_SNAPSHOT session snapshotted again and again then
@@ -195,8 +195,8 @@ impl TracingService {
         s.state = SessionState::Stopped;
         s.enable_reply = None;
         s.producer_meta = meta;
-        (s.seq_ids, s.next_seq_id) = seq;
-        (s.initial_clock, s.clock_snapshots) = clocks;
+        (s.sequences.ids, s.sequences.next) = seq;
+        (s.clocks.initial, s.clocks.snapshots) = clocks;
         s.events = events;
         s.triggers_received = triggers;
         s.clone_trigger = clone_trigger;

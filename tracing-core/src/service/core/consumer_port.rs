@@ -111,7 +111,7 @@ impl TracingService {
                 Some(s)
                     if s.state == SessionState::Configured
                         && s.config.deferred_start
-                        && !s.file_pending =>
+                        && !s.file.pending =>
                 {
                     let sid = s.id;
                     self.reply(to, request, Reply::done(Vec::new()));
@@ -449,7 +449,7 @@ impl TracingService {
         }
         self.pending_flushes.retain(|_, f| f.session != session);
         self.disarm(|t| t.session() == Some(session));
-        if s.config.write_into_file && !s.file_closed {
+        if s.config.write_into_file && !s.file.closed {
             self.push(Action::CloseFile { session });
         }
     }
@@ -674,29 +674,19 @@ impl Session {
             state: SessionState::Configured,
             instances: Vec::new(),
             enable_reply: Some(enable_reply),
-            seq_ids: Default::default(),
-            next_seq_id: 2,
+            sequences: Default::default(),
             producer_meta: Default::default(),
             uuid,
-            initial_clock: None,
-            clock_snapshots: Vec::new(),
-            last_snapshot_at: None,
+            clocks: Default::default(),
             events: Vec::new(),
             preamble_written: false,
             remote_written: Default::default(),
-            read_buffer: 0,
-            read_begun: false,
+            read: Default::default(),
             last_sync_marker: None,
             started_at: None,
             invalid_packets: 0,
-            flushes_requested: 0,
-            flushes_succeeded: 0,
-            flushes_failed: 0,
-            final_flush_outcome: 0,
-            bytes_written_into_file: 0,
-            file_closed: false,
-            file_pending: false,
-            file_close_pending: false,
+            flushes: Default::default(),
+            file: Default::default(),
             end_error: None,
             triggers_received: Vec::new(),
             all_started_notified: false,

@@ -21,7 +21,7 @@ impl TracingService {
     /// Asks the driver to create `path` for `session`, which waits for it.
     pub(super) fn request_output_file(&mut self, session: SessionId, path: String) {
         if let Some(s) = self.sessions.get_mut(&session) {
-            s.file_pending = true;
+            s.file.pending = true;
         }
         self.push(Action::CreateFile { session, path });
     }
@@ -43,15 +43,15 @@ impl TracingService {
             }
             return;
         };
-        if !s.file_pending {
+        if !s.file.pending {
             return;
         }
-        s.file_pending = false;
+        s.file.pending = false;
         match result {
             Ok(()) => self.begin_session(session),
             Err(e) => {
                 let path = s.config.output_path.clone().unwrap_or_default();
-                s.file_closed = true;
+                s.file.closed = true;
                 let reply = s.enable_reply.take();
                 self.free_session(session);
                 if let Some((consumer, request)) = reply {
@@ -82,8 +82,8 @@ impl TracingService {
                  written before"
             ));
         }
-        s.file_closed = true;
-        s.file_close_pending = false;
+        s.file.closed = true;
+        s.file.close_pending = false;
         match s.state {
             SessionState::Configured | SessionState::Started if failed => {
                 self.stop_session(session)
@@ -99,7 +99,7 @@ impl TracingService {
         let Some(s) = self.sessions.get_mut(&session) else {
             return;
         };
-        if s.state != SessionState::Stopped || s.file_close_pending {
+        if s.state != SessionState::Stopped || s.file.close_pending {
             return;
         }
         let Some((consumer, request)) = s.enable_reply.take() else {

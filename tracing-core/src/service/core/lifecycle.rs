@@ -403,7 +403,7 @@ impl TracingService {
         let recent = self
             .sessions
             .get(&session)
-            .and_then(|s| s.last_snapshot_at)
+            .and_then(|s| s.clocks.last_snapshot_at)
             .is_some_and(|t| self.now.saturating_sub(t) < RECENT_SNAPSHOT_NS);
         if !recent {
             self.snapshot_clocks(session);
@@ -459,7 +459,7 @@ impl TracingService {
             }
             return;
         }
-        s.flushes_requested += 1;
+        s.flushes.requested += 1;
         s.events.push((now, ServiceEvent::FlushStarted as u32));
         let timeout = if timeout_ms == 0 {
             s.config.flush_timeout_ms
@@ -540,16 +540,16 @@ impl TracingService {
         let now = self.now;
         if let Some(s) = self.sessions.get_mut(&session) {
             if success {
-                s.flushes_succeeded += 1;
+                s.flushes.succeeded += 1;
                 s.events
                     .push((now, ServiceEvent::AllDataSourcesFlushed as u32));
             } else {
-                s.flushes_failed += 1;
+                s.flushes.failed += 1;
                 s.events
                     .push((now, ServiceEvent::LastFlushSlowDataSources as u32));
             }
             // The outcome of the last flush before the end.
-            s.final_flush_outcome = if success { 1 } else { 2 };
+            s.flushes.final_outcome = if success { 1 } else { 2 };
         }
         match f.purpose {
             FlushPurpose::Consumer(c, r) => {
@@ -631,14 +631,14 @@ impl TracingService {
         let readings = self.env.clock_snapshot();
         let now = self.now;
         if let Some(s) = self.sessions.get_mut(&session) {
-            s.last_snapshot_at = Some(now);
-            if s.initial_clock.is_none() {
-                s.initial_clock = Some(readings);
+            s.clocks.last_snapshot_at = Some(now);
+            if s.clocks.initial.is_none() {
+                s.clocks.initial = Some(readings);
             } else {
-                s.clock_snapshots.push(readings);
+                s.clocks.snapshots.push(readings);
                 // Keep the trace bounded: old periodic snapshots go.
-                if s.clock_snapshots.len() > 64 {
-                    s.clock_snapshots.remove(0);
+                if s.clocks.snapshots.len() > 64 {
+                    s.clocks.snapshots.remove(0);
                 }
             }
         }

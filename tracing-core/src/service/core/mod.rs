@@ -16,6 +16,7 @@ mod permissions;
 mod producer_port;
 mod read;
 mod relay_port;
+mod session_parts;
 mod state;
 mod tables;
 mod timers;

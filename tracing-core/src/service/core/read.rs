@@ -109,7 +109,7 @@ impl TracingService {
             }
             for (index, b) in buffers.iter().enumerate() {
                 for (&(producer, writer), h) in b.writer_stats() {
-                    let Some(&seq) = s.seq_ids.get(&(producer, writer)) else {
+                    let Some(&seq) = s.sequences.ids.get(&(producer, writer)) else {
                         continue;
                     };
                     let mut w = t.add_writer_stats();
@@ -130,11 +130,11 @@ impl TracingService {
         t.set_chunks_discarded(g.chunks_discarded);
         t.set_patches_discarded(g.patches_discarded);
         t.set_invalid_packets(s.invalid_packets);
-        t.set_flushes_requested(s.flushes_requested);
-        t.set_flushes_succeeded(s.flushes_succeeded);
-        t.set_flushes_failed(s.flushes_failed);
-        if s.final_flush_outcome != 0 {
-            t.set_final_flush_outcome_raw(s.final_flush_outcome);
+        t.set_flushes_requested(s.flushes.requested);
+        t.set_flushes_succeeded(s.flushes.succeeded);
+        t.set_flushes_failed(s.flushes.failed);
+        if s.flushes.final_outcome != 0 {
+            t.set_final_flush_outcome_raw(s.flushes.final_outcome);
         }
     }
 
@@ -178,7 +178,7 @@ impl TracingService {
         let mut out = Vec::new();
         let primary = s.config.primary_trace_clock;
         if !s.preamble_written {
-            if let Some(c) = &s.initial_clock {
+            if let Some(c) = &s.clocks.initial {
                 out.push(clock_snapshot_packet(uid, primary, c));
             }
             if !s.config.disable_trace_config {
@@ -189,7 +189,7 @@ impl TracingService {
             }
             out.push(trace_uuid_packet(uid, s.uuid));
         }
-        for c in s.clock_snapshots.drain(..) {
+        for c in s.clocks.snapshots.drain(..) {
             out.push(clock_snapshot_packet(uid, primary, &c));
         }
         if s.last_sync_marker
@@ -220,8 +220,8 @@ impl TracingService {
         for (name, producer, puid, ts) in s.triggers_received.drain(..) {
             out.push(trigger_packet(uid, ts, &name, &producer, puid));
         }
-        s.read_buffer = 0;
-        s.read_begun = false;
+        s.read.buffer = 0;
+        s.read.begun = false;
         out
     }
 
@@ -235,15 +235,15 @@ impl TracingService {
             return (data, true);
         };
         let mut packet = Vec::new();
-        while let Some(&bid) = s.buffers.get(s.read_buffer) {
+        while let Some(&bid) = s.buffers.get(s.read.buffer) {
             let Some((_, buffer)) = self.buffers.get_mut(&bid) else {
-                s.read_buffer += 1;
-                s.read_begun = false;
+                s.read.buffer += 1;
+                s.read.begun = false;
                 continue;
             };
-            if !s.read_begun {
+            if !s.read.begun {
                 buffer.begin_read();
-                s.read_begun = true;
+                s.read.begun = true;
             }
             loop {
                 if bytes >= budget {
@@ -274,8 +274,8 @@ impl TracingService {
                 bytes += p.len();
                 data.push(p);
             }
-            s.read_buffer += 1;
-            s.read_begun = false;
+            s.read.buffer += 1;
+            s.read.begun = false;
         }
         (data, true)
     }
@@ -414,7 +414,7 @@ impl TracingService {
         let Some(s) = self.sessions.get(&session) else {
             return;
         };
-        if s.file_closed {
+        if s.file.closed {
             return;
         }
         let (deflate, max, fflush) = (
@@ -434,17 +434,17 @@ impl TracingService {
         for p in &packets {
             let start = data.len();
             append_record(&mut data, p);
-            if max > 0 && s.bytes_written_into_file + data.len() as u64 > max {
+            if max > 0 && s.file.bytes_written + data.len() as u64 > max {
                 data.truncate(start);
                 reached_limit = true;
                 break;
             }
         }
-        s.bytes_written_into_file += data.len() as u64;
+        s.file.bytes_written += data.len() as u64;
         let close = last || reached_limit;
         if close {
-            s.file_closed = true;
-            s.file_close_pending = true;
+            s.file.closed = true;
+            s.file.close_pending = true;
         }
         if !data.is_empty() {
             self.push(Action::WriteFile {

@@ -8,7 +8,7 @@ use crate::protocol::{BufferId, WriterId};
 use crate::service::calls::DataSourceDescriptor;
 use crate::service::commit::ProducerSmb;
 use crate::service::config::SessionConfig;
-use crate::service::env::{ClockReading, PeerIdentity};
+use crate::service::env::PeerIdentity;
 use crate::service::ids::{
     ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId,
 };
@@ -16,6 +16,7 @@ use crate::service::trace_buffer::TraceBuffer;
 use crate::shm::SharedMemoryRegion;
 
 use super::ProducerTransport;
+use super::session_parts::{Clocks, FileState, FlushCounts, ReadCursor, Sequences};
 
 /// A connected producer.
 pub(super) struct Producer {
@@ -160,42 +161,25 @@ pub(super) struct Session {
     pub instances: Vec<Instance>,
     /// The EnableTracing call answered when the session ends.
     pub enable_reply: Option<(ConsumerId, RequestId)>,
-    /// Sequence ids handed out, per (producer, writer); 1 is the service's.
-    pub seq_ids: HashMap<(u16, u16), u32>,
-    pub next_seq_id: u32,
+    /// Trusted sequence ids handed out.
+    pub sequences: Sequences,
     /// Identity of every producer that was set up for the session (kept
     /// after it disconnects, for the trusted fields of its packets).
     pub producer_meta: HashMap<u16, PeerIdentity>,
     pub uuid: u128,
-    pub initial_clock: Option<Vec<ClockReading>>,
-    pub clock_snapshots: Vec<Vec<ClockReading>>,
-    pub last_snapshot_at: Option<u64>,
+    pub clocks: Clocks,
     /// (timestamp, TracingServiceEvent field) not yet written to the trace.
     pub events: Vec<(u64, u32)>,
     pub preamble_written: bool,
     /// What the trace holds of the machines relays described.
     pub remote_written: crate::service::machines::RemoteWritten,
-    /// Where a read in progress is: buffer index, and whether its
-    /// `begin_read` was called.
-    pub read_buffer: usize,
-    pub read_begun: bool,
+    /// Where a read in progress is.
+    pub read: ReadCursor,
     pub last_sync_marker: Option<u64>,
     pub started_at: Option<u64>,
     pub invalid_packets: u64,
-    pub flushes_requested: u64,
-    pub flushes_succeeded: u64,
-    pub flushes_failed: u64,
-    /// 0 unspecified, 1 succeeded, 2 failed.
-    pub final_flush_outcome: i32,
-    pub bytes_written_into_file: u64,
-    pub file_closed: bool,
-    /// The output file is being created (`output_path`): the session
-    /// waits for the driver's [`output_file_created`](super::TracingService::output_file_created).
-    pub file_pending: bool,
-    /// `CloseFile` was sent and the driver has not said the file is
-    /// closed: the EnableTracing reply waits, so that it can carry an
-    /// error of the last write.
-    pub file_close_pending: bool,
+    pub flushes: FlushCounts,
+    pub file: FileState,
     /// Why the session ended early (a write error), for the consumer.
     pub end_error: Option<String>,
     pub triggers_received: Vec<(String, String, u32, u64)>,
@@ -243,12 +227,7 @@ impl Session {
 
     /// The trusted sequence id of (producer, writer), assigned on first use.
     pub fn sequence_id(&mut self, producer: u16, writer: u16) -> u32 {
-        let next = &mut self.next_seq_id;
-        *self.seq_ids.entry((producer, writer)).or_insert_with(|| {
-            let id = *next;
-            *next = next.saturating_add(1);
-            id
-        })
+        self.sequences.id(producer, writer)
     }
 }
 
