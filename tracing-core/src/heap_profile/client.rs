@@ -7,6 +7,11 @@
 //! has none of its own, and the unwinding, the books and the producer all
 //! live in the helper (`helper.rs`).
 //!
+//! A thread waiting for room (`block_client`, however long its timeout)
+//! gives up when the helper is gone, as heapprofd's client gives up when
+//! its socket closes: the helper holds the write end of a pipe whose read
+//! end hangs up when it dies, however it died, and the profile stops.
+//!
 //! With no session, an allocation costs two relaxed loads and a branch.
 //! The hook's rules are the in-process allocator's (`allocator.rs`): it
 //! never allocates through itself (a thread inside it is marked busy), its
@@ -14,9 +19,10 @@
 //! a free is written before glibc gets the memory back.
 
 use std::cell::Cell;
+use std::os::fd::{IntoRawFd, OwnedFd};
 use std::ptr;
 use std::sync::Once;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::allocator::STACK_COPY_BYTES;
@@ -24,7 +30,7 @@ use super::capture::{capture_with, stack_top};
 use super::sampler::Sampler;
 use super::shared_ring::{
     ALLOC_FIXED, CONTROL_BYTES, Control, FreeFilter, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL,
-    OVERRUN_TIMEOUT, RING_OFFSET, RingWriter,
+    OVERRUN_HELPER_GONE, OVERRUN_TIMEOUT, RING_OFFSET, RingWriter,
 };
 use super::spin_lock::{SpinGuard, SpinLock};
 use super::thread_hook::{self, ThreadState};
@@ -96,6 +102,34 @@ pub(crate) unsafe fn attach(base: *mut u8, len: usize) {
     DATA.store(base.wrapping_add(RING_OFFSET), Ordering::Relaxed);
     DATA_LEN.store(len - RING_OFFSET, Ordering::Relaxed);
     CTL.store(base.cast(), Ordering::Release);
+}
+
+/// The read end of the helper's liveness pipe (-1: none).
+static HELPER_ALIVE: AtomicI32 = AtomicI32::new(-1);
+
+/// Watches the helper's liveness through `alive`, the read end of a pipe
+/// whose only write end the helper holds (kept for the life of the
+/// process).
+pub(crate) fn watch_helper(alive: OwnedFd) {
+    HELPER_ALIVE.store(alive.into_raw_fd(), Ordering::Release);
+}
+
+/// Whether the helper is gone: its pipe hung up (the helper never writes
+/// it, so any event is the end).
+fn helper_gone() -> bool {
+    let fd = HELPER_ALIVE.load(Ordering::Acquire);
+    if fd < 0 {
+        return false;
+    }
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: polls one descriptor this process keeps open, without
+    // waiting.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents != 0
 }
 
 /// Whether a session samples this process now.
@@ -191,7 +225,7 @@ pub fn at_exit(timeout: Duration) {
     }
     ctl.exiting.store(1, Ordering::Release);
     let until = Instant::now() + timeout;
-    while ctl.exit_done.load(Ordering::Acquire) == 0 && Instant::now() < until {
+    while ctl.exit_done.load(Ordering::Acquire) == 0 && Instant::now() < until && !helper_gone() {
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -204,7 +238,7 @@ pub fn wait_for_session(timeout: Duration) -> bool {
         return false;
     };
     let until = Instant::now() + timeout;
-    while ctl.active.load(Ordering::Acquire) == 0 && Instant::now() < until {
+    while ctl.active.load(Ordering::Acquire) == 0 && Instant::now() < until && !helper_gone() {
         std::thread::sleep(Duration::from_millis(2));
     }
     ctl.starting_up.store(0, Ordering::Release);
@@ -347,7 +381,8 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
 }
 
 /// No room: whether to wait and try again (`block_client`, within its
-/// timeout); otherwise the session's profile stops, saying why.
+/// timeout, while the helper lives); otherwise the session's profile
+/// stops, saying why.
 fn wait_or_stop(ctl: &Control, live: &mut Live, e: NoRoom, waited: &mut Option<Instant>) -> bool {
     if e == NoRoom::Corrupt {
         stop(ctl, live, OVERRUN_CORRUPT);
@@ -355,6 +390,12 @@ fn wait_or_stop(ctl: &Control, live: &mut Live, e: NoRoom, waited: &mut Option<I
     }
     if ctl.block.load(Ordering::Relaxed) == 0 {
         stop(ctl, live, OVERRUN_FULL);
+        return false;
+    }
+    if helper_gone() {
+        // No one will ever read the ring: the program goes on unprofiled.
+        account_wait(ctl, *waited);
+        stop(ctl, live, OVERRUN_HELPER_GONE);
         return false;
     }
     let start = *waited.get_or_insert_with(Instant::now);

@@ -7,7 +7,10 @@
 //! to the session, the last one when the session stops.
 //!
 //! One session at a time, as heapprofd has it: a second one that asks for
-//! this process gets a `rejected_concurrent` dump. A config that cannot be
+//! this process gets a `rejected_concurrent` dump. A session lives as long
+//! as the producer's connection it came on (`session_link.rs`): when the
+//! service goes away or restarts, sampling stops, and the producer's next
+//! connection may start a new one. A config that cannot be
 //! used, or fields this profiler refuses, are said on standard error and
 //! by `zerotrace record` (see [`HeapConfig::refused`](super::HeapConfig)).
 
@@ -19,6 +22,7 @@ use super::allocator::{RUST_HEAP, activate, deactivate};
 use super::config::{HEAPPROFD_DATA_SOURCE, HeapConfig, heapprofd_config_of};
 use super::dump::{DumpWriter, PacketSink};
 use super::record_queue::{QUEUE, QueueLimits};
+use super::session_link::SessionLink;
 use super::worker::{Books, Control, QueueSource, run};
 use crate::producer::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
@@ -28,7 +32,32 @@ struct Running {
     instance: u64,
     ctl: Arc<Control>,
     thread: JoinHandle<()>,
-    producer: Arc<ProducerClient>,
+    /// The connection the session came on (and the producer).
+    link: SessionLink,
+}
+
+impl Running {
+    /// Stops sampling and waits for the profiler's thread (which writes
+    /// the last dump unless the connection is gone).
+    fn end(self, disconnected: bool) {
+        deactivate();
+        self.ctl.disconnected.store(disconnected, Ordering::Release);
+        self.ctl.stop.store(true, Ordering::Release);
+        if self.thread.join().is_err() {
+            eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread panicked");
+        }
+        QUEUE.lock().end();
+    }
+}
+
+/// Ends the profile in `running` if the connection it came on is gone
+/// (its thread has ended, or ends now).
+fn end_if_lost(running: &mut Option<Running>) {
+    if running.as_ref().is_some_and(|r| r.link.gone()) {
+        if let Some(r) = running.take() {
+            r.end(false);
+        }
+    }
 }
 
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
@@ -91,10 +120,9 @@ pub fn set_starting_up(starting: bool) {
 
 /// Whether a session profiles this process now.
 pub fn profiling() -> bool {
-    RUNNING
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .is_some()
+    let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    end_if_lost(&mut running);
+    running.is_some()
 }
 
 /// Ends the running profile because the process is exiting: the last
@@ -108,12 +136,9 @@ pub fn finish_at_exit(timeout: std::time::Duration) {
     let Some(r) = r else {
         return;
     };
-    deactivate();
-    r.ctl.disconnected.store(true, Ordering::Release);
-    r.ctl.stop.store(true, Ordering::Release);
-    let _ = r.thread.join();
-    QUEUE.lock().end();
-    let _ = r.producer.flush_blocking(timeout);
+    let producer = Arc::clone(r.link.producer());
+    r.end(true);
+    let _ = producer.flush_blocking(timeout);
 }
 
 /// Whether the session of instance `i` profiles process `pid`'s heap
@@ -148,6 +173,8 @@ fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
         return;
     };
     let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    // A profile of a connection that is gone is over: this session's turn.
+    end_if_lost(&mut running);
     let Ok(mut writer) = producer.create_trace_writer_for(i) else {
         return;
     };
@@ -177,9 +204,11 @@ fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
     let books = Books::new(std::process::id(), heap, &cfg, interval, from_startup);
     let ctl = Arc::new(Control::default());
     let c = ctl.clone();
+    let link = SessionLink::new(producer);
+    let l = link.clone();
     let spawned = std::thread::Builder::new()
         .name("zt-heapprofd".into())
-        .spawn(move || run(c, books, cfg, &mut writer, &mut QueueSource { session }));
+        .spawn(move || run(c, books, cfg, &mut writer, &mut QueueSource { session }, &l));
     match spawned {
         Ok(thread) => {
             activate(session, interval);
@@ -187,7 +216,7 @@ fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
                 instance: i.id,
                 ctl,
                 thread,
-                producer: Arc::clone(producer),
+                link,
             });
         }
         Err(e) => {
@@ -200,18 +229,14 @@ fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
 fn stop(instance: u64) {
     let r = {
         let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        // An instance id of a new connection may repeat an old one's.
+        end_if_lost(&mut running);
         match running.as_ref() {
             Some(r) if r.instance == instance => running.take(),
             _ => None,
         }
     };
-    let Some(r) = r else {
-        return;
-    };
-    deactivate();
-    r.ctl.stop.store(true, Ordering::Release);
-    if r.thread.join().is_err() {
-        eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread panicked");
+    if let Some(r) = r {
+        r.end(false);
     }
-    QUEUE.lock().end();
 }

@@ -9,7 +9,12 @@
 //! mappings (`/proc/PID/maps` and its ELF files), keeps the books and
 //! writes the dumps (`worker.rs`). It goes when the program does (a
 //! pidfd, and a pipe the program holds that closes on `exec`), after the
-//! last dump, marked `disconnected`.
+//! last dump, marked `disconnected`. When the service goes away or
+//! restarts, the session of the lost connection ends (sampling stops, no
+//! thread of the program waits for room) and the helper stays, as
+//! heapprofd's central mode does: its producer reconnects and registers
+//! the data source again, so a session of the new service profiles the
+//! program.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -21,6 +26,7 @@ use super::config::{HEAPPROFD_DATA_SOURCE, MAX_SHMEM_SIZE};
 use super::data_source::{admit, anon_kb};
 use super::dump::{DumpWriter, PacketSink};
 use super::record_queue::{Overrun, Record};
+use super::session_link::SessionLink;
 use super::shared_ring::{
     CONTROL_BYTES, Control, FreeFilter, OVERRUN_CORRUPT, OVERRUN_FULL, OVERRUN_TIMEOUT,
     RING_OFFSET, RingReader,
@@ -87,6 +93,21 @@ pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
     // SAFETY: pipe2 just opened both; each is owned once.
     let (read_end, write_end) =
         unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // The helper's liveness: it holds the write end, the program the read
+    // end, which hangs up when the helper is gone, however it died (the
+    // kernel closes a killed process's descriptors).
+    let mut alive = [0; 2];
+    // SAFETY: `alive` has room for the two descriptors.
+    if unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: pipe2 just opened both; each is owned once.
+    let (alive_read, alive_write) = unsafe {
+        (
+            OwnedFd::from_raw_fd(alive[0]),
+            OwnedFd::from_raw_fd(alive[1]),
+        )
+    };
     let target = std::process::id();
     // SAFETY: the caller forks while the process has one thread; the
     // child only calls async-signal-safe functions before its second fork,
@@ -97,6 +118,7 @@ pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
     }
     if pid == 0 {
         drop(write_end);
+        drop(alive_read);
         // SAFETY: as above: setsid and fork in the child, then the
         // intermediate process leaves without running any handler.
         unsafe {
@@ -108,7 +130,7 @@ pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
         // Whatever happens in the helper, it never returns into the
         // program's code: a panic is caught here and the process leaves.
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            helper_main(base, target, heap, read_end);
+            helper_main(base, target, heap, read_end, alive_write);
         }))
         .is_ok();
         // SAFETY: leaves without the program's atexit handlers or
@@ -116,6 +138,7 @@ pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
     drop(read_end);
+    drop(alive_write);
     let mut status = 0;
     // SAFETY: waits for the intermediate child forked above.
     unsafe { libc::waitpid(pid, &mut status, 0) };
@@ -125,6 +148,7 @@ pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
     // SAFETY: a zeroed shared mapping of MAPPING_BYTES, never unmapped,
     // shared with the helper only.
     unsafe { super::client::attach(base, MAPPING_BYTES) };
+    super::client::watch_helper(alive_read);
     Ok(())
 }
 
@@ -147,6 +171,8 @@ struct Running {
     session: u32,
     ctl: Arc<WorkerControl>,
     thread: JoinHandle<()>,
+    /// The producer connection the session came on.
+    link: SessionLink,
 }
 
 struct Helper {
@@ -157,9 +183,11 @@ struct Helper {
     next_session: AtomicU32,
 }
 
-fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedFd) {
+fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedFd, alive: OwnedFd) {
     quiet_stdio();
-    let parent_fd = keep_only(parent_fd);
+    // `_alive` is held for the life of the helper: the program's end hangs
+    // up when it goes.
+    let (parent_fd, _alive) = keep_only(parent_fd, alive);
     // SAFETY: PR_SET_NAME with a NUL-terminated name.
     unsafe { libc::prctl(libc::PR_SET_NAME, c"zt-heapprofd".as_ptr()) };
     let shared = Shared {
@@ -198,6 +226,9 @@ fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedF
                 Err(_) => next_try = Instant::now() + Duration::from_secs(1),
             }
         }
+        // A session whose connection to the service is gone is over (its
+        // thread stopped the client); the producer reconnects on its own.
+        helper.end_if_lost();
         let active = helper
             .running
             .lock()
@@ -250,7 +281,11 @@ fn register(
         },
         move |e| match e {
             DataSourceEvent::Start(i) => h.start(&p, i),
-            DataSourceEvent::Stop(i) => h.stop(i.id, false),
+            DataSourceEvent::Stop(i) => {
+                // An instance id of a new connection may repeat an old one's.
+                h.end_if_lost();
+                h.stop(i.id, false);
+            }
             DataSourceEvent::Flush(i) => {
                 let r = h.running.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(r) = r.as_ref().filter(|r| r.instance == i.id) {
@@ -263,10 +298,26 @@ fn register(
 }
 
 impl Helper {
+    /// Ends the session of a producer connection that is gone.
+    fn end_if_lost(&self) {
+        let lost = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|r| r.link.gone())
+            .map(|r| r.instance);
+        if let Some(instance) = lost {
+            self.stop(instance, false);
+        }
+    }
+
     fn start(&self, producer: &Arc<ProducerClient>, i: &Instance) {
         let Some((cfg, interval)) = admit(i, self.target, self.heap) else {
             return;
         };
+        // A session of a connection that is gone is over: this one's turn.
+        self.end_if_lost();
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         let Ok(mut writer) = producer.create_trace_writer_for(i) else {
             return;
@@ -319,9 +370,11 @@ impl Helper {
             corrupted: false,
             buf: Vec::new(),
         };
+        let link = SessionLink::new(producer);
+        let l = link.clone();
         let spawned = std::thread::Builder::new()
             .name("zt-heapprofd".into())
-            .spawn(move || run(c, books, cfg, &mut writer, &mut source));
+            .spawn(move || run(c, books, cfg, &mut writer, &mut source, &l));
         match spawned {
             Ok(thread) => {
                 ctl.epoch.fetch_add(1, Ordering::Release);
@@ -331,6 +384,7 @@ impl Helper {
                     session,
                     ctl: wctl,
                     thread,
+                    link,
                 });
             }
             Err(e) => {
@@ -497,27 +551,44 @@ impl RecordSource for RingSource {
     }
 }
 
-/// Moves `fd` to descriptor 3 and closes every other descriptor above
-/// stderr the program had open: the helper holds none of its pipes.
-fn keep_only(fd: OwnedFd) -> OwnedFd {
-    let raw = fd.as_raw_fd();
-    let kept = if raw == 3 {
-        fd
-    } else {
-        // SAFETY: duplicates a descriptor we own onto 3 (closing whatever
-        // the program had there: the helper keeps none of its files).
-        let r = unsafe { libc::dup3(raw, 3, libc::O_CLOEXEC) };
-        if r != 3 {
-            return fd;
-        }
-        drop(fd);
-        // SAFETY: dup3 just made descriptor 3 ours.
-        unsafe { OwnedFd::from_raw_fd(3) }
+/// Moves `fd` to descriptor 3 and `alive` to 4, and closes every other
+/// descriptor above stderr the program had open: the helper holds none of
+/// its pipes. (Where a move fails, both stay where they are, and so do the
+/// others.)
+fn keep_only(fd: OwnedFd, alive: OwnedFd) -> (OwnedFd, OwnedFd) {
+    // Out of the way first, so that neither move closes the other.
+    let (Some(high_fd), Some(high_alive)) = (dup_above(&fd, 10), dup_above(&alive, 10)) else {
+        return (fd, alive);
     };
-    // SAFETY: closes descriptors 4 and up, none of which this process's
+    drop(fd);
+    drop(alive);
+    let (Some(kept_fd), Some(kept_alive)) = (dup_onto(&high_fd, 3), dup_onto(&high_alive, 4))
+    else {
+        return (high_fd, high_alive);
+    };
+    drop(high_fd);
+    drop(high_alive);
+    // SAFETY: closes descriptors 5 and up, none of which this process's
     // helper code holds yet.
-    unsafe { libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) };
-    kept
+    unsafe { libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32) };
+    (kept_fd, kept_alive)
+}
+
+/// A close-on-exec copy of `fd` at `min` or above.
+fn dup_above(fd: &OwnedFd, min: i32) -> Option<OwnedFd> {
+    // SAFETY: duplicates a descriptor we own; the copy is new.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, min) };
+    // SAFETY: fcntl just made descriptor `r` ours.
+    (r >= 0).then(|| unsafe { OwnedFd::from_raw_fd(r) })
+}
+
+/// A close-on-exec copy of `fd` at descriptor `target` (closing whatever
+/// the program had there: the helper keeps none of its files).
+fn dup_onto(fd: &OwnedFd, target: i32) -> Option<OwnedFd> {
+    // SAFETY: duplicates a descriptor we own onto `target`.
+    let r = unsafe { libc::dup3(fd.as_raw_fd(), target, libc::O_CLOEXEC) };
+    // SAFETY: dup3 just made descriptor `target` ours.
+    (r == target).then(|| unsafe { OwnedFd::from_raw_fd(target) })
 }
 
 fn quiet_stdio() {

@@ -46,6 +46,8 @@ mod helper;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod record_queue;
 // Process-wide statics the loom build cannot make (no model uses them).
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod session_link;
 #[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
 mod shared_ring;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]

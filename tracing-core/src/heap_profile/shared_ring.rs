@@ -60,6 +60,8 @@ pub(crate) const OVERRUN_FULL: u64 = 1;
 pub(crate) const OVERRUN_TIMEOUT: u64 = 2;
 /// The client found the ring's positions impossible.
 pub(crate) const OVERRUN_CORRUPT: u64 = 3;
+/// The helper died (its liveness pipe hung up): no one reads the ring.
+pub(crate) const OVERRUN_HELPER_GONE: u64 = 4;
 
 /// The control block, at the start of the shared mapping.
 #[repr(C)]

@@ -23,6 +23,7 @@ use super::config::HeapConfig;
 use super::dump::{ClientError, DumpSample, DumpStats, DumpWriter, PacketSink, ProcessHeader};
 use super::heap_table::HeapTable;
 use super::record_queue::{AllocRecord, Overrun, QUEUE, Record};
+use super::session_link::SessionLink;
 use crate::profile_intern::{FrameDesc, Interner, MappingDesc};
 
 /// How often the thread takes the queue's records.
@@ -329,6 +330,11 @@ pub(crate) trait RecordSource {
     /// Whether the session is over on the client's side (its hook stopped
     /// and nothing of it is left to take).
     fn finished(&self) -> bool;
+    /// The session's connection to the service is gone: the client stops
+    /// sampling for it, and no thread stays waiting for room.
+    fn end_lost(&mut self) {
+        self.stop_sampling();
+    }
 }
 
 /// The in-process queue of a [`HeapProfiler`](super::HeapProfiler)'s hook.
@@ -382,17 +388,30 @@ impl RecordSource for QueueSource {
     fn finished(&self) -> bool {
         !is_active() && QUEUE.lock().session != self.session
     }
+
+    fn end_lost(&mut self) {
+        deactivate();
+        let mut q = QUEUE.lock();
+        if q.session == self.session {
+            // A thread waiting for room (block_client) is refused now.
+            q.end();
+        }
+    }
 }
 
 /// The thread's loop: take records every [`DRAIN_PERIOD`], dump on
 /// schedule, stop on `ctl.stop` (taking what is left first), a guardrail
-/// or the client's end; the last dump, then a flush of the sink.
+/// or the client's end; the last dump, then a flush of the sink. When the
+/// connection the session came on is gone (`link`), the client stops and
+/// the thread ends with no last dump: its instance went with the
+/// connection, and so did the buffer a dump would go to.
 pub(crate) fn run(
     ctl: Arc<Control>,
     mut books: Books,
     cfg: HeapConfig,
     sink: &mut dyn PacketSink,
     source: &mut dyn RecordSource,
+    link: &SessionLink,
 ) {
     source.on_thread_start();
     let mut writer = DumpWriter::new();
@@ -405,6 +424,10 @@ pub(crate) fn run(
     loop {
         let stopping = ctl.stop.load(Ordering::Acquire);
         source.drain_into(&mut books);
+        if link.gone() {
+            source.end_lost();
+            return;
+        }
         if stopping {
             books.disconnected = ctl.disconnected.load(Ordering::Acquire);
             break;
