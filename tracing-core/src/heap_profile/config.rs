@@ -78,7 +78,12 @@ pub const HEAPPROFD_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (8, "shmem_size_bytes", Handling::Implemented),
     (9, "block_client", Handling::Implemented),
     (14, "block_client_timeout_us", Handling::Implemented),
-    (10, "no_startup", Handling::Implemented),
+    // Every program a session reaches is taken as running (the profiler
+    // cannot tell a program that starts inside a session from one that was
+    // running before it), so `no_running` leaves it out, and `no_startup`,
+    // which would leave out only programs starting inside the session,
+    // cannot be honoured: refused by name.
+    (10, "no_startup", Handling::Refused),
     (11, "no_running", Handling::Implemented),
     (13, "dump_at_max", Handling::Implemented),
     // The child of a fork is never profiled (upstream's default); keeping a

@@ -125,6 +125,24 @@ fn configs_upstream_rejects_are_errors() {
 }
 
 #[test]
+fn no_startup_is_refused_by_name_and_no_running_is_read() {
+    let c = HeapConfig::parse(&config(|c| {
+        c.set_sampling_interval_bytes(4096).set_no_startup(true);
+    }))
+    .unwrap();
+    assert!(
+        c.refused.iter().any(|l| l.starts_with("HeapprofdConfig.no_startup:")),
+        "{:?}",
+        c.refused
+    );
+    let c = HeapConfig::parse(&config(|c| {
+        c.set_sampling_interval_bytes(4096).set_no_running(true);
+    }))
+    .unwrap();
+    assert!(c.no_running && c.refused.is_empty(), "{:?}", c.refused);
+}
+
+#[test]
 fn refused_and_unknown_fields_are_lines_for_the_person_who_asked() {
     let mut bytes = config(|c| {
         c.set_sampling_interval_bytes(4096)
