@@ -332,6 +332,9 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         };
         let mut slot = None;
         let mut refused = None;
+        // A stack copy that could never fit this ring would have the
+        // thread wait for room forever (block_client): cut to what fits.
+        let max_stack = STACK_COPY_BYTES.min(ring.max_stack_bytes());
         let stack = if t.stack_top == u64::MAX {
             None
         } else {
@@ -339,7 +342,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
             // stack's length after its fixed part, and the reader does not
             // look at it before the commit.
             unsafe {
-                capture_with(t.stack_top, STACK_COPY_BYTES, |len| {
+                capture_with(t.stack_top, max_stack, |len| {
                     match ring.reserve(ALLOC_FIXED + len, u64::MAX) {
                         Ok(s) => {
                             slot = Some(s);
@@ -361,7 +364,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
             }
         }
         if let Some(slot) = slot {
-            let stack = stack.map(|(regs, n)| (regs, n, n >= STACK_COPY_BYTES));
+            let stack = stack.map(|(regs, n)| (regs, n, n >= max_stack));
             ring.commit_alloc(slot, writing.session, addr, sample_size, stack);
             if let Some(f) = filter() {
                 f.add(addr);

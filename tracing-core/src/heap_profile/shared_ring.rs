@@ -225,6 +225,17 @@ impl<'a> RingWriter<'a> {
         usable.then_some(RingWriter { ctl, data, ring })
     }
 
+    /// The most stack bytes an allocation frame may carry so that it fits
+    /// once the reader has caught up, wherever the write position is: a
+    /// frame of at most half the ring always does (a pad to the ring's end
+    /// is shorter than the frame), a larger one may never fit, and a
+    /// writer that waits for room would wait forever.
+    pub(crate) fn max_stack_bytes(&self) -> usize {
+        let half = usize::try_from(self.ring / 2).unwrap_or(usize::MAX);
+        let align = FRAME_ALIGN as usize;
+        (half & !(align - 1)).saturating_sub(ALLOC_FIXED) & !(align - 1)
+    }
+
     /// Bytes written and not yet read.
     pub(crate) fn pending(&self) -> u64 {
         let w = self.ctl.write_pos.load(Ordering::Relaxed);
@@ -553,6 +564,27 @@ mod tests {
         assert!(w.push_free(1, 1, 64).is_ok());
         assert!(w.push_free(1, 2, 64).is_ok());
         assert_eq!(w.push_free(1, 3, 64), Err(NoRoom::Full), "cap of 64 bytes");
+    }
+
+    #[test]
+    fn a_frame_of_the_largest_stack_fits_once_the_reader_catches_up_wherever_it_starts() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: the buffer is ours, 1024 bytes, one writer.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        let max = w.max_stack_bytes();
+        assert!(max > 0 && ALLOC_FIXED + max <= 512, "{max}");
+        for start in (0..1024u64).step_by(FRAME_ALIGN as usize) {
+            // An empty ring (the reader caught up) at every write position.
+            m.ctl.write_pos.store(start, Ordering::Relaxed);
+            m.ctl.read_pos.store(start, Ordering::Relaxed);
+            assert!(w.reserve(ALLOC_FIXED + max, u64::MAX).is_ok(), "at {start}");
+        }
+        // Past the cap, some positions never have room: what a writer
+        // waiting for room would wait on forever.
+        m.ctl.write_pos.store(512 + 16, Ordering::Relaxed);
+        m.ctl.read_pos.store(512 + 16, Ordering::Relaxed);
+        assert_eq!(w.reserve(600, u64::MAX).unwrap_err(), NoRoom::Full);
     }
 
     #[test]
