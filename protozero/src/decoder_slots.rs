@@ -128,6 +128,13 @@ impl<'a> OneofSlot<'a> {
         }
     }
 
+    /// The slot after member `id` was read with `value` (the fast path's
+    /// [`OneofSlot::new`]).
+    #[inline(always)]
+    pub fn of(id: u32, value: FieldValue<'a>) -> Self {
+        OneofSlot { id, value }
+    }
+
     /// The number of the member seen last (0 when none was).
     #[inline(always)]
     pub fn id(&self) -> u32 {

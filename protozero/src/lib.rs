@@ -172,6 +172,7 @@ mod decoder;
 mod decoder_slots;
 mod delegate;
 mod error;
+mod fast_read;
 mod field_visit;
 mod heap_buffer;
 mod message;
@@ -237,6 +238,7 @@ pub mod __private {
     pub use crate::decoder_slots::{
         Occurrences, OneofSlot, bytes, fixed32, fixed64, group, parse_at, recount_oneof, varint,
     };
+    pub use crate::fast_read::{read_bytes, read_fixed32, read_fixed64, read_varint};
     pub use crate::proto_traits::__private::*;
     pub use crate::proto_traits::{
         PathSegment, ProtoDecode, ProtoEncode, ProtoOneofRead, ProtoOneofWrite, ProtoPacked,

@@ -16,6 +16,7 @@ use crate::names::{ident_in, module_name, type_ident, type_name, upper_camel};
 use crate::resolve::oneof_enum_name;
 
 use super::closed_enum::{closed_value, counted_oneof};
+use super::fast_pass::fast_path;
 use super::strict::pass_check;
 
 /// Where generated accessor bodies find a field's value.
@@ -299,6 +300,7 @@ fn slots_and_pass(
     } else {
         quote!((f, next))
     };
+    let fast = fast_path(plans);
     let pass = quote! {
         let mut d = Self {
             buf,
@@ -307,6 +309,7 @@ fn slots_and_pass(
         };
         let mut pos = 0;
         while pos < buf.len() {
+            #fast
             let #field = match ::protozero::__private::parse_at(buf, pos, #groups) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {

@@ -7,6 +7,7 @@ mod closed_enum;
 mod decoder;
 mod enums;
 mod extensions;
+mod fast_pass;
 mod fields;
 mod services;
 mod strict;

@@ -3,10 +3,11 @@
 //! docs) over the trace recorded in this process through TrackEvent and
 //! the system probes (`recorded`, a few MB), the genuine Perfetto SDK trace
 //! (`genuine`) and Perfetto's synthetic TrackEvent trace (`synthetic`),
-//! each with functions `floor`, `ours`, `prost`,
+//! each with functions `floor`, `ours` (the random-access `FooDecoder`),
+//! `ours_fields` (the field enums, `FooField::read`), `prost`,
 //! `quick_protobuf` and `rust_protobuf`, throughput in packet bytes.
 //!
-//! Before timing anything it asserts that all five return the same
+//! Before timing anything it asserts that all six return the same
 //! checksum for each task and data set. `benches/decode_ratios.py` turns
 //! criterion's results into a table of MB/s and ratios to the floor.
 //! Like protozero's encode bench it measures this thread's CPU time on

@@ -1,6 +1,10 @@
 //! Runs one library's task over the recorded TrackEvent trace many times,
 //! for a profiler (`perf record`, callgrind) to look at:
 //! `cargo run --release -p zerotrace-decode-bench --example profile_decode -- ours full 50`.
+//! A fourth argument names a trace file to read instead of recording one
+//! (written by the `record_trace` example), so that under callgrind only the
+//! decoding runs: `valgrind --tool=callgrind --toggle-collect='*::full'
+//! target/release/examples/profile_decode ours full 2 rec.pftrace`.
 
 use std::hint::black_box;
 
@@ -12,7 +16,13 @@ fn main() {
     let lib = args.next().unwrap_or_else(|| "ours".into());
     let task = args.next().unwrap_or_else(|| "full".into());
     let rounds: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20);
-    let trace = track_event_trace().expect("recording");
+    let trace = match args.next() {
+        Some(path) => std::fs::read(&path).unwrap_or_else(|e| {
+            eprintln!("reading {path}: {e}");
+            std::process::exit(2);
+        }),
+        None => track_event_trace().expect("recording"),
+    };
     let packets = packets(&trace).expect("a trace");
     let Some((_, full, lazy)) = LIBRARIES.iter().find(|(name, _, _)| *name == lib) else {
         eprintln!("unknown library {lib}");

@@ -240,11 +240,14 @@ fn packet(c: &mut Checksum, buf: &[u8]) -> Option<()> {
                 c.message();
                 interned_data(c, r.bytes()?)?;
             }
+            (900, LEN) => {
+                c.message();
+                test_event(c, r.bytes()?)?;
+            }
             // The messages only counted: the other members of oneof
             // `data`, and trace_packet_defaults.
             (
-                60 | 6 | 89 | 33 | 35 | 45 | 46 | 69 | 124 | 125 | 126 | 43 | 44 | 113 | 107 | 900
-                | 59,
+                60 | 6 | 89 | 33 | 35 | 45 | 46 | 69 | 124 | 125 | 126 | 43 | 44 | 113 | 107 | 59,
                 LEN,
             ) => {
                 r.bytes()?;
@@ -442,6 +445,86 @@ fn interned_data(c: &mut Checksum, buf: &[u8]) -> Option<()> {
             (7, LEN) => callstack(c, r.bytes()?)?,
             (4, LEN) => source_location(c, r.bytes()?)?,
             (28, LEN) => unsymbolized_source_location(c, r.bytes()?)?,
+            (_, wire_type) => r.skip(wire_type)?,
+        }
+    }
+    Some(())
+}
+
+/// `TestEvent` (TracePacket.for_testing) and every message under it.
+fn test_event(c: &mut Checksum, buf: &[u8]) -> Option<()> {
+    let mut r = Reader::new(buf);
+    while !r.at_end() {
+        match r.tag()? {
+            (1, LEN) => c.add(r.str()?),
+            (2, VARINT) => c.add(r.varint()? as u32),
+            (3, VARINT) => c.add(r.varint()?),
+            (4, VARINT) => c.add(r.varint()? != 0),
+            (5, LEN) => test_payload(c, r.bytes()?, 1)?,
+            (6, LEN) => vm_state(c, r.bytes()?, true)?,
+            (7, LEN) => vm_state(c, r.bytes()?, false)?,
+            (_, wire_type) => r.skip(wire_type)?,
+        }
+    }
+    Some(())
+}
+
+/// `TestEvent.TestPayload`, recursively (`nested`, `debug_annotations`).
+fn test_payload(c: &mut Checksum, buf: &[u8], depth: u32) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    c.message();
+    let mut r = Reader::new(buf);
+    while !r.at_end() {
+        match r.tag()? {
+            (1 | 4, LEN) => c.add(r.str()?),
+            (2, LEN) => test_payload(c, r.bytes()?, depth + 1)?,
+            (3, VARINT) => c.add(r.varint()? as u32),
+            (5 | 6, VARINT) => c.add(r.varint()? as i32),
+            (6, LEN) => packed_varints(c, r.bytes()?, |v| v as i32)?,
+            (7, LEN) => debug_annotation(c, r.bytes()?, depth + 1)?,
+            (_, wire_type) => r.skip(wire_type)?,
+        }
+    }
+    Some(())
+}
+
+/// `ProtoVmPatch` (`patch`) and `ProtoVmIncrementalState`: fields 1 to 4
+/// alike, and the patch's `delete_message_ids` (5, absent from the state).
+fn vm_state(c: &mut Checksum, buf: &[u8], patch: bool) -> Option<()> {
+    c.message();
+    let mut r = Reader::new(buf);
+    while !r.at_end() {
+        match r.tag()? {
+            (1, LEN) => c.add(r.str()?),
+            (2, VARINT) => c.add(r.varint()? as i32),
+            (3 | 4, LEN) => vm_message(c, r.bytes()?)?,
+            (5, VARINT) if patch => c.add(r.varint()? as u32),
+            (5, LEN) if patch => packed_varints(c, r.bytes()?, |v| v as u32)?,
+            (_, wire_type) => r.skip(wire_type)?,
+        }
+    }
+    Some(())
+}
+
+/// `ProtoVmMessage`: uint32 id = 1, submessage = 2 (uint32 single_int = 1).
+fn vm_message(c: &mut Checksum, buf: &[u8]) -> Option<()> {
+    c.message();
+    let mut r = Reader::new(buf);
+    while !r.at_end() {
+        match r.tag()? {
+            (1, VARINT) => c.add(r.varint()? as u32),
+            (2, LEN) => {
+                c.message();
+                let mut s = Reader::new(r.bytes()?);
+                while !s.at_end() {
+                    match s.tag()? {
+                        (1, VARINT) => c.add(s.varint()? as u32),
+                        (_, wire_type) => s.skip(wire_type)?,
+                    }
+                }
+            }
             (_, wire_type) => r.skip(wire_type)?,
         }
     }

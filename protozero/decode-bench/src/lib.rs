@@ -9,7 +9,8 @@
 //! | module | library | how it decodes |
 //! |---|---|---|
 //! | [`floor`] | none: a hand-written tag/varint scanner | visits exactly the fields the tasks read, nothing else; the physical limit |
-//! | [`ours`] | `zerotrace-protos`' generated decoders (protozero) | zero-copy, lazy: only the messages it is asked about, through the public accessors |
+//! | [`ours`] | `zerotrace-protos`' generated random-access decoders (`FooDecoder`) | zero-copy, lazy: only the messages it is asked about, through the public accessors |
+//! | [`ours_fields`] | `zerotrace-protos`' generated field enums (`FooField::read`) | zero-copy, one scan per message, a `match` per field |
 //! | [`prost_decode`] | prost 0.14 (types of `zerotrace-protos-prost-check`) | owned: the whole packet into `String`s and `Vec`s |
 //! | [`quick_protobuf_decode`] | quick-protobuf 0.8 (code by pb-rs 0.10, see `build.rs`) | borrowed: the whole packet, strings as `Cow::Borrowed` |
 //! | [`rust_protobuf_decode`] | rust-protobuf 3.7 (code by protobuf-codegen 3.7, pure parser) | owned: the whole packet |
@@ -27,10 +28,17 @@
 //!   (`EventCategory`, `EventName`, `DebugAnnotationName`,
 //!   `DebugAnnotationValueTypeName`, `InternedString`, `Mapping`, `Frame`,
 //!   `Callstack`, `SourceLocation`, `UnsymbolizedSourceLocation`,
-//!   `LogMessageBody`). The other message-typed fields (of `TracePacket`:
-//!   `track_descriptor`, `clock_snapshot`, `trace_config`, ...,
-//!   `trace_packet_defaults`; of `TrackEvent`: `callstack`,
+//!   `LogMessageBody`), and `TestEvent` (`TracePacket.for_testing`, the bulk
+//!   of the genuine SDK trace) with every message under it (`TestPayload`
+//!   recursively, with its `DebugAnnotation`s, and the ProtoVM patch and
+//!   state messages), so every row decodes the same subtrees as prost, which
+//!   decodes the whole packet. The other message-typed fields (of
+//!   `TracePacket`: `track_descriptor`, `clock_snapshot`, `trace_config`,
+//!   ..., `trace_packet_defaults`; of `TrackEvent`: `callstack`,
 //!   `task_execution`, `log_message`, `legacy_event`) only count as present.
+//!   The probes' packets (`ftrace_events`, `process_tree`, `sys_stats`) are
+//!   fields `protos/proto`'s `TracePacket` does not declare, so every
+//!   library, prost included, skips them as unknown fields.
 //!   Strings are read as `&str` (UTF-8 checked), repeated fields element by
 //!   element, enums as their number.
 //! - **lazy** (`lazy`): per packet only `TracePacket.timestamp` and the
@@ -67,7 +75,7 @@
 //!   rust-protobuf decode the whole packet and check every `string` field
 //!   in it, also inside the messages the tasks only count as present (e.g.
 //!   `trace_config`, `track_descriptor`, `for_testing`), and refuse the
-//!   whole packet on invalid UTF-8.
+//!   whole packet on invalid UTF-8 (ours' `try_` paths report it).
 //! - **Packed repeated scalars** of fields declared unpacked (proto2's
 //!   default, every repeated scalar here): ours, prost, rust-protobuf and
 //!   the floor accept both encodings; quick-protobuf's generated code
@@ -77,9 +85,11 @@
 //! - **Oneofs**: the owned decoders keep the last member on the wire; ours
 //!   and the floor read every member present (for the full task).
 //! - **Repeated singular message fields** (legal protobuf: merged): prost
-//!   and rust-protobuf merge them, quick-protobuf and ours keep the last.
-//! - **Malformed input**: ours never fails (a malformed field reads as
-//!   absent); the others refuse the packet. A known field with an
+//!   and rust-protobuf merge them, quick-protobuf and ours keep the last
+//!   (ours offers every occurrence through the `_all` accessors, to merge).
+//! - **Malformed input**: the tasks use ours' lenient paths (`new`, `read`),
+//!   which never fail (a malformed field reads as absent); the strict ones
+//!   (`try_new`, `try_read`) refuse as the others refuse the packet. A known field with an
 //!   unexpected wire type reads as absent with ours, is skipped as unknown
 //!   by quick-protobuf, rust-protobuf and the floor (which match on the
 //!   whole tag), and makes prost refuse the packet.

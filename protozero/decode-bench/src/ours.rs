@@ -9,8 +9,12 @@ use zerotrace_protos::protos::{
     CallstackDecoder, DebugAnnotationDecoder, DebugAnnotationNameDecoder,
     DebugAnnotationValueTypeNameDecoder, EventCategoryDecoder, EventNameDecoder, FrameDecoder,
     InternedDataDecoder, InternedStringDecoder, LogMessageBodyDecoder, MappingDecoder,
-    SourceLocationDecoder, TracePacketDecoder, TrackEventDecoder,
-    UnsymbolizedSourceLocationDecoder, debug_annotation::NestedValueDecoder,
+    SourceLocationDecoder, TestEventDecoder, TracePacketDecoder, TrackEventDecoder,
+    UnsymbolizedSourceLocationDecoder,
+    debug_annotation::NestedValueDecoder,
+    test_event::{
+        ProtoVmMessageDecoder, TestPayloadDecoder, proto_vm_message::ProtoVmSubmessageDecoder,
+    },
 };
 
 use crate::Checksum;
@@ -65,7 +69,10 @@ fn packet(c: &mut Checksum, p: &TracePacketDecoder<'_>) {
     c.opt(p.zstd_compressed_packets());
     c.message_if(p.has_clone_snapshot_trigger());
     c.message_if(p.has_remote_clock_sync());
-    c.message_if(p.has_for_testing());
+    if let Some(t) = p.for_testing() {
+        c.message();
+        test_event(c, &t);
+    }
     c.opt(p.trusted_uid());
     c.opt(p.trusted_packet_sequence_id());
     c.opt(p.trusted_pid());
@@ -269,5 +276,63 @@ fn interned_data(c: &mut Checksum, d: &InternedDataDecoder<'_>) {
     }
     for s in d.kernel_symbols() {
         interned_string(c, &s);
+    }
+}
+
+fn test_event(c: &mut Checksum, t: &TestEventDecoder<'_>) {
+    c.opt(t.str());
+    c.opt(t.seq_value());
+    c.opt(t.counter());
+    c.opt(t.is_last());
+    if let Some(p) = t.payload() {
+        test_payload(c, &p);
+    }
+    if let Some(p) = t.protovm_patch() {
+        c.message();
+        c.opt(p.string_to_merge());
+        c.opt(p.int_to_merge());
+        if let Some(m) = p.single_message() {
+            vm_message(c, &m);
+        }
+        for m in p.messages() {
+            vm_message(c, &m);
+        }
+        c.all(p.delete_message_ids());
+    }
+    if let Some(s) = t.protovm_incremental_state() {
+        c.message();
+        c.opt(s.string_merged());
+        c.opt(s.int_merged());
+        if let Some(m) = s.single_message() {
+            vm_message(c, &m);
+        }
+        for m in s.messages() {
+            vm_message(c, &m);
+        }
+    }
+}
+
+fn test_payload(c: &mut Checksum, p: &TestPayloadDecoder<'_>) {
+    c.message();
+    c.all(p.str());
+    for n in p.nested() {
+        test_payload(c, &n);
+    }
+    c.opt(p.remaining_nesting_depth());
+    c.opt(p.single_string());
+    c.opt(p.single_int());
+    c.all(p.repeated_ints());
+    for a in p.debug_annotations() {
+        debug_annotation(c, &a);
+    }
+}
+
+fn vm_message(c: &mut Checksum, m: &ProtoVmMessageDecoder<'_>) {
+    c.message();
+    c.opt(m.id());
+    if let Some(s) = m.submessage() {
+        let s: ProtoVmSubmessageDecoder<'_> = s;
+        c.message();
+        c.opt(s.single_int());
     }
 }

@@ -5,12 +5,18 @@
 //! the decoders' accessors, so the checksums agree.
 
 use zerotrace_protos::protos::debug_annotation::{NestedValueDecoder, NestedValueField};
+use zerotrace_protos::protos::test_event::proto_vm_message::ProtoVmSubmessageField;
+use zerotrace_protos::protos::test_event::{
+    ProtoVmIncrementalStateField, ProtoVmMessageDecoder, ProtoVmMessageField, ProtoVmPatchField,
+    TestPayloadDecoder, TestPayloadField,
+};
 use zerotrace_protos::protos::{
     CallstackField, DebugAnnotationDecoder, DebugAnnotationField, DebugAnnotationNameField,
     DebugAnnotationValueTypeNameField, EventCategoryField, EventNameField, FrameField,
     InternedDataDecoder, InternedDataField, InternedStringDecoder, InternedStringField,
     LogMessageBodyField, MappingField, SourceLocationDecoder, SourceLocationField,
-    TracePacketField, TrackEventDecoder, TrackEventField, UnsymbolizedSourceLocationField,
+    TestEventDecoder, TestEventField, TracePacketField, TrackEventDecoder, TrackEventField,
+    UnsymbolizedSourceLocationField,
 };
 
 use crate::Checksum;
@@ -82,8 +88,11 @@ fn packet(c: &mut Checksum, bytes: &[u8]) {
             | F::ThreadDescriptor(_)
             | F::CloneSnapshotTrigger(_)
             | F::RemoteClockSync(_)
-            | F::ForTesting(_)
             | F::TracePacketDefaults(_) => c.message(),
+            F::ForTesting(t) => {
+                c.message();
+                test_event(c, t);
+            }
             F::SynchronizationMarker(v) | F::CompressedPackets(v) | F::ZstdCompressedPackets(v) => {
                 c.add(v)
             }
@@ -289,6 +298,80 @@ fn interned_data(c: &mut Checksum, d: Lazy<'_, InternedDataDecoder<'_>>) {
                         LogMessageBodyField::Iid(v) => c.add(v),
                         LogMessageBodyField::Body(v) => c.add(v),
                         _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn test_event(c: &mut Checksum, t: Lazy<'_, TestEventDecoder<'_>>) {
+    use TestEventField as F;
+    for f in t.fields() {
+        match f {
+            F::Str(v) => c.add(v),
+            F::SeqValue(v) => c.add(v),
+            F::Counter(v) => c.add(v),
+            F::IsLast(v) => c.add(v),
+            F::Payload(p) => test_payload(c, p),
+            F::ProtovmPatch(p) => {
+                c.message();
+                for f in p.fields() {
+                    match f {
+                        ProtoVmPatchField::StringToMerge(v) => c.add(v),
+                        ProtoVmPatchField::IntToMerge(v) => c.add(v),
+                        ProtoVmPatchField::SingleMessage(m) | ProtoVmPatchField::Messages(m) => {
+                            vm_message(c, m)
+                        }
+                        ProtoVmPatchField::DeleteMessageIds(v) => c.all(v),
+                        _ => {}
+                    }
+                }
+            }
+            F::ProtovmIncrementalState(s) => {
+                use ProtoVmIncrementalStateField as S;
+                c.message();
+                for f in s.fields() {
+                    match f {
+                        S::StringMerged(v) => c.add(v),
+                        S::IntMerged(v) => c.add(v),
+                        S::SingleMessage(m) | S::Messages(m) => vm_message(c, m),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn test_payload(c: &mut Checksum, p: Lazy<'_, TestPayloadDecoder<'_>>) {
+    use TestPayloadField as F;
+    c.message();
+    for f in p.fields() {
+        match f {
+            F::Str(v) | F::SingleString(v) => c.add(v),
+            F::Nested(n) => test_payload(c, n),
+            F::RemainingNestingDepth(v) => c.add(v),
+            F::SingleInt(v) => c.add(v),
+            F::RepeatedInts(v) => c.all(v),
+            F::DebugAnnotations(a) => debug_annotation(c, a),
+            _ => {}
+        }
+    }
+}
+
+fn vm_message(c: &mut Checksum, m: Lazy<'_, ProtoVmMessageDecoder<'_>>) {
+    c.message();
+    for f in m.fields() {
+        match f {
+            ProtoVmMessageField::Id(v) => c.add(v),
+            ProtoVmMessageField::Submessage(s) => {
+                c.message();
+                for f in s.fields() {
+                    if let ProtoVmSubmessageField::SingleInt(v) = f {
+                        c.add(v);
                     }
                 }
             }

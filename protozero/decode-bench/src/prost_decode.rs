@@ -7,9 +7,12 @@
 
 use prost::Message as _;
 use zerotrace_protos_prost_check::protos::{
-    DebugAnnotation, InternedData, InternedString, SourceLocation, TracePacket, TrackEvent,
+    DebugAnnotation, InternedData, InternedString, SourceLocation, TestEvent, TracePacket,
+    TrackEvent,
     debug_annotation::{self, NestedValue},
-    frame, trace_packet, track_event,
+    frame,
+    test_event::{ProtoVmMessage, TestPayload},
+    trace_packet, track_event,
 };
 
 use crate::Checksum;
@@ -58,6 +61,10 @@ fn packet(c: &mut Checksum, p: &TracePacket) {
             | Data::CompressedPackets(b)
             | Data::ZstdCompressedPackets(b),
         ) => c.add(b.as_slice()),
+        Some(Data::ForTesting(t)) => {
+            c.message();
+            test_event(c, t);
+        }
         Some(_) => c.message(),
         None => {}
     }
@@ -288,5 +295,62 @@ fn interned_data(c: &mut Checksum, d: &InternedData) {
     }
     for s in &d.kernel_symbols {
         interned_string(c, s);
+    }
+}
+
+fn test_event(c: &mut Checksum, t: &TestEvent) {
+    c.opt(t.str.as_deref());
+    c.opt(t.seq_value);
+    c.opt(t.counter);
+    c.opt(t.is_last);
+    if let Some(p) = &t.payload {
+        test_payload(c, p);
+    }
+    if let Some(p) = &t.protovm_patch {
+        c.message();
+        c.opt(p.string_to_merge.as_deref());
+        c.opt(p.int_to_merge);
+        if let Some(m) = &p.single_message {
+            vm_message(c, m);
+        }
+        for m in &p.messages {
+            vm_message(c, m);
+        }
+        c.all(p.delete_message_ids.iter().copied());
+    }
+    if let Some(s) = &t.protovm_incremental_state {
+        c.message();
+        c.opt(s.string_merged.as_deref());
+        c.opt(s.int_merged);
+        if let Some(m) = &s.single_message {
+            vm_message(c, m);
+        }
+        for m in &s.messages {
+            vm_message(c, m);
+        }
+    }
+}
+
+fn test_payload(c: &mut Checksum, p: &TestPayload) {
+    c.message();
+    c.all(p.str.iter().map(String::as_str));
+    for n in &p.nested {
+        test_payload(c, n);
+    }
+    c.opt(p.remaining_nesting_depth);
+    c.opt(p.single_string.as_deref());
+    c.opt(p.single_int);
+    c.all(p.repeated_ints.iter().copied());
+    for a in &p.debug_annotations {
+        debug_annotation(c, a);
+    }
+}
+
+fn vm_message(c: &mut Checksum, m: &ProtoVmMessage) {
+    c.message();
+    c.opt(m.id);
+    if let Some(s) = &m.submessage {
+        c.message();
+        c.opt(s.single_int);
     }
 }

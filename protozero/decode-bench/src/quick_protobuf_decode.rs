@@ -9,9 +9,12 @@ use quick_protobuf::{BytesReader, MessageRead};
 
 use crate::Checksum;
 use crate::generated::quick_protobuf::perfetto::protos::{
-    DebugAnnotation, InternedData, InternedString, SourceLocation, TracePacket, TrackEvent,
+    DebugAnnotation, InternedData, InternedString, SourceLocation, TestEvent, TracePacket,
+    TrackEvent,
     mod_DebugAnnotation::{self, NestedValue},
-    mod_Frame, mod_TracePacket, mod_TrackEvent,
+    mod_Frame,
+    mod_TestEvent::{ProtoVmMessage, TestPayload},
+    mod_TracePacket, mod_TrackEvent,
 };
 
 /// Decodes one packet (the whole of `bytes`).
@@ -62,6 +65,10 @@ fn packet(c: &mut Checksum, p: &TracePacket<'_>) {
         Data::synchronization_marker(b)
         | Data::compressed_packets(b)
         | Data::zstd_compressed_packets(b) => c.add(b.as_ref()),
+        Data::for_testing(t) => {
+            c.message();
+            test_event(c, t);
+        }
         Data::None => {}
         _ => c.message(),
     }
@@ -297,5 +304,62 @@ fn interned_data(c: &mut Checksum, d: &InternedData<'_>) {
     }
     for s in &d.kernel_symbols {
         interned_string(c, s);
+    }
+}
+
+fn test_event(c: &mut Checksum, t: &TestEvent<'_>) {
+    c.opt(t.str_pb.as_deref());
+    c.opt(t.seq_value);
+    c.opt(t.counter);
+    c.opt(t.is_last);
+    if let Some(p) = &t.payload {
+        test_payload(c, p);
+    }
+    if let Some(p) = &t.protovm_patch {
+        c.message();
+        c.opt(p.string_to_merge.as_deref());
+        c.opt(p.int_to_merge);
+        if let Some(m) = &p.single_message {
+            vm_message(c, m);
+        }
+        for m in &p.messages {
+            vm_message(c, m);
+        }
+        c.all(p.delete_message_ids.iter().copied());
+    }
+    if let Some(s) = &t.protovm_incremental_state {
+        c.message();
+        c.opt(s.string_merged.as_deref());
+        c.opt(s.int_merged);
+        if let Some(m) = &s.single_message {
+            vm_message(c, m);
+        }
+        for m in &s.messages {
+            vm_message(c, m);
+        }
+    }
+}
+
+fn test_payload(c: &mut Checksum, p: &TestPayload<'_>) {
+    c.message();
+    c.all(p.str_pb.iter().map(|s| s.as_ref()));
+    for n in &p.nested {
+        test_payload(c, n);
+    }
+    c.opt(p.remaining_nesting_depth);
+    c.opt(p.single_string.as_deref());
+    c.opt(p.single_int);
+    c.all(p.repeated_ints.iter().copied());
+    for a in &p.debug_annotations {
+        debug_annotation(c, a);
+    }
+}
+
+fn vm_message(c: &mut Checksum, m: &ProtoVmMessage) {
+    c.message();
+    c.opt(m.id);
+    if let Some(s) = &m.submessage {
+        c.message();
+        c.opt(s.single_int);
     }
 }

@@ -127,6 +127,44 @@ impl<'a> ObservableEventsDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    10 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r1.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    16 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f2 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    26 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f3 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -712,6 +750,44 @@ pub mod observable_events {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        18 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        24 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -1155,6 +1231,74 @@ pub mod observable_events {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        18 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        26 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        32 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f4 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        40 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f5 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        48 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f6 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {

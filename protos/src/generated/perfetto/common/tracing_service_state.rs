@@ -172,6 +172,84 @@ impl<'a> TracingServiceStateDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    10 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r1.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    18 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r2.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    50 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r6.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    56 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f7 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    24 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f3 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    32 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f4 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    42 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f5 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -785,6 +863,94 @@ pub mod tracing_service_state {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        18 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        40 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f5 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        24 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        34 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f4 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        48 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f6 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        56 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f7 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        66 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f8 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -1372,6 +1538,34 @@ pub mod tracing_service_state {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -1807,6 +2001,134 @@ pub mod tracing_service_state {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        26 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        34 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f4 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        40 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r5.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        42 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r5.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        48 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f6 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        56 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f7 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        64 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f8 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        72 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f9 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        82 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f10 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        88 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f11 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {

@@ -96,6 +96,19 @@ impl<'a> TraceDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((10, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                    buf,
+                    after,
+                ) {
+                    d.r1.add(pos, next);
+                    pos = next;
+                    continue;
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {

@@ -91,6 +91,19 @@ impl<'a> ProtoVmConfigDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((8, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                    buf,
+                    after,
+                ) {
+                    d.f1 = ::core::option::Option::Some(v);
+                    pos = next;
+                    continue;
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {

@@ -189,6 +189,157 @@ impl<'a> TracingServiceEventDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    16 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                2,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    8 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                1,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    72 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                9,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    24 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                3,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    32 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                4,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    40 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                5,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    48 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                6,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    58 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                7,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    66 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                8,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    80 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                10,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    88 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                11,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -998,6 +1149,19 @@ pub mod tracing_service_event {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((10, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                        buf,
+                        after,
+                    ) {
+                        d.r1.add(pos, next);
+                        pos = next;
+                        continue;
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -1277,6 +1441,34 @@ pub mod tracing_service_event {
                 };
                 let mut pos = 0;
                 while pos < buf.len() {
+                    if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                        buf,
+                        pos,
+                    ) {
+                        match tag {
+                            10 if !STRICT => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.f1 = ::core::option::Option::Some(v);
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            18 if !STRICT => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.f2 = ::core::option::Option::Some(v);
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     let (f, next) = match ::protozero::__private::parse_at(
                         buf,
                         pos,

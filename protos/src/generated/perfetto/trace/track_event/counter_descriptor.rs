@@ -166,6 +166,84 @@ impl<'a> CounterDescriptorDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    8 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f1 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    18 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r2.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    24 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f3 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    50 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f6 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    32 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f4 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    40 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f5 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    58 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f7 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {

@@ -445,6 +445,495 @@ impl<'a> TrackEventDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    24 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r3.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    26 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r3.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    178 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r22.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    80 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                10,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    186 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                23,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    72 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f9 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    88 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f11 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    240 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o1 = ::protozero::__private::OneofSlot::of(
+                                30,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    353 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_fixed64(
+                            buf,
+                            after,
+                        ) {
+                            d.o1 = ::protozero::__private::OneofSlot::of(
+                                44,
+                                ::protozero::FieldValue::Fixed64(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    248 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r31.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    250 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r31.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    96 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r12.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    98 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r12.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    360 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r45.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    362 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r45.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    369 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_fixed64(
+                            buf,
+                            after,
+                        ) {
+                            d.r46.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    370 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r46.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    288 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r36.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    290 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r36.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    377 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_fixed64(
+                            buf,
+                            after,
+                        ) {
+                            d.r47.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    378 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r47.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    336 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r42.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    338 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r42.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    385 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_fixed64(
+                            buf,
+                            after,
+                        ) {
+                            d.r48.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    386 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r48.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    416 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o2 = ::protozero::__private::OneofSlot::of(
+                                52,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    426 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o2 = ::protozero::__private::OneofSlot::of(
+                                53,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    432 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o2 = ::protozero::__private::OneofSlot::of(
+                                54,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    442 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o3 = ::protozero::__private::OneofSlot::of(
+                                55,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    448 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o3 = ::protozero::__private::OneofSlot::of(
+                                56,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    457 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_fixed64(
+                            buf,
+                            after,
+                        ) {
+                            d.f57 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    34 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r4.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    42 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f5 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    170 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f21 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    266 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o4 = ::protozero::__private::OneofSlot::of(
+                                33,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    272 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o4 = ::protozero::__private::OneofSlot::of(
+                                34,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    8 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o5 = ::protozero::__private::OneofSlot::of(
+                                1,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    128 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o5 = ::protozero::__private::OneofSlot::of(
+                                16,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    16 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o6 = ::protozero::__private::OneofSlot::of(
+                                2,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    136 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o6 = ::protozero::__private::OneofSlot::of(
+                                17,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    64 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o7 = ::protozero::__private::OneofSlot::of(
+                                8,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    160 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.o7 = ::protozero::__private::OneofSlot::of(
+                                20,
+                                ::protozero::FieldValue::Varint(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    50 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f6 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -2654,6 +3143,19 @@ pub mod track_event {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((10, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                        buf,
+                        after,
+                    ) {
+                        d.r1.add(pos, next);
+                        pos = next;
+                        continue;
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2943,6 +3445,44 @@ pub mod track_event {
                 };
                 let mut pos = 0;
                 while pos < buf.len() {
+                    if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                        buf,
+                        pos,
+                    ) {
+                        match tag {
+                            10 if !STRICT => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.f1 = ::core::option::Option::Some(v);
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            18 if !STRICT => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.f2 = ::core::option::Option::Some(v);
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            24 => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.f3 = ::core::option::Option::Some(v);
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     let (f, next) = match ::protozero::__private::parse_at(
                         buf,
                         pos,
@@ -3477,6 +4017,183 @@ pub mod track_event {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        24 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        32 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f4 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        120 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f15 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        48 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.o0 = ::protozero::__private::OneofSlot::of(
+                                    6,
+                                    ::protozero::FieldValue::Varint(v),
+                                );
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        80 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.o0 = ::protozero::__private::OneofSlot::of(
+                                    10,
+                                    ::protozero::FieldValue::Varint(v),
+                                );
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        88 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.o0 = ::protozero::__private::OneofSlot::of(
+                                    11,
+                                    ::protozero::FieldValue::Varint(v),
+                                );
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        58 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f7 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        72 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f9 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        64 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f8 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        96 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f12 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        104 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f13 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        112 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f14 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        144 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f18 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        152 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f19 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -4594,6 +5311,64 @@ impl<'a> TrackEventDefaultsDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    88 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f11 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    248 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r31.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    250 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r31.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    360 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r45.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    362 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r45.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -4957,6 +5732,34 @@ impl<'a> EventCategoryDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    8 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f1 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    18 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f2 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -5271,6 +6074,34 @@ impl<'a> EventNameDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    8 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f1 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    18 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f2 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {

@@ -375,6 +375,274 @@ impl<'a> FtraceConfigDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    10 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r1.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    242 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r30.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    18 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r2.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    26 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r3.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    226 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r28.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    80 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f10 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    88 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f11 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    232 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f29 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    98 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f12 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    178 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f22 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    104 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f13 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    136 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f17 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    112 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f14 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    120 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f15 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    256 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f32 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    128 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f16 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    146 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r18.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    152 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f19 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    162 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r20.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    170 if !STRICT => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r21.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    184 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f23 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    192 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f24 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    202 if !STRICT => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f25 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    216 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f27 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    248 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f31 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    264 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f33 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -1876,6 +2144,34 @@ pub mod ftrace_config {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2298,6 +2594,19 @@ pub mod ftrace_config {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((8, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                        buf,
+                        after,
+                    ) {
+                        d.f1 = ::core::option::Option::Some(v);
+                        pos = next;
+                        continue;
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2553,6 +2862,19 @@ pub mod ftrace_config {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((10, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                        buf,
+                        after,
+                    ) {
+                        d.r1.add(pos, next);
+                        pos = next;
+                        continue;
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2845,6 +3167,50 @@ pub mod ftrace_config {
                 };
                 let mut pos = 0;
                 while pos < buf.len() {
+                    if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                        buf,
+                        pos,
+                    ) {
+                        match tag {
+                            10 if !STRICT => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.o0 = ::protozero::__private::OneofSlot::of(
+                                        1,
+                                        ::protozero::FieldValue::Bytes(v),
+                                    );
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            26 => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.o0 = ::protozero::__private::OneofSlot::of(
+                                        3,
+                                        ::protozero::FieldValue::Bytes(v),
+                                    );
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            16 => {
+                                if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                    buf,
+                                    after,
+                                ) {
+                                    d.f2 = ::core::option::Option::Some(v);
+                                    pos = next;
+                                    continue;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     let (f, next) = match ::protozero::__private::parse_at(
                         buf,
                         pos,
@@ -3282,6 +3648,34 @@ pub mod ftrace_config {
                     };
                     let mut pos = 0;
                     while pos < buf.len() {
+                        if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                            buf,
+                            pos,
+                        ) {
+                            match tag {
+                                10 if !STRICT => {
+                                    if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                        buf,
+                                        after,
+                                    ) {
+                                        d.f1 = ::core::option::Option::Some(v);
+                                        pos = next;
+                                        continue;
+                                    }
+                                }
+                                18 if !STRICT => {
+                                    if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                        buf,
+                                        after,
+                                    ) {
+                                        d.f2 = ::core::option::Option::Some(v);
+                                        pos = next;
+                                        continue;
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
                         let (f, next) = match ::protozero::__private::parse_at(
                             buf,
                             pos,

@@ -512,6 +512,395 @@ impl<'a> FtraceEventDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    8 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f1 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    16 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f2 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    40 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f5 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    26 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                3,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    34 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                4,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    90 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                11,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    106 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                13,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    138 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                17,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    162 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                20,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    194 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                24,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    202 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                25,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    210 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                26,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    290 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                36,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    298 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                37,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    450 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                56,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    458 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                57,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    466 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                58,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    474 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                59,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    914 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                114,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1882 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                235,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1890 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                236,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1898 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                237,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1906 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                238,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1914 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                239,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1922 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                240,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1930 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                241,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    1938 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                242,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    2618 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                327,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    2634 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                329,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    2642 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.o0 = ::protozero::__private::OneofSlot::of(
+                                330,
+                                ::protozero::FieldValue::Bytes(v),
+                            );
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {

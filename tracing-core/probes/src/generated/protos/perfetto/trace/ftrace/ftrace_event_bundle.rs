@@ -322,6 +322,134 @@ impl<'a> FtraceEventBundleDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    8 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f1 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    18 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r2.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    24 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f3 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    34 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f4 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    40 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f5 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    48 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f6 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    56 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f7 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    66 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r8.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    72 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f9 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    80 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f10 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    90 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r11.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    4098 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.f512 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -1256,6 +1384,244 @@ pub mod ftrace_event_bundle {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        42 if !STRICT => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r5.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        8 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r1.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        10 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r1.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r2.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        18 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r2.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        24 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r3.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        26 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r3.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        32 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r4.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        34 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r4.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        48 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r6.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        50 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r6.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        56 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r7.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        58 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r7.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        64 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r8.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        66 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r8.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        72 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r9.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        74 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r9.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        80 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r10.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        82 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r10.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        88 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r11.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        90 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r11.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        96 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r12.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        98 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r12.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2074,6 +2440,34 @@ pub mod ftrace_event_bundle {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2402,6 +2796,34 @@ pub mod ftrace_event_bundle {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        18 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {

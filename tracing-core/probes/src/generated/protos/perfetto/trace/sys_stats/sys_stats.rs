@@ -314,6 +314,204 @@ impl<'a> SysStatsDecoder<'a> {
         };
         let mut pos = 0;
         while pos < buf.len() {
+            if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                buf,
+                pos,
+            ) {
+                match tag {
+                    10 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r1.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    18 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r2.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    26 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r3.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    32 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f4 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    40 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f5 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    50 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r6.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    56 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f7 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    66 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r8.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    72 => {
+                        if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.f9 = ::core::option::Option::Some(v);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    82 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r10.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    88 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r11.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    90 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r11.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    98 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r12.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    106 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r13.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    114 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r14.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    122 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r15.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    130 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r16.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    136 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                            buf,
+                            after,
+                        ) {
+                            d.r17.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    138 => {
+                        if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                            buf,
+                            after,
+                        ) {
+                            d.r17.add(pos, next);
+                            pos = next;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                 ::core::result::Result::Ok(read) => read,
                 ::core::result::Result::Err(e) => {
@@ -1328,6 +1526,34 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -1662,6 +1888,34 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2060,6 +2314,104 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        24 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        32 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f4 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        40 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f5 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        48 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f6 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        56 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f7 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        64 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f8 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        72 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f9 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2627,6 +2979,34 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -2928,6 +3308,34 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -3256,6 +3664,54 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        18 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        24 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.r3.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        26 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r3.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -3707,6 +4163,104 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        24 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        32 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f4 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        40 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f5 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        48 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f6 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        56 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f7 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        64 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f8 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        72 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f9 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -4297,6 +4851,34 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -4745,6 +5327,44 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        26 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f3 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -5118,6 +5738,34 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        10 if !STRICT => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        16 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f2 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
@@ -5443,6 +6091,34 @@ pub mod sys_stats {
             };
             let mut pos = 0;
             while pos < buf.len() {
+                if let ::core::option::Option::Some((tag, after)) = ::protozero::__private::read_varint(
+                    buf,
+                    pos,
+                ) {
+                    match tag {
+                        8 => {
+                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
+                                buf,
+                                after,
+                            ) {
+                                d.f1 = ::core::option::Option::Some(v);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        18 => {
+                            if let ::core::option::Option::Some((_, next)) = ::protozero::__private::read_bytes(
+                                buf,
+                                after,
+                            ) {
+                                d.r2.add(pos, next);
+                                pos = next;
+                                continue;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
                     ::core::result::Result::Ok(read) => read,
                     ::core::result::Result::Err(e) => {
