@@ -131,7 +131,9 @@ fn no_startup_is_refused_by_name_and_no_running_is_read() {
     }))
     .unwrap();
     assert!(
-        c.refused.iter().any(|l| l.starts_with("HeapprofdConfig.no_startup:")),
+        c.refused
+            .iter()
+            .any(|l| l.starts_with("HeapprofdConfig.no_startup:")),
         "{:?}",
         c.refused
     );
