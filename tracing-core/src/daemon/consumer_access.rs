@@ -63,11 +63,13 @@ pub enum AccessRefusal {
 /// is a member of. `None` for a uid the database does not know (it then
 /// belongs to no group).
 pub(crate) fn groups_of(uid: u32) -> Option<Vec<u32>> {
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     {
         unix_groups::groups_of(uid)
     }
-    #[cfg(not(unix))]
+    // Elsewhere (macOS spells getgrouplist with signed ids) no group is
+    // known: the check then grants by owner and others only, never more.
+    #[cfg(not(target_os = "linux"))]
     {
         let _ = uid;
         None
@@ -212,6 +214,7 @@ fn perm_of(path: &Path) -> Result<Perm, AccessRefusal> {
 
 #[cfg(unix)]
 mod unix_groups {
+    #[cfg(target_os = "linux")]
     use std::ffi::CStr;
 
     /// `getgrnam_r`'s gid for `name`.
@@ -246,6 +249,7 @@ mod unix_groups {
     }
 
     /// `getpwuid_r` for the name and primary group, then `getgrouplist`.
+    #[cfg(target_os = "linux")]
     pub(super) fn groups_of(uid: u32) -> Option<Vec<u32>> {
         let mut buf = vec![0u8; 4096];
         let (name, primary) = loop {
@@ -381,7 +385,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     #[test]
     fn root_is_in_its_own_group() {
         let g = groups_of(0).expect("root is in the user database");
