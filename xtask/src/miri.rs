@@ -64,6 +64,7 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "producer::",
     "service::commit",
     "service::core::producer_port",
+    "daemon::consumer_access",
     "daemon::env",
     "daemon::output",
     "heap_profile::allocator",

@@ -353,6 +353,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    #[cfg_attr(miri, ignore = "binds a unix socket")]
     fn a_real_socket_file_and_its_directories_decide() {
         use std::os::unix::fs::PermissionsExt;
         let dir = std::env::temp_dir().join(format!("zt-access-{}", std::process::id()));
@@ -387,6 +388,7 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
+    #[cfg_attr(miri, ignore = "calls the C library's user database")]
     fn root_is_in_its_own_group() {
         let g = groups_of(0).expect("root is in the user database");
         assert!(g.contains(&0), "{g:?}");
