@@ -5,6 +5,7 @@
 
 mod closed_enum;
 mod decoder;
+mod decoder_debug;
 mod enums;
 mod extensions;
 mod fast_pass;
