@@ -99,7 +99,7 @@
 //!
 //! ```sh
 //! cargo bench -p zerotrace-decode-bench --bench decode -- --warm-up-time 1 --measurement-time 3
-//! python3 protozero/decode-bench/benches/decode_ratios.py   # MB/s and ratios to the floor
+//! python3 protos/decode-bench/benches/decode_ratios.py   # MB/s and ratios to the floor
 //! cargo test -p zerotrace-decode-bench                      # the libraries agree
 //! ```
 

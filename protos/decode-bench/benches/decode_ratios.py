@@ -11,7 +11,7 @@ slope, else the mean) and from the fastest sample. On a shared machine other
 tenants only ever add time, so the fastest samples are the steadier
 comparison.
 
-Usage: python3 protozero/decode-bench/benches/decode_ratios.py [criterion dir]
+Usage: python3 protos/decode-bench/benches/decode_ratios.py [criterion dir]
 (default: $CARGO_TARGET_DIR/criterion, else target/criterion)
 """
 

@@ -188,7 +188,7 @@ fn rust_protobuf(root: &Path, files: &[String], out: &Path) -> BuildResult<Strin
 
 fn main() -> BuildResult<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../protos/proto")
+        .join("../proto")
         .canonicalize()?;
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();

@@ -71,7 +71,7 @@ pub fn total_bytes(packets: &[&[u8]]) -> u64 {
     packets.iter().map(|p| p.len() as u64).sum()
 }
 
-#[path = "../../../protos/examples/synthetic_trace/scenarios.rs"]
+#[path = "../../examples/synthetic_trace/scenarios.rs"]
 mod scenarios;
 
 /// Perfetto's synthetic TrackEvent trace: the four scenarios of its
