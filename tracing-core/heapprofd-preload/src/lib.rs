@@ -16,7 +16,9 @@
 //! As heapprofd splits it, the program itself starts no thread: at load
 //! the library forks a helper process (`zt-heapprofd`), which is the
 //! producer, unwinds the stack copies, keeps the books and writes the
-//! dumps; the program's hook only samples and writes records into the
+//! dumps (under a guardian process, `zt-heapguard`, which says so in the
+//! trace if the helper dies: a dump of the program marked
+//! `disconnected`); the program's hook only samples and writes records into the
 //! memory the two share (`zerotrace_core::heap_profile::preload`). So
 //! glibc's `malloc` keeps its single-thread fast path, and with no session
 //! an allocation costs a check and a tail call.

@@ -127,6 +127,22 @@ pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
                 libc::_exit(0);
             }
         }
+        // The grandchild forks the helper and stays as its guardian
+        // (`guardian.rs`), holding neither the helper's liveness pipe nor
+        // its producer. Where that fork fails, the grandchild is the
+        // helper, unguarded.
+        // SAFETY: this process has one thread (forked from one that had
+        // one); both sides go on as processes of their own.
+        let helper = unsafe { libc::fork() };
+        if helper > 0 {
+            drop(alive_write);
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                super::guardian::guardian_main(helper, target, heap, read_end);
+            }))
+            .is_ok();
+            // SAFETY: as the helper leaves below.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
         // Whatever happens in the helper, it never returns into the
         // program's code: a panic is caught here and the process leaves.
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -187,7 +203,7 @@ fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedF
     quiet_stdio();
     // `_alive` is held for the life of the helper: the program's end hangs
     // up when it goes.
-    let (parent_fd, _alive) = keep_only(parent_fd, alive);
+    let [parent_fd, _alive] = keep_only([parent_fd, alive]);
     // SAFETY: PR_SET_NAME with a NUL-terminated name.
     unsafe { libc::prctl(libc::PR_SET_NAME, c"zt-heapprofd".as_ptr()) };
     let shared = Shared {
@@ -250,7 +266,7 @@ fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedF
 
 /// Whether the program exited (its pidfd is readable) or exec'd (the pipe
 /// it held closed), waiting at most `wait`.
-fn program_gone(pidfd: Option<&OwnedFd>, pipe: &OwnedFd, wait: Duration) -> bool {
+pub(super) fn program_gone(pidfd: Option<&OwnedFd>, pipe: &OwnedFd, wait: Duration) -> bool {
     use rustix::event::{PollFd, PollFlags, poll};
     let mut fds = vec![PollFd::new(pipe, PollFlags::IN | PollFlags::HUP)];
     if let Some(p) = pidfd {
@@ -551,27 +567,28 @@ impl RecordSource for RingSource {
     }
 }
 
-/// Moves `fd` to descriptor 3 and `alive` to 4, and closes every other
-/// descriptor above stderr the program had open: the helper holds none of
-/// its pipes. (Where a move fails, both stay where they are, and so do the
-/// others.)
-fn keep_only(fd: OwnedFd, alive: OwnedFd) -> (OwnedFd, OwnedFd) {
-    // Out of the way first, so that neither move closes the other.
-    let (Some(high_fd), Some(high_alive)) = (dup_above(&fd, 10), dup_above(&alive, 10)) else {
-        return (fd, alive);
+/// Moves `fds` to descriptors 3, 4, ... in order, and closes every other
+/// descriptor above stderr the program had open: the helper and its
+/// guardian hold none of its files. (Where a move fails, all stay where
+/// they are, and so do the others.)
+pub(super) fn keep_only<const N: usize>(fds: [OwnedFd; N]) -> [OwnedFd; N] {
+    // Out of the way first, so that no move closes another.
+    let high: Vec<OwnedFd> = fds.iter().filter_map(|fd| dup_above(fd, 10)).collect();
+    let Ok(high) = <[OwnedFd; N]>::try_from(high) else {
+        return fds;
     };
-    drop(fd);
-    drop(alive);
-    let (Some(kept_fd), Some(kept_alive)) = (dup_onto(&high_fd, 3), dup_onto(&high_alive, 4))
-    else {
-        return (high_fd, high_alive);
+    drop(fds);
+    let kept: Vec<OwnedFd> = (0..N)
+        .filter_map(|i| dup_onto(&high[i], 3 + i as i32))
+        .collect();
+    let Ok(kept) = <[OwnedFd; N]>::try_from(kept) else {
+        return high;
     };
-    drop(high_fd);
-    drop(high_alive);
-    // SAFETY: closes descriptors 5 and up, none of which this process's
-    // helper code holds yet.
-    unsafe { libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32) };
-    (kept_fd, kept_alive)
+    drop(high);
+    // SAFETY: closes the descriptors above the kept ones, none of which
+    // this process's own code holds yet.
+    unsafe { libc::syscall(libc::SYS_close_range, 3 + N as u32, u32::MAX, 0u32) };
+    kept
 }
 
 /// A close-on-exec copy of `fd` at `min` or above.
@@ -591,7 +608,7 @@ fn dup_onto(fd: &OwnedFd, target: i32) -> Option<OwnedFd> {
     (r == target).then(|| unsafe { OwnedFd::from_raw_fd(target) })
 }
 
-fn quiet_stdio() {
+pub(super) fn quiet_stdio() {
     // SAFETY: opens /dev/null and moves it over stdin and stdout (the
     // program's output is not the helper's); stderr stays for messages.
     unsafe {

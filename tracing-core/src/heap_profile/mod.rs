@@ -24,7 +24,9 @@
 //! program starts no thread: the hook (`client.rs`) writes sampled
 //! allocations and frees into a ring shared (`shared_ring.rs`) with a
 //! helper process forked at load (`helper.rs`), which is the producer and
-//! runs the same profiler thread against the ring.
+//! runs the same profiler thread against the ring; the process it was
+//! forked from stays as its guardian (`guardian.rs`), which answers for a
+//! helper that died.
 
 mod config;
 mod dump;
@@ -40,6 +42,9 @@ mod capture;
 mod client;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod data_source;
+// Process-wide statics the loom build cannot make (no model uses them).
+#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+mod guardian;
 // Process-wide statics the loom build cannot make (no model uses them).
 #[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
 mod helper;
