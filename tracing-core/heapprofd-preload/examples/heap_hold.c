@@ -1,8 +1,9 @@
 /* The heap profiler's memory benchmark, C side (run by `cargo xtask
  * heap-cost`): `heap_hold_c MIB` keeps MIB MiB of small blocks (16 to 112
  * bytes) live, waits for the profiler to take every record, and prints
- * the peak RSS (KiB) of the preload library's helper process, found by its
- * name and by its command line (a forked copy of ours), or 0. */
+ * the peak RSS (KiB) of the preload library's helper process and of its
+ * guardian, summed, each found by its name and by its command line (a
+ * forked copy of ours), or 0. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,8 @@ static long helper_hwm_kb(void) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
         snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
-        if (!slurp(path, text, sizeof text) || strcmp(text, "zt-heapprofd\n") != 0)
+        if (!slurp(path, text, sizeof text) ||
+            (strcmp(text, "zt-heapprofd\n") != 0 && strcmp(text, "zt-heapguard\n") != 0))
             continue;
         snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
         if (slurp(path, theirs, sizeof theirs) != mine_n || memcmp(mine, theirs, mine_n) != 0)
@@ -38,7 +40,7 @@ static long helper_hwm_kb(void) {
         slurp(path, text, sizeof text);
         char *hwm = strstr(text, "VmHWM:");
         if (hwm)
-            kb = atol(hwm + 6);
+            kb += atol(hwm + 6);
     }
     if (d)
         closedir(d);
