@@ -28,13 +28,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ftrace_common::{Instance, tracefs};
-use protozero::{Decoder, HeapWriter, Message};
+use protozero::{Decoder, HeapWriter};
 use zerotrace_probes::procfs::ProcRoot;
 use zerotrace_probes::producer::ftrace::FtraceSource;
 use zerotrace_probes::producer::{DataSource, PacketSink, ProbeContext};
 use zerotrace_probes::protos::{
     FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder, data_source_field, packet_field,
 };
+use zerotrace_protos::protos::TracePacket;
 
 /// CPU time of the calling thread, ns.
 fn thread_cpu_ns() -> u64 {
@@ -106,11 +107,11 @@ struct Keep {
 }
 
 impl PacketSink for Keep {
-    fn packet(&mut self, f: &mut dyn FnMut(&mut Message<'_>)) {
+    fn packet(&mut self, f: &mut dyn FnMut(&mut TracePacket<'_>)) {
         let mut w = HeapWriter::new();
         {
-            let mut root = w.root();
-            f(&mut root);
+            let mut p = TracePacket::from_message(w.root());
+            f(&mut p);
         }
         self.packets.push(w.finish().unwrap_or_default());
     }

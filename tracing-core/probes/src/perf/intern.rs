@@ -1,5 +1,5 @@
 //! A sequence's interned callstacks, as Perfetto's profilers intern them:
-//! the one interner zerotrace-core's CPU and heap profilers share
-//! (`zerotrace_core::profile_intern`), re-exported here.
+//! the one interner the CPU and heap profilers share
+//! (`zerotrace_profiling::intern`), re-exported here.
 
-pub use zerotrace_core::profile_intern::{FrameDesc, Interner, MappingDesc, write_fixed};
+pub use zerotrace_profiling::intern::{FrameDesc, Interner, MappingDesc, write_fixed};

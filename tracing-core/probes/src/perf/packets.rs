@@ -129,7 +129,7 @@ fn write_event(m: &mut Message<'_>, f: &EventFields, spec: &EventSpec) {
 /// for them; the shard), then the fixed interned entries (id 0 of each
 /// string table).
 pub fn write_start(sink: &mut dyn PacketSink, d: &Defaults<'_>) {
-    sink.packet(&mut |p: &mut Message<'_>| {
+    sink.write_packet(&mut |p: &mut Message<'_>| {
         p.append_varint(packet_field::TIMESTAMP, d.ts);
         p.append_varint(
             packet_field::TIMESTAMP_CLOCK_ID,
@@ -161,7 +161,7 @@ pub fn write_start(sink: &mut dyn PacketSink, d: &Defaults<'_>) {
                 .set_chosen_process_shard(chosen);
         }
     });
-    sink.packet(&mut |p: &mut Message<'_>| {
+    sink.write_packet(&mut |p: &mut Message<'_>| {
         {
             let mut data = p.begin_nested(packet_field::INTERNED_DATA);
             write_fixed(&mut data);
@@ -222,7 +222,7 @@ pub fn write_sample(
     unwind_error: Option<StackUnwindError>,
 ) {
     let callstack = frames.map(|f| interner.callstack(f));
-    sink.packet(&mut |p: &mut Message<'_>| {
+    sink.write_packet(&mut |p: &mut Message<'_>| {
         begin(p, h.ts);
         if interner.has_new() {
             let mut data = p.begin_nested(packet_field::INTERNED_DATA);
@@ -247,7 +247,7 @@ pub fn write_sample(
 /// kernel-frames-only config met a user-mode sample): its counts, then
 /// who it was, in upstream's order for such samples.
 pub fn write_counts_only(sink: &mut dyn PacketSink, h: &SampleHeader, counts: &[u64]) {
-    sink.packet(&mut |p: &mut Message<'_>| {
+    sink.write_packet(&mut |p: &mut Message<'_>| {
         begin(p, h.ts);
         let mut s = PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE));
         s.set_cpu(h.cpu);
@@ -263,7 +263,7 @@ pub fn write_counts_only(sink: &mut dyn PacketSink, h: &SampleHeader, counts: &[
 /// the boot clock, and says so in `timestamp_clock_id` (the samples' clock
 /// may be another).
 pub fn write_records_lost(sink: &mut dyn PacketSink, ts: u64, cpu: u32, lost: u64) {
-    sink.packet(&mut |p: &mut Message<'_>| {
+    sink.write_packet(&mut |p: &mut Message<'_>| {
         begin(p, ts);
         p.append_varint(
             packet_field::TIMESTAMP_CLOCK_ID,
@@ -282,7 +282,7 @@ pub fn write_skipped(
     counts: &[u64],
     reason: SampleSkipReason,
 ) {
-    sink.packet(&mut |p: &mut Message<'_>| {
+    sink.write_packet(&mut |p: &mut Message<'_>| {
         begin(p, h.ts);
         let mut s = PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE));
         s.set_cpu(h.cpu)
@@ -298,7 +298,7 @@ pub fn write_skipped(
 /// `max_daemon_memory_kb` (`ts` on the boot clock, said in
 /// `timestamp_clock_id`).
 pub fn write_guardrail_stop(sink: &mut dyn PacketSink, ts: u64) {
-    sink.packet(&mut |p: &mut Message<'_>| {
+    sink.write_packet(&mut |p: &mut Message<'_>| {
         begin(p, ts);
         p.append_varint(
             packet_field::TIMESTAMP_CLOCK_ID,

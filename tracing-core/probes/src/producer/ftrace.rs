@@ -411,7 +411,7 @@ impl FtraceProbe {
             let mut taken = 0;
             let translator = &mut run.translator;
             let ksyms = &mut run.ksyms;
-            sink.packet(&mut |p| {
+            sink.write_packet(&mut |p| {
                 taken = translator.write_bundle(p, cpu, rest);
                 if let Some(k) = ksyms.as_mut() {
                     k.write_new(p, translator);
@@ -479,7 +479,7 @@ impl Probe for FtraceProbe {
                 // As upstream: the start says the buffer was kept, so that
                 // a reader keeps the events from before the start.
                 let preserve = self.options.preserve_ftrace_buffer;
-                sink.packet(&mut |p| {
+                sink.write_packet(&mut |p| {
                     write_ftrace_stats(
                         p,
                         now_ns,
@@ -502,7 +502,7 @@ impl Probe for FtraceProbe {
                 let mut failed = vec![format!("linux.ftrace not recording: {why}")];
                 failed.extend(self.options.refused.iter().map(|f| refusal(f)));
                 failed.extend(requested(&self.options));
-                sink.packet(&mut |p| {
+                sink.write_packet(&mut |p| {
                     write_ftrace_stats(
                         p,
                         now_ns,
@@ -561,7 +561,7 @@ impl Probe for FtraceProbe {
         let cpus = self.cpu_stats();
         if let Some(run) = &self.run {
             let parse_errors = run.translator.parse_errors();
-            sink.packet(&mut |p| {
+            sink.write_packet(&mut |p| {
                 write_ftrace_stats(
                     p,
                     now_ns,

@@ -12,6 +12,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
+use zerotrace_profiling::guardrail::MemoryGuardrail;
+
 use super::ds_config;
 pub use super::perf_scope::{Cmdline, ProcessSharding, cmdline_matches};
 use super::perf_scope::{ScopeState, read_cmdline};
@@ -619,12 +621,12 @@ impl PerfProbe {
     /// upstream checks it) and the instance's footprint is past
     /// `max_daemon_memory_kb`.
     fn over_memory(&mut self, now_ns: u64) -> bool {
-        let limit = self.options.max_daemon_memory_kb;
-        if limit == 0 || self.next_memory_check.is_some_and(|t| now_ns < t) {
+        let guardrail = MemoryGuardrail::new(self.options.max_daemon_memory_kb);
+        if guardrail.is_off() || self.next_memory_check.is_some_and(|t| now_ns < t) {
             return false;
         }
         self.next_memory_check = Some(now_ns.saturating_add(MEMORY_CHECK_PERIOD_NS));
-        (self.memory)(&self.footprint()).is_some_and(|kb| kb > u64::from(limit))
+        (self.memory)(&self.footprint()).is_some_and(|kb| guardrail.is_passed_by(kb))
     }
 
     /// Sets the first read, unwinder clear and memory check from the start

@@ -4,6 +4,8 @@
 //! DWARF CFI or frame pointers through `perf::unwind`, frames named at
 //! record time), each ending a failed walk with upstream's `ERROR` frame.
 
+use zerotrace_profiling::frame_desc::{error_frame, frame_desc};
+
 use crate::perf::config::UserFrames;
 use crate::perf::intern::{FrameDesc, MappingDesc};
 use crate::perf::records::Sample;
@@ -90,23 +92,7 @@ pub struct DwarfStacks(pub(crate) crate::perf::unwind::Unwinder, pub(crate) u64)
 impl DwarfStacks {
     fn frame(&mut self, pid: u32, f: &crate::perf::unwind::Frame) -> FrameDesc {
         let function = self.0.symbolize(pid, f).map(|s| s.name);
-        let mapping = f
-            .mapping
-            .as_ref()
-            .map_or_else(MappingDesc::default, |m| MappingDesc {
-                build_id: m.build_id().map(<[u8]>::to_vec).unwrap_or_default(),
-                path: String::from_utf8_lossy(&m.mapping.name).into_owned(),
-                start: m.mapping.start,
-                end: m.mapping.end,
-                exact_offset: m.exact_offset(),
-                start_offset: m.start_offset(),
-                load_bias: m.load_bias(),
-            });
-        FrameDesc {
-            mapping,
-            rel_pc: f.rel_pc,
-            function,
-        }
+        frame_desc(f, function)
     }
 
     /// An unwound stack's frames as the trace describes them, ended by
@@ -120,13 +106,7 @@ impl DwarfStacks {
         if u.error == crate::perf::unwind::UnwindErrorKind::None {
             return (frames, None);
         }
-        if let Some(name) = u.error.error_frame_name() {
-            frames.push(FrameDesc {
-                mapping: MappingDesc::default(),
-                rel_pc: 0,
-                function: Some(name.to_owned()),
-            });
-        }
+        frames.extend(error_frame(u.error));
         (frames, StackUnwindError::from_i32(u.error.proto_value()))
     }
 }

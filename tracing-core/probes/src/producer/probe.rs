@@ -8,43 +8,12 @@
 
 use std::sync::Arc;
 
-use protozero::{HeapWriter, Message};
-use zerotrace_core::producer::TraceWriter;
-
 use crate::procfs::{ProcError, ProcRoot};
 
-/// Where a probe writes its `TracePacket`s.
-pub trait PacketSink {
-    /// Writes one packet, its fields written by `f` into the raw
-    /// `TracePacket` message.
-    fn packet(&mut self, f: &mut dyn FnMut(&mut Message<'_>));
-}
-
-impl PacketSink for TraceWriter {
-    fn packet(&mut self, f: &mut dyn FnMut(&mut Message<'_>)) {
-        self.write_packet(|m| f(m));
-    }
-}
-
-/// A sink that keeps each packet's bytes (tests, tools).
-#[derive(Debug, Default)]
-pub struct BufferSink {
-    /// The encoded `TracePacket`s, in order.
-    pub packets: Vec<Vec<u8>>,
-}
-
-impl PacketSink for BufferSink {
-    fn packet(&mut self, f: &mut dyn FnMut(&mut Message<'_>)) {
-        let mut w = HeapWriter::new();
-        {
-            let mut root = w.root();
-            f(&mut root);
-        }
-        // A heap writer without size limits cannot fail to finish; keep an
-        // empty packet rather than lose the slot if it ever did.
-        self.packets.push(w.finish().unwrap_or_default());
-    }
-}
+/// Where a probe writes its `TracePacket`s: the profilers' one sink
+/// (`zerotrace-profiling`), a `TraceWriter` in the runtime and a
+/// [`BufferSink`] in tests.
+pub use zerotrace_profiling::{BufferSink, PacketSink};
 
 /// The clock probes stamp packets with (boot-clock ns in the runtime).
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;

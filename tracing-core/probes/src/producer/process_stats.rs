@@ -106,7 +106,7 @@ impl ProcessStatsProbe {
             record_thread_names: self.options.record_thread_names,
             record_process_age: self.options.record_process_age,
         };
-        sink.packet(&mut |p| {
+        sink.write_packet(&mut |p| {
             packets::write_process_tree(p, now_ns, processes, options, Some(end));
         });
         self.packets += 1;
@@ -172,7 +172,7 @@ impl ProcessStatsProbe {
         self.cache.keep_changed(&mut memory);
         let end = (self.ctx.clock)();
         let runtime = self.options.record_process_runtime;
-        sink.packet(&mut |p| {
+        sink.write_packet(&mut |p| {
             packets::write_process_stats(p, now_ns, &memory, runtime, Some(end));
         });
         self.packets += 1;

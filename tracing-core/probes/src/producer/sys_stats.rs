@@ -130,7 +130,7 @@ impl Probe for SysStatsProbe {
         self.errors.record(&self.ctx, NAME, &errors);
         let end = (self.ctx.clock)();
         let selection = &self.options.selection;
-        sink.packet(&mut |p| {
+        sink.write_packet(&mut |p| {
             packets::write_sys_stats(p, now_ns, selection, &sample, Some(end));
         });
         self.packets += 1;

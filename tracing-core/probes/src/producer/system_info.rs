@@ -36,7 +36,7 @@ impl Probe for SystemInfoProbe {
     fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
         match sample::read_cpu_descriptions(&self.ctx.root) {
             Ok(cpus) => {
-                sink.packet(&mut |p| packets::write_cpu_info(p, now_ns, &cpus));
+                sink.write_packet(&mut |p| packets::write_cpu_info(p, now_ns, &cpus));
                 self.packets += 1;
             }
             Err(e) => self.errors.record(&self.ctx, NAME, &[e]),
