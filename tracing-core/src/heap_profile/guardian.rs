@@ -128,6 +128,9 @@ pub(crate) fn guard(helper: libc::pid_t, target: u32, heap: &'static str, progra
 fn connect(endpoint: &Endpoint, target: u32, heap: &'static str) -> Option<Arc<ProducerClient>> {
     let opts = ProducerOptions {
         name: format!("heapprofd.{target}"),
+        // One short try: the loop tries again, and watches the
+        // program in between.
+        connect_timeout: super::helper::CONNECT_TRY,
         ..ProducerOptions::default()
     };
     let p = Arc::new(ProducerClient::connect(endpoint, opts).ok()?);

@@ -42,6 +42,10 @@ use crate::producer::{
 /// committed: pages are backed only where a session's ring reaches).
 pub(crate) const MAPPING_BYTES: usize = RING_OFFSET + MAX_SHMEM_SIZE as usize;
 
+/// How long one attempt to reach the service may take (with no service,
+/// the helper and its guardian try again each second, and between tries
+/// see the program go: they must not outlive it by a long connect).
+pub(super) const CONNECT_TRY: Duration = Duration::from_millis(200);
 /// How long the last dump may take at the program's exit.
 const EXIT_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a new session waits for a client thread to finish a frame.
@@ -230,6 +234,9 @@ fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedF
         if producer.is_none() && Instant::now() >= next_try {
             let opts = ProducerOptions {
                 name: format!("heapprofd.{target}"),
+                // One short try: the loop tries again, and watches the
+                // program in between.
+                connect_timeout: CONNECT_TRY,
                 ..ProducerOptions::default()
             };
             match ProducerClient::connect(&endpoint, opts) {
