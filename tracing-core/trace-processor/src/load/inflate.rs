@@ -1,0 +1,44 @@
+//! `compressed_packets`: a zlib stream holding more `TracePacket`s (framed
+//! as a `Trace`), inflated with a cap on the output so a small hostile
+//! payload cannot claim unbounded memory.
+
+use std::io::Read;
+
+/// Most bytes one `compressed_packets` field may inflate to.
+pub const MAX_INFLATED: u64 = 64 << 20;
+
+/// Why a payload was not inflated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InflateError {
+    /// Not a valid zlib stream.
+    Corrupt,
+    /// More than [`MAX_INFLATED`] bytes.
+    TooLarge,
+}
+
+/// Inflates a zlib stream, at most [`MAX_INFLATED`] bytes.
+pub fn inflate(payload: &[u8]) -> Result<Vec<u8>, InflateError> {
+    let mut out = Vec::new();
+    let mut dec = flate2::read::ZlibDecoder::new(payload).take(MAX_INFLATED + 1);
+    dec.read_to_end(&mut out)
+        .map_err(|_| InflateError::Corrupt)?;
+    if out.len() as u64 > MAX_INFLATED {
+        return Err(InflateError::TooLarge);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn round_trip_and_garbage() {
+        let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(b"hello").unwrap();
+        let z = enc.finish().unwrap();
+        assert_eq!(inflate(&z).unwrap(), b"hello");
+        assert_eq!(inflate(b"not zlib"), Err(InflateError::Corrupt));
+    }
+}

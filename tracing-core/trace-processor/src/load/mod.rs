@@ -1,0 +1,571 @@
+//! The sans-IO loading core: `push` bytes of a `Trace` in chunks split
+//! anywhere, `finish`, and get the tables. Inside: the stream splitter, the
+//! per-sequence state (incremental state, interning, defaults, losses),
+//! clock conversion, `compressed_packets` expansion with bounds, then a
+//! sort by timestamp across sequences and the parsers.
+//!
+//! Sorting: packets are kept until `finish` and sorted there in full (a
+//! stable sort, so packets with equal timestamps keep their stream order).
+//! Upstream sorts within a moving window while loading; a full sort is the
+//! simpler first step and gives the same order for any trace whose
+//! out-of-order data fits upstream's window. Packets whose clock cannot be
+//! converted yet are held to `finish` and converted then, as upstream
+//! defers them to the end of the trace.
+
+pub mod clock;
+pub mod descriptors;
+pub mod inflate;
+pub mod sequence;
+pub mod tokenizer;
+mod track_event_times;
+
+use std::collections::HashMap;
+
+use protozero::Decoder;
+use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacketDecoder, TrackDescriptorDecoder};
+
+use crate::error::TraceError;
+use crate::parser::Parser;
+use crate::storage::Storage;
+use clock::{ClockTracker, clock_key};
+use descriptors::{Descriptor, Descriptors};
+use sequence::{Generation, SequenceState};
+use tokenizer::TraceTokenizer;
+pub use track_event_times::TrackEventTimes;
+
+/// Deepest nesting of `compressed_packets` inside `compressed_packets`.
+pub const MAX_COMPRESSION_DEPTH: u32 = 2;
+
+/// `TracePacket.sequence_flags` bits.
+const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
+
+/// A packet read and waiting for the sort.
+#[derive(Debug)]
+pub struct Packet {
+    /// Time on the trace clock.
+    pub ts: i64,
+    /// The packet's bytes.
+    pub bytes: Vec<u8>,
+    /// Index of its sequence's generation.
+    pub generation: u32,
+    /// For a TrackEvent: the times and values resolved in stream order.
+    pub track_event: Option<TrackEventTimes>,
+    /// Position in the stream (ties in `ts` keep stream order).
+    pub order: u64,
+}
+
+/// A packet whose clock could not be converted when it was read.
+#[derive(Debug)]
+struct Deferred {
+    clock: u64,
+    ns: i64,
+    packet: Packet,
+}
+
+/// The loading core: bytes in, [`Storage`] out.
+#[derive(Debug)]
+pub struct Loader {
+    tokenizer: TraceTokenizer,
+    clocks: ClockTracker,
+    sequences: HashMap<u32, SequenceState>,
+    generations: Vec<Generation>,
+    descriptors: Descriptors,
+    packets: Vec<Packet>,
+    deferred: Vec<Deferred>,
+    latest_ts: i64,
+    storage: Storage,
+    /// sequence id → buffer, from TraceStats.writer_stats (read at finish).
+    writer_buffers: Vec<(u32, u32)>,
+    bytes_pushed: u64,
+    next_order: u64,
+}
+
+impl Default for Loader {
+    fn default() -> Self {
+        Loader {
+            tokenizer: TraceTokenizer::default(),
+            clocks: ClockTracker::default(),
+            sequences: HashMap::new(),
+            // Generation 0: packets without a sequence.
+            generations: vec![Generation::default()],
+            descriptors: Descriptors::default(),
+            packets: Vec::new(),
+            deferred: Vec::new(),
+            latest_ts: 0,
+            storage: Storage::default(),
+            writer_buffers: Vec::new(),
+            bytes_pushed: 0,
+            next_order: 0,
+        }
+    }
+}
+
+/// Everything `finish` hands the parsers.
+pub struct Loaded {
+    /// The sorted packets.
+    pub packets: Vec<Packet>,
+    /// Generations the packets point into.
+    pub generations: Vec<Generation>,
+    /// Track descriptors by uuid.
+    pub descriptors: Descriptors,
+    /// The storage with the tokenizer's stats and metadata.
+    pub storage: Storage,
+    /// The clocks, for timestamps inside packets.
+    pub clocks: ClockTracker,
+}
+
+impl Loader {
+    /// A loader for a new trace.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next bytes of the trace.
+    pub fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
+        self.bytes_pushed += data.len() as u64;
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        self.tokenizer.push(data, &mut |p| out.push(p.to_vec()))?;
+        for p in out {
+            self.on_packet(p, 0);
+        }
+        Ok(())
+    }
+
+    /// Ends the trace: converts held packets, sorts, parses.
+    pub fn finish(mut self) -> Result<Storage, TraceError> {
+        if self.tokenizer.pending_len() > 0 {
+            // A truncated last packet: what came before it still loads.
+            self.storage.stats.incr("tokenizer_skipped_packets");
+        }
+        let deferred = std::mem::take(&mut self.deferred);
+        for mut d in deferred {
+            match self.clocks.trace_time(d.clock, d.ns) {
+                Ok(ts) => {
+                    d.packet.ts = ts;
+                    self.packets.push(d.packet);
+                }
+                Err(_) => {
+                    self.storage.stats.incr("clock_sync_failure");
+                    self.storage
+                        .stats
+                        .incr("clock_sync_failure_undeferrable_packet_loss");
+                }
+            }
+        }
+        self.packets.sort_by_key(|p| (p.ts, p.order));
+        self.sequence_stats();
+        let loaded = Loaded {
+            packets: self.packets,
+            generations: self.generations,
+            descriptors: self.descriptors,
+            storage: self.storage,
+            clocks: self.clocks,
+        };
+        Ok(Parser::run(loaded))
+    }
+
+    /// Packet loss per buffer, as upstream derives it from the sequences
+    /// named in `TraceStats.writer_stats`.
+    fn sequence_stats(&mut self) {
+        let mut per_buffer: std::collections::BTreeMap<u32, (i64, i64)> = Default::default();
+        let mut seen = std::collections::HashSet::new();
+        for &(seq, buf) in &self.writer_buffers {
+            if !seen.insert((seq, buf)) {
+                continue;
+            }
+            if let Some(s) = self.sequences.get(&seq) {
+                let e = per_buffer.entry(buf).or_default();
+                e.0 += i64::from(s.previous_packet_dropped_count);
+                if s.needs_incremental_state_skipped > 0
+                    && s.needs_incremental_state_skipped == s.needs_incremental_state_total
+                {
+                    e.1 += 1;
+                }
+            }
+        }
+        for (buf, (loss, dropped)) in per_buffer {
+            let stats = &mut self.storage.stats;
+            stats.set_indexed("traced_buf_sequence_packet_loss", i64::from(buf), loss);
+            stats.set_indexed(
+                "traced_buf_incremental_sequences_dropped",
+                i64::from(buf),
+                dropped,
+            );
+        }
+    }
+
+    fn new_generation(&mut self, valid: bool, inherit: Option<u32>) -> u32 {
+        let id = u32::try_from(self.generations.len()).unwrap_or(u32::MAX);
+        let mut g = Generation {
+            valid,
+            ..Generation::default()
+        };
+        if let Some(prev) = inherit.and_then(|i| self.generations.get(i as usize)) {
+            g.trusted_pid = prev.trusted_pid;
+            g.thread = prev.thread;
+        }
+        self.generations.push(g);
+        id
+    }
+
+    fn on_packet(&mut self, bytes: Vec<u8>, depth: u32) {
+        let pkt = TracePacketDecoder::new(&bytes);
+        if let Some(compressed) = pkt.compressed_packets() {
+            self.on_compressed(compressed, depth);
+            return;
+        }
+        let seq_id = pkt.trusted_packet_sequence_id();
+        let seq = seq_id.unwrap_or(0);
+        let inserted = !self.sequences.contains_key(&seq);
+        if inserted {
+            let g = if seq == 0 {
+                0
+            } else {
+                self.new_generation(false, None)
+            };
+            self.sequences.insert(
+                seq,
+                SequenceState {
+                    generation: g,
+                    ..SequenceState::default()
+                },
+            );
+        }
+        let dropped = pkt.previous_packet_dropped().unwrap_or(0) != 0;
+        if seq_id.is_some() && !inserted && dropped {
+            if let Some(s) = self.sequences.get_mut(&seq) {
+                s.previous_packet_dropped_count += 1;
+            }
+        }
+        let flags = pkt.sequence_flags().unwrap_or(0);
+        let cleared = pkt.incremental_state_cleared().unwrap_or(false)
+            || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0;
+        if cleared {
+            if seq_id.is_none() {
+                self.storage
+                    .stats
+                    .incr("incremental_state_cleared_missing_sequence_id");
+            } else {
+                self.clear_incremental_state(seq);
+            }
+        } else if dropped && seq_id.is_some() {
+            // Loss invalidates the state until the next clear.
+            let cur = self.sequences.get(&seq).map_or(0, |s| s.generation);
+            let g = self.new_generation(false, Some(cur));
+            if let Some(s) = self.sequences.get_mut(&seq) {
+                s.generation = g;
+            }
+        }
+        let gen_idx = self.sequences.get(&seq).map_or(0, |s| s.generation);
+        if let Some(pid) = pkt.trusted_pid() {
+            if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+                g.trusted_pid = Some(i64::from(pid));
+            }
+        }
+        if let Some(defaults) = pkt.trace_packet_defaults_bytes() {
+            if seq_id.is_none() {
+                self.storage
+                    .stats
+                    .incr("trace_packet_defaults_missing_sequence_id");
+            } else if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+                g.defaults = Some(defaults.to_vec());
+            }
+        }
+        if let Some(interned) = pkt.interned_data_bytes() {
+            if seq_id.is_none() {
+                self.storage.stats.incr("interned_data_missing_sequence_id");
+            } else {
+                self.add_interned(gen_idx, interned);
+            }
+        }
+        if let Some(snapshot) = pkt.clock_snapshot_bytes() {
+            self.on_clock_snapshot(snapshot, seq);
+            return;
+        }
+        if let Some(stats) = pkt.trace_stats() {
+            for w in stats.writer_stats() {
+                let s = u32::try_from(w.sequence_id().unwrap_or(0)).unwrap_or(0);
+                self.writer_buffers.push((s, w.buffer().unwrap_or(0)));
+            }
+        }
+        if flags & SEQ_NEEDS_INCREMENTAL_STATE != 0 && seq_id.is_some() {
+            let valid = self
+                .generations
+                .get(gen_idx as usize)
+                .is_some_and(|g| g.valid);
+            if let Some(s) = self.sequences.get_mut(&seq) {
+                s.needs_incremental_state_total += 1;
+                if !valid {
+                    s.needs_incremental_state_skipped += 1;
+                }
+            }
+            if !valid {
+                self.storage
+                    .stats
+                    .incr("packet_skipped_seq_needs_incremental_state_invalid");
+                return;
+            }
+        }
+        if let Some(config) = pkt.trace_config() {
+            if let Some(clock) = config
+                .builtin_data_sources()
+                .and_then(|b| b.primary_trace_clock_raw())
+            {
+                if clock > 0 {
+                    self.clocks.set_trace_clock(clock as u64);
+                }
+            }
+        }
+        if let Some(td) = pkt.track_descriptor_bytes() {
+            self.register_descriptor(td);
+        }
+        if let Some(thread) = pkt.thread_descriptor() {
+            if let Some(s) = self.sequences.get_mut(&seq) {
+                s.track_event_timestamp_us = thread.reference_timestamp_us();
+                s.track_event_thread_time_us = thread.reference_thread_time_us();
+                s.track_event_instruction_count = thread.reference_thread_instruction_count();
+                s.thread = Some((
+                    i64::from(thread.pid().unwrap_or(0)),
+                    thread.tid().unwrap_or(0),
+                ));
+            }
+            if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+                g.thread = Some((
+                    i64::from(thread.pid().unwrap_or(0)),
+                    thread.tid().unwrap_or(0),
+                ));
+            }
+        }
+        self.timestamp_and_queue(bytes, seq, seq_id.is_some(), gen_idx);
+    }
+
+    fn clear_incremental_state(&mut self, seq: u32) {
+        let cur = self.sequences.get(&seq).map(|s| s.generation);
+        let g = self.new_generation(true, cur);
+        if let Some(s) = self.sequences.get_mut(&seq) {
+            s.generation = g;
+            s.incremental_counters.clear();
+            s.track_event_timestamp_us = None;
+            s.track_event_thread_time_us = None;
+            s.track_event_instruction_count = None;
+        }
+    }
+
+    fn on_compressed(&mut self, compressed: &[u8], depth: u32) {
+        if depth >= MAX_COMPRESSION_DEPTH {
+            self.storage.stats.incr("tokenizer_skipped_packets");
+            return;
+        }
+        let inflated = match inflate::inflate(compressed) {
+            Ok(b) => b,
+            Err(_) => {
+                self.storage.stats.incr("tokenizer_skipped_packets");
+                return;
+            }
+        };
+        let mut inner = TraceTokenizer::default();
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        let res = inner.push(&inflated, &mut |p| out.push(p.to_vec()));
+        if res.is_err() || inner.pending_len() > 0 {
+            self.storage.stats.incr("tokenizer_skipped_packets");
+        }
+        drop(inflated);
+        for p in out {
+            self.on_packet(p, depth + 1);
+        }
+    }
+
+    fn add_interned(&mut self, gen_idx: u32, interned: &[u8]) {
+        let Some(g) = self.generations.get_mut(gen_idx as usize) else {
+            return;
+        };
+        let mut d = Decoder::new(interned);
+        while let Some(field) = d.read_field() {
+            let Ok(field) = field else {
+                self.storage.stats.incr("interned_data_tokenizer_errors");
+                return;
+            };
+            let Ok(msg) = field.as_bytes() else {
+                continue;
+            };
+            let iid = Decoder::new(msg)
+                .find_last(1)
+                .and_then(|f| f.as_u64().ok())
+                .unwrap_or(0);
+            g.interned.insert((field.id, iid), msg.to_vec());
+        }
+    }
+
+    fn on_clock_snapshot(&mut self, bytes: &[u8], seq: u32) {
+        let snap = ClockSnapshotDecoder::new(bytes);
+        if let Some(primary) = snap.primary_trace_clock_raw() {
+            if primary > 0 {
+                self.clocks.set_trace_clock(primary as u64);
+            }
+        }
+        let clocks: Vec<(u64, u64, u64, bool)> = snap
+            .clocks()
+            .map(|c| {
+                (
+                    clock_key(u64::from(c.clock_id().unwrap_or(0)), seq),
+                    c.timestamp().unwrap_or(0),
+                    c.unit_multiplier_ns().unwrap_or(1),
+                    c.is_incremental().unwrap_or(false),
+                )
+            })
+            .collect();
+        let Some(snap) = self.clocks.add_snapshot(&clocks) else {
+            self.storage.stats.incr("invalid_clock_snapshots");
+            return;
+        };
+        let trace_clock = self.clocks.trace_clock();
+        let snapshot_id = self
+            .storage
+            .clock_snapshots
+            .last()
+            .map_or(0, |r| r.snapshot_id + 1);
+        let ts = snap
+            .iter()
+            .find(|c| c.key == trace_clock)
+            .map(|c| c.ns)
+            .or_else(|| {
+                snap.first()
+                    .and_then(|c| self.clocks.trace_time(c.key, c.ns).ok())
+            });
+        if let Some(ts) = ts {
+            for c in &snap {
+                let name = builtin_clock_name(c.key);
+                let clock_name = self.storage.strings.intern_opt(name);
+                self.storage
+                    .clock_snapshots
+                    .push(crate::storage::rows::ClockSnapshotRow {
+                        ts,
+                        clock_id: c.key as i64,
+                        clock_name,
+                        clock_value: c.ns,
+                        snapshot_id,
+                    });
+            }
+        }
+    }
+
+    fn register_descriptor(&mut self, bytes: &[u8]) {
+        let td = TrackDescriptorDecoder::new(bytes);
+        let Some(uuid) = td.uuid() else {
+            self.storage.stats.incr("track_event_tokenizer_errors");
+            return;
+        };
+        let counter = td.counter();
+        self.descriptors.register(Descriptor {
+            bytes: bytes.to_vec(),
+            uuid,
+            parent_uuid: td.parent_uuid(),
+            is_incremental_counter: counter
+                .as_ref()
+                .is_some_and(|c| c.is_incremental().unwrap_or(false)),
+            order: 0,
+        });
+    }
+
+    fn timestamp_and_queue(&mut self, bytes: Vec<u8>, seq: u32, has_seq: bool, gen_idx: u32) {
+        let pkt = TracePacketDecoder::new(&bytes);
+        let mut clock_id = pkt.timestamp_clock_id().unwrap_or(0);
+        if clock_id == 0 {
+            if let Some(d) = self
+                .generations
+                .get(gen_idx as usize)
+                .and_then(|g| g.defaults.as_deref())
+            {
+                clock_id = zerotrace_protos::protos::TracePacketDefaultsDecoder::new(d)
+                    .timestamp_clock_id()
+                    .unwrap_or(0);
+            }
+        }
+        let mut pending_clock = None;
+        let ts = match pkt.timestamp() {
+            Some(raw) => {
+                let key = if clock_id == 0 {
+                    self.clocks.trace_clock()
+                } else {
+                    clock_key(u64::from(clock_id), seq)
+                };
+                let raw = i64::try_from(raw).unwrap_or(i64::MAX);
+                let ns = match self.clocks.clock_ns(key, raw) {
+                    Ok(ns) => ns,
+                    Err(_) => {
+                        self.storage.stats.incr("clock_sync_failure");
+                        return;
+                    }
+                };
+                if clock_id == 0 {
+                    ns
+                } else {
+                    match self.clocks.trace_time(key, ns) {
+                        Ok(ts) => ts,
+                        Err(_) => {
+                            pending_clock = Some((key, ns));
+                            ns
+                        }
+                    }
+                }
+            }
+            None => self.latest_ts,
+        };
+        if pending_clock.is_none() {
+            self.latest_ts = self.latest_ts.max(ts);
+        }
+        let mut packet = Packet {
+            ts,
+            bytes: Vec::new(),
+            generation: gen_idx,
+            track_event: None,
+            order: self.next_order,
+        };
+        self.next_order += 1;
+        if pkt.has_track_event() {
+            if !has_seq {
+                self.storage.stats.incr("track_event_missing_sequence_id");
+                return;
+            }
+            let times = track_event_times::tokenize(
+                &pkt,
+                ts,
+                self.sequences.entry(seq).or_default(),
+                self.generations.get(gen_idx as usize),
+                &self.descriptors,
+                &mut self.clocks,
+                &mut self.storage.stats,
+            );
+            match times {
+                Some(t) => {
+                    if t.ts != ts {
+                        // A TrackEvent's own timestamp replaces the packet's.
+                        pending_clock = None;
+                    }
+                    packet.ts = t.ts;
+                    packet.track_event = Some(t);
+                }
+                None => return,
+            }
+        }
+        packet.bytes = bytes;
+        match pending_clock {
+            Some((clock, ns)) => self.deferred.push(Deferred { clock, ns, packet }),
+            None => self.packets.push(packet),
+        }
+    }
+}
+
+/// Name of a builtin clock id.
+fn builtin_clock_name(id: u64) -> Option<&'static str> {
+    Some(match id {
+        1 => "REALTIME",
+        2 => "REALTIME_COARSE",
+        3 => "MONOTONIC",
+        4 => "MONOTONIC_COARSE",
+        5 => "MONOTONIC_RAW",
+        6 => "BOOTTIME",
+        _ => return None,
+    })
+}

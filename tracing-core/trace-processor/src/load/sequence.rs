@@ -1,0 +1,52 @@
+//! Per-sequence state: each `trusted_packet_sequence_id` has generations of
+//! incremental state (a clear starts a new one); a generation holds the
+//! interned data and the `TracePacketDefaults` its packets resolve against,
+//! plus the legacy TrackEvent reference times. Packets keep the index of
+//! the generation they were read in, so sorting them later loses nothing.
+
+use std::collections::HashMap;
+
+/// Incremental state of one sequence between two clears.
+#[derive(Debug, Default)]
+pub struct Generation {
+    /// Interned messages by (InternedData field number, iid): their bytes.
+    pub interned: HashMap<(u32, u64), Vec<u8>>,
+    /// The `TracePacketDefaults` bytes in force.
+    pub defaults: Option<Vec<u8>>,
+    /// Whether the state is valid (cleared at least once, no loss since).
+    pub valid: bool,
+    /// `trusted_pid` of the sequence's packets.
+    pub trusted_pid: Option<i64>,
+    /// The (pid, tid) of the sequence's ThreadDescriptor.
+    pub thread: Option<(i64, i64)>,
+}
+
+impl Generation {
+    /// Interned bytes of a kind and iid.
+    pub fn interned(&self, field: u32, iid: u64) -> Option<&[u8]> {
+        self.interned.get(&(field, iid)).map(Vec::as_slice)
+    }
+}
+
+/// What a sequence keeps across its packets.
+#[derive(Debug, Default)]
+pub struct SequenceState {
+    /// Index of the current generation in the loader's list.
+    pub generation: u32,
+    /// Packets after a `previous_packet_dropped`.
+    pub previous_packet_dropped_count: u32,
+    /// Packets that needed incremental state.
+    pub needs_incremental_state_total: u32,
+    /// ... and were skipped because it was invalid.
+    pub needs_incremental_state_skipped: u32,
+    /// Legacy TrackEvent timestamps: the running value in µs.
+    pub track_event_timestamp_us: Option<i64>,
+    /// Legacy TrackEvent thread time: the running value in µs.
+    pub track_event_thread_time_us: Option<i64>,
+    /// Legacy TrackEvent instruction count: the running value.
+    pub track_event_instruction_count: Option<i64>,
+    /// Running values of incremental counter tracks, by uuid.
+    pub incremental_counters: HashMap<u64, f64>,
+    /// The pid and tid of the ThreadDescriptor of this sequence.
+    pub thread: Option<(i64, i64)>,
+}

@@ -1,0 +1,156 @@
+//! Splitting a `Trace` byte stream into its packets however the bytes
+//! arrive: `push` takes chunks of any size, keeps the unfinished tail, and
+//! hands out each complete field 1 (`TracePacket`); other fields of `Trace`
+//! are skipped as upstream skips them.
+
+use crate::error::TraceError;
+
+/// Largest packet accepted (upstream's limit for one packet is far
+/// smaller in practice; this bounds what a hostile length can make us keep).
+pub const MAX_PACKET_SIZE: u64 = 256 << 20;
+
+/// The stream splitter.
+#[derive(Debug, Default)]
+pub struct TraceTokenizer {
+    pending: Vec<u8>,
+    /// Offset in the stream of `pending[0]`.
+    offset: u64,
+}
+
+/// A varint read from the front of `buf`: Ok(None) when it is incomplete.
+fn read_varint(buf: &[u8], at: u64) -> Result<Option<(u64, usize)>, TraceError> {
+    let mut value: u64 = 0;
+    for (i, b) in buf.iter().enumerate().take(10) {
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok(Some((value, i + 1)));
+        }
+    }
+    if buf.len() >= 10 {
+        return Err(TraceError::NotATrace { offset: at });
+    }
+    Ok(None)
+}
+
+impl TraceTokenizer {
+    /// Feeds bytes; calls `on_packet` with each complete packet's bytes.
+    pub fn push(
+        &mut self,
+        mut data: &[u8],
+        on_packet: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), TraceError> {
+        // Fast path: nothing pending, parse straight from `data`.
+        if self.pending.is_empty() {
+            let used = self.split(data, on_packet)?;
+            self.offset += used as u64;
+            data = &data[used..];
+            self.pending.extend_from_slice(data);
+            return Ok(());
+        }
+        self.pending.extend_from_slice(data);
+        let pending = std::mem::take(&mut self.pending);
+        let used = self.split(&pending, on_packet)?;
+        self.offset += used as u64;
+        self.pending = pending[used..].to_vec();
+        Ok(())
+    }
+
+    /// Parses whole fields from `buf`; returns how many bytes were used.
+    fn split(&self, buf: &[u8], on_packet: &mut dyn FnMut(&[u8])) -> Result<usize, TraceError> {
+        let mut pos = 0usize;
+        loop {
+            let at = self.offset + pos as u64;
+            let Some((tag, tag_len)) = read_varint(&buf[pos..], at)? else {
+                return Ok(pos);
+            };
+            let field = tag >> 3;
+            let wire = tag & 7;
+            if field == 0 {
+                return Err(TraceError::NotATrace { offset: at });
+            }
+            let body = pos + tag_len;
+            let end = match wire {
+                0 => match read_varint(&buf[body..], at)? {
+                    Some((_, n)) => body + n,
+                    None => return Ok(pos),
+                },
+                1 => body + 8,
+                5 => body + 4,
+                2 => {
+                    let Some((len, n)) = read_varint(&buf[body..], at)? else {
+                        return Ok(pos);
+                    };
+                    if len > MAX_PACKET_SIZE {
+                        return Err(TraceError::PacketTooLarge {
+                            offset: at,
+                            len,
+                            max: MAX_PACKET_SIZE,
+                        });
+                    }
+                    // len <= MAX_PACKET_SIZE fits usize on 64- and 32-bit.
+                    let start = body + n;
+                    let end = start.saturating_add(len as usize);
+                    if end > buf.len() {
+                        return Ok(pos);
+                    }
+                    if field == 1 {
+                        on_packet(&buf[start..end]);
+                    }
+                    end
+                }
+                _ => return Err(TraceError::NotATrace { offset: at }),
+            };
+            if end > buf.len() {
+                return Ok(pos);
+            }
+            pos = end;
+        }
+    }
+
+    /// Bytes of an unfinished field at the end of the stream.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packets(chunks: &[&[u8]]) -> Result<Vec<Vec<u8>>, TraceError> {
+        let mut t = TraceTokenizer::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            t.push(c, &mut |p| out.push(p.to_vec()))?;
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn any_split_gives_the_same_packets() {
+        // packet "ab", an unknown varint field 2, packet "" and packet "xyz".
+        let trace = [
+            0x0a, 2, b'a', b'b', 0x10, 0x96, 0x01, 0x0a, 0, 0x0a, 3, b'x', b'y', b'z',
+        ];
+        let whole = packets(&[&trace]).unwrap();
+        assert_eq!(whole, vec![b"ab".to_vec(), vec![], b"xyz".to_vec()]);
+        for i in 0..trace.len() {
+            for j in i..trace.len() {
+                let got = packets(&[&trace[..i], &trace[i..j], &trace[j..]]).unwrap();
+                assert_eq!(got, whole, "split at {i},{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(packets(&[&[0x0b, 1, 2]]).is_err());
+        assert!(packets(&[&[0x00]]).is_err());
+        assert!(packets(&[&[0xff; 20]]).is_err());
+        let huge = [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f];
+        assert!(matches!(
+            packets(&[&huge]),
+            Err(TraceError::PacketTooLarge { .. })
+        ));
+    }
+}

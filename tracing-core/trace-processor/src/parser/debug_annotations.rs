@@ -1,0 +1,188 @@
+//! Debug annotations as args: `debug.<name>`, dictionaries as dotted keys,
+//! arrays as `[i]` in the key (left out of the flat key), each value typed
+//! as upstream types it; interned names and string values resolved through
+//! the packet's sequence.
+
+use zerotrace_protos::protos::DebugAnnotationDecoder;
+use zerotrace_protos::protos::debug_annotation::NestedValueDecoder;
+
+use crate::load::sequence::Generation;
+use crate::storage::Storage;
+use crate::storage::args::{ArgSetBuilder, ArgValue};
+
+/// InternedData field of debug annotation names.
+const DEBUG_ANNOTATION_NAMES: u32 = 3;
+/// InternedData field of interned debug annotation string values.
+const DEBUG_ANNOTATION_STRING_VALUES: u32 = 29;
+
+/// Deepest nesting of dictionaries and arrays read.
+const MAX_DEPTH: u32 = 32;
+
+/// The string of an interned message's field 2 (names and strings are
+/// field 2 of every interned kind used here).
+pub fn interned_str(generation: &Generation, field: u32, iid: u64) -> Option<String> {
+    let bytes = generation.interned(field, iid)?;
+    let f = protozero::Decoder::new(bytes).find_last(2)?;
+    let b = f.as_bytes().ok()?;
+    Some(String::from_utf8_lossy(b).into_owned())
+}
+
+/// Adds one annotation under `debug.`; false when a name was missing.
+pub fn add(
+    storage: &mut Storage,
+    args: &mut ArgSetBuilder,
+    generation: &Generation,
+    a: &DebugAnnotationDecoder<'_>,
+) -> bool {
+    let name = match (a.name(), a.name_iid()) {
+        (Some(n), _) => n.to_owned(),
+        (None, Some(iid)) => match interned_str(generation, DEBUG_ANNOTATION_NAMES, iid) {
+            Some(n) => n,
+            None => return false,
+        },
+        (None, None) => return false,
+    };
+    let key = format!("debug.{name}");
+    add_value(storage, args, generation, a, &key.clone(), &key, 0)
+}
+
+fn add_value(
+    storage: &mut Storage,
+    args: &mut ArgSetBuilder,
+    generation: &Generation,
+    a: &DebugAnnotationDecoder<'_>,
+    flat_key: &str,
+    key: &str,
+    depth: u32,
+) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let value = if let Some(v) = a.bool_value() {
+        Some(ArgValue::Bool(v))
+    } else if let Some(v) = a.uint_value() {
+        Some(ArgValue::Uint(v))
+    } else if let Some(v) = a.int_value() {
+        Some(ArgValue::Int(v))
+    } else if let Some(v) = a.double_value() {
+        Some(ArgValue::Real(v))
+    } else if let Some(v) = a.string_value() {
+        Some(ArgValue::String(storage.strings.intern(v)))
+    } else if let Some(iid) = a.string_value_iid() {
+        match interned_str(generation, DEBUG_ANNOTATION_STRING_VALUES, iid) {
+            Some(s) => Some(ArgValue::String(storage.strings.intern(&s))),
+            None => return false,
+        }
+    } else if let Some(v) = a.pointer_value() {
+        Some(ArgValue::Pointer(v))
+    } else if let Some(v) = a.legacy_json_value() {
+        Some(ArgValue::Json(storage.strings.intern(v)))
+    } else {
+        None
+    };
+    if let Some(v) = value {
+        let fk = storage.strings.intern(flat_key);
+        let k = storage.strings.intern(key);
+        args.add(fk, k, v);
+        return true;
+    }
+    if let Some(nested) = a.nested_value() {
+        return add_nested(storage, args, &nested, flat_key, key, depth + 1);
+    }
+    let mut ok = true;
+    if a.has_dict_entries() {
+        for entry in a.dict_entries() {
+            let Some(n) = entry.name().map(str::to_owned).or_else(|| {
+                entry
+                    .name_iid()
+                    .and_then(|i| interned_str(generation, DEBUG_ANNOTATION_NAMES, i))
+            }) else {
+                ok = false;
+                continue;
+            };
+            ok &= add_value(
+                storage,
+                args,
+                generation,
+                &entry,
+                &format!("{flat_key}.{n}"),
+                &format!("{key}.{n}"),
+                depth + 1,
+            );
+        }
+        return ok;
+    }
+    if a.has_array_values() {
+        for (i, v) in a.array_values().enumerate() {
+            ok &= add_value(
+                storage,
+                args,
+                generation,
+                &v,
+                flat_key,
+                &format!("{key}[{i}]"),
+                depth + 1,
+            );
+        }
+        return ok;
+    }
+    // An annotation with no value: upstream records nothing.
+    true
+}
+
+fn add_nested(
+    storage: &mut Storage,
+    args: &mut ArgSetBuilder,
+    v: &NestedValueDecoder<'_>,
+    flat_key: &str,
+    key: &str,
+    depth: u32,
+) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let fk = storage.strings.intern(flat_key);
+    let k = storage.strings.intern(key);
+    match v.nested_type_raw().unwrap_or(0) {
+        1 => {
+            let keys: Vec<&str> = v.dict_keys().collect();
+            for (name, value) in keys.iter().zip(v.dict_values()) {
+                add_nested(
+                    storage,
+                    args,
+                    &value,
+                    &format!("{flat_key}.{name}"),
+                    &format!("{key}.{name}"),
+                    depth + 1,
+                );
+            }
+        }
+        2 => {
+            for (i, value) in v.array_values().enumerate() {
+                add_nested(
+                    storage,
+                    args,
+                    &value,
+                    flat_key,
+                    &format!("{key}[{i}]"),
+                    depth + 1,
+                );
+            }
+        }
+        _ => {
+            let value = if let Some(x) = v.int_value() {
+                ArgValue::Int(x)
+            } else if let Some(x) = v.double_value() {
+                ArgValue::Real(x)
+            } else if let Some(x) = v.bool_value() {
+                ArgValue::Bool(x)
+            } else if let Some(x) = v.string_value() {
+                ArgValue::String(storage.strings.intern(x))
+            } else {
+                return true;
+            };
+            args.add(fk, k, value);
+        }
+    }
+    true
+}

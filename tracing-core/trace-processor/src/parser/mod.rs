@@ -1,0 +1,82 @@
+//! The parsers: each sorted packet goes to the parser of what it carries,
+//! which fills the tables through the trackers.
+
+mod debug_annotations;
+mod descriptor;
+mod process_tree;
+mod service;
+mod track_event;
+
+use zerotrace_protos::protos::TracePacketDecoder;
+
+use crate::load::Loaded;
+use crate::load::clock::ClockTracker;
+use crate::load::sequence::Generation;
+use crate::storage::Storage;
+use crate::tracker::process::ProcessTracker;
+use crate::tracker::slices::SliceTracker;
+use crate::tracker::tracks::TrackTracker;
+
+pub use track_event::TrackEventState;
+
+/// Everything the parsers share.
+pub struct Parser {
+    /// The tables.
+    pub storage: Storage,
+    /// Threads and processes.
+    pub processes: ProcessTracker,
+    /// Tracks.
+    pub tracks: TrackTracker,
+    /// Slices.
+    pub slices: SliceTracker,
+    /// TrackEvent's own state (descriptor tracks, flows).
+    pub track_event: TrackEventState,
+    /// Clock conversion for timestamps inside packets.
+    pub clocks: ClockTracker,
+}
+
+impl Parser {
+    /// Parses the sorted packets into the storage.
+    pub fn run(loaded: Loaded) -> Storage {
+        let Loaded {
+            packets,
+            generations,
+            descriptors,
+            mut storage,
+            clocks,
+        } = loaded;
+        let processes = ProcessTracker::new(&mut storage);
+        let mut p = Parser {
+            storage,
+            processes,
+            tracks: TrackTracker::default(),
+            slices: SliceTracker::default(),
+            track_event: TrackEventState::new(descriptors),
+            clocks,
+        };
+        let empty = Generation::default();
+        for packet in &packets {
+            let generation = generations
+                .get(packet.generation as usize)
+                .unwrap_or(&empty);
+            p.parse(packet, generation);
+        }
+        p.storage
+    }
+
+    fn parse(&mut self, packet: &crate::load::Packet, generation: &Generation) {
+        let pkt = TracePacketDecoder::new(&packet.bytes);
+        if let Some(te) = &packet.track_event {
+            track_event::parse(self, &pkt, te, generation);
+            return;
+        }
+        if let Some(td) = pkt.track_descriptor_bytes() {
+            descriptor::parse(self, td, packet.ts);
+            return;
+        }
+        if process_tree::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        service::parse(self, &pkt, packet.ts);
+    }
+}

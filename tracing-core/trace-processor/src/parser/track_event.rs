@@ -1,0 +1,471 @@
+//! TrackEvent into tables: descriptor tracks (thread, process, counter,
+//! state, global, and children scoped to their parent's thread or
+//! process), slices with depth and parent, instants, counters, flows (v2
+//! ids and v1 legacy bind ids), debug annotations as args, interned names
+//! and categories, and the legacy event phases B/E/X/I.
+
+use std::collections::HashMap;
+
+use zerotrace_protos::protos::{
+    TracePacketDecoder, TracePacketDefaultsDecoder, TrackDescriptorDecoder,
+};
+
+use super::Parser;
+use super::debug_annotations::{self, interned_str};
+use crate::load::TrackEventTimes;
+use crate::load::descriptors::Descriptors;
+use crate::load::sequence::Generation;
+use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::rows::{CounterRow, FlowRow, SliceRow, StateRow};
+use crate::tracker::process::NamePriority;
+use crate::tracker::tracks::{EventType, TrackSpec};
+
+/// InternedData fields.
+const EVENT_CATEGORIES: u32 = 1;
+const EVENT_NAMES: u32 = 2;
+
+/// Deepest parent chain followed.
+const MAX_PARENT_DEPTH: u32 = 64;
+
+/// What a resolved descriptor track is.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved {
+    /// The track id.
+    pub track_id: u32,
+    /// Its thread.
+    pub utid: Option<u32>,
+    /// Its process.
+    pub upid: Option<u32>,
+    /// What it holds.
+    pub event_type: EventType,
+}
+
+/// TrackEvent's state across packets.
+#[derive(Debug)]
+pub struct TrackEventState {
+    descriptors: Descriptors,
+    resolved: HashMap<u64, Resolved>,
+    /// v2 flow id → the slice it last left from.
+    flows: HashMap<u64, u32>,
+    /// v1 bind id → the slice it last left from.
+    legacy_flows: HashMap<u64, u32>,
+    /// Open state per state track: (state row).
+    open_states: HashMap<u32, usize>,
+}
+
+impl TrackEventState {
+    /// State over the descriptors the loader registered.
+    pub fn new(descriptors: Descriptors) -> Self {
+        TrackEventState {
+            descriptors,
+            resolved: HashMap::new(),
+            flows: HashMap::new(),
+            legacy_flows: HashMap::new(),
+            open_states: HashMap::new(),
+        }
+    }
+}
+
+/// The track of a uuid, made on first use.
+pub fn resolve_track(p: &mut Parser, uuid: u64) -> Option<Resolved> {
+    resolve_depth(p, uuid, 0)
+}
+
+fn resolve_depth(p: &mut Parser, uuid: u64, depth: u32) -> Option<Resolved> {
+    if let Some(r) = p.track_event.resolved.get(&uuid) {
+        return Some(*r);
+    }
+    if depth > MAX_PARENT_DEPTH {
+        return None;
+    }
+    let d = p.track_event.descriptors.get(uuid)?.clone();
+    let td = TrackDescriptorDecoder::new(&d.bytes);
+    let parent = match d.parent_uuid {
+        Some(pu) if pu != uuid => resolve_depth(p, pu, depth + 1),
+        _ => None,
+    };
+    let name = td.name().or(td.static_name()).or(td.atrace_name());
+    let description = td.description().map(|s| p.storage.strings.intern(s));
+    let mut source_args = Vec::new();
+    if let Some(desc) = description {
+        source_args.push(("description", ArgValue::String(desc)));
+    }
+    let r = if let Some(thread) = td.thread() {
+        let pid = i64::from(thread.pid().unwrap_or(0));
+        let tid = thread.tid().unwrap_or(0);
+        let utid = p.processes.update_thread(&mut p.storage, tid, pid);
+        if let Some(n) = thread.thread_name() {
+            let n = p.storage.strings.intern(n);
+            p.processes
+                .set_thread_name(&mut p.storage, utid, n, NamePriority::TrackDescriptor);
+        }
+        let mut spec = TrackSpec::new(name, "thread", EventType::Slice);
+        spec.utid = Some(utid);
+        spec.source_args = source_args;
+        let id = p.tracks.create(&mut p.storage, &spec);
+        p.tracks.set_thread_track(utid, id);
+        Resolved {
+            track_id: id,
+            utid: Some(utid),
+            upid: None,
+            event_type: EventType::Slice,
+        }
+    } else if let Some(process) = td.process() {
+        let pid = i64::from(process.pid().unwrap_or(0));
+        let upid = p.processes.get_or_create_process(&mut p.storage, pid);
+        if let Some(n) = process.process_name() {
+            let n = p.storage.strings.intern(n);
+            p.processes
+                .set_process_name(&mut p.storage, upid, n, NamePriority::TrackDescriptor);
+        }
+        let mut spec = TrackSpec::new(name, "process", EventType::Slice);
+        spec.upid = Some(upid);
+        spec.source_args = source_args;
+        let id = p.tracks.create(&mut p.storage, &spec);
+        p.tracks.set_process_track(upid, id);
+        Resolved {
+            track_id: id,
+            utid: None,
+            upid: Some(upid),
+            event_type: EventType::Slice,
+        }
+    } else {
+        let (utid, upid) = match parent {
+            Some(r) => (r.utid, r.upid),
+            None => (None, None),
+        };
+        let counter = td.counter();
+        let (event_type, classification) = if counter.is_some() {
+            (EventType::Counter, "counter")
+        } else if td.has_state() {
+            (EventType::State, "state")
+        } else {
+            (EventType::Slice, "track_event")
+        };
+        let mut unit: Option<String> = None;
+        let mut counter_name: Option<&str> = name;
+        if let Some(c) = &counter {
+            unit = c.unit_name().map(str::to_owned).or_else(|| {
+                match c.unit_raw() {
+                    Some(1) => Some("ns"),
+                    Some(2) => Some("count"),
+                    Some(3) => Some("bytes"),
+                    _ => None,
+                }
+                .map(str::to_owned)
+            });
+            match c.type_raw() {
+                Some(1) => {
+                    counter_name = counter_name.or(Some("thread_time"));
+                    unit = Some("ns".to_owned());
+                }
+                Some(2) => {
+                    counter_name = counter_name.or(Some("thread_instruction_count"));
+                    unit = Some("count".to_owned());
+                }
+                _ => {}
+            }
+        }
+        let mut spec = TrackSpec::new(counter_name, classification, event_type);
+        spec.utid = utid;
+        spec.upid = if utid.is_some() { None } else { upid };
+        spec.parent_id = parent.map(|r| r.track_id);
+        spec.unit = unit.as_deref();
+        spec.source_args = source_args;
+        let id = p.tracks.create(&mut p.storage, &spec);
+        Resolved {
+            track_id: id,
+            utid,
+            upid: spec.upid,
+            event_type,
+        }
+    };
+    p.track_event.resolved.insert(uuid, r);
+    Some(r)
+}
+
+fn unit_multiplier(p: &Parser, uuid: u64) -> f64 {
+    p.track_event
+        .descriptors
+        .get(uuid)
+        .and_then(|d| TrackDescriptorDecoder::new(&d.bytes).counter())
+        .and_then(|c| c.unit_multiplier())
+        .map_or(1.0, |m| m as f64)
+}
+
+/// Parses one TrackEvent packet.
+pub fn parse(
+    p: &mut Parser,
+    pkt: &TracePacketDecoder<'_>,
+    te: &TrackEventTimes,
+    generation: &Generation,
+) {
+    let Some(ev) = pkt.track_event() else {
+        return;
+    };
+    let defaults = generation
+        .defaults
+        .as_deref()
+        .map(TracePacketDefaultsDecoder::new);
+    let default_uuid = defaults
+        .as_ref()
+        .and_then(|d| d.track_event_defaults())
+        .and_then(|d| d.track_uuid());
+    let legacy = ev.legacy_event();
+
+    // The track.
+    let uuid = ev.track_uuid().or(default_uuid).filter(|u| *u != 0);
+    let track = match uuid {
+        Some(u) => match resolve_track(p, u) {
+            Some(r) => r,
+            None => {
+                p.storage.stats.incr("track_event_parser_errors");
+                return;
+            }
+        },
+        None => {
+            let Some((pid, tid)) = generation
+                .thread
+                .or_else(|| generation.trusted_pid.map(|pid| (pid, pid)))
+            else {
+                p.storage.stats.incr("track_event_parser_errors");
+                return;
+            };
+            let utid = p.processes.update_thread(&mut p.storage, tid, pid);
+            let id = p.tracks.thread_track(&mut p.storage, utid);
+            Resolved {
+                track_id: id,
+                utid: Some(utid),
+                upid: None,
+                event_type: EventType::Slice,
+            }
+        }
+    };
+
+    // Extra counters.
+    for &(cu, value) in &te.extra_counters {
+        if let Some(r) = resolve_track(p, cu) {
+            let value = value * unit_multiplier(p, cu);
+            p.storage.counters.push(CounterRow {
+                ts: te.ts,
+                track_id: r.track_id,
+                value,
+                arg_set_id: None,
+            });
+        }
+    }
+
+    // Name and category.
+    let name = match (
+        ev.name(),
+        ev.name_iid().or(legacy.as_ref().and_then(|l| l.name_iid())),
+    ) {
+        (Some(n), _) => Some(n.to_owned()),
+        (None, Some(iid)) => interned_str(generation, EVENT_NAMES, iid),
+        (None, None) => None,
+    };
+    let mut cats: Vec<String> = ev.categories().map(str::to_owned).collect();
+    for iid in ev.category_iids() {
+        if let Some(c) = interned_str(generation, EVENT_CATEGORIES, iid) {
+            cats.push(c);
+        }
+    }
+    let category = if cats.is_empty() {
+        None
+    } else {
+        Some(cats.join(","))
+    };
+
+    let ty = ev.type_raw().unwrap_or(0);
+    let phase = legacy.as_ref().and_then(|l| l.phase()).unwrap_or(0);
+    if ty == 4 {
+        // TYPE_COUNTER.
+        if track.event_type != EventType::Counter {
+            p.storage.stats.incr("track_event_parser_errors");
+            return;
+        }
+        let value = te.counter_value.unwrap_or(0.0) * uuid.map_or(1.0, |u| unit_multiplier(p, u));
+        p.storage.counters.push(CounterRow {
+            ts: te.ts,
+            track_id: track.track_id,
+            value,
+            arg_set_id: None,
+        });
+        return;
+    }
+
+    let mut args = ArgSetBuilder::default();
+    for a in ev.debug_annotations() {
+        if !debug_annotations::add(&mut p.storage, &mut args, generation, &a) {
+            p.storage.stats.incr("track_event_parser_errors");
+        }
+    }
+
+    if ty == 5 {
+        // TYPE_STATE.
+        if track.event_type != EventType::State {
+            p.storage.stats.incr("track_event_parser_errors");
+            return;
+        }
+        if name.is_none() {
+            // A state event without a value ends the current state.
+            if let Some(prev) = p.track_event.open_states.remove(&track.track_id) {
+                if let Some(s) = p.storage.states.get_mut(prev) {
+                    s.dur = te.ts.saturating_sub(s.ts);
+                }
+            }
+            return;
+        }
+        let arg_set_id = p.storage.args.add_set(&args);
+        let value = p.storage.strings.intern_opt(name.as_deref());
+        let category = p.storage.strings.intern_opt(category.as_deref());
+        if let Some(prev) = p.track_event.open_states.get(&track.track_id) {
+            if let Some(s) = p.storage.states.get_mut(*prev) {
+                s.dur = te.ts.saturating_sub(s.ts);
+            }
+        }
+        p.track_event
+            .open_states
+            .insert(track.track_id, p.storage.states.len());
+        p.storage.states.push(StateRow {
+            ts: te.ts,
+            dur: -1,
+            track_id: track.track_id,
+            category,
+            value,
+            arg_set_id,
+        });
+        return;
+    }
+    if track.event_type != EventType::Slice {
+        p.storage.stats.incr("track_event_parser_errors");
+        return;
+    }
+
+    let name_id = p.storage.strings.intern_opt(name.as_deref());
+    let category_id = p.storage.strings.intern_opt(category.as_deref());
+    let row = |args: Option<u32>, dur: i64| SliceRow {
+        ts: te.ts,
+        dur,
+        track_id: track.track_id,
+        category: category_id,
+        name: name_id,
+        arg_set_id: args,
+        thread_ts: te.thread_ts,
+        thread_instruction_count: te.thread_instruction_count,
+        ..SliceRow::default()
+    };
+    let slice_id = match (ty, phase as u8) {
+        (1, _) | (0, b'B') => {
+            let a = p.storage.args.add_set(&args);
+            Some(p.slices.begin(&mut p.storage, row(a, -1)))
+        }
+        (2, _) | (0, b'E') => {
+            let id = p
+                .slices
+                .end(&mut p.storage, track.track_id, te.ts, te.thread_ts);
+            if id.is_none() {
+                p.storage.stats.incr("misplaced_end_event");
+            }
+            if let Some(id) = id {
+                if !args.is_empty() {
+                    merge_args(p, id, &args);
+                }
+            }
+            id
+        }
+        (3, _) | (0, b'I') | (0, b'i') | (0, b'R') | (0, b'n') => {
+            let a = p.storage.args.add_set(&args);
+            Some(p.slices.instant(&mut p.storage, row(a, 0)))
+        }
+        (0, b'X') => {
+            let dur = legacy
+                .as_ref()
+                .and_then(|l| l.duration_us())
+                .unwrap_or(0)
+                .saturating_mul(1000);
+            let a = p.storage.args.add_set(&args);
+            let id = p.slices.begin(&mut p.storage, row(a, dur));
+            if let (Some(tdur), Some(s)) = (
+                legacy.as_ref().and_then(|l| l.thread_duration_us()),
+                p.storage.slices.get_mut(id as usize),
+            ) {
+                s.thread_dur = Some(tdur.saturating_mul(1000));
+            }
+            Some(id)
+        }
+        _ => {
+            p.storage.stats.incr("track_event_parser_errors");
+            None
+        }
+    };
+    let Some(slice_id) = slice_id else {
+        return;
+    };
+
+    // Flows (v2).
+    for id in ev.flow_ids().chain(ev.flow_ids_old()) {
+        if let Some(prev) = p.track_event.flows.insert(id, slice_id) {
+            p.storage.flows.push(FlowRow {
+                slice_out: prev,
+                slice_in: slice_id,
+                trace_id: Some(id as i64),
+                arg_set_id: None,
+            });
+        }
+    }
+    for id in ev
+        .terminating_flow_ids()
+        .chain(ev.terminating_flow_ids_old())
+    {
+        if let Some(prev) = p.track_event.flows.remove(&id) {
+            p.storage.flows.push(FlowRow {
+                slice_out: prev,
+                slice_in: slice_id,
+                trace_id: Some(id as i64),
+                arg_set_id: None,
+            });
+        }
+    }
+    // Flows (v1): bind_id with a direction.
+    if let Some(l) = &legacy {
+        if let Some(bind) = l.bind_id() {
+            let dir = l.flow_direction_raw().unwrap_or(0);
+            if dir == 1 || dir == 3 {
+                // FLOW_IN / FLOW_INOUT: arrives here.
+                if let Some(&prev) = p.track_event.legacy_flows.get(&bind) {
+                    p.storage.flows.push(FlowRow {
+                        slice_out: prev,
+                        slice_in: slice_id,
+                        trace_id: None,
+                        arg_set_id: None,
+                    });
+                }
+            }
+            if dir == 2 || dir == 3 {
+                p.track_event.legacy_flows.insert(bind, slice_id);
+            }
+        }
+    }
+}
+
+/// Adds an end event's args to the slice it closes.
+fn merge_args(p: &mut Parser, slice_id: u32, end_args: &ArgSetBuilder) {
+    let Some(slice) = p.storage.slices.get(slice_id as usize) else {
+        return;
+    };
+    let mut merged = ArgSetBuilder::default();
+    if let Some(set) = slice.arg_set_id {
+        let existing: Vec<_> = p.storage.args.set(set).copied().collect();
+        for a in existing {
+            merged.add(a.flat_key, a.key, a.value);
+        }
+    }
+    for a in end_args.args() {
+        merged.add(a.flat_key, a.key, a.value);
+    }
+    let id = p.storage.args.add_set(&merged);
+    if let Some(s) = p.storage.slices.get_mut(slice_id as usize) {
+        s.arg_set_id = id;
+    }
+}

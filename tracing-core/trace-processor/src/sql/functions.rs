@@ -1,0 +1,65 @@
+//! Scalar functions Perfetto's SQL offers: `EXTRACT_ARG(arg_set_id, key)`,
+//! the value of one arg of a set (typed as stored; NULL when absent).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::{Value, ValueRef};
+
+use super::table::{Cell, Table};
+
+/// (arg_set_id, key) → row of `__intrinsic_args`.
+struct ArgIndex {
+    table: Arc<Table>,
+    rows: HashMap<(i64, String), usize>,
+}
+
+impl ArgIndex {
+    fn new(table: Arc<Table>) -> Self {
+        let mut rows = HashMap::new();
+        for r in 0..table.len {
+            if let (Cell::Int(set), Cell::Str(key)) = (table.cell(r, 1), table.cell(r, 3)) {
+                rows.insert((set, key.to_owned()), r);
+            }
+        }
+        ArgIndex { table, rows }
+    }
+
+    fn get(&self, set: i64, key: &str) -> Value {
+        let Some(&r) = self.rows.get(&(set, key.to_owned())) else {
+            return Value::Null;
+        };
+        // int_value, string_value, real_value: whichever is set.
+        for col in [4, 5, 6] {
+            match self.table.cell(r, col) {
+                Cell::Int(v) => return Value::Integer(v),
+                Cell::Str(s) => return Value::Text(s.to_owned()),
+                Cell::Real(v) => return Value::Real(v),
+                Cell::Null => {}
+            }
+        }
+        Value::Null
+    }
+}
+
+/// Registers the functions over the `__intrinsic_args` table.
+pub fn register(conn: &Connection, args: Arc<Table>) -> rusqlite::Result<()> {
+    let index = Arc::new(ArgIndex::new(args));
+    conn.create_scalar_function(
+        "extract_arg",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| {
+            let set = match ctx.get_raw(0) {
+                ValueRef::Integer(v) => v,
+                _ => return Ok(Value::Null),
+            };
+            Ok(match ctx.get_raw(1) {
+                ValueRef::Text(k) => index.get(set, &String::from_utf8_lossy(k)),
+                _ => Value::Null,
+            })
+        },
+    )
+}

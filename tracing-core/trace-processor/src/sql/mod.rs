@@ -1,0 +1,107 @@
+//! The SQL engine: SQLite with every table registered as a virtual table
+//! over the columnar storage, the public views, and the scalar functions;
+//! a query runs every statement of its text and answers with the last
+//! statement's rows, as `trace_processor_shell` prints them.
+
+pub mod build;
+mod functions;
+pub mod table;
+mod views;
+mod vtab;
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use rusqlite::fallible_iterator::FallibleIterator;
+use rusqlite::types::ValueRef;
+use rusqlite::vtab::eponymous_only_module;
+
+use crate::error::Error;
+use table::Table;
+use vtab::ColumnarTab;
+
+/// One value of a query's result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// NULL.
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A double.
+    Real(f64),
+    /// Text.
+    Text(String),
+    /// Bytes.
+    Blob(Vec<u8>),
+}
+
+/// The rows a query answered with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueryResult {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows, each as long as `columns`.
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// An SQLite connection over one trace's tables.
+pub struct Engine {
+    conn: Connection,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Registers the tables, the functions and the views.
+    pub fn new(tables: Vec<Table>) -> Result<Self, Error> {
+        let conn = Connection::open_in_memory()?;
+        let mut args = None;
+        for t in tables {
+            let t = Arc::new(t);
+            if t.name == "__intrinsic_args" {
+                args = Some(t.clone());
+            }
+            conn.create_module(
+                t.name,
+                eponymous_only_module::<ColumnarTab>(),
+                Some(t.clone()),
+            )?;
+        }
+        if let Some(args) = args {
+            functions::register(&conn, args)?;
+        }
+        conn.execute_batch(views::VIEWS)?;
+        Ok(Engine { conn })
+    }
+
+    /// Runs every statement of `sql`; the last statement's rows.
+    pub fn query(&self, sql: &str) -> Result<QueryResult, Error> {
+        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        let mut last = QueryResult::default();
+        while let Some(mut stmt) = batch.next()? {
+            let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
+            let n = columns.len();
+            let mut rows = Vec::new();
+            let mut q = stmt.raw_query();
+            while let Some(row) = q.next()? {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    out.push(match row.get_ref(i)? {
+                        ValueRef::Null => Value::Null,
+                        ValueRef::Integer(v) => Value::Int(v),
+                        ValueRef::Real(v) => Value::Real(v),
+                        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+                    });
+                }
+                rows.push(out);
+            }
+            last = QueryResult { columns, rows };
+        }
+        Ok(last)
+    }
+}

@@ -1,0 +1,170 @@
+//! Arg sets: the key/value bags slices, tracks, processes and threads
+//! point to by `arg_set_id`. A set is stored once (an identical set gets
+//! the id of the first), and its id is the `args` row id of its first arg,
+//! as upstream numbers them.
+
+use std::collections::HashMap;
+
+use super::strings::StrId;
+
+/// One arg's value, typed as the `value_type` column names it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgValue {
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer (stored as its two's complement bits).
+    Uint(u64),
+    /// A string.
+    String(StrId),
+    /// A double.
+    Real(f64),
+    /// A pointer (stored as an integer, shown in hex).
+    Pointer(u64),
+    /// A boolean.
+    Bool(bool),
+    /// A JSON text.
+    Json(StrId),
+    /// No value.
+    Null,
+}
+
+impl ArgValue {
+    /// The `value_type` column's text.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ArgValue::Int(_) => "int",
+            ArgValue::Uint(_) => "uint",
+            ArgValue::String(_) => "string",
+            ArgValue::Real(_) => "real",
+            ArgValue::Pointer(_) => "pointer",
+            ArgValue::Bool(_) => "bool",
+            ArgValue::Json(_) => "json",
+            ArgValue::Null => "null",
+        }
+    }
+
+    fn hash_key(&self) -> (u8, u64) {
+        match *self {
+            ArgValue::Int(v) => (0, v as u64),
+            ArgValue::Uint(v) => (1, v),
+            ArgValue::String(s) => (2, u64::from(s.0)),
+            ArgValue::Real(v) => (3, v.to_bits()),
+            ArgValue::Pointer(v) => (4, v),
+            ArgValue::Bool(v) => (5, u64::from(v)),
+            ArgValue::Json(s) => (6, u64::from(s.0)),
+            ArgValue::Null => (7, 0),
+        }
+    }
+}
+
+/// One arg: its flat key (array indexes left out), key and value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arg {
+    /// The key without array indexes (`a.b`).
+    pub flat_key: StrId,
+    /// The full key (`a[0].b`).
+    pub key: StrId,
+    /// The value.
+    pub value: ArgValue,
+}
+
+/// The args collected for one row before they become a set: a later arg
+/// with the same key replaces the earlier one in place.
+#[derive(Debug, Default, Clone)]
+pub struct ArgSetBuilder {
+    args: Vec<Arg>,
+}
+
+impl ArgSetBuilder {
+    /// Adds (or replaces) an arg.
+    pub fn add(&mut self, flat_key: StrId, key: StrId, value: ArgValue) {
+        if let Some(a) = self.args.iter_mut().find(|a| a.key == key) {
+            *a = Arg {
+                flat_key,
+                key,
+                value,
+            };
+        } else {
+            self.args.push(Arg {
+                flat_key,
+                key,
+                value,
+            });
+        }
+    }
+
+    /// Whether no arg was added.
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty()
+    }
+
+    /// The args in insertion order.
+    pub fn args(&self) -> &[Arg] {
+        &self.args
+    }
+}
+
+/// One arg of a set as the dedup map keys it: key and typed value bits.
+type SetKeyPart = (StrId, (u8, u64));
+
+/// Every arg row, and the sets already stored.
+#[derive(Debug, Default)]
+pub struct ArgTable {
+    /// The rows: (arg_set_id, arg).
+    pub rows: Vec<(u32, Arg)>,
+    sets: HashMap<Vec<SetKeyPart>, u32>,
+}
+
+impl ArgTable {
+    /// Stores a set (or finds the identical one) and returns its id; None
+    /// for an empty set.
+    pub fn add_set(&mut self, builder: &ArgSetBuilder) -> Option<u32> {
+        if builder.is_empty() {
+            return None;
+        }
+        let key: Vec<_> = builder
+            .args
+            .iter()
+            .map(|a| (a.key, a.value.hash_key()))
+            .collect();
+        if let Some(id) = self.sets.get(&key) {
+            return Some(*id);
+        }
+        let id = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
+        self.rows.extend(builder.args.iter().map(|a| (id, *a)));
+        self.sets.insert(key, id);
+        Some(id)
+    }
+
+    /// The args of one set (empty for an unknown id).
+    pub fn set(&self, id: u32) -> impl Iterator<Item = &Arg> {
+        self.rows
+            .get(id as usize..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(move |(s, _)| *s == id)
+            .map(|(_, a)| a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_sets_share_an_id_and_ids_are_first_rows() {
+        let mut t = ArgTable::default();
+        let mut b = ArgSetBuilder::default();
+        b.add(StrId(1), StrId(1), ArgValue::Int(3));
+        b.add(StrId(2), StrId(2), ArgValue::Int(4));
+        b.add(StrId(1), StrId(1), ArgValue::Int(5));
+        assert_eq!(b.args().len(), 2);
+        assert_eq!(t.add_set(&b), Some(0));
+        assert_eq!(t.add_set(&b), Some(0));
+        let mut c = ArgSetBuilder::default();
+        c.add(StrId(1), StrId(1), ArgValue::Real(1.0));
+        assert_eq!(t.add_set(&c), Some(2));
+        assert_eq!(t.set(0).count(), 2);
+        assert_eq!(t.add_set(&ArgSetBuilder::default()), None);
+    }
+}

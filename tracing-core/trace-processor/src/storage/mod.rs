@@ -1,0 +1,86 @@
+//! Everything one trace loads into: the string pool, the arg sets, the
+//! stats, and each table's rows.
+
+pub mod args;
+pub mod rows;
+pub mod stats;
+pub mod strings;
+
+use args::ArgTable;
+use rows::{
+    ClockSnapshotRow, CounterRow, FlowRow, MetadataRow, ProcessRow, SliceRow, StateRow, ThreadRow,
+    TrackRow,
+};
+use stats::Stats;
+use strings::StringPool;
+
+/// The loaded trace, row by row.
+#[derive(Debug, Default)]
+pub struct Storage {
+    /// Every string.
+    pub strings: StringPool,
+    /// Every arg.
+    pub args: ArgTable,
+    /// The counters of `stats`.
+    pub stats: Stats,
+    /// `slice`.
+    pub slices: Vec<SliceRow>,
+    /// `track`.
+    pub tracks: Vec<TrackRow>,
+    /// `thread`.
+    pub threads: Vec<ThreadRow>,
+    /// `process`.
+    pub processes: Vec<ProcessRow>,
+    /// `counter`.
+    pub counters: Vec<CounterRow>,
+    /// `state`.
+    pub states: Vec<StateRow>,
+    /// `flow`.
+    pub flows: Vec<FlowRow>,
+    /// `metadata`.
+    pub metadata: Vec<MetadataRow>,
+    /// `clock_snapshot`.
+    pub clock_snapshots: Vec<ClockSnapshotRow>,
+}
+
+impl Storage {
+    /// Adds a `single` metadata entry with an integer.
+    pub fn set_metadata_int(&mut self, name: &str, value: i64) {
+        let name = self.strings.intern(name);
+        let key_type = self.strings.intern("single");
+        self.metadata.retain(|m| m.name != name);
+        self.metadata.push(MetadataRow {
+            name,
+            key_type,
+            int_value: Some(value),
+            str_value: strings::StrId::NULL,
+        });
+    }
+
+    /// Adds a `single` metadata entry with a string.
+    pub fn set_metadata_str(&mut self, name: &str, value: &str) {
+        let name = self.strings.intern(name);
+        let key_type = self.strings.intern("single");
+        let str_value = self.strings.intern(value);
+        self.metadata.retain(|m| m.name != name);
+        self.metadata.push(MetadataRow {
+            name,
+            key_type,
+            int_value: None,
+            str_value,
+        });
+    }
+
+    /// Appends a `multi` metadata entry.
+    pub fn append_metadata(&mut self, name: &str, int_value: Option<i64>, str_value: Option<&str>) {
+        let name = self.strings.intern(name);
+        let key_type = self.strings.intern("multi");
+        let str_value = self.strings.intern_opt(str_value);
+        self.metadata.push(MetadataRow {
+            name,
+            key_type,
+            int_value,
+            str_value,
+        });
+    }
+}

@@ -1,0 +1,6 @@
+//! The trackers the parsers fill tables through: threads and processes,
+//! tracks, slices.
+
+pub mod process;
+pub mod slices;
+pub mod tracks;

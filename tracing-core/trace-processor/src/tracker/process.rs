@@ -1,0 +1,167 @@
+//! Threads and processes: tid/pid to utid/upid, with upstream's semantics:
+//! utid 0 and upid 0 are reserved for the idle (swapper) thread and process;
+//! a thread named in another process, or a pid started again, gets a new
+//! row. Names have priorities so a better source wins over a worse one.
+
+use std::collections::HashMap;
+
+use crate::storage::Storage;
+use crate::storage::rows::{ProcessRow, ThreadRow};
+use crate::storage::strings::StrId;
+
+/// How trustworthy a name's source is (higher wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NamePriority {
+    /// Anything else.
+    Other = 0,
+    /// `process_tree`.
+    ProcessTree = 2,
+    /// A TrackEvent descriptor.
+    TrackDescriptor = 3,
+}
+
+/// The tracker.
+#[derive(Debug, Default)]
+pub struct ProcessTracker {
+    live_tid: HashMap<i64, u32>,
+    pids: HashMap<i64, u32>,
+    thread_name_priority: HashMap<u32, NamePriority>,
+    process_name_priority: HashMap<u32, NamePriority>,
+}
+
+impl ProcessTracker {
+    /// Reserves utid 0 / upid 0 for the swapper.
+    pub fn new(storage: &mut Storage) -> Self {
+        storage.processes.push(ProcessRow::default());
+        storage.threads.push(ThreadRow {
+            upid: Some(0),
+            is_main_thread: Some(true),
+            is_idle: true,
+            ..ThreadRow::default()
+        });
+        ProcessTracker::default()
+    }
+
+    fn new_thread(&mut self, storage: &mut Storage, tid: i64) -> u32 {
+        let utid = u32::try_from(storage.threads.len()).unwrap_or(u32::MAX);
+        storage.threads.push(ThreadRow {
+            tid,
+            ..ThreadRow::default()
+        });
+        self.live_tid.insert(tid, utid);
+        utid
+    }
+
+    /// The live thread with this tid, created (without a process) when none.
+    pub fn get_or_create_thread(&mut self, storage: &mut Storage, tid: i64) -> u32 {
+        match self.live_tid.get(&tid) {
+            Some(u) => *u,
+            None => self.new_thread(storage, tid),
+        }
+    }
+
+    /// The process with this pid, created (with its main thread) when none.
+    pub fn get_or_create_process(&mut self, storage: &mut Storage, pid: i64) -> u32 {
+        if let Some(u) = self.pids.get(&pid) {
+            return *u;
+        }
+        let upid = u32::try_from(storage.processes.len()).unwrap_or(u32::MAX);
+        storage.processes.push(ProcessRow {
+            pid,
+            ..ProcessRow::default()
+        });
+        self.pids.insert(pid, upid);
+        self.update_thread(storage, pid, pid);
+        upid
+    }
+
+    /// The thread `tid` of process `pid` (a tid seen in another process
+    /// becomes a new thread).
+    pub fn update_thread(&mut self, storage: &mut Storage, tid: i64, pid: i64) -> u32 {
+        let upid = self.get_or_create_process(storage, pid);
+        let existing = self.live_tid.get(&tid).copied().filter(|u| {
+            storage
+                .threads
+                .get(*u as usize)
+                .is_some_and(|t| t.upid.is_none() || t.upid == Some(upid))
+        });
+        let utid = match existing {
+            Some(u) => u,
+            None => self.new_thread(storage, tid),
+        };
+        if let Some(t) = storage.threads.get_mut(utid as usize) {
+            if t.upid.is_none() {
+                t.upid = Some(upid);
+                t.is_main_thread = Some(tid == pid);
+            }
+        }
+        utid
+    }
+
+    /// Sets a thread's name if `priority` is at least the current one's.
+    pub fn set_thread_name(
+        &mut self,
+        storage: &mut Storage,
+        utid: u32,
+        name: StrId,
+        priority: NamePriority,
+    ) {
+        if name.is_null() {
+            return;
+        }
+        let cur = self
+            .thread_name_priority
+            .get(&utid)
+            .copied()
+            .unwrap_or(NamePriority::Other);
+        if priority >= cur {
+            if let Some(t) = storage.threads.get_mut(utid as usize) {
+                t.name = name;
+                self.thread_name_priority.insert(utid, priority);
+            }
+        }
+    }
+
+    /// Sets a process's name if `priority` is at least the current one's.
+    pub fn set_process_name(
+        &mut self,
+        storage: &mut Storage,
+        upid: u32,
+        name: StrId,
+        priority: NamePriority,
+    ) {
+        if name.is_null() {
+            return;
+        }
+        let cur = self
+            .process_name_priority
+            .get(&upid)
+            .copied()
+            .unwrap_or(NamePriority::Other);
+        if priority >= cur {
+            if let Some(p) = storage.processes.get_mut(upid as usize) {
+                p.name = name;
+                self.process_name_priority.insert(upid, priority);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swapper_is_zero_and_threads_join_processes() {
+        let mut s = Storage::default();
+        let mut p = ProcessTracker::new(&mut s);
+        let utid = p.update_thread(&mut s, 11, 10);
+        assert_eq!(utid, 2, "utid 0 swapper, 1 the main thread of pid 10");
+        assert_eq!(s.threads[utid as usize].upid, Some(1));
+        assert_eq!(s.threads[1].is_main_thread, Some(true));
+        assert_eq!(p.update_thread(&mut s, 11, 10), utid);
+        // tid 11 seen in another process: a new thread.
+        assert_ne!(p.update_thread(&mut s, 11, 20), utid);
+        assert_eq!(s.processes[0].pid, 0);
+    }
+}

@@ -1,0 +1,140 @@
+//! Tracks: a new row of `track` with its dimensions (utid, upid, ...) as an
+//! arg set, so the track kinds (`thread_track`, `process_counter_track`,
+//! ...) select on them as upstream's views do; the implicit thread track of
+//! each thread is made once.
+
+use std::collections::HashMap;
+
+use crate::storage::Storage;
+use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::rows::TrackRow;
+
+/// What kind of events a track holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// Slices.
+    Slice,
+    /// Counter values.
+    Counter,
+    /// States.
+    State,
+}
+
+impl EventType {
+    fn as_str(self) -> &'static str {
+        match self {
+            EventType::Slice => "slice",
+            EventType::Counter => "counter",
+            EventType::State => "state",
+        }
+    }
+}
+
+/// A track to create.
+#[derive(Debug, Clone)]
+pub struct TrackSpec<'a> {
+    /// Name (None for NULL).
+    pub name: Option<&'a str>,
+    /// Classification, the `type` column.
+    pub classification: &'a str,
+    /// What it holds.
+    pub event_type: EventType,
+    /// Thread dimension.
+    pub utid: Option<u32>,
+    /// Process dimension.
+    pub upid: Option<u32>,
+    /// Other integer dimensions (key, value).
+    pub dimensions: Vec<(&'a str, ArgValue)>,
+    /// Parent track.
+    pub parent_id: Option<u32>,
+    /// A counter's unit.
+    pub unit: Option<&'a str>,
+    /// Source args.
+    pub source_args: Vec<(&'a str, ArgValue)>,
+}
+
+impl<'a> TrackSpec<'a> {
+    /// A spec with only the required parts.
+    pub fn new(name: Option<&'a str>, classification: &'a str, event_type: EventType) -> Self {
+        TrackSpec {
+            name,
+            classification,
+            event_type,
+            utid: None,
+            upid: None,
+            dimensions: Vec::new(),
+            parent_id: None,
+            unit: None,
+            source_args: Vec::new(),
+        }
+    }
+}
+
+/// Makes tracks.
+#[derive(Debug, Default)]
+pub struct TrackTracker {
+    thread_tracks: HashMap<u32, u32>,
+    process_tracks: HashMap<u32, u32>,
+}
+
+impl TrackTracker {
+    /// Creates a track.
+    pub fn create(&mut self, storage: &mut Storage, spec: &TrackSpec<'_>) -> u32 {
+        let mut dims = ArgSetBuilder::default();
+        let add = |storage: &mut Storage, b: &mut ArgSetBuilder, k: &str, v: ArgValue| {
+            let k = storage.strings.intern(k);
+            b.add(k, k, v);
+        };
+        if let Some(u) = spec.utid {
+            add(storage, &mut dims, "utid", ArgValue::Int(i64::from(u)));
+        }
+        if let Some(u) = spec.upid {
+            add(storage, &mut dims, "upid", ArgValue::Int(i64::from(u)));
+        }
+        for (k, v) in &spec.dimensions {
+            add(storage, &mut dims, k, *v);
+        }
+        let mut src = ArgSetBuilder::default();
+        for (k, v) in &spec.source_args {
+            add(storage, &mut src, k, *v);
+        }
+        let row = TrackRow {
+            name: storage.strings.intern_opt(spec.name),
+            classification: storage.strings.intern(spec.classification),
+            dimension_arg_set_id: storage.args.add_set(&dims),
+            parent_id: spec.parent_id,
+            source_arg_set_id: storage.args.add_set(&src),
+            machine_id: None,
+            event_type: storage.strings.intern(spec.event_type.as_str()),
+            counter_unit: storage.strings.intern_opt(spec.unit),
+            utid: spec.utid,
+            upid: spec.upid,
+            track_group_id: None,
+        };
+        let id = u32::try_from(storage.tracks.len()).unwrap_or(u32::MAX);
+        storage.tracks.push(row);
+        id
+    }
+
+    /// The default slice track of a thread.
+    pub fn thread_track(&mut self, storage: &mut Storage, utid: u32) -> u32 {
+        if let Some(id) = self.thread_tracks.get(&utid) {
+            return *id;
+        }
+        let mut spec = TrackSpec::new(None, "thread", EventType::Slice);
+        spec.utid = Some(utid);
+        let id = self.create(storage, &spec);
+        self.thread_tracks.insert(utid, id);
+        id
+    }
+
+    /// Records `id` as the default track of a thread.
+    pub fn set_thread_track(&mut self, utid: u32, id: u32) {
+        self.thread_tracks.entry(utid).or_insert(id);
+    }
+
+    /// Records `id` as the default track of a process.
+    pub fn set_process_track(&mut self, upid: u32, id: u32) {
+        self.process_tracks.entry(upid).or_insert(id);
+    }
+}

@@ -1,0 +1,293 @@
+//! The loading core end to end on traces built with `zerotrace_protos`'
+//! writers: TrackEvent slices with interned names and debug annotations,
+//! counters, sequence loss, `compressed_packets`, any chunking of the
+//! bytes, and hostile input that must load what it can without panicking.
+
+use std::io::Write;
+
+use zerotrace_protos::protos::{TracePacket, track_event};
+use zerotrace_trace_processor::{Loader, QueryResult, TraceProcessor, Value};
+
+/// One packet's bytes, written by `f`.
+fn packet(f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut p = TracePacket::from_message(w.root());
+        f(&mut p);
+    }
+    w.finish().expect("heap writer")
+}
+
+/// Packets framed as a `Trace` (field 1 each).
+fn trace(packets: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in packets {
+        out.push(0x0a);
+        let mut n = p.len() as u64;
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(b);
+                break;
+            }
+            out.push(b | 0x80);
+        }
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+fn slices_trace() -> Vec<u8> {
+    trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_sequence_flags(1);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(10);
+            let mut th = td.begin_thread();
+            th.set_pid(5);
+            th.set_tid(6);
+            th.set_thread_name("worker");
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(1000);
+            p.begin_interned_data()
+                .add_event_names()
+                .set_iid(1)
+                .set_name("outer");
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(10);
+            e.set_type(track_event::Type::SliceBegin);
+            e.add_categories("cat");
+            e.set_name_iid(1);
+            e.add_debug_annotations().set_name("k").set_int_value(42);
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(1100);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(10);
+            e.set_type(track_event::Type::SliceBegin);
+            e.set_name("inner");
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(1200);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(10);
+            e.set_type(track_event::Type::SliceEnd);
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(1500);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(10);
+            e.set_type(track_event::Type::SliceEnd);
+        }),
+    ])
+}
+
+fn rows(tp: &TraceProcessor, sql: &str) -> Vec<Vec<Value>> {
+    let r: QueryResult = tp.query(sql).expect("query");
+    r.rows
+}
+
+fn s(v: &str) -> Value {
+    Value::Text(v.into())
+}
+
+#[test]
+fn slices_nest_with_interned_names_and_args() {
+    let tp = TraceProcessor::from_bytes(&slices_trace()).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, dur, depth, name, category FROM slice ORDER BY ts"
+        ),
+        vec![
+            vec![
+                Value::Int(1000),
+                Value::Int(500),
+                Value::Int(0),
+                s("outer"),
+                s("cat")
+            ],
+            vec![
+                Value::Int(1100),
+                Value::Int(100),
+                Value::Int(1),
+                s("inner"),
+                Value::Null
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT EXTRACT_ARG(arg_set_id, 'debug.k') FROM slice WHERE name = 'outer'"
+        ),
+        vec![vec![Value::Int(42)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT thread.name, thread.tid, process.pid FROM slice JOIN thread_track \
+             ON slice.track_id = thread_track.id JOIN thread USING (utid) \
+             JOIN process USING (upid) WHERE slice.depth = 1"
+        ),
+        vec![vec![s("worker"), Value::Int(6), Value::Int(5)]]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT parent_id FROM slice WHERE name = 'inner'"),
+        vec![vec![Value::Int(0)]]
+    );
+}
+
+#[test]
+fn any_chunking_gives_the_same_tables() {
+    let bytes = slices_trace();
+    let whole = TraceProcessor::from_bytes(&bytes).unwrap();
+    let want = rows(&whole, "SELECT * FROM slice");
+    for chunk in [1, 2, 3, 7, 64] {
+        let mut l = Loader::new();
+        for c in bytes.chunks(chunk) {
+            l.push(c).unwrap();
+        }
+        let tp = TraceProcessor::from_storage(l.finish().unwrap()).unwrap();
+        assert_eq!(rows(&tp, "SELECT * FROM slice"), want, "chunks of {chunk}");
+    }
+}
+
+#[test]
+fn compressed_packets_are_expanded() {
+    let inner = slices_trace();
+    let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&inner).unwrap();
+    let z = enc.finish().unwrap();
+    let outer = trace(&[packet(|p| {
+        p.set_compressed_packets(&z);
+    })]);
+    let tp = TraceProcessor::from_bytes(&outer).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM slice"),
+        vec![vec![Value::Int(2)]]
+    );
+    // Garbage in compressed_packets is counted, not fatal.
+    let bad = trace(&[packet(|p| {
+        p.set_compressed_packets(b"not zlib at all");
+    })]);
+    let tp = TraceProcessor::from_bytes(&bad).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT value FROM stats WHERE name = 'tokenizer_skipped_packets'"
+        ),
+        vec![vec![Value::Int(1)]]
+    );
+}
+
+#[test]
+fn counters_and_packet_loss_are_counted() {
+    let bytes = trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(2);
+            p.set_sequence_flags(1);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(7);
+            td.set_name("mem");
+            td.begin_counter();
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(2);
+            p.set_timestamp(50);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(7);
+            e.set_type(track_event::Type::Counter);
+            e.set_counter_value(12);
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(2);
+            p.set_previous_packet_dropped(1);
+        }),
+        packet(|p| {
+            p.set_trusted_uid(0);
+            p.set_trusted_packet_sequence_id(1);
+            let mut ts = p.begin_trace_stats();
+            let mut w = ts.add_writer_stats();
+            w.set_sequence_id(2);
+            w.set_buffer(0);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, ts, value FROM counter JOIN counter_track ct ON ct.id = track_id"
+        ),
+        vec![vec![s("mem"), Value::Int(50), Value::Real(12.0)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT idx, value FROM stats WHERE name = 'traced_buf_sequence_packet_loss'"
+        ),
+        vec![vec![Value::Int(0), Value::Int(1)]]
+    );
+}
+
+#[test]
+fn missing_interned_names_and_unknown_tracks_are_counted() {
+    let bytes = trace(&[packet(|p| {
+        p.set_trusted_packet_sequence_id(1);
+        p.set_timestamp(5);
+        let mut e = p.begin_track_event();
+        e.set_track_uuid(99);
+        e.set_type(track_event::Type::Instant);
+        e.set_name_iid(3);
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM slice"),
+        vec![vec![Value::Int(0)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT value FROM stats WHERE name = 'track_event_parser_errors'"
+        ),
+        vec![vec![Value::Int(1)]]
+    );
+}
+
+#[test]
+fn hostile_bytes_never_panic() {
+    let good = slices_trace();
+    // Every truncation loads (what precedes the cut) or fails with an error.
+    for cut in 0..good.len() {
+        let _ = TraceProcessor::from_bytes(&good[..cut]);
+    }
+    // Every single-byte corruption, too.
+    for i in 0..good.len() {
+        let mut b = good.clone();
+        b[i] ^= 0xa5;
+        let _ = TraceProcessor::from_bytes(&b);
+    }
+    assert!(TraceProcessor::from_bytes(&[0x0f, 0xff]).is_err());
+}
+
+#[test]
+fn bad_sql_reports_the_position() {
+    let tp = TraceProcessor::from_bytes(&[]).unwrap();
+    let e = tp
+        .query("SELECT * FROM slice WHERE")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SQL error"), "{e}");
+    let e = tp
+        .query("SELECT nosuchcolumn FROM slice")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nosuchcolumn"), "{e}");
+}
