@@ -4,6 +4,7 @@
 
 mod codegen;
 mod corpus;
+mod decode_data;
 mod fuzz;
 mod heap_cost;
 mod interop;
@@ -13,7 +14,6 @@ mod perf_cost;
 mod private_deps;
 mod scale;
 mod soak;
-mod tp_conformance;
 mod tsan;
 mod valgrind;
 
@@ -170,13 +170,21 @@ enum Task {
         #[arg(long, default_value_t = 40)]
         work: u32,
     },
-    /// Run Perfetto's trace processor diff test cases (index.json, each
-    /// case's trace.pb, query.sql, expected.csv) through our trace
-    /// processor; PASS/FAIL per case with the first differing line.
-    TpConformance {
-        /// The cases' directory (default: ../shared/perfetto-difftests
-        /// beside the repository).
-        dir: Option<PathBuf>,
+    /// Record the decode bench's data sets (protos/decode-bench): traces
+    /// of TrackEvent and the system probes through the in-process service,
+    /// into target/decode-bench-data/ unless --out says otherwise.
+    DecodeData {
+        /// The directory to write to.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Only this data set (`recorded`, the bench's; `recorded-small`,
+        /// its tests').
+        #[arg(long)]
+        only: Option<String>,
+        /// Write each trace this many times over (traces concatenate): a
+        /// larger file for timing the command-line tools.
+        #[arg(long)]
+        copies: Option<usize>,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -399,10 +407,10 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::TpConformance { dir } => {
-            let dir = dir.unwrap_or_else(|| workspace_root().join("../shared/perfetto-difftests"));
-            match tp_conformance::run(&dir) {
-                Ok(_) => ExitCode::SUCCESS,
+        Task::DecodeData { out, only, copies } => {
+            let opts = decode_data::Options { out, only, copies };
+            match decode_data::run(&workspace_root(), &opts) {
+                Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
                     ExitCode::FAILURE

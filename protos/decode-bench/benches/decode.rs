@@ -1,7 +1,8 @@
 //! How fast each library decodes real traces, side by side: criterion
 //! groups `full/<dataset>` and `lazy/<dataset>` (the tasks of the crate
-//! docs) over the trace recorded in this process through TrackEvent and
-//! the system probes (`recorded`, a few MB), the genuine Perfetto SDK trace
+//! docs) over the trace of TrackEvent and the system probes that
+//! `cargo xtask decode-data` records (`recorded`, a few MB; the bench stops
+//! with that command's name when it is missing), the genuine Perfetto SDK trace
 //! (`genuine`) and Perfetto's synthetic TrackEvent trace (`synthetic`),
 //! each with functions `floor`, `ours` (the random-access `FooDecoder`),
 //! `ours_fields` (the field enums, `FooField::read`), `prost`,
@@ -25,12 +26,16 @@ use zerotrace_decode_bench::{LIBRARIES, TaskFn, data};
 
 /// The data sets by the names the groups carry.
 fn datasets() -> Vec<(&'static str, Vec<u8>)> {
-    let started = std::time::Instant::now();
-    let recorded = data::track_event_trace().expect("recording the TrackEvent trace");
+    let recorded = match data::recorded(data::RECORDED) {
+        Ok(recorded) => recorded.trace,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
     eprintln!(
-        "recorded the TrackEvent and probes trace ({} bytes) in {:.2?}",
-        recorded.len(),
-        started.elapsed()
+        "the recorded TrackEvent and probes trace: {} bytes",
+        recorded.len()
     );
     let genuine = data::genuine_trace().expect("reading the genuine trace");
     let synthetic = data::synthetic_trace().expect("writing the synthetic trace");

@@ -2,7 +2,9 @@
 //! generated zero-copy decoders read real traces next to prost,
 //! quick-protobuf, rust-protobuf and a hand-written floor, all on the same
 //! schema (`protos/proto`, root `perfetto/trace/trace.proto`) and the same
-//! bytes ([`data`]).
+//! bytes ([`data`]). It depends on no crate above `zerotrace-protos`: the
+//! traces recorded through zerotrace's service are files that
+//! `cargo xtask decode-data` writes.
 //!
 //! # Libraries
 //!
@@ -98,6 +100,7 @@
 //! # Running
 //!
 //! ```sh
+//! cargo xtask decode-data                                   # records the data sets, first
 //! cargo bench -p zerotrace-decode-bench --bench decode -- --warm-up-time 1 --measurement-time 3
 //! python3 protos/decode-bench/benches/decode_ratios.py   # MB/s and ratios to the floor
 //! cargo test -p zerotrace-decode-bench                      # the libraries agree

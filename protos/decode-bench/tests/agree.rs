@@ -6,21 +6,34 @@
 //! probes' packets), Perfetto's synthetic trace must agree too, and a
 //! synthetic trace setting every field the full task reads, including the
 //! ones no data set has, must agree too.
+//!
+//! The recorded trace is the `recorded-small` data set of
+//! `cargo xtask decode-data`; where it has not been recorded, the tests of
+//! it say so in one line and pass, unless `ZEROTRACE_REQUIRE_DECODE_DATA=1`
+//! (CI records it first and sets that).
 
 use std::sync::OnceLock;
 
 use protozero::HeapWriter;
-use zerotrace_decode_bench::data::{self, TraceSize};
+use zerotrace_decode_bench::data::{self, RECORDED_SMALL, Recorded};
 use zerotrace_decode_bench::{LIBRARIES, floor, ours, quick_protobuf_decode};
 use zerotrace_protos::protos::{TracePacket, TracePacketDecoder, track_event};
 
-/// The small recording, once per test process (the TrackEvent backend
-/// registers once per process).
-fn recorded() -> &'static [u8] {
-    static TRACE: OnceLock<Vec<u8>> = OnceLock::new();
-    TRACE.get_or_init(|| {
-        data::record_track_event_trace(TraceSize::SMALL).expect("recording the small trace")
-    })
+/// The tests' recorded data set, read once per test process; `None`, after
+/// saying that `test` did not run, where it has not been recorded and is
+/// not required.
+fn recorded(test: &str) -> Option<&'static Recorded> {
+    static TRACE: OnceLock<Result<Recorded, String>> = OnceLock::new();
+    match TRACE.get_or_init(|| data::recorded(RECORDED_SMALL).map_err(|e| e.to_string())) {
+        Ok(recorded) => Some(recorded),
+        Err(e) if std::env::var("ZEROTRACE_REQUIRE_DECODE_DATA").is_ok_and(|v| v == "1") => {
+            panic!("ZEROTRACE_REQUIRE_DECODE_DATA=1: {e}")
+        }
+        Err(e) => {
+            println!("{test} did not run: {e}");
+            None
+        }
+    }
 }
 
 /// Asserts that all libraries agree on both tasks over `packets` and
@@ -105,9 +118,12 @@ fn contents(packets: &[&[u8]]) -> Contents {
 
 #[test]
 fn the_recorded_trace_holds_what_the_bench_measures() {
-    let packets = data::packets(recorded()).expect("the recording is a trace");
+    let Some(recorded) = recorded("the_recorded_trace_holds_what_the_bench_measures") else {
+        return;
+    };
+    let packets = data::packets(&recorded.trace).expect("the recording is a trace");
     let c = contents(&packets);
-    let size = TraceSize::SMALL;
+    let size = recorded.size;
     let frames = (size.workers * size.frames) as usize;
     // Per frame at least 8 slices with annotations (frame, update, 3
     // physics steps, render, cull, read).
@@ -136,7 +152,10 @@ fn the_recorded_trace_holds_what_the_bench_measures() {
 
 #[test]
 fn all_libraries_agree_on_the_recorded_trace() {
-    let packets = data::packets(recorded()).expect("the recording is a trace");
+    let Some(recorded) = recorded("all_libraries_agree_on_the_recorded_trace") else {
+        return;
+    };
+    let packets = data::packets(&recorded.trace).expect("the recording is a trace");
     assert_agree("recorded", &packets);
 }
 
@@ -163,7 +182,10 @@ fn with_field(packets: &[&[u8]], id: u32) -> usize {
 
 #[test]
 fn the_recorded_trace_holds_the_probes_packets() {
-    let packets = data::packets(recorded()).expect("the recording is a trace");
+    let Some(recorded) = recorded("the_recorded_trace_holds_the_probes_packets") else {
+        return;
+    };
+    let packets = data::packets(&recorded.trace).expect("the recording is a trace");
     // TracePacket.process_tree 2, sys_stats 7, ftrace_events 1.
     assert!(with_field(&packets, 2) > 0, "no process_tree packet");
     assert!(with_field(&packets, 7) > 0, "no sys_stats packet");

@@ -3,8 +3,9 @@
 //! (its service-written trusted fields left out first, as a producer's
 //! packet has none) goes through `validate` (or the floor, or nothing), a
 //! number of rounds. For callgrind (`none` is the baseline to subtract):
-//! `cargo run --release -p zerotrace-decode-bench --example validate_trace -- big.pftrace validate 5`
-//! (`record_trace` writes such a trace).
+//! `cargo run --release -p zerotrace-core --example validate_trace -- big.pftrace validate 5`
+//! (`cargo xtask decode-data --only recorded --copies 10 --out DIR` writes
+//! such a trace, `DIR/recorded.pftrace`).
 
 use std::hint::black_box;
 use std::time::Instant;
