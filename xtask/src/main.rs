@@ -14,6 +14,7 @@ mod perf_cost;
 mod private_deps;
 mod scale;
 mod soak;
+mod tp_conformance;
 mod tsan;
 mod valgrind;
 
@@ -185,6 +186,14 @@ enum Task {
         /// larger file for timing the command-line tools.
         #[arg(long)]
         copies: Option<usize>,
+    },
+    /// Run Perfetto's trace processor diff test cases (index.json, each
+    /// case's trace.pb, query.sql, expected.csv) through our trace
+    /// processor; PASS/FAIL per case with the first differing line.
+    TpConformance {
+        /// The cases' directory (default: ../shared/perfetto-difftests
+        /// beside the repository).
+        dir: Option<PathBuf>,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -401,6 +410,16 @@ fn main() -> ExitCode {
             match perf_cost::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::TpConformance { dir } => {
+            let dir = dir.unwrap_or_else(|| workspace_root().join("../shared/perfetto-difftests"));
+            match tp_conformance::run(&dir) {
+                Ok(_) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
                     ExitCode::FAILURE
