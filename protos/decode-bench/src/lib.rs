@@ -17,6 +17,11 @@
 //! | [`quick_protobuf_decode`] | quick-protobuf 0.8 (code by pb-rs 0.10, see `build.rs`) | borrowed: the whole packet, strings as `Cow::Borrowed` |
 //! | [`rust_protobuf_decode`] | rust-protobuf 3.7 (code by protobuf-codegen 3.7, pure parser) | owned: the whole packet |
 //!
+//! The three owned decoders share one harness ([`owned`]): the walk over
+//! the packets and the visit of every field the tasks read are written
+//! once, so their rows read the very same subtrees; each library only
+//! decodes and spells its oneofs.
+//!
 //! # Tasks
 //!
 //! Each library implements both as `fn(&[&[u8]]) -> u64` over a trace's
@@ -111,6 +116,7 @@ pub mod floor;
 pub mod generated;
 pub mod ours;
 pub mod ours_fields;
+pub mod owned;
 pub mod prost_decode;
 pub mod quick_protobuf_decode;
 pub mod rust_protobuf_decode;

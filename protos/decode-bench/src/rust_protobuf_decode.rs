@@ -1,363 +1,168 @@
 //! The two tasks with rust-protobuf 3: each packet parsed
 //! (`Message::parse_from_bytes`) into the owned types protobuf-codegen
 //! generated from `protos/proto` with its pure-Rust parser (see
-//! `build.rs`); then the fields are read off the structs. rust-protobuf
-//! checks UTF-8 of every `string` field of the packet while parsing and
-//! refuses the packet on invalid UTF-8 or malformed bytes.
+//! `build.rs`); then the fields are read off the structs by the harness
+//! every owned decoder shares ([`crate::owned`]). rust-protobuf checks UTF-8
+//! of every `string` field of the packet while parsing and refuses the
+//! packet on invalid UTF-8 or malformed bytes.
 
 use protobuf::Message as _;
 
-use crate::Checksum;
 use crate::generated::rust_protobuf::{
-    debug_annotation::{self, DebugAnnotation, debug_annotation::NestedValue},
+    debug_annotation::{DebugAnnotation, debug_annotation::NestedValue},
     interned_data::InternedData,
-    profile_common::{InternedString, frame},
+    profile_common::{Frame, InternedString},
     source_location::SourceLocation,
     test_event::{
         TestEvent,
         test_event::{ProtoVmMessage, TestPayload},
     },
-    trace_packet::{TracePacket, trace_packet},
-    track_event::{self, TrackEvent},
+    trace_packet::TracePacket,
+    track_event::TrackEvent,
+};
+use crate::owned::{
+    Annotated, AnnotationOneofs, Data, EnumNumber, Located, Owned, PacketOneofs, TrackEventOneofs,
+    Value,
 };
 
-/// The full task: every field of every packet (see the crate docs).
-pub fn full(packets: &[&[u8]]) -> u64 {
-    let mut c = Checksum::default();
-    for p in packets {
-        if let Ok(p) = TracePacket::parse_from_bytes(p) {
-            packet(&mut c, &p);
-        }
+/// rust-protobuf's row.
+pub struct RustProtobuf;
+
+impl Owned for RustProtobuf {
+    type Packet<'a> = TracePacket;
+
+    fn decode(bytes: &[u8]) -> Option<TracePacket> {
+        TracePacket::parse_from_bytes(bytes).ok()
     }
-    c.0
 }
 
-/// The lazy task: each packet's timestamp and its TrackEvent's name.
-pub fn lazy(packets: &[&[u8]]) -> u64 {
-    let mut c = Checksum::default();
-    for p in packets {
-        let Ok(p) = TracePacket::parse_from_bytes(p) else {
-            continue;
-        };
-        c.opt(p.timestamp);
-        if let Some(trace_packet::Data::TrackEvent(e)) = &p.data {
-            match &e.name_field {
-                Some(track_event::track_event::Name_field::NameIid(iid)) => c.add(*iid),
-                Some(track_event::track_event::Name_field::Name(name)) => c.add(name.as_str()),
-                None => {}
+/// rust-protobuf keeps an enum field as `EnumOrUnknown`, its number kept
+/// whether or not the enum names it.
+impl<E: protobuf::Enum> EnumNumber for protobuf::EnumOrUnknown<E> {
+    fn number(&self) -> i32 {
+        self.value()
+    }
+}
+
+fn packet_oneofs(p: &TracePacket) -> PacketOneofs<'_, TrackEvent, TestEvent> {
+    use crate::generated::rust_protobuf::trace_packet::trace_packet::{
+        Data as D, Optional_trusted_packet_sequence_id as SequenceId, Optional_trusted_uid as Uid,
+    };
+    PacketOneofs {
+        data: p.data.as_ref().map(|d| match d {
+            D::TrackEvent(e) => Data::TrackEvent(e),
+            D::ForTesting(t) => Data::ForTesting(t),
+            D::SynchronizationMarker(b) | D::CompressedPackets(b) | D::ZstdCompressedPackets(b) => {
+                Data::Other(Value::Bytes(b))
             }
-        }
+            _ => Data::Other(Value::Message),
+        }),
+        trusted_uid: p.optional_trusted_uid.as_ref().map(|Uid::TrustedUid(v)| *v),
+        trusted_packet_sequence_id: p
+            .optional_trusted_packet_sequence_id
+            .as_ref()
+            .map(|SequenceId::TrustedPacketSequenceId(v)| *v),
     }
-    c.0
 }
 
-fn packet(c: &mut Checksum, p: &TracePacket) {
-    use trace_packet::Data;
-    c.opt(p.timestamp);
-    c.opt(p.timestamp_clock_id);
-    match &p.data {
-        Some(Data::TrackEvent(e)) => {
-            c.message();
-            track_event(c, e);
-        }
-        Some(
-            Data::SynchronizationMarker(b)
-            | Data::CompressedPackets(b)
-            | Data::ZstdCompressedPackets(b),
-        ) => c.add(b.as_slice()),
-        Some(Data::ForTesting(t)) => {
-            c.message();
-            test_event(c, t);
-        }
-        Some(_) => c.message(),
-        None => {}
-    }
-    if let Some(trace_packet::Optional_trusted_uid::TrustedUid(v)) = p.optional_trusted_uid {
-        c.add(v);
-    }
-    if let Some(trace_packet::Optional_trusted_packet_sequence_id::TrustedPacketSequenceId(v)) =
-        p.optional_trusted_packet_sequence_id
-    {
-        c.add(v);
-    }
-    c.opt(p.trusted_pid);
-    if let Some(d) = p.interned_data.as_ref() {
-        c.message();
-        interned_data(c, d);
-    }
-    c.opt(p.sequence_flags);
-    c.opt(p.incremental_state_cleared);
-    c.message_if(p.trace_packet_defaults.is_some());
-    c.opt(p.previous_packet_dropped);
-    c.opt(p.first_packet_on_sequence);
-    c.opt(p.machine_id);
-}
-
-fn track_event(c: &mut Checksum, e: &TrackEvent) {
-    use track_event::track_event::{
+fn track_event_oneofs(e: &TrackEvent) -> TrackEventOneofs<'_, SourceLocation> {
+    use crate::generated::rust_protobuf::track_event::track_event::{
         Callstack_field as CallstackField, Correlation_id_field as CorrelationIdField,
         Counter_value_field as CounterValueField, Name_field as NameField,
         Source_location_field as SourceLocationField,
         Thread_instruction_count as ThreadInstructionCount, Thread_time as ThreadTime, Timestamp,
     };
-    c.all(e.category_iids.iter().copied());
-    c.all(e.categories.iter().map(String::as_str));
-    match &e.name_field {
-        Some(NameField::NameIid(v)) => c.add(*v),
-        Some(NameField::Name(s)) => c.add(s.as_str()),
-        None => {}
-    }
-    c.opt(e.type_.map(|t| t.value()));
-    c.opt(e.track_uuid);
-    match e.counter_value_field {
-        Some(CounterValueField::CounterValue(v)) => c.add(v),
-        Some(CounterValueField::DoubleCounterValue(v)) => c.add(v),
-        None => {}
-    }
-    c.all(e.extra_counter_track_uuids.iter().copied());
-    c.all(e.extra_counter_values.iter().copied());
-    c.all(e.extra_double_counter_track_uuids.iter().copied());
-    c.all(e.extra_double_counter_values.iter().copied());
-    c.all(e.flow_ids_old.iter().copied());
-    c.all(e.flow_ids.iter().copied());
-    c.all(e.terminating_flow_ids_old.iter().copied());
-    c.all(e.terminating_flow_ids.iter().copied());
-    match &e.correlation_id_field {
-        Some(CorrelationIdField::CorrelationId(v) | CorrelationIdField::CorrelationIdStrIid(v)) => {
-            c.add(*v)
-        }
-        Some(CorrelationIdField::CorrelationIdStr(s)) => c.add(s.as_str()),
-        None => {}
-    }
-    match &e.callstack_field {
-        Some(CallstackField::Callstack(_)) => c.message(),
-        Some(CallstackField::CallstackIid(v)) => c.add(*v),
-        None => {}
-    }
-    c.opt(e.callstack_weight);
-    for a in &e.debug_annotations {
-        debug_annotation(c, a);
-    }
-    c.message_if(e.task_execution.is_some());
-    c.message_if(e.log_message.is_some());
-    match &e.source_location_field {
-        Some(SourceLocationField::SourceLocation(l)) => source_location(c, l),
-        Some(SourceLocationField::SourceLocationIid(v)) => c.add(*v),
-        None => {}
-    }
-    match e.timestamp {
-        Some(Timestamp::TimestampDeltaUs(v) | Timestamp::TimestampAbsoluteUs(v)) => c.add(v),
-        None => {}
-    }
-    match e.thread_time {
-        Some(ThreadTime::ThreadTimeDeltaUs(v) | ThreadTime::ThreadTimeAbsoluteUs(v)) => c.add(v),
-        None => {}
-    }
-    match e.thread_instruction_count {
-        Some(
+    TrackEventOneofs {
+        name: e.name_field.as_ref().map(|f| match f {
+            NameField::NameIid(v) => Value::U64(*v),
+            NameField::Name(s) => Value::Str(s),
+        }),
+        counter_value: e.counter_value_field.as_ref().map(|f| match f {
+            CounterValueField::CounterValue(v) => Value::I64(*v),
+            CounterValueField::DoubleCounterValue(v) => Value::F64(*v),
+        }),
+        correlation_id: e.correlation_id_field.as_ref().map(|f| match f {
+            CorrelationIdField::CorrelationId(v) | CorrelationIdField::CorrelationIdStrIid(v) => {
+                Value::U64(*v)
+            }
+            CorrelationIdField::CorrelationIdStr(s) => Value::Str(s),
+        }),
+        callstack: e.callstack_field.as_ref().map(|f| match f {
+            CallstackField::Callstack(_) => Value::Message,
+            CallstackField::CallstackIid(v) => Value::U64(*v),
+        }),
+        source_location: e.source_location_field.as_ref().map(|f| match f {
+            SourceLocationField::SourceLocation(l) => Located::Message(l),
+            SourceLocationField::SourceLocationIid(v) => Located::Iid(*v),
+        }),
+        timestamp: e.timestamp.as_ref().map(|f| match f {
+            Timestamp::TimestampDeltaUs(v) | Timestamp::TimestampAbsoluteUs(v) => Value::I64(*v),
+        }),
+        thread_time: e.thread_time.as_ref().map(|f| match f {
+            ThreadTime::ThreadTimeDeltaUs(v) | ThreadTime::ThreadTimeAbsoluteUs(v) => {
+                Value::I64(*v)
+            }
+        }),
+        thread_instruction_count: e.thread_instruction_count.as_ref().map(|f| match f {
             ThreadInstructionCount::ThreadInstructionCountDelta(v)
-            | ThreadInstructionCount::ThreadInstructionCountAbsolute(v),
-        ) => c.add(v),
-        None => {}
+            | ThreadInstructionCount::ThreadInstructionCountAbsolute(v) => Value::I64(*v),
+        }),
     }
-    c.message_if(e.legacy_event.is_some());
 }
 
-fn debug_annotation(c: &mut Checksum, a: &DebugAnnotation) {
-    use debug_annotation::debug_annotation::{
-        Name_field as NameField, Proto_type_descriptor as ProtoTypeDescriptor, Value,
+fn annotation_oneofs(a: &DebugAnnotation) -> AnnotationOneofs<'_, NestedValue> {
+    use crate::generated::rust_protobuf::debug_annotation::debug_annotation::{
+        Name_field as NameField, Proto_type_descriptor as ProtoTypeDescriptor, Value as V,
     };
-    c.message();
-    match &a.name_field {
-        Some(NameField::NameIid(v)) => c.add(*v),
-        Some(NameField::Name(s)) => c.add(s.as_str()),
-        None => {}
-    }
-    match &a.value {
-        Some(Value::BoolValue(v)) => c.add(*v),
-        Some(Value::UintValue(v) | Value::PointerValue(v) | Value::StringValueIid(v)) => c.add(*v),
-        Some(Value::IntValue(v)) => c.add(*v),
-        Some(Value::DoubleValue(v)) => c.add(*v),
-        Some(Value::NestedValue(n)) => nested_value(c, n),
-        Some(Value::LegacyJsonValue(s) | Value::StringValue(s)) => c.add(s.as_str()),
-        None => {}
-    }
-    match &a.proto_type_descriptor {
-        Some(ProtoTypeDescriptor::ProtoTypeName(s)) => c.add(s.as_str()),
-        Some(ProtoTypeDescriptor::ProtoTypeNameIid(v)) => c.add(*v),
-        None => {}
-    }
-    c.opt(a.proto_value.as_deref());
-    for d in &a.dict_entries {
-        debug_annotation(c, d);
-    }
-    for v in &a.array_values {
-        debug_annotation(c, v);
+    AnnotationOneofs {
+        name: a.name_field.as_ref().map(|f| match f {
+            NameField::NameIid(v) => Value::U64(*v),
+            NameField::Name(s) => Value::Str(s),
+        }),
+        value: a.value.as_ref().map(|v| match v {
+            V::NestedValue(n) => Annotated::Nested(n),
+            V::BoolValue(v) => Annotated::Value(Value::Bool(*v)),
+            V::UintValue(v) | V::PointerValue(v) | V::StringValueIid(v) => {
+                Annotated::Value(Value::U64(*v))
+            }
+            V::IntValue(v) => Annotated::Value(Value::I64(*v)),
+            V::DoubleValue(v) => Annotated::Value(Value::F64(*v)),
+            V::LegacyJsonValue(s) | V::StringValue(s) => Annotated::Value(Value::Str(s)),
+        }),
+        proto_type: a.proto_type_descriptor.as_ref().map(|f| match f {
+            ProtoTypeDescriptor::ProtoTypeName(s) => Value::Str(s),
+            ProtoTypeDescriptor::ProtoTypeNameIid(v) => Value::U64(*v),
+        }),
     }
 }
 
-fn nested_value(c: &mut Checksum, n: &NestedValue) {
-    c.message();
-    c.opt(n.nested_type.map(|t| t.value()));
-    c.all(n.dict_keys.iter().map(String::as_str));
-    for v in &n.dict_values {
-        nested_value(c, v);
-    }
-    for v in &n.array_values {
-        nested_value(c, v);
-    }
-    c.opt(n.int_value);
-    c.opt(n.double_value);
-    c.opt(n.bool_value);
-    c.opt(n.string_value.as_deref());
+fn frame_kind(m: &Frame) -> Option<Value<'_>> {
+    use crate::generated::rust_protobuf::profile_common::frame::Kind_field;
+    m.kind_field.as_ref().map(|f| match f {
+        Kind_field::Kind(v) => Value::I32(v.value()),
+        Kind_field::KindStr(s) => Value::Str(s),
+    })
 }
 
-fn source_location(c: &mut Checksum, l: &SourceLocation) {
-    c.message();
-    c.opt(l.iid);
-    c.opt(l.file_name.as_deref());
-    c.opt(l.function_name.as_deref());
-    c.opt(l.line_number);
-}
-
-fn interned_string(c: &mut Checksum, s: &InternedString) {
-    c.message();
-    c.opt(s.iid);
-    c.opt(s.str.as_deref());
-}
-
-/// An interning table entry made of an iid and a name.
-fn iid_name(c: &mut Checksum, iid: Option<u64>, name: Option<&str>) {
-    c.message();
-    c.opt(iid);
-    c.opt(name);
-}
-
-fn interned_data(c: &mut Checksum, d: &InternedData) {
-    for m in &d.event_categories {
-        iid_name(c, m.iid, m.name.as_deref());
-    }
-    for m in &d.event_names {
-        iid_name(c, m.iid, m.name.as_deref());
-    }
-    for m in &d.debug_annotation_names {
-        iid_name(c, m.iid, m.name.as_deref());
-    }
-    for m in &d.debug_annotation_value_type_names {
-        iid_name(c, m.iid, m.name.as_deref());
-    }
-    for table in [
-        &d.debug_annotation_string_values,
-        &d.correlation_id_str,
-        &d.build_ids,
-        &d.mapping_paths,
-        &d.source_paths,
-        &d.function_names,
-    ] {
-        for s in table {
-            interned_string(c, s);
-        }
-    }
-    for m in &d.mappings {
-        c.message();
-        c.opt(m.iid);
-        c.opt(m.build_id);
-        c.opt(m.exact_offset);
-        c.opt(m.start_offset);
-        c.opt(m.start);
-        c.opt(m.end);
-        c.opt(m.load_bias);
-        c.all(m.path_string_ids.iter().copied());
-    }
-    for m in &d.frames {
-        c.message();
-        c.opt(m.iid);
-        c.opt(m.function_name_id);
-        c.opt(m.mapping_id);
-        c.opt(m.rel_pc);
-        c.opt(m.source_path_iid);
-        c.opt(m.line_number);
-        match &m.kind_field {
-            Some(frame::Kind_field::Kind(v)) => c.add(v.value()),
-            Some(frame::Kind_field::KindStr(s)) => c.add(s.as_str()),
-            None => {}
-        }
-    }
-    for m in &d.callstacks {
-        c.message();
-        c.opt(m.iid);
-        c.all(m.frame_ids.iter().copied());
-    }
-    for l in &d.source_locations {
-        source_location(c, l);
-    }
-    for m in &d.unsymbolized_source_locations {
-        c.message();
-        c.opt(m.iid);
-        c.opt(m.mapping_id);
-        c.opt(m.rel_pc);
-    }
-    for m in &d.log_message_body {
-        iid_name(c, m.iid, m.body.as_deref());
-    }
-    for s in &d.kernel_symbols {
-        interned_string(c, s);
-    }
-}
-
-fn test_event(c: &mut Checksum, t: &TestEvent) {
-    c.opt(t.str.as_deref());
-    c.opt(t.seq_value);
-    c.opt(t.counter);
-    c.opt(t.is_last);
-    if let Some(p) = t.payload.as_ref() {
-        test_payload(c, p);
-    }
-    if let Some(p) = t.protovm_patch.as_ref() {
-        c.message();
-        c.opt(p.string_to_merge.as_deref());
-        c.opt(p.int_to_merge);
-        if let Some(m) = p.single_message.as_ref() {
-            vm_message(c, m);
-        }
-        for m in &p.messages {
-            vm_message(c, m);
-        }
-        c.all(p.delete_message_ids.iter().copied());
-    }
-    if let Some(s) = t.protovm_incremental_state.as_ref() {
-        c.message();
-        c.opt(s.string_merged.as_deref());
-        c.opt(s.int_merged);
-        if let Some(m) = s.single_message.as_ref() {
-            vm_message(c, m);
-        }
-        for m in &s.messages {
-            vm_message(c, m);
-        }
-    }
-}
-
-fn test_payload(c: &mut Checksum, p: &TestPayload) {
-    c.message();
-    c.all(p.str.iter().map(String::as_str));
-    for n in &p.nested {
-        test_payload(c, n);
-    }
-    c.opt(p.remaining_nesting_depth);
-    c.opt(p.single_string.as_deref());
-    c.opt(p.single_int);
-    c.all(p.repeated_ints.iter().copied());
-    for a in &p.debug_annotations {
-        debug_annotation(c, a);
-    }
-}
-
-fn vm_message(c: &mut Checksum, m: &ProtoVmMessage) {
-    c.message();
-    c.opt(m.id);
-    if let Some(s) = m.submessage.as_ref() {
-        c.message();
-        c.opt(s.single_int);
-    }
+crate::owned::visits! {
+    row: RustProtobuf,
+    types: {
+        TracePacket: TracePacket,
+        TrackEvent: TrackEvent,
+        DebugAnnotation: DebugAnnotation,
+        NestedValue: NestedValue,
+        SourceLocation: SourceLocation,
+        InternedData: InternedData,
+        InternedString: InternedString,
+        TestEvent: TestEvent,
+        TestPayload: TestPayload,
+        ProtoVmMessage: ProtoVmMessage,
+    },
+    fields: { str: str, type: type_ },
+    oneofs: {
+        packet: packet_oneofs,
+        track_event: track_event_oneofs,
+        annotation: annotation_oneofs,
+        frame_kind: frame_kind,
+    },
 }
