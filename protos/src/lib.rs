@@ -1,12 +1,33 @@
 //! Perfetto-compatible protobuf schemas and the protozero code generated from
 //! them, so the rest of zerotrace writes and reads Perfetto's wire format
-//! through typed methods instead of raw field numbers.
+//! through typed methods instead of raw field numbers. This is zerotrace's
+//! one schema library: every crate (the service and SDK, the probes, the
+//! heap profiler, the command, the tests and fuzzers) takes its messages
+//! from here, and each message is generated once.
 //!
-//! The `.proto` files live in `protos/proto` (package `perfetto.protos`, the
-//! same messages, fields and numbers as Perfetto). The Rust code under
-//! `src/generated` is produced by `cargo xtask codegen` and checked in;
-//! `cargo xtask codegen --check` and the test `generated_code_is_fresh` fail
-//! when it is stale.
+//! The code comes from two sources, generated as one schema by the schema
+//! pipeline (`protos/pipeline`, run by `cargo xtask codegen`):
+//!
+//! * our schemas in `protos/proto` (package `perfetto.protos`, the same
+//!   messages, fields and numbers as Perfetto; only what the service and
+//!   SDK write or act on), into `src/generated/perfetto/`;
+//! * the upstream set: Perfetto's own files for the probes' configs and
+//!   packets (ftrace, with `FtraceEvent` cut down to the events the probes
+//!   translate; process tree and stats; sys stats; CPU info), the perf
+//!   profiling packets and pprof's `profile.proto`, read from the pinned
+//!   `perfetto_protos` crate (never copied in), into `src/generated/upstream/`.
+//!
+//! A message both sources declare is generated from the definition with
+//! every field of the other; today those are `profile_common.proto`'s
+//! (ours: its `Frame` has fields upstream v51 lacks) and `ProfilePacket`
+//! (alike; ours). Both sources share the package, so every message is in
+//! [`protos`], whichever file declared it; pprof's are in [`pprof`].
+//! [`upstream_tables`] holds what the pipeline reads from upstream's schema
+//! as data (field numbers of messages not generated whole, field lists).
+//! [`FILE_DESCRIPTOR_SET`] describes `protos/proto`'s files only.
+//!
+//! The generated code is checked in; `cargo xtask codegen --check` and the
+//! test `generated_code_is_fresh` fail when it is stale.
 //!
 //! Per message `Foo` there is a writer `Foo<'w>` and a decoder `FooDecoder<'a>`:
 //!
@@ -30,7 +51,16 @@
 #[rustfmt::skip]
 mod generated;
 
+pub mod upstream_tables;
+
 pub use generated::{FILE_DESCRIPTOR_SET, perfetto};
 
 /// Shorthand for [`perfetto::protos`], the package every Perfetto schema uses.
 pub use generated::perfetto::protos;
+
+/// pprof's `profile.proto` (package `perftools.profiles` upstream; Perfetto
+/// ships it as `perfetto.third_party.perftools.profiles`, the same wire
+/// format), as the command's `--pprof` output writes it.
+pub mod pprof {
+    pub use crate::generated::perfetto::third_party::perftools::profiles::*;
+}

@@ -7,7 +7,7 @@
 //!
 //! The test runs the one schema pipeline (`protos/pipeline`) in memory,
 //! exactly as `cargo xtask codegen` does, and compares every output (this
-//! package's `src/generated`, the probes' and the command's) with the
+//! package's `src/generated` and the command's descriptor set) with the
 //! checked-in files byte for byte. It never writes: the fix is to run
 //! `cargo xtask codegen`.
 

@@ -1,7 +1,8 @@
 //! `cargo xtask codegen [--check]`: the one generator run of the schema
 //! pipeline (`protos/pipeline`, whose `lib.rs` names every schema used).
-//! It rewrites the checked-in outputs (`protos/src/generated`, the probes'
-//! `src/generated`, the command's descriptor set) or, with `--check`,
+//! It rewrites the checked-in outputs (`protos/src/generated`: our schemas
+//! and the upstream set as one schema; the command's descriptor set) or,
+//! with `--check`,
 //! fails when any of them is not exactly what the current schemas and
 //! generator make. The staleness test `protos/tests/generated_code_is_fresh.rs`
 //! runs the same pipeline, so `cargo test` catches stale code as this does.

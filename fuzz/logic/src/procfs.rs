@@ -12,7 +12,7 @@ use zerotrace_probes::procfs::{
     ProcError, buddyinfo, cmdline, cpufreq, cpuinfo, diskstats, meminfo, pid_stat, pid_status, psi,
     stat, thermal, vmstat,
 };
-use zerotrace_probes::protos::{ProcessStatsDecoder, ProcessTreeDecoder, SysStatsDecoder};
+use zerotrace_protos::protos::{ProcessStatsDecoder, ProcessTreeDecoder, SysStatsDecoder};
 
 fn checked<T>(r: Result<T, ProcError>) -> Option<T> {
     match r {

@@ -9,20 +9,30 @@
 //!
 //! | output | from | used by |
 //! |---|---|---|
-//! | `protos/src/generated` | every file of `protos/proto` | `zerotrace-protos` (the service, the SDK) |
-//! | `tracing-core/probes/src/generated` | [`PROBES_FILES`] upstream, `FtraceEvent` cut to [`FTRACE_EVENTS`], plus the tables of [`FIELD_TABLES`] | the probes' writers and decoders |
+//! | `protos/src/generated` | every file of `protos/proto` and the [`UPSTREAM_FILES`] upstream (`FtraceEvent` cut to [`FTRACE_EVENTS`]) as one schema, each message once; our descriptor set; the upstream tables of [`FIELD_TABLES`] and the probes' schema lists | `zerotrace-protos`, the one schema library of every crate |
 //! | `tracing-core/cli/src/generated` | upstream from [`DESCRIPTOR_ROOTS`] with `protos/proto`'s newer fields merged in | the command's text configs and named dumps |
+//!
+//! Both sources are generated as one schema because they share a package
+//! (`perfetto.protos`) and some messages: our `TracePacket` carries the
+//! `ProfilePacket` that upstream's `profile_packet.proto` also declares, and
+//! upstream's perf packets use the interned `Frame`s and `Mapping`s of
+//! `profile_common.proto`, which our schema declares too. A message both
+//! declare is generated once, from the definition that has every field of
+//! the other (`merge.rs`); the run fails when neither does.
 //!
 //! `cargo xtask codegen` writes them, `cargo xtask codegen --check` and the
 //! test `protos/tests/generated_code_is_fresh.rs` fail when any is stale.
-//! A new data source's config and packets are a line in [`PROBES_FILES`]
+//! A new data source's config and packets are a line in [`UPSTREAM_FILES`]
 //! (and one per `TracePacket` field it writes in [`FIELD_TABLES`]); the
 //! descriptor set takes every config and packet already.
 
 mod descriptor;
+mod merge;
 mod ours;
-mod probes;
+mod protos_out;
+mod tables;
 mod upstream;
+mod upstream_set;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -43,18 +53,18 @@ pub const FIX_COMMAND: &str = "cargo xtask codegen";
 
 /// Our schemas, relative to the workspace root.
 pub const OUR_PROTO_DIR: &str = "protos/proto";
-/// Where the code generated from [`OUR_PROTO_DIR`] goes.
+/// Where the code generated from [`OUR_PROTO_DIR`] and [`UPSTREAM_FILES`]
+/// goes (`zerotrace-protos`).
 pub const OUR_OUT_DIR: &str = "protos/src/generated";
-/// Where the probes' code generated from upstream goes.
-pub const PROBES_OUT_DIR: &str = "tracing-core/probes/src/generated";
 /// Where the command's descriptor set goes.
 pub const DESCRIPTOR_OUT_DIR: &str = "tracing-core/cli/src/generated";
 /// The descriptor set's file name in [`DESCRIPTOR_OUT_DIR`].
 pub const DESCRIPTOR_FILE: &str = "perfetto_descriptor.bin";
 
 /// Upstream files (relative to the crate root) generated as protozero
-/// writers and decoders for the probes, with what they import.
-pub const PROBES_FILES: &[&str] = &[
+/// writers and decoders in `zerotrace-protos`, with what they import: the
+/// probes' configs and packets, the perf profiling packets, pprof.
+pub const UPSTREAM_FILES: &[&str] = &[
     "protos/perfetto/common/sys_stats_counters.proto",
     "protos/perfetto/trace/ps/process_tree.proto",
     "protos/perfetto/trace/ps/process_stats.proto",
@@ -70,7 +80,7 @@ pub const PROBES_FILES: &[&str] = &[
     "protos/third_party/pprof/profile.proto",
 ];
 
-/// The `FtraceEvent` fields the probes' code keeps: the common ones, the
+/// The `FtraceEvent` fields the generated code keeps: the common ones, the
 /// events they translate into typed messages (upstream names each field
 /// after the kernel event) and the generic event. The bundle's import of
 /// `ftrace_event.proto` would otherwise bring all of upstream's events.
@@ -107,8 +117,9 @@ pub const FTRACE_EVENTS: &[&str] = &[
     "workqueue_queue_work",
 ];
 
-/// Field numbers of an upstream message the probes' code names without
-/// generating the message (its file imports most of Perfetto).
+/// Field numbers of an upstream message that zerotrace names without
+/// generating the message from upstream (its file imports most of
+/// Perfetto; our own, smaller declaration may lack these fields).
 #[derive(Debug, Clone, Copy)]
 pub struct FieldTable {
     /// The upstream file declaring the message.
@@ -121,7 +132,8 @@ pub struct FieldTable {
     pub fields: &'static [(&'static str, &'static str)],
 }
 
-/// The field-number tables emitted beside the probes' generated code.
+/// The field-number tables emitted in `upstream_tables.rs` beside the
+/// generated code.
 pub const FIELD_TABLES: &[FieldTable] = &[
     FieldTable {
         file: "protos/perfetto/trace/trace_packet.proto",
@@ -240,19 +252,15 @@ pub struct Outputs {
 /// Runs the generator over both sources: our schemas from `root` (the
 /// workspace root), upstream's from [`upstream_root`]. With `protoc`, the
 /// schemas are parsed by Google's `protoc` instead of the pure-Rust front
-/// end (the generated Rust must be the same; the descriptor set is always
-/// `protoc`'s).
+/// end (the generated Rust must be the same; the command's descriptor set
+/// is always `protoc`'s).
 pub fn generate(root: &Path, protoc: bool) -> Result<Outputs, PipelineError> {
     let upstream = upstream_root()?;
     Ok(Outputs {
         outputs: vec![
             Output {
                 dir: OUR_OUT_DIR,
-                generated: ours::generate(&root.join(OUR_PROTO_DIR), protoc)?,
-            },
-            Output {
-                dir: PROBES_OUT_DIR,
-                generated: probes::generate(&upstream, protoc)?,
+                generated: protos_out::generate(&root.join(OUR_PROTO_DIR), &upstream, protoc)?,
             },
             Output {
                 dir: DESCRIPTOR_OUT_DIR,
@@ -401,7 +409,7 @@ mod tests {
     #[test]
     fn the_manifest_names_upstream_files_that_exist() {
         let root = upstream_root().unwrap();
-        let named = PROBES_FILES
+        let named = UPSTREAM_FILES
             .iter()
             .chain(DESCRIPTOR_ROOTS)
             .copied()

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use perf_fixture::{Ours, Running, fixture, leaf_shares, perf_config, read_back, trace_file};
-use zerotrace_probes::protos::perf_event_config::UnwindMode;
-use zerotrace_probes::protos::perf_events::Counter;
+use zerotrace_protos::protos::perf_event_config::UnwindMode;
+use zerotrace_protos::protos::perf_events::Counter;
 
 const LEAVES: [(&str, f64); 3] = [
     ("fixture::leaf_a", 60.0),

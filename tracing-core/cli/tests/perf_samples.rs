@@ -14,8 +14,8 @@ use std::process::Command;
 
 use perf_support::{Fr, PerfSeq, Trace, app};
 use zerotrace_cli::profile::{Filter, SampleReader, folded};
-use zerotrace_probes::protos::perf_sample::SampleSkipReason;
-use zerotrace_probes::protos::profiling::StackUnwindError;
+use zerotrace_protos::protos::perf_sample::SampleSkipReason;
+use zerotrace_protos::protos::profiling::StackUnwindError;
 
 fn zerotrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_zerotrace"))

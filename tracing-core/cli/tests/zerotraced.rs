@@ -287,10 +287,10 @@ fn payloads(trace: &[u8], field: u32) -> Vec<Vec<u8>> {
 /// records the service's own process and threads, meminfo and the CPUs.
 #[test]
 fn probes_run_inside_the_service() {
-    use zerotrace_probes::protos::{
+    use zerotrace_protos::protos::{
         CpuInfoDecoder, ProcessStatsConfig, ProcessTreeDecoder, SysStatsConfig, SysStatsDecoder,
-        data_source_field, packet_field,
     };
+    use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
     let (child, mut consumer, dir) = service_with_probes("inside");
     let mut w = protozero::HeapWriter::new();
     {
@@ -390,10 +390,11 @@ impl Drop for OwnInstance {
 #[test]
 fn the_example_system_config_records_with_zerotrace_record() {
     use std::io::Write;
-    use zerotrace_probes::protos::{
+    use zerotrace_protos::protos::{
         CpuInfoDecoder, FtraceEventBundleDecoder, FtraceStatsDecoder, MeminfoCounters,
-        ProcessTreeDecoder, SysStatsDecoder, packet_field,
+        ProcessTreeDecoder, SysStatsDecoder,
     };
+    use zerotrace_protos::upstream_tables::packet_field;
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../probes/examples/system.pbtxt");
     let text = std::fs::read_to_string(&example).unwrap();

@@ -20,10 +20,11 @@ use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_interop::protoc_decode;
 use zerotrace_interop::services::{Service, Which};
 use zerotrace_probes::producer::{ProbesOptions, ProbesProducer, Registry};
-use zerotrace_probes::protos::perf_event_config::UnwindMode;
-use zerotrace_probes::protos::perf_events::Counter;
-use zerotrace_probes::protos::{PerfEventConfig, data_source_field, packet_field};
+use zerotrace_protos::protos::PerfEventConfig;
 use zerotrace_protos::protos::TraceConfig;
+use zerotrace_protos::protos::perf_event_config::UnwindMode;
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
 
 const WAIT: Duration = Duration::from_secs(30);
 

@@ -18,11 +18,12 @@ use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_interop::sdk::SdkProcess;
 use zerotrace_interop::services::{Service, Which};
 use zerotrace_probes::producer::{ProbesOptions, ProbesProducer, Registry};
-use zerotrace_probes::protos::{
-    CpuInfoDecoder, FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder, ProcessStatsConfig,
-    ProcessTreeDecoder, SysStatsConfig, SysStatsDecoder, data_source_field, packet_field,
-};
 use zerotrace_protos::protos::TraceConfig;
+use zerotrace_protos::protos::{
+    CpuInfoDecoder, FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder, ProcessStatsConfig,
+    ProcessTreeDecoder, SysStatsConfig, SysStatsDecoder,
+};
+use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
 
 const WAIT: Duration = Duration::from_secs(30);
 

@@ -32,10 +32,9 @@ use protozero::{Decoder, HeapWriter};
 use zerotrace_probes::procfs::ProcRoot;
 use zerotrace_probes::producer::ftrace::FtraceSource;
 use zerotrace_probes::producer::{DataSource, PacketSink, ProbeContext};
-use zerotrace_probes::protos::{
-    FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder, data_source_field, packet_field,
-};
 use zerotrace_protos::protos::TracePacket;
+use zerotrace_protos::protos::{FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder};
+use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
 
 /// CPU time of the calling thread, ns.
 fn thread_cpu_ns() -> u64 {
@@ -203,7 +202,7 @@ fn run_probes(root: &std::path::Path, rate: u64, secs: u64) -> Outcome {
                 }
                 packet_field::FTRACE_STATS => {
                     let s = FtraceStatsDecoder::new(f.as_bytes().unwrap_or_default());
-                    if s.phase() == Some(zerotrace_probes::protos::ftrace_stats::Phase::EndOfTrace)
+                    if s.phase() == Some(zerotrace_protos::protos::ftrace_stats::Phase::EndOfTrace)
                     {
                         overruns = s.cpu_stats().map(|c| c.overrun().unwrap_or(0)).sum();
                     }

@@ -45,10 +45,11 @@ use protozero::{HeapWriter, Message};
 use zerotrace_probes::perf::unwind::UserRegs;
 use zerotrace_probes::producer::perf::{DwarfStacks, PerfSource, UserInput, UserStacks};
 use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
-use zerotrace_probes::protos::perf_event_config::UnwindMode;
-use zerotrace_probes::protos::perf_events::Counter;
-use zerotrace_probes::protos::profiling::StackUnwindError;
-use zerotrace_probes::protos::{PerfEventConfig, data_source_field};
+use zerotrace_protos::protos::PerfEventConfig;
+use zerotrace_protos::protos::perf_event_config::UnwindMode;
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::protos::profiling::StackUnwindError;
+use zerotrace_protos::upstream_tables::data_source_field;
 
 /// The fixture's source.
 const FIXTURE_SOURCE: &str = include_str!("../tests/perf_fixture/fixture.rs");

@@ -38,11 +38,10 @@ use clap::{Parser, Subcommand};
 use protozero::{Decoder, HeapWriter, Message};
 use zerotrace_probes::producer::perf::PerfSource;
 use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
-use zerotrace_probes::protos::perf_event_config::UnwindMode;
-use zerotrace_probes::protos::perf_events::Counter;
-use zerotrace_probes::protos::{
-    PerfEventConfig, PerfSampleDecoder, data_source_field, packet_field,
-};
+use zerotrace_protos::protos::perf_event_config::UnwindMode;
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::protos::{PerfEventConfig, PerfSampleDecoder};
+use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
 
 /// The fixture's source, built here with `rustc` as the oracle tests do.
 const FIXTURE_SOURCE: &str = include_str!("../tests/perf_fixture/fixture.rs");

@@ -8,8 +8,6 @@
 //! * [`procfs`]: `/proc` and `/sys` files parsed into typed values, and the
 //!   `process_tree`, `process_stats`, `sys_stats` and `cpu_info` packets
 //!   built from them.
-//! * [`protos`]: writers and decoders for those upstream messages,
-//!   generated at build time from Perfetto's `.proto` files.
 //!
 //! * [`perf`]: `linux.perf`'s user-space unwinding and symbolization.
 //!
@@ -17,9 +15,13 @@
 //!   `linux.sys_stats` and `linux.system_info` and the producer that serves
 //!   them to a tracing service (the `zerotrace-probes` binary, and
 //!   `zerotraced --probes` in the service's own process).
+//!
+//! The messages they write and read are upstream's, generated once for
+//! every crate in `zerotrace-protos` ([`zerotrace_protos::protos`]), with
+//! what the schema pipeline reads from upstream's schema as data
+//! ([`zerotrace_protos::upstream_tables`]: field numbers, field lists).
 
 pub mod ftrace;
 pub mod perf;
 pub mod procfs;
 pub mod producer;
-pub mod protos;

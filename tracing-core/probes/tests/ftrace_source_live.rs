@@ -22,9 +22,11 @@ use producer_common::{ds_config, payload};
 use zerotrace_probes::procfs::ProcRoot;
 use zerotrace_probes::producer::ftrace::{FtraceSource, RawCopy};
 use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
-use zerotrace_probes::protos::{
-    FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder, data_source_field,
-    ftrace_stats::Phase, interned_data_field, interned_string_field, packet_field,
+use zerotrace_protos::protos::{
+    FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder, ftrace_stats::Phase,
+};
+use zerotrace_protos::upstream_tables::{
+    data_source_field, interned_data_field, interned_string_field, packet_field,
 };
 
 /// Live recordings in this binary run one at a time.

@@ -230,7 +230,7 @@ fn live_merged_sessions_record_and_restore_the_instance() {
     let cfg = {
         let mut w = protozero::HeapWriter::new();
         {
-            let mut c = zerotrace_probes::protos::FtraceConfig::from_message(w.root());
+            let mut c = zerotrace_protos::protos::FtraceConfig::from_message(w.root());
             c.add_ftrace_events("sched/sched_switch")
                 .add_ftrace_events("sched_waking")
                 .add_ftrace_events("nosuchgroup/nosuchevent")

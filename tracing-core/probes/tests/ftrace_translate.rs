@@ -15,9 +15,8 @@ use zerotrace_probes::ftrace::{
     EventFormat, FormatTable, HeaderPage, Options, Page, PageLayout, Translator,
     holds_data_pointer, holds_kernel_address,
 };
-use zerotrace_probes::protos::{
-    FTRACE_EVENT_MESSAGES, FtraceEvent, FtraceEventBundleDecoder, packet_field,
-};
+use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundleDecoder};
+use zerotrace_protos::upstream_tables::{FTRACE_EVENT_MESSAGES, packet_field};
 
 /// Translates every CPU's pages, one packet per bundle; returns the
 /// packets' `ftrace_events` payloads with their CPU.

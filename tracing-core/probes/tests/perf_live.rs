@@ -16,11 +16,14 @@ use protozero::Decoder;
 use zerotrace_probes::perf::config::UserFrames;
 use zerotrace_probes::producer::perf::PerfSource;
 use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
-use zerotrace_probes::protos::perf_event_config::UnwindMode;
-use zerotrace_probes::protos::perf_events::Counter;
-use zerotrace_probes::protos::{
+use zerotrace_protos::protos::perf_event_config::UnwindMode;
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::protos::{
     CallstackDecoder, FrameDecoder, InternedStringDecoder, MappingDecoder, PerfEventConfig,
-    PerfSampleDecoder, data_source_field, interned_data_field, packet_defaults_field, packet_field,
+    PerfSampleDecoder,
+};
+use zerotrace_protos::upstream_tables::{
+    data_source_field, interned_data_field, packet_defaults_field, packet_field,
 };
 
 fn required() -> bool {
@@ -515,7 +518,7 @@ fn now_on(id: u64) -> u64 {
 /// samples' times lie on the clock the defaults name.
 #[test]
 fn samples_are_on_boottime_unless_named_or_refused_by_the_kernel() {
-    use zerotrace_probes::protos::perf_events::PerfClock;
+    use zerotrace_protos::protos::perf_events::PerfClock;
     let run = |tracepoint: bool, clock: Option<PerfClock>| {
         let mut child = dd();
         let config = ds_config("linux.perf", |m| {

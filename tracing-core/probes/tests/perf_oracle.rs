@@ -16,8 +16,8 @@ use perf_fixture::{
     Ours, PerfRecord, Running, Stack, fixture, leaf_shares, perf_config, read_back, records_lost,
     serial, state_clears, top_chain, unavailable,
 };
-use zerotrace_probes::protos::perf_event_config::UnwindMode;
-use zerotrace_probes::protos::perf_events::Counter;
+use zerotrace_protos::protos::perf_event_config::UnwindMode;
+use zerotrace_protos::protos::perf_events::Counter;
 
 const LEAVES: [(&str, &str, f64); 3] = [
     ("fixture::leaf_a", "fixture::caller_a", 60.0),

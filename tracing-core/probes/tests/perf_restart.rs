@@ -18,10 +18,9 @@ use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_probes::producer::perf::PerfSource;
 use zerotrace_probes::producer::{ProbeContext, ProbesOptions, ProbesProducer, Registry};
-use zerotrace_probes::protos::perf_events::Counter;
-use zerotrace_probes::protos::{
-    PerfEventConfig, PerfSampleDecoder, data_source_field, packet_field,
-};
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::protos::{PerfEventConfig, PerfSampleDecoder};
+use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
 
 fn required() -> bool {
     std::env::var("ZEROTRACE_REQUIRE_PERF").is_ok_and(|v| v == "1")

@@ -7,8 +7,8 @@ use zerotrace_probes::procfs::config::{
     MIN_PERIOD_MS, MIN_PROC_STATS_POLL_MS, ProcessStatsOptions, SysStatsOptions,
 };
 use zerotrace_probes::procfs::packets::Selection;
-use zerotrace_probes::protos::process_stats_config::Quirks;
-use zerotrace_probes::protos::{MeminfoCounters, ProcessStatsConfig, SysStatsConfig};
+use zerotrace_protos::protos::process_stats_config::Quirks;
+use zerotrace_protos::protos::{MeminfoCounters, ProcessStatsConfig, SysStatsConfig};
 
 #[test]
 fn process_stats_options() {

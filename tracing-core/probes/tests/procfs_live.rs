@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use protozero::{HeapWriter, TypedDecoder};
 use zerotrace_probes::procfs::packets::{self, Selection, SysStatsSample, TreeOptions};
 use zerotrace_probes::procfs::{ProcRoot, meminfo, walk};
-use zerotrace_probes::protos::{
+use zerotrace_protos::protos::{
     MeminfoCounters, ProcessStatsDecoder, ProcessTreeDecoder, SysStatsDecoder,
 };
 
@@ -339,7 +339,8 @@ fn scans_survive_processes_coming_and_going() {
 fn smaps_rollup_and_fds_match_the_kernels_files() {
     use zerotrace_probes::producer::process_stats::ProcessStatsSource;
     use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
-    use zerotrace_probes::protos::{ProcessStatsConfig, data_source_field, packet_field};
+    use zerotrace_protos::protos::ProcessStatsConfig;
+    use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
 
     let mut child = Command::new("sh")
         .args(["-c", "exec 7</proc/version; exec sleep 3603"])

@@ -9,9 +9,9 @@ use protozero::{HeapWriter, TypedDecoder};
 use zerotrace_probes::procfs::packets::{self, Selection, TreeOptions};
 use zerotrace_probes::procfs::sample::{self, Due};
 use zerotrace_probes::procfs::{ProcRoot, walk};
-use zerotrace_probes::protos::sys_stats::psi_sample::PsiResource;
-use zerotrace_probes::protos::sys_stats_config::StatCounters;
-use zerotrace_probes::protos::{
+use zerotrace_protos::protos::sys_stats::psi_sample::PsiResource;
+use zerotrace_protos::protos::sys_stats_config::StatCounters;
+use zerotrace_protos::protos::{
     CpuInfoDecoder, MeminfoCounters, ProcessStatsDecoder, ProcessTreeDecoder, SysStatsConfig,
     SysStatsConfigDecoder, SysStatsDecoder, VmstatCounters,
 };

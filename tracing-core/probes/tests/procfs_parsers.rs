@@ -9,7 +9,7 @@ use zerotrace_probes::procfs::{
     ProcError, ProcRoot, buddyinfo, cmdline, cpufreq, cpuidle, cpuinfo, devfreq, diskstats,
     meminfo, pid_stat, pid_status, psi, stat, thermal, vmstat, walk,
 };
-use zerotrace_probes::protos::MeminfoCounters;
+use zerotrace_protos::protos::MeminfoCounters;
 
 fn fixtures() -> ProcRoot {
     ProcRoot::at(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/procfs/root"))

@@ -16,10 +16,10 @@ use zerotrace_core::consumer::ConsumerClient;
 use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_probes::producer::{ProbeContext, ProbesOptions, ProbesProducer, Registry};
-use zerotrace_probes::protos::{
+use zerotrace_protos::protos::{
     CpuInfoDecoder, MeminfoCounters, ProcessStatsDecoder, ProcessTreeDecoder, SysStatsDecoder,
-    packet_field,
 };
+use zerotrace_protos::upstream_tables::packet_field;
 
 /// Live recordings in this binary run one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());

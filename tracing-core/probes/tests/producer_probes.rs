@@ -14,10 +14,11 @@ use zerotrace_probes::producer::{
     BufferSink, DataSource, ProbeContext, ProbeError, Registry, process_stats::ProcessStatsSource,
     sys_stats::SysStatsSource, system_info::SystemInfo,
 };
-use zerotrace_probes::protos::{
+use zerotrace_protos::protos::{
     CpuInfoDecoder, MeminfoCounters, ProcessStatsConfig, ProcessStatsDecoder, ProcessTreeDecoder,
-    SysStatsDecoder, data_source_field, packet_field,
+    SysStatsDecoder,
 };
+use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
 
 const MS: u64 = 1_000_000;
 const T0: u64 = 5_000 * MS;
@@ -247,7 +248,7 @@ fn configs_that_do_not_decode_or_ask_for_the_unimplemented_are_said_so() {
     assert!(log.is_empty(), "{log:?}");
     // sys_stats' gpufreq is not.
     let gpu = ds_config("linux.sys_stats", |m| {
-        zerotrace_probes::protos::SysStatsConfig::from_message(
+        zerotrace_protos::protos::SysStatsConfig::from_message(
             m.begin_nested(data_source_field::SYS_STATS_CONFIG),
         )
         .set_gpufreq_period_ms(100);
@@ -291,7 +292,7 @@ fn tasks_seen_are_described_unless_disable_on_demand() {
             );
             if disabled {
                 c.add_quirks(
-                    zerotrace_probes::protos::process_stats_config::Quirks::DisableOnDemand,
+                    zerotrace_protos::protos::process_stats_config::Quirks::DisableOnDemand,
                 );
             }
         });

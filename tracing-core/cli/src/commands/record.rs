@@ -12,8 +12,9 @@ use clap::Args;
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
 use protozero::HeapWriter;
 use zerotrace_core::consumer::{ConsumerClient, EnableRequest, SessionEnd};
-use zerotrace_probes::protos::{FtraceConfig, ProcessStatsConfig, data_source_field};
+use zerotrace_protos::protos::{FtraceConfig, ProcessStatsConfig};
 use zerotrace_protos::protos::{TraceConfig, TraceConfigDecoder, TracingServiceStateDecoder};
+use zerotrace_protos::upstream_tables::data_source_field;
 
 use super::summary::{buffer_summary, human_bytes, per_data_source};
 use super::{CliError, background, connect, read_input, setup_errors, write_output};

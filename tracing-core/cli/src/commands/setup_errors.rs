@@ -6,8 +6,9 @@
 //! starts and after it ended; `stats` says them from a trace file.
 
 use zerotrace_probes::producer::refusals::config_refusals;
-use zerotrace_probes::protos::{FtraceStatsDecoder, packet_field};
+use zerotrace_protos::protos::FtraceStatsDecoder;
 use zerotrace_protos::protos::{TraceConfigDecoder, TracePacketDecoder};
+use zerotrace_protos::upstream_tables::packet_field;
 
 /// For each data source of `config` (a TraceConfig) that the probes serve:
 /// `(data source, line)` for each field they refuse.

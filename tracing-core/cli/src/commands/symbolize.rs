@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use protozero::HeapWriter;
-use zerotrace_probes::protos::{ModuleSymbols, packet_field};
+use zerotrace_protos::protos::ModuleSymbols;
+use zerotrace_protos::upstream_tables::packet_field;
 
 use crate::profile::{ModuleSymbolizer, SymbolLine, build_id_of};
 

@@ -10,7 +10,7 @@ use std::io::Read as _;
 use super::tests::support as perf_support;
 use heap_support::{HeapSeq, header, hf};
 use perf_support::Trace;
-use zerotrace_probes::protos::pprof::ProfileDecoder;
+use zerotrace_protos::pprof::ProfileDecoder;
 
 use super::*;
 

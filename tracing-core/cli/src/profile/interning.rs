@@ -20,9 +20,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use protozero::Decoder;
-use zerotrace_probes::protos::{
-    CallstackDecoder, FrameDecoder, InternedStringDecoder, MappingDecoder, interned_data_field,
+use zerotrace_protos::protos::{
+    CallstackDecoder, FrameDecoder, InternedStringDecoder, MappingDecoder,
 };
+use zerotrace_protos::upstream_tables::interned_data_field;
 
 use super::tables::{Frame, Mapping, Tables};
 

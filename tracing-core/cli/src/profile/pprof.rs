@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 
-use zerotrace_probes::protos::pprof::Profile as PprofProfile;
+use zerotrace_protos::pprof::Profile as PprofProfile;
 
 use super::folded::Filter;
 use super::reader::Profile;

@@ -15,10 +15,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use protozero::Decoder;
-use zerotrace_probes::protos::{
-    PerfSampleDecoder, PerfSampleDefaultsDecoder, packet_defaults_field, packet_field,
-};
 use zerotrace_protos::protos::TracePacketDecoder;
+use zerotrace_protos::protos::{PerfSampleDecoder, PerfSampleDefaultsDecoder};
+use zerotrace_protos::upstream_tables::{packet_defaults_field, packet_field};
 
 use super::heap::{HeapCounts, HeapDump, HeapReader};
 use super::interning::Sequence;

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use zerotrace_probes::protos::perf_events::Counter;
-use zerotrace_probes::protos::perf_sample::SampleSkipReason;
-use zerotrace_probes::protos::profiling::{CpuMode, StackUnwindError};
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::protos::perf_sample::SampleSkipReason;
+use zerotrace_protos::protos::profiling::{CpuMode, StackUnwindError};
 
 use super::interning::Unresolved;
 

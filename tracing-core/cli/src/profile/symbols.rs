@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use protozero::Decoder;
-use zerotrace_probes::protos::ModuleSymbolsDecoder;
+use zerotrace_protos::protos::ModuleSymbolsDecoder;
 
 /// One function at an address: the innermost comes first when functions
 /// were inlined into each other, as `AddressSymbols.lines` orders them.
@@ -115,7 +115,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zerotrace_probes::protos::ModuleSymbols;
+    use zerotrace_protos::protos::ModuleSymbols;
 
     fn module(path: &str, build_id: &[u8], entries: &[(u64, &[&str])]) -> Vec<u8> {
         let mut w = protozero::HeapWriter::new();

@@ -7,9 +7,9 @@ pub(super) mod support;
 use std::io::Read as _;
 
 use support::{Fr, PerfSeq, Trace, app};
-use zerotrace_probes::protos::perf_sample::SampleSkipReason;
-use zerotrace_probes::protos::pprof::ProfileDecoder;
-use zerotrace_probes::protos::profiling::StackUnwindError;
+use zerotrace_protos::pprof::ProfileDecoder;
+use zerotrace_protos::protos::perf_sample::SampleSkipReason;
+use zerotrace_protos::protos::profiling::StackUnwindError;
 
 use super::*;
 
@@ -187,7 +187,8 @@ fn losses_skips_and_unwind_errors_are_counted_not_sampled() {
 
 #[test]
 fn ids_that_do_not_resolve_are_counted_by_kind() {
-    use zerotrace_probes::protos::{Callstack, Frame, interned_data_field, packet_field};
+    use zerotrace_protos::protos::{Callstack, Frame};
+    use zerotrace_protos::upstream_tables::{interned_data_field, packet_field};
     let mut t = Trace::default();
     let mut s = PerfSeq::new(8);
     s.start(&mut t, None);

@@ -10,12 +10,12 @@
 
 use std::collections::HashMap;
 
-use zerotrace_probes::protos::perf_events::Counter;
-use zerotrace_probes::protos::{
-    Callstack, Frame, InternedString, Mapping, ModuleSymbols, PerfSample, PerfSampleDefaults,
-    interned_data_field, packet_defaults_field, packet_field,
-};
 use zerotrace_protos::protos::TracePacket;
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::protos::{
+    Callstack, Frame, InternedString, Mapping, ModuleSymbols, PerfSample, PerfSampleDefaults,
+};
+use zerotrace_protos::upstream_tables::{interned_data_field, packet_defaults_field, packet_field};
 
 /// `SEQ_INCREMENTAL_STATE_CLEARED`.
 pub const CLEARED: u32 = 1;

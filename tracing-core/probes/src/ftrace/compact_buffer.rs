@@ -3,7 +3,7 @@
 
 use protozero::Message;
 
-use crate::protos::ftrace_event_bundle::CompactSched as CS;
+use zerotrace_protos::protos::ftrace_event_bundle::CompactSched as CS;
 
 /// The size of the comm fields compact_sched reads (`TASK_COMM_LEN`).
 pub(super) const COMM_LEN: usize = 16;

@@ -17,7 +17,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::protos::{FTRACE_CONFIG_SCHEMA, FtraceConfigDecoder};
+use zerotrace_protos::protos::FtraceConfigDecoder;
+use zerotrace_protos::upstream_tables::FTRACE_CONFIG_SCHEMA;
 
 pub use super::atrace::{atrace_category_names, category_tracepoints};
 

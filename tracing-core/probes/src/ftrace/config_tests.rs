@@ -2,9 +2,9 @@
 //! event catalog.
 
 use super::*;
-use crate::protos::FtraceConfig;
 use protozero::HeapWriter;
 use std::collections::BTreeMap;
+use zerotrace_protos::protos::FtraceConfig;
 
 /// A kernel with a few groups.
 struct Fake(BTreeMap<&'static str, Vec<&'static str>>);

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use protozero::Message;
 
-use crate::protos::ftrace_stats::Phase;
-use crate::protos::{FtraceStats, packet_field};
+use zerotrace_protos::protos::FtraceStats;
+use zerotrace_protos::protos::ftrace_stats::Phase;
+use zerotrace_protos::upstream_tables::packet_field;
 
 use super::tracefs::{TracefsError, read_text};
 
@@ -228,7 +229,7 @@ pub struct StatsExtra<'a> {
     /// Events present that could not be enabled.
     pub failed_ftrace_events: &'a [String],
     /// Every kind of parse error met (end of trace).
-    pub parse_errors: &'a [crate::protos::FtraceParseStatus],
+    pub parse_errors: &'a [zerotrace_protos::protos::FtraceParseStatus],
     /// `preserve_ftrace_buffer`: the trace holds what the ring buffer held
     /// before it started (start of trace).
     pub preserve_ftrace_buffer: bool,
@@ -294,8 +295,8 @@ pub fn write_ftrace_stats(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protos::FtraceStatsDecoder;
     use protozero::HeapWriter;
+    use zerotrace_protos::protos::FtraceStatsDecoder;
 
     /// Linux 6.x's text.
     const REAL: &str = "entries: 12\noverrun: 3\ncommit overrun: 0\nbytes: 840\n\

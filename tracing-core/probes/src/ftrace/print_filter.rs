@@ -7,7 +7,7 @@
 //! translated, as upstream's probes do it, so the kernel's buffer still
 //! holds every message.
 
-use crate::protos::ftrace_config::PrintFilterDecoder;
+use zerotrace_protos::protos::ftrace_config::PrintFilterDecoder;
 
 /// One rule: what it matches, and whether a match keeps the event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,10 +94,12 @@ mod tests {
     use protozero::HeapWriter;
 
     use super::*;
-    use crate::protos::FtraceConfig;
-    use crate::protos::ftrace_config::print_filter::Rule as RuleMsg;
+    use zerotrace_protos::protos::FtraceConfig;
+    use zerotrace_protos::protos::ftrace_config::print_filter::Rule as RuleMsg;
 
-    fn filter(f: impl FnOnce(&mut crate::protos::ftrace_config::PrintFilter<'_>)) -> PrintFilter {
+    fn filter(
+        f: impl FnOnce(&mut zerotrace_protos::protos::ftrace_config::PrintFilter<'_>),
+    ) -> PrintFilter {
         let mut w = HeapWriter::new();
         {
             let mut c = FtraceConfig::from_message(w.root());
@@ -105,7 +107,7 @@ mod tests {
             f(&mut p);
         }
         let bytes = w.finish().unwrap();
-        let cfg = crate::protos::FtraceConfigDecoder::new(&bytes);
+        let cfg = zerotrace_protos::protos::FtraceConfigDecoder::new(&bytes);
         PrintFilter::from_config(cfg.print_filter_bytes().unwrap()).unwrap()
     }
 

@@ -17,25 +17,26 @@
 use super::decode::FormatTable;
 use super::format::{EventFormat, Field, FieldKind};
 use super::page::{MissedEvents, Page, PageError, read_uint};
-use crate::protos::{FTRACE_EVENT_MESSAGES, FtraceParseStatus, ProtoType, packet_field};
 use protozero::Message;
 use std::collections::HashMap;
 use thiserror::Error;
+use zerotrace_protos::protos::FtraceParseStatus;
+use zerotrace_protos::upstream_tables::{FTRACE_EVENT_MESSAGES, ProtoType, packet_field};
 
 /// `FtraceEvent` fields (upstream numbers; checked against the generated
 /// writer in the tests).
 use super::compact_buffer::{COMM_LEN, CompactBuffer};
 
 mod event_field {
-    pub(super) const TIMESTAMP: u32 = crate::protos::FtraceEvent::FIELD_TIMESTAMP;
-    pub(super) const PID: u32 = crate::protos::FtraceEvent::FIELD_PID;
-    pub(super) const GENERIC: u32 = crate::protos::FtraceEvent::FIELD_GENERIC;
+    pub(super) const TIMESTAMP: u32 = zerotrace_protos::protos::FtraceEvent::FIELD_TIMESTAMP;
+    pub(super) const PID: u32 = zerotrace_protos::protos::FtraceEvent::FIELD_PID;
+    pub(super) const GENERIC: u32 = zerotrace_protos::protos::FtraceEvent::FIELD_GENERIC;
 }
 use super::pointer_hash::PointerHasher;
 use super::print_filter::PrintFilter;
-use crate::protos::generic_ftrace_event::Field as GF;
-use crate::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
 use std::collections::BTreeSet;
+use zerotrace_protos::protos::generic_ftrace_event::Field as GF;
+use zerotrace_protos::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
 
 /// Upstream flushes a bundle once its comm table has more entries than
 /// this (checked between pages), keeping interning cheap.

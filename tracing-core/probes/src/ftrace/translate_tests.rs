@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::ftrace::page::PageLayout;
-use crate::protos::FtraceEventBundleDecoder;
 use protozero::HeapWriter;
+use zerotrace_protos::protos::FtraceEventBundleDecoder;
 
 const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
 \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\

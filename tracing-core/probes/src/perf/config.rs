@@ -5,11 +5,13 @@
 //! name, a ring buffer that is not a power of two pages) rejected with the
 //! reason, as is a ring buffer past [`MAX_RING_BUFFER_PAGES`].
 
-use crate::protos::perf_event_config::{CallstackSamplingDecoder, ScopeDecoder, UnwindMode};
-use crate::protos::perf_events::{
+use zerotrace_protos::protos::perf_event_config::{
+    CallstackSamplingDecoder, ScopeDecoder, UnwindMode,
+};
+use zerotrace_protos::protos::perf_events::{
     self, Counter, PerfClock, RawEventDecoder, TimebaseDecoder, TracepointDecoder,
 };
-use crate::protos::{FollowerEventDecoder, PerfEventConfigDecoder, follower_event};
+use zerotrace_protos::protos::{FollowerEventDecoder, PerfEventConfigDecoder, follower_event};
 
 /// The sampling rate when the config names none (upstream's default).
 pub const DEFAULT_FREQUENCY_HZ: u64 = 10;

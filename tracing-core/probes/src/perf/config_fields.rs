@@ -7,7 +7,7 @@
 //! that the table does not know (newer than it) named as refused
 //! ([`unknown_fields`]).
 
-use crate::protos::{
+use zerotrace_protos::upstream_tables::{
     PERF_CALLSTACK_SAMPLING_SCHEMA, PERF_EVENT_CONFIG_SCHEMA, PERF_FOLLOWER_EVENT_SCHEMA,
     PERF_RAW_EVENT_SCHEMA, PERF_SCOPE_SCHEMA, PERF_TIMEBASE_SCHEMA, PERF_TRACEPOINT_SCHEMA,
 };

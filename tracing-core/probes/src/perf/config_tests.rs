@@ -1,7 +1,7 @@
 use protozero::HeapWriter;
 
 use super::*;
-use crate::protos::{FollowerEvent, PerfEventConfig};
+use zerotrace_protos::protos::{FollowerEvent, PerfEventConfig};
 
 fn config(f: impl FnOnce(&mut PerfEventConfig<'_>)) -> Vec<u8> {
     let mut w = HeapWriter::new();

@@ -18,7 +18,7 @@ use super::compact::{TwoRuns, copy_compacted};
 use super::config::{EventKind, EventSpec, Interval, PerfOptions, UserFrames};
 use super::records::SampleLayout;
 use super::ring::{RingError, span};
-use crate::protos::perf_events::{Counter, PerfClock};
+use zerotrace_protos::protos::perf_events::{Counter, PerfClock};
 
 /// The user stack bytes copied per sample: the most the kernel takes
 /// (below 64 KiB, a multiple of 256), as upstream asks.

@@ -12,11 +12,12 @@ use protozero::Message;
 use super::config::{EventKind, EventSpec, Interval};
 use super::intern::{FrameDesc, Interner, write_fixed};
 use crate::producer::PacketSink;
-use crate::protos::perf_events::PerfClock;
-use crate::protos::perf_events::{RawEvent, Tracepoint};
-use crate::protos::perf_sample::{SampleSkipReason, producer_event};
-use crate::protos::profiling::{CpuMode, StackUnwindError};
-use crate::protos::{PerfSample, PerfSampleDefaults, packet_defaults_field, packet_field};
+use zerotrace_protos::protos::perf_events::PerfClock;
+use zerotrace_protos::protos::perf_events::{RawEvent, Tracepoint};
+use zerotrace_protos::protos::perf_sample::{SampleSkipReason, producer_event};
+use zerotrace_protos::protos::profiling::{CpuMode, StackUnwindError};
+use zerotrace_protos::protos::{PerfSample, PerfSampleDefaults};
+use zerotrace_protos::upstream_tables::{packet_defaults_field, packet_field};
 
 /// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;

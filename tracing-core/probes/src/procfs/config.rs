@@ -3,7 +3,7 @@
 //! other field that is set named in `not_implemented`, so a data source can
 //! refuse it by name instead of silently recording less.
 
-use crate::protos::{ProcessStatsConfigDecoder, SysStatsConfigDecoder};
+use zerotrace_protos::protos::{ProcessStatsConfigDecoder, SysStatsConfigDecoder};
 
 use super::packets::Selection;
 
@@ -74,9 +74,9 @@ impl ProcessStatsOptions {
         let not_implemented = Vec::new();
         // DISABLE_ON_DEMAND: no describing of the tasks ftrace saw.
         // DISABLE_INITIAL_DUMP is deprecated and ignored upstream too.
-        let on_demand = !c
-            .quirks_raw()
-            .any(|q| q == crate::protos::process_stats_config::Quirks::DisableOnDemand as i32);
+        let on_demand = !c.quirks_raw().any(|q| {
+            q == zerotrace_protos::protos::process_stats_config::Quirks::DisableOnDemand as i32
+        });
         Ok(ProcessStatsOptions {
             on_demand,
             scan_all_processes_on_start: c.scan_all_processes_on_start() == Some(true),

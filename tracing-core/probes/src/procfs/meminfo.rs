@@ -3,7 +3,7 @@
 //! reported in kB, as the kernel prints them and as upstream records them).
 
 use super::ProcError;
-use crate::protos::MeminfoCounters as M;
+use zerotrace_protos::protos::MeminfoCounters as M;
 
 const FILE: &str = "/proc/meminfo";
 

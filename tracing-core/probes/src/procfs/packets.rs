@@ -30,11 +30,12 @@ use super::stat::Stat;
 use super::thermal::ThermalZone;
 use super::walk::{ProcessInfo, ProcessMemory};
 use super::{meminfo, vmstat};
-use crate::protos::sys_stats::psi_sample::PsiResource;
-use crate::protos::sys_stats_config::StatCounters;
-use crate::protos::{
-    CpuInfo, ProcessStats, ProcessTree, SysStats, SysStatsConfigDecoder, packet_field,
+use zerotrace_protos::protos::sys_stats::psi_sample::PsiResource;
+use zerotrace_protos::protos::sys_stats_config::StatCounters;
+use zerotrace_protos::protos::{
+    CpuInfo, ProcessStats, ProcessTree, SysStats, SysStatsConfigDecoder,
 };
+use zerotrace_protos::upstream_tables::packet_field;
 
 /// Nanoseconds per `/proc/stat` tick: Linux reports in `USER_HZ`, which
 /// is 100 on every architecture it supports.

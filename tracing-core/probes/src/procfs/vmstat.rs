@@ -1,6 +1,6 @@
 //! `/proc/vmstat`: `key value` lines, keys mapped to upstream's
-//! `VmstatCounters` numbers by the table the build script derives from
-//! the upstream enum.
+//! `VmstatCounters` numbers by the table the schema pipeline derives from
+//! the upstream enum (`zerotrace_protos::upstream_tables`).
 
 use super::ProcError;
 
@@ -8,7 +8,7 @@ const FILE: &str = "/proc/vmstat";
 
 /// The `VmstatCounters` number of a `/proc/vmstat` key, if upstream names one.
 pub fn counter(key: &str) -> Option<i32> {
-    crate::protos::vmstat_counter(key)
+    zerotrace_protos::upstream_tables::vmstat_counter(key)
 }
 
 /// Every `key value` line of `/proc/vmstat`, in file order.

@@ -1,6 +1,6 @@
 //! The nested config a data source reads out of the `DataSourceConfig` the
 //! service sends (`process_stats_config`, `sys_stats_config`, ...), by
-//! upstream's field numbers ([`crate::protos::data_source_field`]), with
+//! upstream's field numbers ([`zerotrace_protos::upstream_tables::data_source_field`]), with
 //! a malformed message an error rather than an empty config.
 
 use protozero::Decoder;
@@ -41,7 +41,7 @@ const TRACING_SESSION_ID: u32 = 4;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protos::data_source_field;
+    use zerotrace_protos::upstream_tables::data_source_field;
 
     #[test]
     fn finds_the_nested_config_by_its_upstream_number() {

@@ -24,7 +24,9 @@ use crate::ftrace::tracefs::{self, Controller, Instance};
 use crate::ftrace::translate::{ClockSnapshot, ftrace_clock_of, has_typed_translation};
 use crate::ftrace::watermark::{self, Watermark};
 use crate::ftrace::{EventFormat, FormatTable, HeaderPage, Options, PageLayout, Translator};
-use crate::protos::{data_source_field, interned_data_field, interned_string_field, packet_field};
+use zerotrace_protos::upstream_tables::{
+    data_source_field, interned_data_field, interned_string_field, packet_field,
+};
 
 /// The data source's name.
 pub const NAME: &str = "linux.ftrace";

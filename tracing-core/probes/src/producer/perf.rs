@@ -31,9 +31,9 @@ use crate::perf::kernel_frames::kernel_frame;
 use crate::perf::packets::{self, Defaults, SampleHeader};
 use crate::perf::records::{Record, Sample, SampleLayout, parse_record};
 use crate::perf::ring::records;
-use crate::protos::data_source_field;
-use crate::protos::perf_events::PerfClock;
-use crate::protos::perf_sample::SampleSkipReason;
+use zerotrace_protos::protos::perf_events::PerfClock;
+use zerotrace_protos::protos::perf_sample::SampleSkipReason;
+use zerotrace_protos::upstream_tables::data_source_field;
 
 /// The data source's name.
 pub const NAME: &str = "linux.perf";

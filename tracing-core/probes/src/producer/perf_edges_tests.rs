@@ -169,10 +169,13 @@ fn target_cpus_that_are_not_online_are_dropped_and_none_left_refuses() {
         let mut w = HeapWriter::new();
         {
             let mut m = w.root();
-            m.append_string(crate::protos::data_source_field::NAME, NAME);
-            let mut c = PerfEventConfig::from_message(
-                m.begin_nested(crate::protos::data_source_field::PERF_EVENT_CONFIG),
+            m.append_string(
+                zerotrace_protos::upstream_tables::data_source_field::NAME,
+                NAME,
             );
+            let mut c = PerfEventConfig::from_message(m.begin_nested(
+                zerotrace_protos::upstream_tables::data_source_field::PERF_EVENT_CONFIG,
+            ));
             for &t in targets {
                 c.add_target_cpu(t);
             }

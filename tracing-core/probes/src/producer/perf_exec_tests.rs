@@ -35,8 +35,8 @@ fn mapping_paths(packet: &[u8]) -> Vec<String> {
             continue;
         }
         for g in Decoder::new(f.as_bytes().unwrap()).filter_map(Result::ok) {
-            if g.id == crate::protos::interned_data_field::MAPPING_PATHS {
-                let s = crate::protos::InternedStringDecoder::new(g.as_bytes().unwrap());
+            if g.id == zerotrace_protos::upstream_tables::interned_data_field::MAPPING_PATHS {
+                let s = zerotrace_protos::protos::InternedStringDecoder::new(g.as_bytes().unwrap());
                 out.push(String::from_utf8_lossy(s.str().unwrap_or_default()).into_owned());
             }
         }

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::protos::interned_data_field;
 use zerotrace_protos::protos::{FrameDecoder, InternedStringDecoder, MappingDecoder};
+use zerotrace_protos::upstream_tables::interned_data_field;
 
 const KALLSYMS: &str = "\
 ffffffff81000000 T _text

@@ -13,15 +13,13 @@ use crate::perf::abi::{record, regs_abi, sample};
 use crate::perf::intern::MappingDesc;
 use crate::procfs::ProcRoot;
 use crate::producer::BufferSink;
-use crate::protos::perf_event_config::UnwindMode;
-use crate::protos::perf_events::Counter;
-use crate::protos::perf_sample::ProducerEventDecoder;
-use crate::protos::perf_sample::producer_event::DataSourceStopReason;
-use crate::protos::profiling::StackUnwindError;
-use crate::protos::{
-    PerfEventConfig, PerfSampleDecoder, PerfSampleDefaultsDecoder, packet_defaults_field,
-    packet_field,
-};
+use zerotrace_protos::protos::perf_event_config::UnwindMode;
+use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_protos::protos::perf_sample::ProducerEventDecoder;
+use zerotrace_protos::protos::perf_sample::producer_event::DataSourceStopReason;
+use zerotrace_protos::protos::profiling::StackUnwindError;
+use zerotrace_protos::protos::{PerfEventConfig, PerfSampleDecoder, PerfSampleDefaultsDecoder};
+use zerotrace_protos::upstream_tables::{packet_defaults_field, packet_field};
 
 /// What the fake unwinder was asked.
 #[derive(Debug, Default)]
@@ -220,7 +218,7 @@ fn feed(p: &mut PerfProbe, records: &[Vec<u8>]) -> Vec<Back> {
 }
 
 fn dwarf_with_scope(
-    f: impl FnOnce(&mut crate::protos::perf_event_config::Scope<'_>),
+    f: impl FnOnce(&mut zerotrace_protos::protos::perf_event_config::Scope<'_>),
 ) -> PerfOptions {
     config(|c| {
         c.add_followers().set_counter(Counter::SwPageFaults);
@@ -237,7 +235,7 @@ fn losses_and_the_guardrail_stop_say_they_are_on_the_boot_clock() {
     let o = config(|c| {
         c.begin_timebase()
             .set_frequency(10)
-            .set_timestamp_clock(crate::protos::perf_events::PerfClock::MonotonicRaw);
+            .set_timestamp_clock(zerotrace_protos::protos::perf_events::PerfClock::MonotonicRaw);
         c.set_max_daemon_memory_kb(100);
     });
     let root = fake_proc(&[]);

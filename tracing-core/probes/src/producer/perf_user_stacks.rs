@@ -9,7 +9,7 @@ use zerotrace_profiling::frame_desc::{error_frame, frame_desc};
 use crate::perf::config::UserFrames;
 use crate::perf::intern::{FrameDesc, MappingDesc};
 use crate::perf::records::Sample;
-use crate::protos::profiling::StackUnwindError;
+use zerotrace_protos::protos::profiling::StackUnwindError;
 
 /// A sample's user stack, as the unwinder is given it.
 #[derive(Debug, Clone, Copy)]

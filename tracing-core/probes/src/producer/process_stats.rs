@@ -15,7 +15,7 @@ use super::stats_cache::StatsCache;
 use crate::procfs::config::ProcessStatsOptions;
 use crate::procfs::packets::{self, TreeOptions};
 use crate::procfs::walk;
-use crate::protos::data_source_field;
+use zerotrace_protos::upstream_tables::data_source_field;
 
 /// The data source's name.
 pub const NAME: &str = "linux.process_stats";

@@ -9,7 +9,7 @@
 use super::ds_config;
 use crate::ftrace::config::{FtraceOptions, refusal};
 use crate::procfs::config::{ProcessStatsOptions, SysStatsOptions};
-use crate::protos::data_source_field;
+use zerotrace_protos::upstream_tables::data_source_field;
 
 /// The lines that say which fields of data source `name`'s config
 /// (`DataSourceConfig`, encoded) these probes refuse or cannot read; the
@@ -68,7 +68,7 @@ mod tests {
     use protozero::HeapWriter;
 
     use super::*;
-    use crate::protos::{FtraceConfig, ProcessStatsConfig, SysStatsConfig};
+    use zerotrace_protos::protos::{FtraceConfig, ProcessStatsConfig, SysStatsConfig};
 
     fn ds(f: impl FnOnce(&mut protozero::Message<'_>)) -> Vec<u8> {
         let mut w = HeapWriter::new();
@@ -143,7 +143,7 @@ mod tests {
     fn a_ring_buffer_past_the_cap_is_refused_with_its_reason() {
         let perf = |pages: u32| {
             ds(|m| {
-                crate::protos::PerfEventConfig::from_message(
+                zerotrace_protos::protos::PerfEventConfig::from_message(
                     m.begin_nested(data_source_field::PERF_EVENT_CONFIG),
                 )
                 .set_ring_buffer_pages(pages);

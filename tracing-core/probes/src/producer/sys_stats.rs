@@ -9,7 +9,7 @@ use super::schedule::Schedule;
 use crate::procfs::config::SysStatsOptions;
 use crate::procfs::packets;
 use crate::procfs::sample::{self, Due};
-use crate::protos::data_source_field;
+use zerotrace_protos::upstream_tables::data_source_field;
 
 /// The data source's name.
 pub const NAME: &str = "linux.sys_stats";

@@ -3,9 +3,8 @@
 //! where we know its print format (compact_sched expanded too), for the
 //! tests that hold our packets against the kernel's own output.
 
-use zerotrace_probes::protos::{
-    FTRACE_EVENT_MESSAGES, FtraceEventBundleDecoder, FtraceEventDecoder,
-};
+use zerotrace_protos::protos::{FtraceEventBundleDecoder, FtraceEventDecoder};
+use zerotrace_protos::upstream_tables::FTRACE_EVENT_MESSAGES;
 
 use super::prev_state;
 

@@ -16,10 +16,10 @@ use std::time::Duration;
 use protozero::{Decoder, HeapWriter, Message};
 use zerotrace_probes::producer::perf::PerfSource;
 use zerotrace_probes::producer::{BufferSink, DataSource, Probe, ProbeContext};
-use zerotrace_probes::protos::{
+use zerotrace_protos::protos::{
     CallstackDecoder, FrameDecoder, InternedStringDecoder, PerfEventConfig, PerfSampleDecoder,
-    data_source_field, interned_data_field, packet_field,
 };
+use zerotrace_protos::upstream_tables::{data_source_field, interned_data_field, packet_field};
 
 /// `ZEROTRACE_REQUIRE_PERF=1`: a test that cannot run fails instead of
 /// saying so (CI).
@@ -441,7 +441,7 @@ pub fn read_back(packets: &[Vec<u8>]) -> Vec<Stack> {
                                 }
                             }
                             interned_data_field::MAPPINGS => {
-                                let m = zerotrace_probes::protos::MappingDecoder::new(b);
+                                let m = zerotrace_protos::protos::MappingDecoder::new(b);
                                 mappings.insert(
                                     m.iid().expect("an iid"),
                                     m.path_string_ids().collect(),

@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use protozero::{Decoder, HeapWriter, Message};
-use zerotrace_probes::protos::{ProcessStatsConfig, SysStatsConfig, data_source_field};
+use zerotrace_protos::protos::{ProcessStatsConfig, SysStatsConfig};
+use zerotrace_protos::upstream_tables::data_source_field;
 
 /// An encoded `DataSourceConfig` named `name`, `f` writing the rest.
 pub fn ds_config(name: &str, f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
