@@ -34,7 +34,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Task {
     /// Regenerate every output of the schema pipeline (protos/pipeline):
-    /// protos/src/generated, the probes' and the command's generated files.
+    /// protos/src/generated (ours and upstream's messages) and the
+    /// command's descriptor set.
     Codegen {
         /// Do not write; fail (exit 1) and list the files that are stale.
         #[arg(long)]
