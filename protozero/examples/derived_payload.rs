@@ -7,7 +7,7 @@
 //! Perfetto's range for out-of-tree extensions. The result is a `Trace`
 //! (repeated TracePacket packet = 1), the same framing as a trace file.
 //!
-//! Run with `cargo run -p protozero-derive --example derived_payload`.
+//! Run with `cargo run -p protozero --features derive --example derived_payload`.
 
 use protozero::{HeapWriter, ProtoRead, ProtoWrite, ReadError, Repeated, SliceWriter};
 
