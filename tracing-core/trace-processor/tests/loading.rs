@@ -238,26 +238,36 @@ fn counters_and_packet_loss_are_counted() {
 }
 
 #[test]
-fn missing_interned_names_and_unknown_tracks_are_counted() {
+fn unknown_tracks_are_made_and_missing_interned_names_counted() {
     let bytes = trace(&[packet(|p| {
         p.set_trusted_packet_sequence_id(1);
         p.set_timestamp(5);
         let mut e = p.begin_track_event();
         e.set_track_uuid(99);
         e.set_type(track_event::Type::Instant);
-        e.set_name_iid(3);
+        e.set_name("lonely");
+        e.add_debug_annotations().set_name_iid(3).set_int_value(1);
     })]);
     let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    // A uuid without a descriptor gets a track, named by its first event.
     assert_eq!(
-        rows(&tp, "SELECT count(*) FROM slice"),
-        vec![vec![Value::Int(0)]]
+        rows(
+            &tp,
+            "SELECT track.name, slice.name FROM slice JOIN track ON track.id = track_id"
+        ),
+        vec![vec![s("lonely"), s("lonely")]]
     );
+    // The annotation's interned name is missing: counted, not invented.
     assert_eq!(
         rows(
             &tp,
             "SELECT value FROM stats WHERE name = 'track_event_parser_errors'"
         ),
         vec![vec![Value::Int(1)]]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM args WHERE key GLOB 'debug.*'"),
+        vec![vec![Value::Int(0)]]
     );
 }
 

@@ -11,8 +11,6 @@ pub struct Descriptor {
     pub bytes: Vec<u8>,
     /// The uuid.
     pub uuid: u64,
-    /// Parent uuid.
-    pub parent_uuid: Option<u64>,
     /// Whether a counter descriptor says `is_incremental`.
     pub is_incremental_counter: bool,
     /// Order in which uuids were first seen.

@@ -307,7 +307,13 @@ impl Loader {
                 return;
             }
         }
+        if let Some(attrs) = pkt.trace_attributes() {
+            self.trace_attributes(&attrs);
+        }
         if let Some(config) = pkt.trace_config() {
+            if let Some(attrs) = config.trace_attributes() {
+                self.trace_attributes(&attrs);
+            }
             if let Some(clock) = config
                 .builtin_data_sources()
                 .and_then(|b| b.primary_trace_clock_raw())
@@ -319,6 +325,14 @@ impl Loader {
         }
         if let Some(td) = pkt.track_descriptor_bytes() {
             self.register_descriptor(td);
+            // A thread's descriptor also names the sequence's thread, for
+            // events that give no track.
+            if let Some(th) = TrackDescriptorDecoder::new(td).thread() {
+                let t = (i64::from(th.pid().unwrap_or(0)), th.tid().unwrap_or(0));
+                if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+                    g.thread.get_or_insert(t);
+                }
+            }
         }
         if let Some(thread) = pkt.thread_descriptor() {
             if let Some(s) = self.sequences.get_mut(&seq) {
@@ -338,6 +352,17 @@ impl Loader {
             }
         }
         self.timestamp_and_queue(bytes, seq, seq_id.is_some(), gen_idx);
+    }
+
+    fn trace_attributes(&mut self, attrs: &zerotrace_protos::protos::TraceAttributesDecoder<'_>) {
+        for a in attrs.attribute() {
+            let key = format!("trace_attribute.{}", a.key().unwrap_or(""));
+            if let Some(v) = a.long_value() {
+                self.storage.set_metadata_int(&key, v);
+            } else if let Some(v) = a.string_value() {
+                self.storage.set_metadata_str(&key, v);
+            }
+        }
     }
 
     fn clear_incremental_state(&mut self, seq: u32) {
@@ -460,7 +485,6 @@ impl Loader {
         self.descriptors.register(Descriptor {
             bytes: bytes.to_vec(),
             uuid,
-            parent_uuid: td.parent_uuid(),
             is_incremental_counter: counter
                 .as_ref()
                 .is_some_and(|c| c.is_incremental().unwrap_or(false)),

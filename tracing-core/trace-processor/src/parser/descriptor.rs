@@ -39,5 +39,6 @@ pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
                 .set_thread_name(&mut p.storage, utid, name, NamePriority::TrackDescriptor);
         }
     }
+    super::track_event::update_descriptor(p, uuid, bytes);
     let _ = super::track_event::resolve_track(p, uuid);
 }

@@ -33,6 +33,12 @@ pub struct Parser {
     pub track_event: TrackEventState,
     /// Clock conversion for timestamps inside packets.
     pub clocks: ClockTracker,
+    /// The "Trace Triggers" track, once made.
+    pub trigger_track: Option<u32>,
+    /// Which kind of trigger set `trace_trigger`.
+    pub trigger_kind: service::TriggerKind,
+    /// The trace config's bytes (read at the end).
+    pub trace_config: Option<Vec<u8>>,
 }
 
 impl Parser {
@@ -53,6 +59,9 @@ impl Parser {
             slices: SliceTracker::default(),
             track_event: TrackEventState::new(descriptors),
             clocks,
+            trigger_track: None,
+            trigger_kind: service::TriggerKind::None,
+            trace_config: None,
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -61,6 +70,7 @@ impl Parser {
                 .unwrap_or(&empty);
             p.parse(packet, generation);
         }
+        service::finish(&mut p);
         p.storage
     }
 

@@ -1,15 +1,172 @@
-//! Packets about the trace itself: trace stats, triggers, system info and
-//! the trace config into `metadata` and `stats`.
+//! Packets about the trace itself: triggers (slices on the "Trace
+//! Triggers" track and the `trace_trigger` metadata, a clone snapshot's
+//! trigger winning over a plain one), the service's events into
+//! `metadata`, and `TraceStats` buffer counters into `stats`.
 
-use zerotrace_protos::protos::TracePacketDecoder;
+use zerotrace_protos::protos::{TracePacketDecoder, TriggerDecoder};
 
 use super::Parser;
+use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::rows::SliceRow;
+use crate::tracker::tracks::{EventType, TrackSpec};
+
+/// Which trigger set `trace_trigger`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerKind {
+    /// None yet.
+    #[default]
+    None,
+    /// A `trigger` packet.
+    Trace,
+    /// A `clone_snapshot_trigger` packet.
+    CloneSnapshot,
+}
 
 /// Parses the service's packets; others are ignored.
-pub fn parse(p: &mut Parser, pkt: &TracePacketDecoder<'_>, _ts: i64) {
+pub fn parse(p: &mut Parser, pkt: &TracePacketDecoder<'_>, ts: i64) {
     if let Some(trigger) = pkt.trigger() {
-        if let Some(name) = trigger.trigger_name() {
-            p.storage.append_metadata("trace_trigger", None, Some(name));
+        on_trigger(p, &trigger, ts, TriggerKind::Trace);
+    }
+    if let Some(trigger) = pkt.clone_snapshot_trigger() {
+        on_trigger(p, &trigger, ts, TriggerKind::CloneSnapshot);
+    }
+    if let Some(ev) = pkt.service_event() {
+        if ev.tracing_started() == Some(true) {
+            p.storage.set_metadata_int("tracing_started_ns", ts);
+        }
+        if ev.tracing_disabled() == Some(true) {
+            p.storage.set_metadata_int("tracing_disabled_ns", ts);
+        }
+        if ev.all_data_sources_started() == Some(true) {
+            p.storage.set_metadata_int("all_data_source_started_ns", ts);
+        }
+        if ev.all_data_sources_flushed() == Some(true) {
+            p.storage
+                .append_metadata("all_data_source_flushed_ns", Some(ts), None);
+        }
+        if let Some(slow) = ev.slow_starting_data_sources() {
+            for ds in slow.data_source() {
+                let s = format!(
+                    "{} {}",
+                    ds.producer_name().unwrap_or(""),
+                    ds.data_source_name().unwrap_or("")
+                );
+                p.storage
+                    .append_metadata("slow_start_data_source", None, Some(&s));
+            }
+        }
+    }
+    if let Some(stats) = pkt.trace_stats() {
+        for (i, b) in stats.buffer_stats().enumerate() {
+            let i = i as i64;
+            let st = &mut p.storage.stats;
+            let mut set = |name: &str, v: Option<u64>| {
+                if let Some(v) = v {
+                    st.set_indexed(name, i, i64::try_from(v).unwrap_or(i64::MAX));
+                }
+            };
+            set("traced_buf_buffer_size", b.buffer_size());
+            set("traced_buf_bytes_written", b.bytes_written());
+            set("traced_buf_bytes_overwritten", b.bytes_overwritten());
+            set("traced_buf_bytes_read", b.bytes_read());
+            set(
+                "traced_buf_padding_bytes_written",
+                b.padding_bytes_written(),
+            );
+            set(
+                "traced_buf_padding_bytes_cleared",
+                b.padding_bytes_cleared(),
+            );
+            set("traced_buf_chunks_written", b.chunks_written());
+            set("traced_buf_chunks_rewritten", b.chunks_rewritten());
+            set("traced_buf_chunks_overwritten", b.chunks_overwritten());
+            set("traced_buf_chunks_discarded", b.chunks_discarded());
+            set("traced_buf_chunks_read", b.chunks_read());
+            set(
+                "traced_buf_chunks_committed_out_of_order",
+                b.chunks_committed_out_of_order(),
+            );
+            set("traced_buf_write_wrap_count", b.write_wrap_count());
+            set("traced_buf_patches_succeeded", b.patches_succeeded());
+            set("traced_buf_patches_failed", b.patches_failed());
+            set("traced_buf_readaheads_succeeded", b.readaheads_succeeded());
+            set("traced_buf_readaheads_failed", b.readaheads_failed());
+            set("traced_buf_abi_violations", b.abi_violations());
+            set(
+                "traced_buf_trace_writer_packet_loss",
+                b.trace_writer_packet_loss(),
+            );
+        }
+    }
+    if let Some(config) = pkt.trace_config_bytes() {
+        p.trace_config = Some(config.to_vec());
+    }
+}
+
+fn on_trigger(p: &mut Parser, trigger: &TriggerDecoder<'_>, ts: i64, kind: TriggerKind) {
+    let name = trigger.trigger_name().unwrap_or("");
+    let spec = TrackSpec::new(Some("Trace Triggers"), "triggers", EventType::Slice);
+    let track = match p.trigger_track {
+        Some(t) => t,
+        None => {
+            let t = p.tracks.create(&mut p.storage, &spec);
+            p.trigger_track = Some(t);
+            t
+        }
+    };
+    let mut args = ArgSetBuilder::default();
+    if let Some(producer) = trigger.producer_name().filter(|s| !s.is_empty()) {
+        let k = p.storage.strings.intern("producer_name");
+        let v = p.storage.strings.intern(producer);
+        args.add(k, k, ArgValue::String(v));
+    }
+    if let Some(uid) = trigger.trusted_producer_uid() {
+        let k = p.storage.strings.intern("trusted_producer_uid");
+        args.add(k, k, ArgValue::Int(i64::from(uid)));
+    }
+    let row = SliceRow {
+        ts,
+        dur: 0,
+        track_id: track,
+        name: p.storage.strings.intern(name),
+        arg_set_id: p.storage.args.add_set(&args),
+        ..SliceRow::default()
+    };
+    p.slices.begin(&mut p.storage, row);
+    let set = match (kind, p.trigger_kind) {
+        (TriggerKind::CloneSnapshot, k) => k != TriggerKind::CloneSnapshot,
+        (TriggerKind::Trace, TriggerKind::None) => true,
+        _ => false,
+    };
+    if set {
+        p.trigger_kind = kind;
+        p.storage.set_metadata_str("trace_trigger", name);
+    }
+}
+
+/// What is decided at the end of the trace: bytes overwritten in a
+/// long-trace (write_into_file) session are a loss.
+pub fn finish(p: &mut Parser) {
+    let Some(config) = p.trace_config.take() else {
+        return;
+    };
+    let cfg = zerotrace_protos::protos::TraceConfigDecoder::new(&config);
+    if cfg.write_into_file() != Some(true) {
+        return;
+    }
+    // A period of a day or more keeps ring-buffer intent (upstream's cutoff).
+    const DAY_MS: u32 = 24 * 60 * 60 * 1000;
+    if cfg.file_write_period_ms().unwrap_or(0) < DAY_MS {
+        for i in 0..cfg.buffers().count() as i64 {
+            let v = p
+                .storage
+                .stats
+                .get_indexed("traced_buf_bytes_overwritten", i);
+            if v > 0 {
+                p.storage
+                    .stats
+                    .set_indexed("long_trace_mode_bytes_overwritten", i, v);
+            }
         }
     }
 }

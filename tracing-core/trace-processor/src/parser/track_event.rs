@@ -4,7 +4,7 @@
 //! ids and v1 legacy bind ids), debug annotations as args, interned names
 //! and categories, and the legacy event phases B/E/X/I.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use zerotrace_protos::protos::{
     TracePacketDecoder, TracePacketDefaultsDecoder, TrackDescriptorDecoder,
@@ -51,6 +51,13 @@ pub struct TrackEventState {
     legacy_flows: HashMap<u64, u32>,
     /// Open state per state track: (state row).
     open_states: HashMap<u32, usize>,
+    /// Descriptors as parsed so far in timestamp order (these win over
+    /// the loader's last-seen ones).
+    current: HashMap<u64, Vec<u8>>,
+    /// Tracks that received an event (their name is then fixed).
+    used: HashSet<u32>,
+    /// Slice tracks whose descriptor gives no name: the first event names them.
+    unnamed: HashSet<u32>,
 }
 
 impl TrackEventState {
@@ -62,7 +69,30 @@ impl TrackEventState {
             flows: HashMap::new(),
             legacy_flows: HashMap::new(),
             open_states: HashMap::new(),
+            current: HashMap::new(),
+            used: HashSet::new(),
+            unnamed: HashSet::new(),
         }
+    }
+}
+
+/// A descriptor parsed in timestamp order: it replaces earlier ones of its
+/// uuid, and renames the track while no event has used it.
+pub fn update_descriptor(p: &mut Parser, uuid: u64, bytes: &[u8]) {
+    p.track_event.current.insert(uuid, bytes.to_vec());
+    let Some(r) = p.track_event.resolved.get(&uuid).copied() else {
+        return;
+    };
+    if p.track_event.used.contains(&r.track_id) {
+        return;
+    }
+    let td = TrackDescriptorDecoder::new(bytes);
+    if let Some(name) = td.name().or(td.static_name()).or(td.atrace_name()) {
+        let name = p.storage.strings.intern(name);
+        if let Some(t) = p.storage.tracks.get_mut(r.track_id as usize) {
+            t.name = name;
+        }
+        p.track_event.unnamed.remove(&r.track_id);
     }
 }
 
@@ -78,9 +108,28 @@ fn resolve_depth(p: &mut Parser, uuid: u64, depth: u32) -> Option<Resolved> {
     if depth > MAX_PARENT_DEPTH {
         return None;
     }
-    let d = p.track_event.descriptors.get(uuid)?.clone();
-    let td = TrackDescriptorDecoder::new(&d.bytes);
-    let parent = match d.parent_uuid {
+    let bytes = match p.track_event.current.get(&uuid) {
+        Some(b) => b.clone(),
+        None => match p.track_event.descriptors.get(uuid) {
+            Some(d) => d.bytes.clone(),
+            None => {
+                // No descriptor at all: a global track the first event names.
+                let spec = TrackSpec::new(None, "track_event", EventType::Slice);
+                let id = p.tracks.create(&mut p.storage, &spec);
+                p.track_event.unnamed.insert(id);
+                let r = Resolved {
+                    track_id: id,
+                    utid: None,
+                    upid: None,
+                    event_type: EventType::Slice,
+                };
+                p.track_event.resolved.insert(uuid, r);
+                return Some(r);
+            }
+        },
+    };
+    let td = TrackDescriptorDecoder::new(&bytes);
+    let parent = match td.parent_uuid() {
         Some(pu) if pu != uuid => resolve_depth(p, pu, depth + 1),
         _ => None,
     };
@@ -173,6 +222,9 @@ fn resolve_depth(p: &mut Parser, uuid: u64, depth: u32) -> Option<Resolved> {
         spec.unit = unit.as_deref();
         spec.source_args = source_args;
         let id = p.tracks.create(&mut p.storage, &spec);
+        if counter_name.is_none() && event_type == EventType::Slice {
+            p.track_event.unnamed.insert(id);
+        }
         Resolved {
             track_id: id,
             utid,
@@ -344,6 +396,11 @@ pub fn parse(
 
     let name_id = p.storage.strings.intern_opt(name.as_deref());
     let category_id = p.storage.strings.intern_opt(category.as_deref());
+    if p.track_event.used.insert(track.track_id) && p.track_event.unnamed.remove(&track.track_id) {
+        if let Some(t) = p.storage.tracks.get_mut(track.track_id as usize) {
+            t.name = name_id;
+        }
+    }
     let row = |args: Option<u32>, dur: i64| SliceRow {
         ts: te.ts,
         dur,

@@ -2107,6 +2107,13 @@ impl Stats {
         }
     }
 
+    /// The value of one index of an indexed stat (0 when never set).
+    pub fn get_indexed(&self, name: &str, idx: i64) -> i64 {
+        stat_index(name)
+            .and_then(|i| self.indexed.get(&(i, idx)).copied())
+            .unwrap_or(0)
+    }
+
     /// The value of a single-valued stat (0 when never counted).
     pub fn get(&self, name: &str) -> i64 {
         stat_index(name)
