@@ -27,6 +27,7 @@ mod query;
 mod record;
 mod relay_cmd;
 mod setup_errors;
+mod sql;
 mod stats;
 mod summary;
 mod symbolize;
@@ -197,6 +198,10 @@ pub enum Command {
     /// Relay this machine's producers to a central service on another
     /// machine (Perfetto's traced_relay).
     Relay(relay_cmd::RelayArgs),
+    /// Answer SQL over a trace with Perfetto's tables; prints what
+    /// Perfetto's `trace_processor_shell -q/-Q` prints (the last
+    /// statement's rows as CSV).
+    Sql(sql::SqlArgs),
     /// Record a demo trace with an embedded service: no daemon, no config.
     Demo {
         /// Where to write it.
@@ -227,6 +232,7 @@ impl Command {
             Command::Flamegraph(_) => "flamegraph",
             Command::Symbolize(_) => "symbolize",
             Command::Relay(_) => "relay",
+            Command::Sql(_) => "sql",
             Command::Demo { .. } => "demo",
         }
     }
@@ -284,6 +290,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         } => convert::run(&trace, output.as_deref()),
         Command::Flamegraph(args) => flamegraph::run(&args),
         Command::Symbolize(args) => symbolize::run(&args),
+        Command::Sql(args) => sql::run(&args),
         Command::Demo { output } => demo::run(&output),
         Command::Relay(args) => relay_cmd::run(args),
     }
