@@ -301,3 +301,87 @@ fn bad_sql_reports_the_position() {
         .to_string();
     assert!(e.contains("nosuchcolumn"), "{e}");
 }
+
+#[test]
+fn process_tree_and_process_stats() {
+    // process_tree (packet field 2) and process_stats (field 9) are not in
+    // our schemas yet: written with the raw message API, upstream's numbers.
+    let tree = packet(|p| {
+        p.set_timestamp(10);
+        let m = p.message();
+        let mut tree = m.begin_nested(2);
+        {
+            let mut proc_ = tree.begin_nested(1);
+            proc_.append_int32(1, 28);
+            proc_.append_int32(2, 2);
+            proc_.append_string(3, "kworker/1:0-events");
+            proc_.append_bool(9, true);
+            proc_.append_bool(8, true);
+        }
+        {
+            let mut proc_ = tree.begin_nested(1);
+            proc_.append_int32(1, 100);
+            proc_.append_int32(2, 1);
+            proc_.append_string(3, "/bin/app");
+            proc_.append_string(3, "--flag");
+            proc_.append_int32(5, 1_010_123);
+        }
+        {
+            let mut th = tree.begin_nested(2);
+            th.append_int32(1, 101);
+            th.append_int32(3, 100);
+            th.append_string(2, "worker");
+        }
+    });
+    let stats = packet(|p| {
+        p.set_timestamp(20);
+        let m = p.message();
+        let mut st = m.begin_nested(9);
+        let mut proc_ = st.begin_nested(1);
+        proc_.append_int32(1, 100);
+        proc_.append_uint64(3, 4);
+        proc_.append_uint64(21, 777);
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[tree, stats])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT pid, name, cmdline, uid, android_appid, EXTRACT_ARG(arg_set_id, 'is_kthread') FROM process WHERE pid IN (28, 100) ORDER BY pid"
+        ),
+        vec![
+            vec![
+                Value::Int(28),
+                s("kworker/1:0"),
+                s("kworker/1:0"),
+                Value::Null,
+                Value::Null,
+                Value::Int(1)
+            ],
+            vec![
+                Value::Int(100),
+                s("/bin/app"),
+                s("/bin/app --flag"),
+                Value::Int(1_010_123),
+                Value::Int(10_123),
+                Value::Null
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, p.pid FROM thread t JOIN process p USING (upid) WHERE tid = 101"
+        ),
+        vec![vec![s("worker"), Value::Int(100)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.ts, c.value FROM counter c JOIN process_counter_track t ON c.track_id = t.id ORDER BY t.name"
+        ),
+        vec![
+            vec![s("mem.rss"), Value::Int(20), Value::Real(4096.0)],
+            vec![s("runtime.user_ns"), Value::Int(20), Value::Real(777.0)],
+        ]
+    );
+}

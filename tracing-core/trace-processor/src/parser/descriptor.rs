@@ -5,7 +5,12 @@
 use zerotrace_protos::protos::TrackDescriptorDecoder;
 
 use super::Parser;
+use super::process_tree::add_process_arg;
+use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tracker::process::NamePriority;
+
+/// `TrackDescriptor.ProcessOrdering` / `ThreadOrdering`: EXPLICIT.
+const ORDERING_EXPLICIT: i32 = 1;
 
 /// Parses a TrackDescriptor packet.
 pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
@@ -13,9 +18,28 @@ pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
     let Some(uuid) = td.uuid() else {
         return;
     };
+    // The root descriptor (uuid 0) may ask for explicit ordering: then the
+    // rank of a process's or thread's track is its sort index hint.
+    let root = super::track_event::descriptor_bytes(p, 0);
+    let root = root.as_deref().map(TrackDescriptorDecoder::new);
+    let explicit_processes = root
+        .as_ref()
+        .is_some_and(|r| r.process_ordering_raw() == Some(ORDERING_EXPLICIT));
+    let explicit_threads = root
+        .as_ref()
+        .is_some_and(|r| r.thread_ordering_raw() == Some(ORDERING_EXPLICIT));
+    let rank = td.sibling_order_rank();
     if let Some(process) = td.process() {
         let pid = i64::from(process.pid().unwrap_or(0));
         let upid = p.processes.get_or_create_process(&mut p.storage, pid);
+        if let (true, Some(rank)) = (explicit_processes, rank) {
+            add_process_arg(
+                p,
+                upid,
+                "process_sort_index_hint",
+                ArgValue::Int(i64::from(rank)),
+            );
+        }
         if let Some(name) = process.process_name() {
             let name = p.storage.strings.intern(name);
             p.processes
@@ -33,6 +57,14 @@ pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
         let pid = i64::from(thread.pid().unwrap_or(0));
         let tid = thread.tid().unwrap_or(0);
         let utid = p.processes.update_thread(&mut p.storage, tid, pid);
+        if let (true, Some(rank)) = (explicit_threads, rank) {
+            add_thread_arg(
+                p,
+                utid,
+                "thread_sort_index_hint",
+                ArgValue::Int(i64::from(rank)),
+            );
+        }
         if let Some(name) = thread.thread_name() {
             let name = p.storage.strings.intern(name);
             p.processes
@@ -41,4 +73,24 @@ pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
     }
     super::track_event::update_descriptor(p, uuid, bytes);
     let _ = super::track_event::resolve_track(p, uuid);
+}
+
+/// Adds one arg to a thread's arg set.
+fn add_thread_arg(p: &mut Parser, utid: u32, key: &str, value: ArgValue) {
+    let Some(row) = p.storage.threads.get(utid as usize) else {
+        return;
+    };
+    let mut b = ArgSetBuilder::default();
+    if let Some(set) = row.arg_set_id {
+        let existing: Vec<_> = p.storage.args.set(set).copied().collect();
+        for a in existing {
+            b.add(a.flat_key, a.key, a.value);
+        }
+    }
+    let k = p.storage.strings.intern(key);
+    b.add(k, k, value);
+    let id = p.storage.args.add_set(&b);
+    if let Some(row) = p.storage.threads.get_mut(utid as usize) {
+        row.arg_set_id = id;
+    }
 }

@@ -3,6 +3,7 @@
 
 mod debug_annotations;
 mod descriptor;
+mod process_stats;
 mod process_tree;
 mod service;
 mod track_event;
@@ -85,6 +86,9 @@ impl Parser {
             return;
         }
         if process_tree::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        if process_stats::parse(self, &packet.bytes, packet.ts) {
             return;
         }
         service::parse(self, &pkt, packet.ts);

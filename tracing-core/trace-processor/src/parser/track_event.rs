@@ -76,6 +76,15 @@ impl TrackEventState {
     }
 }
 
+/// The descriptor of a uuid as known now (parsed, else the loader's).
+pub fn descriptor_bytes(p: &Parser, uuid: u64) -> Option<Vec<u8>> {
+    p.track_event
+        .current
+        .get(&uuid)
+        .cloned()
+        .or_else(|| p.track_event.descriptors.get(uuid).map(|d| d.bytes.clone()))
+}
+
 /// A descriptor parsed in timestamp order: it replaces earlier ones of its
 /// uuid, and renames the track while no event has used it.
 pub fn update_descriptor(p: &mut Parser, uuid: u64, bytes: &[u8]) {

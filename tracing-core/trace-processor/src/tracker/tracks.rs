@@ -75,6 +75,7 @@ impl<'a> TrackSpec<'a> {
 pub struct TrackTracker {
     thread_tracks: HashMap<u32, u32>,
     process_tracks: HashMap<u32, u32>,
+    counters: HashMap<(String, String, Option<u32>), u32>,
 }
 
 impl TrackTracker {
@@ -113,6 +114,26 @@ impl TrackTracker {
         };
         let id = u32::try_from(storage.tracks.len()).unwrap_or(u32::MAX);
         storage.tracks.push(row);
+        id
+    }
+
+    /// The one counter track with this name and classification for a
+    /// process (or globally, without one).
+    pub fn process_counter(
+        &mut self,
+        storage: &mut Storage,
+        name: &str,
+        classification: &str,
+        upid: Option<u32>,
+    ) -> u32 {
+        let key = (name.to_owned(), classification.to_owned(), upid);
+        if let Some(id) = self.counters.get(&key) {
+            return *id;
+        }
+        let mut spec = TrackSpec::new(Some(name), classification, EventType::Counter);
+        spec.upid = upid;
+        let id = self.create(storage, &spec);
+        self.counters.insert(key, id);
         id
     }
 
