@@ -385,3 +385,44 @@ fn process_tree_and_process_stats() {
         ]
     );
 }
+
+#[test]
+fn cpu_info_makes_cpus_clusters_and_frequencies() {
+    let info = packet(|p| {
+        let m = p.message();
+        let mut info = m.begin_nested(67);
+        for (max, features) in [(1000u64, 0u64), (2000, 1), (1000, 1 << 5)] {
+            let mut cpu = info.begin_nested(1);
+            cpu.append_string(1, "core");
+            cpu.append_uint64(2, 500);
+            cpu.append_uint64(2, max);
+            cpu.append_uint64(5, features);
+        }
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[info])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT cpu, cluster_id, EXTRACT_ARG(arg_set_id, 'cpu_features.mte') FROM cpu ORDER BY cpu"
+        ),
+        vec![
+            vec![Value::Int(0), Value::Int(0), Value::Null],
+            vec![Value::Int(1), Value::Int(1), Value::Int(1)],
+            vec![Value::Int(2), Value::Int(0), Value::Null],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT count(*) FROM cpu_available_frequencies WHERE freq = 500"
+        ),
+        vec![vec![Value::Int(3)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT value FROM stats WHERE name = 'cpu_info_unknown_cpu_features'"
+        ),
+        vec![vec![Value::Int(1)]]
+    );
+}

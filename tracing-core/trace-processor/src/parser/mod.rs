@@ -1,6 +1,7 @@
 //! The parsers: each sorted packet goes to the parser of what it carries,
 //! which fills the tables through the trackers.
 
+mod cpu_info;
 mod debug_annotations;
 mod descriptor;
 mod process_stats;
@@ -89,6 +90,9 @@ impl Parser {
             return;
         }
         if process_stats::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        if cpu_info::parse(self, &packet.bytes) {
             return;
         }
         service::parse(self, &pkt, packet.ts);

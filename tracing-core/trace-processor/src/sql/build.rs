@@ -305,6 +305,31 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         md.len(),
     ));
 
+    let cp = &s.cpus;
+    out.push(table(
+        "__intrinsic_cpu",
+        vec![
+            Column::int("id", ids(cp.len())),
+            Column::opt_int("cpu", cp.iter().map(|r| r.cpu).collect()),
+            Column::int("cluster_id", cp.iter().map(|r| r.cluster_id).collect()),
+            Column::str("processor", cp.iter().map(|r| r.processor).collect()),
+            Column::opt_int("machine_id", vec![None; cp.len()]),
+            Column::opt_int("capacity", cp.iter().map(|r| r.capacity).collect()),
+            Column::opt_int("arg_set_id", cp.iter().map(|r| opt(r.arg_set_id)).collect()),
+        ],
+        cp.len(),
+    ));
+    let cf = &s.cpu_freqs;
+    out.push(table(
+        "__intrinsic_cpu_freq",
+        vec![
+            Column::int("id", ids(cf.len())),
+            Column::int("ucpu", cf.iter().map(|r| i64::from(r.ucpu)).collect()),
+            Column::int("freq", cf.iter().map(|r| r.freq).collect()),
+        ],
+        cf.len(),
+    ));
+
     let cs = &s.clock_snapshots;
     out.push(table(
         "clock_snapshot",

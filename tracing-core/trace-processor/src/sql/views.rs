@@ -54,6 +54,10 @@ CREATE VIEW process_state_track AS SELECT id, name, type, parent_id, source_arg_
   machine_id, upid FROM __intrinsic_track WHERE event_type = 'state' AND upid IS NOT NULL;
 CREATE VIEW thread_state_track AS SELECT id, name, type, parent_id, source_arg_set_id,
   machine_id, utid FROM __intrinsic_track WHERE event_type = 'state' AND utid IS NOT NULL;
+CREATE VIEW cpu AS SELECT id, id AS ucpu, cpu, cluster_id, processor, machine_id,
+  capacity, arg_set_id FROM __intrinsic_cpu WHERE cpu IS NOT NULL;
+CREATE VIEW cpu_available_frequencies AS SELECT id, ucpu AS cpu, freq, ucpu
+  FROM __intrinsic_cpu_freq;
 CREATE VIEW stats AS SELECT id, name, idx AS key, idx, severity, source, value,
   description, machine_id, trace_id FROM __intrinsic_stats;
 CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id,

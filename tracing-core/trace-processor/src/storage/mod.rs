@@ -8,8 +8,8 @@ pub mod strings;
 
 use args::ArgTable;
 use rows::{
-    ClockSnapshotRow, CounterRow, FlowRow, MetadataRow, ProcessRow, SliceRow, StateRow, ThreadRow,
-    TrackRow,
+    ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MetadataRow, ProcessRow, SliceRow,
+    StateRow, ThreadRow, TrackRow,
 };
 use stats::Stats;
 use strings::StringPool;
@@ -41,6 +41,10 @@ pub struct Storage {
     pub metadata: Vec<MetadataRow>,
     /// `clock_snapshot`.
     pub clock_snapshots: Vec<ClockSnapshotRow>,
+    /// `cpu`.
+    pub cpus: Vec<CpuRow>,
+    /// `cpu_available_frequencies`.
+    pub cpu_freqs: Vec<CpuFreqRow>,
 }
 
 impl Storage {

@@ -165,6 +165,30 @@ pub struct MetadataRow {
     pub str_value: StrId,
 }
 
+/// A row of `cpu` (its id, `ucpu`, is the row index).
+#[derive(Debug, Clone, Default)]
+pub struct CpuRow {
+    /// The CPU's number.
+    pub cpu: Option<i64>,
+    /// Cluster (CPUs of equal capacity, or equal top frequency).
+    pub cluster_id: i64,
+    /// The processor's name.
+    pub processor: StrId,
+    /// Capacity.
+    pub capacity: Option<i64>,
+    /// Args (ARM identifier, features).
+    pub arg_set_id: Option<u32>,
+}
+
+/// A row of `cpu_available_frequencies`.
+#[derive(Debug, Clone, Default)]
+pub struct CpuFreqRow {
+    /// The CPU (ucpu).
+    pub ucpu: u32,
+    /// A frequency it runs at (kHz).
+    pub freq: i64,
+}
+
 /// A row of `clock_snapshot`.
 #[derive(Debug, Clone, Default)]
 pub struct ClockSnapshotRow {
