@@ -426,3 +426,57 @@ fn cpu_info_makes_cpus_clusters_and_frequencies() {
         vec![vec![Value::Int(1)]]
     );
 }
+
+#[test]
+fn ftrace_print_is_atrace_sorted_event_by_event() {
+    // ftrace_events (packet field 1) with print events; the second bundle
+    // holds an earlier event than the first's last: each event sorts alone.
+    let bundle = |cpu: u32, events: &[(u64, i32, &str)]| {
+        let events = events.to_vec();
+        packet(move |p| {
+            let m = p.message();
+            let mut b = m.begin_nested(1);
+            b.append_uint32(1, cpu);
+            for (ts, pid, buf) in events {
+                let mut e = b.begin_nested(2);
+                e.append_uint64(1, ts);
+                e.append_uint32(2, pid as u32);
+                e.begin_nested(3).append_string(2, buf);
+            }
+        })
+    };
+    let bytes = trace(&[
+        bundle(0, &[(100, 7, "B|5|outer\n"), (400, 7, "E|5\n")]),
+        bundle(
+            1,
+            &[
+                (200, 7, "B|5|inner\n"),
+                (300, 7, "E|5\n"),
+                (250, 7, "C|5|queue|3\n"),
+            ],
+        ),
+        bundle(1, &[(260, 7, "not systrace at all\n")]),
+    ]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT name, ts, dur, depth FROM slice ORDER BY ts"),
+        vec![
+            vec![s("outer"), Value::Int(100), Value::Int(300), Value::Int(0)],
+            vec![s("inner"), Value::Int(200), Value::Int(100), Value::Int(1)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.tid, p.pid FROM slice JOIN thread_track tt ON slice.track_id = tt.id JOIN thread t USING (utid) JOIN process p USING (upid) LIMIT 1"
+        ),
+        vec![vec![Value::Int(7), Value::Int(5)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.value FROM counter c JOIN process_counter_track t ON c.track_id = t.id"
+        ),
+        vec![vec![s("queue"), Value::Real(3.0)]]
+    );
+}

@@ -36,6 +36,9 @@ pub use track_event_times::TrackEventTimes;
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
 pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
+/// `TracePacket.ftrace_events`.
+const FTRACE_EVENTS: u32 = 1;
+
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
@@ -53,6 +56,9 @@ pub struct Packet {
     pub track_event: Option<TrackEventTimes>,
     /// Position in the stream (ties in `ts` keep stream order).
     pub order: u64,
+    /// For one event of an ftrace bundle: its CPU (`bytes` then hold the
+    /// `FtraceEvent`, not a packet).
+    pub ftrace_cpu: Option<u32>,
 }
 
 /// A packet whose clock could not be converted when it was read.
@@ -351,7 +357,49 @@ impl Loader {
                 ));
             }
         }
+        if let Some(bundle) = Decoder::new(&bytes).find_last(FTRACE_EVENTS) {
+            if let Ok(bundle) = bundle.as_bytes() {
+                self.split_ftrace(bundle, gen_idx);
+            }
+            return;
+        }
         self.timestamp_and_queue(bytes, seq, seq_id.is_some(), gen_idx);
+    }
+
+    /// Queues each event of an ftrace bundle on its own, at its own time
+    /// (BOOTTIME), as upstream sorts ftrace events one by one.
+    fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32) {
+        let b = zerotrace_protos::protos::FtraceEventBundleDecoder::new(bundle);
+        let cpu = b.cpu().unwrap_or(0);
+        for ev in b.event_bytes() {
+            let raw = zerotrace_protos::protos::FtraceEventDecoder::new(ev)
+                .timestamp()
+                .and_then(|t| i64::try_from(t).ok());
+            let Some(raw) = raw else {
+                self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
+                continue;
+            };
+            let packet = Packet {
+                ts: raw,
+                bytes: ev.to_vec(),
+                generation: gen_idx,
+                track_event: None,
+                order: self.next_order,
+                ftrace_cpu: Some(cpu),
+            };
+            self.next_order += 1;
+            match self.clocks.trace_time(clock::BOOTTIME, raw) {
+                Ok(ts) => {
+                    self.latest_ts = self.latest_ts.max(ts);
+                    self.packets.push(Packet { ts, ..packet });
+                }
+                Err(_) => self.deferred.push(Deferred {
+                    clock: clock::BOOTTIME,
+                    ns: raw,
+                    packet,
+                }),
+            }
+        }
     }
 
     fn trace_attributes(&mut self, attrs: &zerotrace_protos::protos::TraceAttributesDecoder<'_>) {
@@ -545,6 +593,7 @@ impl Loader {
             generation: gen_idx,
             track_event: None,
             order: self.next_order,
+            ftrace_cpu: None,
         };
         self.next_order += 1;
         if pkt.has_track_event() {

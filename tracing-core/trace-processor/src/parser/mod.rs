@@ -4,9 +4,11 @@
 mod cpu_info;
 mod debug_annotations;
 mod descriptor;
+mod ftrace;
 mod process_stats;
 mod process_tree;
 mod service;
+mod systrace;
 mod track_event;
 
 use zerotrace_protos::protos::TracePacketDecoder;
@@ -77,6 +79,10 @@ impl Parser {
     }
 
     fn parse(&mut self, packet: &crate::load::Packet, generation: &Generation) {
+        if let Some(cpu) = packet.ftrace_cpu {
+            ftrace::parse(self, cpu, &packet.bytes, packet.ts);
+            return;
+        }
         let pkt = TracePacketDecoder::new(&packet.bytes);
         if let Some(te) = &packet.track_event {
             track_event::parse(self, &pkt, te, generation);

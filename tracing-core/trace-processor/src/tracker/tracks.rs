@@ -76,6 +76,7 @@ pub struct TrackTracker {
     thread_tracks: HashMap<u32, u32>,
     process_tracks: HashMap<u32, u32>,
     counters: HashMap<(String, String, Option<u32>), u32>,
+    atrace_threads: HashMap<u32, u32>,
 }
 
 impl TrackTracker {
@@ -146,6 +147,19 @@ impl TrackTracker {
         spec.utid = Some(utid);
         let id = self.create(storage, &spec);
         self.thread_tracks.insert(utid, id);
+        id
+    }
+
+    /// The slice track atrace (systrace) events of a thread go on, apart
+    /// from TrackEvent's.
+    pub fn atrace_thread_track(&mut self, storage: &mut Storage, utid: u32) -> u32 {
+        if let Some(id) = self.atrace_threads.get(&utid) {
+            return *id;
+        }
+        let mut spec = TrackSpec::new(None, "thread", EventType::Slice);
+        spec.utid = Some(utid);
+        let id = self.create(storage, &spec);
+        self.atrace_threads.insert(utid, id);
         id
     }
 
