@@ -49,87 +49,56 @@ impl Drop for FtraceInstance {
     }
 }
 
-/// The field numbers of upstream's config messages that [`configs`]
-/// writes (`perfetto/config/data_source_config.proto`,
-/// `ftrace/ftrace_config.proto`, `process_stats/process_stats_config.proto`,
-/// `sys_stats/sys_stats_config.proto`). Written by number so that this tool
-/// does not depend on where the generated writers of those messages live.
-mod field {
-    /// `DataSourceConfig.name`.
-    pub const NAME: u32 = 1;
-    /// `DataSourceConfig.ftrace_config`.
-    pub const FTRACE_CONFIG: u32 = 100;
-    /// `DataSourceConfig.process_stats_config`.
-    pub const PROCESS_STATS_CONFIG: u32 = 103;
-    /// `DataSourceConfig.sys_stats_config`.
-    pub const SYS_STATS_CONFIG: u32 = 104;
-    /// `FtraceConfig.ftrace_events`.
-    pub const FTRACE_EVENTS: u32 = 1;
-    /// `FtraceConfig.buffer_size_kb`.
-    pub const BUFFER_SIZE_KB: u32 = 10;
-    /// `FtraceConfig.drain_period_ms`.
-    pub const DRAIN_PERIOD_MS: u32 = 11;
-    /// `FtraceConfig.instance_name`.
-    pub const INSTANCE_NAME: u32 = 25;
-    /// `ProcessStatsConfig.scan_all_processes_on_start`.
-    pub const SCAN_ALL_PROCESSES_ON_START: u32 = 2;
-    /// `ProcessStatsConfig.record_thread_names`.
-    pub const RECORD_THREAD_NAMES: u32 = 3;
-    /// `ProcessStatsConfig.proc_stats_poll_ms`.
-    pub const PROC_STATS_POLL_MS: u32 = 4;
-    /// `SysStatsConfig.meminfo_period_ms`.
-    pub const MEMINFO_PERIOD_MS: u32 = 1;
-    /// `SysStatsConfig.stat_period_ms`.
-    pub const STAT_PERIOD_MS: u32 = 5;
-}
-
-/// The ftrace events recorded: scheduling, task, timer and irq.
-const FTRACE_EVENTS: [&str; 12] = [
-    "sched/sched_switch",
-    "sched/sched_waking",
-    "sched/sched_wakeup_new",
-    "sched/sched_process_exit",
-    "sched/sched_process_free",
-    "task/task_newtask",
-    "task/task_rename",
-    "timer/hrtimer_start",
-    "timer/hrtimer_expire_entry",
-    "timer/hrtimer_expire_exit",
-    "irq/irq_handler_entry",
-    "irq/irq_handler_exit",
-];
-
 /// The probes' three data sources of the session, each an encoded
 /// `DataSourceConfig`.
 pub fn configs() -> Vec<Vec<u8>> {
-    /// A `DataSourceConfig` named `name` whose config message (field
-    /// `config`) `f` writes.
-    fn config(name: &str, config: u32, f: impl FnOnce(&mut protozero::Message<'_>)) -> Vec<u8> {
+    use zerotrace_protos::protos::{FtraceConfig, ProcessStatsConfig, SysStatsConfig};
+    use zerotrace_protos::upstream_tables::data_source_field;
+    fn config(name: &str, f: impl FnOnce(&mut protozero::Message<'_>)) -> Vec<u8> {
         let mut w = protozero::HeapWriter::new();
         {
             let mut root = w.root();
-            root.append_string(field::NAME, name);
-            f(&mut root.begin_nested(config));
+            root.append_string(data_source_field::NAME, name);
+            f(&mut root);
         }
         w.finish().unwrap_or_default()
     }
     vec![
-        config("linux.ftrace", field::FTRACE_CONFIG, |c| {
-            for e in FTRACE_EVENTS {
-                c.append_string(field::FTRACE_EVENTS, e);
+        config("linux.ftrace", |m| {
+            let mut c =
+                FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+            for e in [
+                "sched/sched_switch",
+                "sched/sched_waking",
+                "sched/sched_wakeup_new",
+                "sched/sched_process_exit",
+                "sched/sched_process_free",
+                "task/task_newtask",
+                "task/task_rename",
+                "timer/hrtimer_start",
+                "timer/hrtimer_expire_entry",
+                "timer/hrtimer_expire_exit",
+                "irq/irq_handler_entry",
+                "irq/irq_handler_exit",
+            ] {
+                c.add_ftrace_events(e);
             }
-            c.append_varint(field::BUFFER_SIZE_KB, 8192);
-            c.append_varint(field::DRAIN_PERIOD_MS, 100);
-            c.append_string(field::INSTANCE_NAME, FTRACE_INSTANCE);
+            c.set_buffer_size_kb(8192)
+                .set_drain_period_ms(100)
+                .set_instance_name(FTRACE_INSTANCE);
         }),
-        config("linux.process_stats", field::PROCESS_STATS_CONFIG, |c| {
-            c.append_varint(field::SCAN_ALL_PROCESSES_ON_START, 1);
-            c.append_varint(field::RECORD_THREAD_NAMES, 1);
-            c.append_varint(field::PROC_STATS_POLL_MS, 100);
+        config("linux.process_stats", |m| {
+            ProcessStatsConfig::from_message(
+                m.begin_nested(data_source_field::PROCESS_STATS_CONFIG),
+            )
+            .set_scan_all_processes_on_start(true)
+            .set_record_thread_names(true)
+            .set_proc_stats_poll_ms(100);
         }),
-        config("linux.sys_stats", field::SYS_STATS_CONFIG, |c| {
-            c.append_varint(field::MEMINFO_PERIOD_MS, 50);
-            c.append_varint(field::STAT_PERIOD_MS, 50);
+        config("linux.sys_stats", |m| {
+            SysStatsConfig::from_message(m.begin_nested(data_source_field::SYS_STATS_CONFIG))
+                .set_meminfo_period_ms(50)
+                .set_stat_period_ms(50);
         }),
     ]
 }
