@@ -480,3 +480,40 @@ fn ftrace_print_is_atrace_sorted_event_by_event() {
         vec![vec![s("queue"), Value::Real(3.0)]]
     );
 }
+
+#[test]
+fn sys_stats_and_initial_display_state_are_counters() {
+    use zerotrace_protos::protos::SysStats;
+    let stats = |ts: u64, temp: u64, mhz: u64| {
+        packet(move |p| {
+            p.set_timestamp(ts);
+            let mut s = SysStats::from_message(p.message().begin_nested(7));
+            s.add_thermal_zone().set_temp(temp).set_type("soc");
+            s.add_gpufreq_mhz(mhz);
+        })
+    };
+    let display = packet(|p| {
+        p.set_timestamp(5);
+        p.message().begin_nested(70).append_int32(1, 2);
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[stats(10, 40, 300), stats(20, 41, 350), display]))
+        .unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.ts, c.value, t.unit FROM counter c JOIN counter_track t ON c.track_id = t.id ORDER BY t.name, c.ts"
+        ),
+        vec![
+            vec![
+                s("ScreenState"),
+                Value::Int(5),
+                Value::Real(2.0),
+                Value::Null
+            ],
+            vec![s("gpufreq"), Value::Int(10), Value::Real(300.0), s("MHz")],
+            vec![s("gpufreq"), Value::Int(20), Value::Real(350.0), s("MHz")],
+            vec![s("soc"), Value::Int(10), Value::Real(40.0), s("C")],
+            vec![s("soc"), Value::Int(20), Value::Real(41.0), s("C")],
+        ]
+    );
+}

@@ -4,10 +4,12 @@
 mod cpu_info;
 mod debug_annotations;
 mod descriptor;
+mod display_state;
 mod ftrace;
 mod process_stats;
 mod process_tree;
 mod service;
+mod sys_stats;
 mod systrace;
 mod track_event;
 
@@ -99,6 +101,12 @@ impl Parser {
             return;
         }
         if cpu_info::parse(self, &packet.bytes) {
+            return;
+        }
+        if sys_stats::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        if display_state::parse(self, &packet.bytes, packet.ts) {
             return;
         }
         service::parse(self, &pkt, packet.ts);

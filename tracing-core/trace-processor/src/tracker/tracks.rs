@@ -138,6 +138,22 @@ impl TrackTracker {
         id
     }
 
+    /// The one counter track of this spec (name, classification, scope and
+    /// dimensions), made on first use.
+    pub fn interned_counter(&mut self, storage: &mut Storage, spec: &TrackSpec<'_>) -> u32 {
+        let key = (
+            format!("{:?}|{:?}", spec.name, spec.dimensions),
+            spec.classification.to_owned(),
+            spec.upid,
+        );
+        if let Some(id) = self.counters.get(&key) {
+            return *id;
+        }
+        let id = self.create(storage, spec);
+        self.counters.insert(key, id);
+        id
+    }
+
     /// The default slice track of a thread.
     pub fn thread_track(&mut self, storage: &mut Storage, utid: u32) -> u32 {
         if let Some(id) = self.thread_tracks.get(&utid) {

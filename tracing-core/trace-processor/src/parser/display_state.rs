@@ -1,0 +1,35 @@
+//! `initial_display_state` (TracePacket field 70): the screen's state at
+//! the start of the trace, as a value on the global `ScreenState` counter
+//! track (the track atrace's `ScreenState` counter also names).
+
+use protozero::Decoder;
+
+use super::Parser;
+use crate::storage::rows::CounterRow;
+use crate::tracker::tracks::{EventType, TrackSpec};
+
+/// TracePacket.initial_display_state.
+const INITIAL_DISPLAY_STATE: u32 = 70;
+
+/// Parses a packet's initial display state; false when it has none.
+pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
+    let Some(f) = Decoder::new(packet).find_last(INITIAL_DISPLAY_STATE) else {
+        return false;
+    };
+    let Ok(bytes) = f.as_bytes() else {
+        return true;
+    };
+    let state = Decoder::new(bytes)
+        .find_last(1)
+        .and_then(|f| f.as_i32().ok())
+        .unwrap_or(0);
+    let spec = TrackSpec::new(Some("ScreenState"), "screen_state", EventType::Counter);
+    let track = p.tracks.interned_counter(&mut p.storage, &spec);
+    p.storage.counters.push(CounterRow {
+        ts,
+        track_id: track,
+        value: f64::from(state),
+        arg_set_id: None,
+    });
+    true
+}
