@@ -70,6 +70,7 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "heap_profile::allocator",
     "heap_profile::capture",
     "heap_profile::client",
+    "heap_profile::forked",
     "heap_profile::guardian",
     "heap_profile::helper",
     "heap_profile::record_queue",

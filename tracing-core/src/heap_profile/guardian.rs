@@ -58,8 +58,8 @@ pub(crate) fn guardian_main(
     heap: &'static str,
     program: OwnedFd,
 ) {
-    super::helper::quiet_stdio();
-    let [program] = super::helper::keep_only([program]);
+    super::forked::quiet_stdio();
+    let [program] = super::forked::keep_only([program]);
     // SAFETY: PR_SET_NAME with a NUL-terminated name.
     unsafe { libc::prctl(libc::PR_SET_NAME, c"zt-heapguard".as_ptr()) };
     guard(helper, target, heap, program);
@@ -88,7 +88,7 @@ pub(crate) fn guard(helper: libc::pid_t, target: u32, heap: &'static str, progra
     let pidfd = rustix::process::Pid::from_raw(target as i32)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     if end == HelperEnd::Clean
-        || super::helper::program_gone(pidfd.as_ref(), &program, Duration::ZERO)
+        || super::forked::program_gone(pidfd.as_ref(), &program, Duration::ZERO)
     {
         return;
     }
@@ -114,7 +114,7 @@ pub(crate) fn guard(helper: libc::pid_t, target: u32, heap: &'static str, progra
                 next_try = Instant::now() + Duration::from_secs(1);
             }
         }
-        if super::helper::program_gone(pidfd.as_ref(), &program, Duration::from_millis(100)) {
+        if super::forked::program_gone(pidfd.as_ref(), &program, Duration::from_millis(100)) {
             if let Some(p) = producer {
                 let _ = p.flush_blocking(Duration::from_secs(2));
             }
@@ -130,7 +130,7 @@ fn connect(endpoint: &Endpoint, target: u32, heap: &'static str) -> Option<Arc<P
         name: format!("heapprofd.{target}"),
         // One short try: the loop tries again, and watches the
         // program in between.
-        connect_timeout: super::helper::CONNECT_TRY,
+        connect_timeout: super::forked::CONNECT_TRY,
         ..ProducerOptions::default()
     };
     let p = Arc::new(ProducerClient::connect(endpoint, opts).ok()?);

@@ -42,6 +42,8 @@ mod capture;
 mod client;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod data_source;
+#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+mod forked;
 // Process-wide statics the loom build cannot make (no model uses them).
 #[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
 mod guardian;
