@@ -517,3 +517,44 @@ fn sys_stats_and_initial_display_state_are_counters() {
         ]
     );
 }
+
+#[test]
+fn ftrace_cpu_counters() {
+    // cpu_frequency_limits (FtraceEvent field 12: min 1, max 2, cpu 3) and
+    // f2fs_iostat (419; dev 9, app_bio 1), upstream's numbers.
+    let bytes = trace(&[packet(|p| {
+        let m = p.message();
+        let mut b = m.begin_nested(1);
+        b.append_uint32(1, 0);
+        {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, 50);
+            let mut l = e.begin_nested(12);
+            l.append_uint32(1, 300);
+            l.append_uint32(2, 900);
+            l.append_uint32(3, 2);
+        }
+        {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, 60);
+            let mut io = e.begin_nested(419);
+            io.append_uint64(9, 0xfe20);
+            io.append_uint64(1, 77);
+        }
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.value FROM counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name GLOB 'Cpu*' OR t.name GLOB '*write_app_buffered' ORDER BY t.name"
+        ),
+        vec![
+            vec![s("Cpu 2 Max Freq Limit"), Value::Real(900.0)],
+            vec![s("Cpu 2 Min Freq Limit"), Value::Real(300.0)],
+            vec![
+                s("f2fs_iostat.[254:32].write_app_buffered"),
+                Value::Real(77.0)
+            ],
+        ]
+    );
+}

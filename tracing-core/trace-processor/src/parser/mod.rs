@@ -5,6 +5,7 @@ mod cpu_info;
 mod debug_annotations;
 mod descriptor;
 mod display_state;
+mod f2fs_iostat;
 mod ftrace;
 mod process_stats;
 mod process_tree;
