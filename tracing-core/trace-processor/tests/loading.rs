@@ -558,3 +558,52 @@ fn ftrace_cpu_counters() {
         ]
     );
 }
+
+#[test]
+fn task_newtask_starts_processes_and_threads_and_tid_zero_is_the_swapper() {
+    // task_newtask: FtraceEvent field 235 {pid 1, comm 2, clone_flags 3}.
+    let task =
+        |e: &mut protozero::Message<'_>, ts: u64, source: u32, pid: i32, comm: &str, flags: u64| {
+            e.append_uint64(1, ts);
+            e.append_uint32(2, source);
+            let mut t = e.begin_nested(235);
+            t.append_int32(1, pid);
+            t.append_string(2, comm);
+            t.append_uint64(3, flags);
+        };
+    let bytes = trace(&[packet(|p| {
+        let m = p.message();
+        let mut b = m.begin_nested(1);
+        b.append_uint32(1, 0);
+        task(&mut b.begin_nested(2), 10, 1, 0, "swapper/0", 0x100);
+        task(&mut b.begin_nested(2), 20, 1, 50, "daemon", 0);
+        task(
+            &mut b.begin_nested(2),
+            30,
+            50,
+            51,
+            "daemon-worker",
+            0x0001_0000,
+        );
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT utid, name FROM thread WHERE tid = 0"),
+        vec![vec![Value::Int(0), s("swapper")]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.tid, t.name, p.pid, p.name FROM thread t JOIN process p USING (upid) WHERE t.tid IN (50, 51) ORDER BY t.tid"
+        ),
+        vec![
+            vec![Value::Int(50), s("daemon"), Value::Int(50), s("daemon")],
+            vec![
+                Value::Int(51),
+                s("daemon-worker"),
+                Value::Int(50),
+                s("daemon")
+            ],
+        ]
+    );
+}

@@ -46,6 +46,8 @@ pub struct Parser {
     pub trigger_kind: service::TriggerKind,
     /// The trace config's bytes (read at the end).
     pub trace_config: Option<Vec<u8>>,
+    /// Whether an ftrace event was seen (a Linux system trace).
+    pub saw_ftrace: bool,
 }
 
 impl Parser {
@@ -69,6 +71,7 @@ impl Parser {
             trigger_track: None,
             trigger_kind: service::TriggerKind::None,
             trace_config: None,
+            saw_ftrace: false,
         };
         let empty = Generation::default();
         for packet in &packets {

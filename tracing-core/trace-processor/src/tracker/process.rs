@@ -14,10 +14,14 @@ use crate::storage::strings::StrId;
 pub enum NamePriority {
     /// Anything else.
     Other = 0,
+    /// ftrace events (task_newtask, ...).
+    Ftrace = 1,
     /// `process_tree`.
     ProcessTree = 2,
     /// A TrackEvent descriptor.
     TrackDescriptor = 3,
+    /// A name the trace processor itself gives (the swapper).
+    Constant = 4,
 }
 
 /// The tracker.
@@ -49,6 +53,64 @@ impl ProcessTracker {
             ..ThreadRow::default()
         });
         self.live_tid.insert(tid, utid);
+        utid
+    }
+
+    /// Maps tid 0 and pid 0 to the swapper's utid 0 and upid 0 (Linux
+    /// system traces), and names it.
+    pub fn set_pid_zero_is_idle(&mut self, storage: &mut Storage) {
+        self.live_tid.insert(0, 0);
+        self.pids.insert(0, 0);
+        let name = storage.strings.intern("swapper");
+        self.set_thread_name(storage, 0, name, NamePriority::Constant);
+    }
+
+    /// A process started (fork): always a new upid, with a new main thread
+    /// named `name`.
+    pub fn start_new_process(
+        &mut self,
+        storage: &mut Storage,
+        ts: i64,
+        pid: i64,
+        name: StrId,
+    ) -> u32 {
+        self.pids.remove(&pid);
+        self.live_tid.remove(&pid);
+        let utid = self.new_thread(storage, pid);
+        if let Some(t) = storage.threads.get_mut(utid as usize) {
+            t.start_ts = Some(ts);
+        }
+        self.set_thread_name(storage, utid, name, NamePriority::Ftrace);
+        let upid = self.get_or_create_process(storage, pid);
+        if let Some(p) = storage.processes.get_mut(upid as usize) {
+            p.start_ts = Some(ts);
+        }
+        self.set_process_name(storage, upid, name, NamePriority::Ftrace);
+        upid
+    }
+
+    /// A thread started (clone with CLONE_THREAD) by `source_tid`: a new
+    /// utid in the source's process.
+    pub fn start_new_thread(
+        &mut self,
+        storage: &mut Storage,
+        ts: i64,
+        tid: i64,
+        source_tid: i64,
+        name: StrId,
+    ) -> u32 {
+        let source = self.get_or_create_thread(storage, source_tid);
+        let upid = storage.threads.get(source as usize).and_then(|t| t.upid);
+        let utid = self.new_thread(storage, tid);
+        if let Some(t) = storage.threads.get_mut(utid as usize) {
+            t.start_ts = Some(ts);
+            if let Some(upid) = upid {
+                t.upid = Some(upid);
+                let pid = storage.processes.get(upid as usize).map(|p| p.pid);
+                t.is_main_thread = Some(pid == Some(tid));
+            }
+        }
+        self.set_thread_name(storage, utid, name, NamePriority::Ftrace);
         utid
     }
 
