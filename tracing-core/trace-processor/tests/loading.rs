@@ -607,3 +607,41 @@ fn task_newtask_starts_processes_and_threads_and_tid_zero_is_the_swapper() {
         ]
     );
 }
+
+#[test]
+fn concurrent_sessions_are_state_tracks() {
+    // concurrent_session_event: packet field 134 {state 1, session_name 2,
+    // session_id 3, consumer_uid 4, num_data_sources 5}.
+    let ev = |ts: u64, state: u64, id: u64| {
+        packet(move |p| {
+            p.set_timestamp(ts);
+            let mut e = p.message().begin_nested(134);
+            e.append_uint64(1, state);
+            e.append_uint64(3, id);
+            e.append_int32(4, 1000);
+        })
+    };
+    let tp = TraceProcessor::from_bytes(&trace(&[ev(10, 3, 4), ev(30, 1, 4)])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, s.ts, s.dur, s.value, EXTRACT_ARG(s.arg_set_id, 'consumer_uid') FROM state s JOIN track t ON s.track_id = t.id WHERE t.type = 'concurrent_tracing_sessions' ORDER BY s.ts"
+        ),
+        vec![
+            vec![
+                s("Session 4"),
+                Value::Int(10),
+                Value::Int(20),
+                s("STARTED"),
+                Value::Int(1000)
+            ],
+            vec![
+                s("Session 4"),
+                Value::Int(30),
+                Value::Int(0),
+                s("DISABLED"),
+                Value::Int(1000)
+            ],
+        ]
+    );
+}

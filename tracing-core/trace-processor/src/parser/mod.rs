@@ -1,6 +1,7 @@
 //! The parsers: each sorted packet goes to the parser of what it carries,
 //! which fills the tables through the trackers.
 
+mod concurrent_sessions;
 mod cpu_info;
 mod debug_annotations;
 mod descriptor;
@@ -48,6 +49,8 @@ pub struct Parser {
     pub trace_config: Option<Vec<u8>>,
     /// Whether an ftrace event was seen (a Linux system trace).
     pub saw_ftrace: bool,
+    /// Concurrent tracing sessions' tracks and states.
+    pub sessions: concurrent_sessions::Sessions,
 }
 
 impl Parser {
@@ -72,6 +75,7 @@ impl Parser {
             trigger_kind: service::TriggerKind::None,
             trace_config: None,
             saw_ftrace: false,
+            sessions: concurrent_sessions::Sessions::default(),
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -111,6 +115,9 @@ impl Parser {
             return;
         }
         if display_state::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        if concurrent_sessions::parse(self, &packet.bytes, packet.ts) {
             return;
         }
         service::parse(self, &pkt, packet.ts);
