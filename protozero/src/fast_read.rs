@@ -16,10 +16,12 @@ use crate::varint::decode_varint;
 /// The varint at `pos` of `buf` (a tag, or a wire-type-0 value).
 #[inline(always)]
 pub fn read_varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
-    let rest = buf.get(pos..)?;
-    match rest.first() {
+    match buf.get(pos) {
         Some(&b) if b < 0x80 => Some((u64::from(b), pos + 1)),
-        _ => decode_varint(rest).ok().map(|(v, n)| (v, pos + n)),
+        Some(_) => decode_varint(buf.get(pos..)?)
+            .ok()
+            .map(|(v, n)| (v, pos + n)),
+        None => None,
     }
 }
 
@@ -27,8 +29,8 @@ pub fn read_varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
 #[inline(always)]
 pub fn read_bytes(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
     let (len, start) = read_varint(buf, pos)?;
-    let end = start.checked_add(usize::try_from(len).ok()?)?;
-    Some((buf.get(start..end)?, end))
+    let payload = buf.get(start..)?.get(..usize::try_from(len).ok()?)?;
+    Some((payload, start + payload.len()))
 }
 
 /// The four little-endian bytes at `pos`.

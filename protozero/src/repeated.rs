@@ -2,9 +2,12 @@
 //! and unpacked occurrences of one field id. Packed varint iteration keeps a
 //! sticky error that callers check after the loop.
 
-use crate::decoder::{Decoder, Field};
+use crate::decoder::{Field, FieldValue};
+use crate::decoder_slots::parse_at;
 use crate::error::DecodeError;
+use crate::fast_read::{read_bytes, read_varint};
 use crate::varint::decode_varint;
+use crate::wire::MAX_FIELD_ID;
 
 /// Varints of a packed payload. Stops at the first malformed varint and
 /// remembers the error.
@@ -111,10 +114,18 @@ packed_fixed!(
 );
 
 /// Every occurrence of one field id, in arrival order, from a message's bytes.
+///
+/// Small and self-contained (no borrowed state, no out-of-line call that
+/// takes it by reference), so that a loop over an iterator a generated
+/// decoder hands out stays in registers: an absent field costs one compare,
+/// and an occurrence of the expected tag is read inline; any other field
+/// goes through the generic reader, which also reports malformed bytes.
 #[derive(Debug, Clone)]
 pub struct RepeatedFields<'a> {
-    decoder: Decoder<'a>,
+    buf: &'a [u8],
+    pos: usize,
     id: u32,
+    groups: bool,
     error: Option<DecodeError>,
 }
 
@@ -123,17 +134,19 @@ impl<'a> RepeatedFields<'a> {
     /// Occurrences of `id` in `buf` at or after offset `start`.
     pub fn new(buf: &'a [u8], start: usize, id: u32) -> Self {
         RepeatedFields {
-            decoder: Decoder::at(buf, start),
+            buf,
+            pos: start.min(buf.len()),
             id,
+            groups: false,
             error: None,
         }
     }
 
     #[inline]
     /// This iterator, stepping over proto2 groups instead of stopping at
-    /// them (see [`Decoder::accept_groups`]).
+    /// them (see [`Decoder::accept_groups`](crate::Decoder::accept_groups)).
     pub fn accept_groups(mut self) -> Self {
-        self.decoder = self.decoder.accept_groups();
+        self.groups = true;
         self
     }
 
@@ -150,30 +163,70 @@ impl<'a> RepeatedFields<'a> {
     }
 }
 
+/// What [`advance`] found.
+enum Step<'a> {
+    /// An occurrence, and the offset after it.
+    Found(Field<'a>, usize),
+    /// No further occurrence.
+    End,
+    /// Malformed bytes.
+    Failed(DecodeError),
+}
+
+/// The next occurrence of `id` at or after `pos` of `buf` (`pos` is before
+/// its end). The common case first: the next field is an occurrence (a
+/// generated decoder's extent starts at the first one) and its value is
+/// well formed, read with the fast readers; anything they decline goes to
+/// the generic reader, which checks every field's tag and reports
+/// malformed bytes. Out of line and by value, so the iterator calling it
+/// need not live in memory.
+#[inline(never)]
+fn advance(buf: &[u8], mut pos: usize, id: u32, groups: bool) -> Step<'_> {
+    if let Some((tag, after)) = read_varint(buf, pos) {
+        if tag >> 3 == u64::from(id) && (1..=MAX_FIELD_ID).contains(&id) {
+            let read = match tag & 7 {
+                0 => read_varint(buf, after).map(|(v, n)| (FieldValue::Varint(v), n)),
+                2 => read_bytes(buf, after).map(|(v, n)| (FieldValue::Bytes(v), n)),
+                _ => None,
+            };
+            if let Some((value, next)) = read {
+                return Step::Found(Field { id, value }, next);
+            }
+        }
+    }
+    while pos < buf.len() {
+        match parse_at(buf, pos, groups) {
+            Ok((f, next)) if f.id == id => return Step::Found(f, next),
+            Ok((_, next)) => pos = next,
+            Err(e) => return Step::Failed(e),
+        }
+    }
+    Step::End
+}
+
 impl<'a> Iterator for RepeatedFields<'a> {
     type Item = Field<'a>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Field<'a>> {
         // An absent or used-up field costs one compare (generated decoders
         // hand out many such iterators).
-        if self.decoder.remaining().is_empty() {
+        if self.pos >= self.buf.len() {
             return None;
         }
-        self.next_present()
-    }
-}
-
-impl<'a> RepeatedFields<'a> {
-    fn next_present(&mut self) -> Option<Field<'a>> {
-        loop {
-            match self.decoder.read_field()? {
-                Ok(f) if f.id == self.id => return Some(f),
-                Ok(_) => {}
-                Err(e) => {
-                    self.error = Some(e);
-                    return None;
-                }
+        match advance(self.buf, self.pos, self.id, self.groups) {
+            Step::Found(f, next) => {
+                self.pos = next;
+                Some(f)
+            }
+            Step::End => {
+                self.pos = self.buf.len();
+                None
+            }
+            Step::Failed(e) => {
+                self.error = Some(e);
+                self.pos = self.buf.len();
+                None
             }
         }
     }

@@ -44,6 +44,19 @@ pub(crate) fn take_packed(
     }
 }
 
+/// [`take_packed`] by value and out of line (packed runs are rarer than
+/// the checks for an element that an iterator inlines): the element or the
+/// error, and the rest of `packed`.
+#[inline(never)]
+fn packed_step(
+    layout: PackedLayout,
+    mut packed: &[u8],
+    id: u32,
+) -> (Result<FieldValue<'static>, DecodeError>, &[u8]) {
+    let value = take_packed(layout, &mut packed, DecodeError::TruncatedFixed { id });
+    (value, packed)
+}
+
 /// Elements of a repeated scalar field of kind `K`, packed or unpacked.
 #[derive(Debug, Clone)]
 pub struct RepeatedScalars<'a, K> {
@@ -57,6 +70,7 @@ pub struct RepeatedScalars<'a, K> {
 
 impl<'a, K: ScalarKind> RepeatedScalars<'a, K> {
     /// Iterates the elements carried by `fields` (occurrences of one field id).
+    #[inline]
     pub fn new(fields: RepeatedFields<'a>) -> Self {
         RepeatedScalars {
             fields,
@@ -74,15 +88,19 @@ impl<'a, K: ScalarKind> RepeatedScalars<'a, K> {
     }
 
     /// Takes one element off the current packed payload.
+    #[inline(always)]
     fn next_packed(&mut self) -> Option<K::Value> {
-        let truncated = DecodeError::TruncatedFixed { id: self.packed_id };
-        match take_packed(K::LAYOUT, &mut self.packed, truncated) {
+        let (value, rest) = packed_step(K::LAYOUT, self.packed, self.packed_id);
+        self.packed = rest;
+        match value {
             Ok(value) => K::from_value(value),
             Err(e) => self.fail(e),
         }
     }
 
-    #[cold]
+    /// Inlined (not `#[cold]` out of line): a call taking `&mut self`
+    /// would keep the iterator in memory on every path.
+    #[inline(always)]
     fn fail(&mut self, e: DecodeError) -> Option<K::Value> {
         self.error = Some(e);
         self.packed = &[];
@@ -95,7 +113,7 @@ impl<'a, K: ScalarKind> RepeatedScalars<'a, K> {
 impl<K: ScalarKind> Iterator for RepeatedScalars<'_, K> {
     type Item = K::Value;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<K::Value> {
         loop {
             if !self.packed.is_empty() {
@@ -134,6 +152,7 @@ pub struct RepeatedEnums<'a, E> {
 
 impl<'a, E: ProtoEnum> RepeatedEnums<'a, E> {
     /// Iterates the elements carried by `fields` (occurrences of one field id).
+    #[inline]
     pub fn new(fields: RepeatedFields<'a>) -> Self {
         RepeatedEnums {
             raw: RepeatedScalars::new(fields),
@@ -171,6 +190,7 @@ struct Converted<'a> {
 }
 
 impl<'a> Converted<'a> {
+    #[inline(always)]
     fn next_with<T>(
         &mut self,
         convert: impl FnOnce(&Field<'a>) -> Result<T, DecodeError>,
@@ -201,6 +221,7 @@ macro_rules! length_delimited_iter {
 
         impl<'a> $name<'a> {
             /// Iterates the occurrences in `fields`.
+            #[inline]
             pub fn new(fields: RepeatedFields<'a>) -> Self {
                 $name {
                     inner: Converted { fields, error: None },
@@ -242,6 +263,7 @@ pub struct RepeatedMessages<'a, D> {
 
 impl<'a, D: MessageDecoder<'a>> RepeatedMessages<'a, D> {
     /// Iterates the occurrences in `fields`.
+    #[inline]
     pub fn new(fields: RepeatedFields<'a>) -> Self {
         RepeatedMessages {
             inner: Converted {
@@ -261,9 +283,19 @@ impl<'a, D: MessageDecoder<'a>> RepeatedMessages<'a, D> {
 impl<'a, D: MessageDecoder<'a>> Iterator for RepeatedMessages<'a, D> {
     type Item = D;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<D> {
-        self.inner.next_with(|f| f.as_bytes().map(D::decode))
+        // The decoder is made straight into the returned value (through a
+        // `Result` it was made and then copied, a few hundred bytes).
+        let field = self.inner.fields.next()?;
+        match field.as_bytes() {
+            Ok(b) => Some(D::decode(b)),
+            Err(e) => {
+                self.inner.error = Some(e);
+                self.inner.fields = RepeatedFields::empty();
+                None
+            }
+        }
     }
 }
 
