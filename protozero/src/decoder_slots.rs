@@ -95,7 +95,7 @@ impl Occurrences {
         if self.end == 0 {
             return RepeatedFields::empty();
         }
-        RepeatedFields::new(buf.get(..self.end).unwrap_or(buf), self.first, id)
+        RepeatedFields::new(buf.get(..self.end).unwrap_or(&[]), self.first, id)
     }
 
     /// [`Occurrences::fields`] for a message whose fields may be groups.
@@ -105,56 +105,117 @@ impl Occurrences {
     }
 }
 
-/// The member of a oneof seen last: its number (0 when none) and raw value.
+/// The member of a oneof seen last: its tag (number and wire type, 0 when
+/// none was seen) and raw value, a payload or a number as the wire type
+/// has it. Keeping the whole tag lets a typed accessor ask "is member N set
+/// with the wire type its type has" with one compare ([`OneofSlot::bytes_if`]
+/// and its siblings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OneofSlot<'a> {
-    id: u32,
-    value: FieldValue<'a>,
+    tag: u32,
+    bytes: &'a [u8],
+    bits: u64,
 }
 
 impl<'a> OneofSlot<'a> {
     /// No member seen.
     pub const NONE: OneofSlot<'static> = OneofSlot {
-        id: 0,
-        value: FieldValue::Varint(0),
+        tag: 0,
+        bytes: &[],
+        bits: 0,
     };
 
     /// The slot after member `f` was read.
     #[inline(always)]
     pub fn new(f: Field<'a>) -> Self {
-        OneofSlot {
-            id: f.id,
-            value: f.value,
-        }
+        Self::of(f.id, f.value)
     }
 
     /// The slot after member `id` was read with `value` (the fast path's
-    /// [`OneofSlot::new`]).
+    /// [`OneofSlot::new`]). `id` is a valid field number (at most 2^29 − 1),
+    /// so the tag fits in 32 bits.
     #[inline(always)]
     pub fn of(id: u32, value: FieldValue<'a>) -> Self {
-        OneofSlot { id, value }
+        let (wire_type, bytes, bits) = match value {
+            FieldValue::Varint(v) => (0, &[][..], v),
+            FieldValue::Fixed64(v) => (1, &[][..], v),
+            FieldValue::Bytes(b) => (2, b, 0),
+            FieldValue::Group(b) => (3, b, 0),
+            FieldValue::Fixed32(v) => (5, &[][..], u64::from(v)),
+        };
+        OneofSlot {
+            tag: id << 3 | wire_type,
+            bytes,
+            bits,
+        }
     }
 
     /// The number of the member seen last (0 when none was).
     #[inline(always)]
     pub fn id(&self) -> u32 {
-        self.id
+        self.tag >> 3
     }
 
     /// The raw value of member `id`, if it is the one seen last.
     #[inline(always)]
     pub fn get(&self, id: u32) -> Option<FieldValue<'a>> {
-        if self.id == id {
-            Some(self.value)
+        if self.id() == id && self.tag != 0 {
+            Some(self.value())
         } else {
             None
         }
     }
 
-    /// The raw value of the member seen last.
+    /// The raw value of the member seen last (a varint 0 when none was).
     #[inline(always)]
     pub fn value(&self) -> FieldValue<'a> {
-        self.value
+        match self.tag & 7 {
+            1 => FieldValue::Fixed64(self.bits),
+            2 => FieldValue::Bytes(self.bytes),
+            3 => FieldValue::Group(self.bytes),
+            5 => FieldValue::Fixed32(self.bits as u32),
+            _ => FieldValue::Varint(self.bits),
+        }
+    }
+
+    /// Whether the member seen last was written with `tag` (a nonzero tag:
+    /// its number and wire type).
+    #[inline(always)]
+    pub fn is(&self, tag: u32) -> bool {
+        self.tag == tag
+    }
+
+    /// The payload (or group contents) of the member seen last, if it was
+    /// written with `tag`, whose wire type is 2 (or 3).
+    #[inline(always)]
+    pub fn bytes_if(&self, tag: u32) -> Option<&'a [u8]> {
+        if self.tag == tag {
+            Some(self.bytes)
+        } else {
+            None
+        }
+    }
+
+    /// The varint or fixed64 value of the member seen last, if it was
+    /// written with `tag`, whose wire type is 0 (or 1).
+    #[inline(always)]
+    pub fn u64_if(&self, tag: u32) -> Option<u64> {
+        if self.tag == tag {
+            Some(self.bits)
+        } else {
+            None
+        }
+    }
+
+    /// The fixed32 value of the member seen last, if it was written with
+    /// `tag`, whose wire type is 5.
+    #[inline(always)]
+    pub fn u32_if(&self, tag: u32) -> Option<u32> {
+        if self.tag == tag {
+            Some(self.bits as u32)
+        } else {
+            None
+        }
     }
 }
 
@@ -171,7 +232,7 @@ pub fn recount_oneof<'a>(
     members: &[u32],
     counts: impl Fn(u32, FieldValue<'a>) -> bool,
 ) -> OneofSlot<'a> {
-    if slot.id == 0 || counts(slot.id, slot.value) {
+    if slot.tag == 0 || counts(slot.id(), slot.value()) {
         return slot;
     }
     let mut last = OneofSlot::NONE;
@@ -232,6 +293,24 @@ mod tests {
         assert_eq!(s.get(4), None);
         assert_eq!(OneofSlot::NONE.get(1), None);
         assert_eq!(OneofSlot::NONE.id(), 0);
+        assert_eq!(OneofSlot::NONE.get(0), None);
+        assert_eq!(s.u64_if(3 << 3), Some(9));
+        assert!(s.is(3 << 3));
+        assert_eq!(s.u64_if(3 << 3 | 2), None);
+        assert_eq!(s.bytes_if(3 << 3 | 2), None);
+        let b = OneofSlot::of(4, FieldValue::Bytes(b"ab"));
+        assert_eq!(b.bytes_if(4 << 3 | 2), Some(&b"ab"[..]));
+        assert_eq!(b.get(4), Some(FieldValue::Bytes(b"ab")));
+        let g = OneofSlot::of(5, FieldValue::Group(b"g"));
+        assert_eq!(g.bytes_if(5 << 3 | 2), None);
+        assert_eq!(g.bytes_if(5 << 3 | 3), Some(&b"g"[..]));
+        assert_eq!(g.value(), FieldValue::Group(b"g"));
+        let f = OneofSlot::of(6, FieldValue::Fixed32(7));
+        assert_eq!(f.u32_if(6 << 3 | 5), Some(7));
+        assert_eq!(f.value(), FieldValue::Fixed32(7));
+        let d = OneofSlot::of(7, FieldValue::Fixed64(8));
+        assert_eq!(d.u64_if(7 << 3 | 1), Some(8));
+        assert_eq!(d.value(), FieldValue::Fixed64(8));
         assert_eq!(varint(FieldValue::Fixed32(1)), None);
         assert_eq!(bytes(FieldValue::Bytes(b"x")), Some(&b"x"[..]));
         assert_eq!(group(FieldValue::Bytes(b"x")), None);

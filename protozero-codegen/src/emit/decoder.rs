@@ -79,6 +79,22 @@ pub(crate) fn convert(s: Scalar, raw: TokenStream) -> TokenStream {
     quote!(#raw.map(|v| #map))
 }
 
+/// Oneof member `p`'s raw value (`Option` of its slot type) from `slot`, an
+/// expression of type `OneofSlot`: one compare of the whole tag the member
+/// is written with (number and the wire type its type has).
+pub(crate) fn oneof_raw(p: &FieldPlan<'_>, slot: TokenStream) -> TokenStream {
+    let (ex, _) = extract(p);
+    let (wire_type, method) = match ex.to_string().as_str() {
+        "varint" => (0, quote!(u64_if)),
+        "fixed64" => (1, quote!(u64_if)),
+        "fixed32" => (5, quote!(u32_if)),
+        "group" => (3, quote!(bytes_if)),
+        _ => (2, quote!(bytes_if)),
+    };
+    let tag = Literal::u32_unsuffixed(p.def.number << 3 | wire_type);
+    quote!(#slot.#method(#tag))
+}
+
 pub(super) fn slot(prefix: &str, n: u32) -> Ident {
     format_ident!("{}{}", prefix, n)
 }
@@ -90,7 +106,7 @@ fn singular_raw(p: &FieldPlan<'_>, id: &Literal, a: &Access) -> TokenStream {
         Access::Slots { .. } => match p.def.oneof {
             Some(k) => {
                 let o = slot("o", k as u32);
-                quote!(self.#o.get(#id).and_then(::protozero::__private::#ex))
+                oneof_raw(p, quote!(self.#o))
             }
             None => {
                 let f = slot("f", p.def.number);
@@ -365,8 +381,8 @@ pub(crate) fn field_accessors(
         }
         (false, _) => match counted {
             Some(slot) => {
-                let (ex, _) = extract(p);
-                quote!(#slot.get(#id).and_then(::protozero::__private::#ex).is_some())
+                let raw = oneof_raw(p, slot.clone());
+                quote!(#raw.is_some())
             }
             None => {
                 let raw = singular_raw(p, &id, a);
@@ -412,22 +428,13 @@ fn singular_accessors(
     let doc = format!("{what}; `None` when absent or malformed.");
     // The raw value the typed accessors read (a oneof member's as counted).
     let counted_raw = match counted {
-        Some(slot) => {
-            let (ex, _) = extract(p);
-            quote!(#slot.get(#id).and_then(::protozero::__private::#ex))
-        }
+        Some(slot) => oneof_raw(p, slot.clone()),
         None => raw.clone(),
     };
     let value = match (&p.shape, p.closed_enum, p.def.oneof) {
         (Shape::Enum(path), true, None) => closed_value(path, id, a, &raw),
         _ => match counted {
-            Some(slot) => {
-                let (ex, _) = extract(p);
-                typed_value(
-                    p,
-                    quote!(#slot.get(#id).and_then(::protozero::__private::#ex)),
-                )
-            }
+            Some(slot) => typed_value(p, oneof_raw(p, slot.clone())),
             None => typed_value(p, raw.clone()),
         },
     };

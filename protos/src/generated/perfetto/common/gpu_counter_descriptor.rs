@@ -1688,22 +1688,22 @@ pub mod gpu_counter_descriptor {
         /// Field `int_peak_value` = 5 (`int64`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
         #[inline]
         pub fn int_peak_value(&self) -> ::core::option::Option<i64> {
-            self.o0.get(5).and_then(::protozero::__private::varint).map(|v| v as i64)
+            self.o0.u64_if(40).map(|v| v as i64)
         }
         /// Whether field `int_peak_value` = 5 (`int64`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_int_peak_value(&self) -> bool {
-            self.o0.get(5).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(40).is_some()
         }
         /// Field `double_peak_value` = 6 (`double`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
         #[inline]
         pub fn double_peak_value(&self) -> ::core::option::Option<f64> {
-            self.o0.get(6).and_then(::protozero::__private::fixed64).map(f64::from_bits)
+            self.o0.u64_if(49).map(f64::from_bits)
         }
         /// Whether field `double_peak_value` = 6 (`double`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_double_peak_value(&self) -> bool {
-            self.o0.get(6).and_then(::protozero::__private::fixed64).is_some()
+            self.o0.u64_if(49).is_some()
         }
         /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::numerator_units_raw`]).
         #[inline]

@@ -531,25 +531,22 @@ pub mod trace_attributes {
         /// Field `long_value` = 2 (`int64`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent or malformed.
         #[inline]
         pub fn long_value(&self) -> ::core::option::Option<i64> {
-            self.o0.get(2).and_then(::protozero::__private::varint).map(|v| v as i64)
+            self.o0.u64_if(16).map(|v| v as i64)
         }
         /// Whether field `long_value` = 2 (`int64`) of `perfetto.protos.TraceAttributes.Attribute` is present (with the wire type its type has).
         #[inline]
         pub fn has_long_value(&self) -> bool {
-            self.o0.get(2).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(16).is_some()
         }
         /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent or malformed, and when not UTF-8: [`Self::try_string_value`] tells that apart as an error (prost refuses the message), [`Self::string_value_bytes`] reads the bytes.
         #[inline]
         pub fn string_value(&self) -> ::core::option::Option<&'a str> {
-            self.o0
-                .get(3)
-                .and_then(::protozero::__private::bytes)
-                .and_then(|b| ::core::str::from_utf8(b).ok())
+            self.o0.bytes_if(26).and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.o0.get(3).and_then(::protozero::__private::bytes)
+            self.o0.bytes_if(26)
         }
         /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
         #[inline]
@@ -559,15 +556,12 @@ pub mod trace_attributes {
             ::core::option::Option<&'a str>,
             ::protozero::DecodeError,
         > {
-            ::protozero::__private::try_str(
-                3,
-                self.o0.get(3).and_then(::protozero::__private::bytes),
-            )
+            ::protozero::__private::try_str(3, self.o0.bytes_if(26))
         }
         /// Whether field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute` is present (with the wire type its type has).
         #[inline]
         pub fn has_string_value(&self) -> bool {
-            self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
+            self.o0.bytes_if(26).is_some()
         }
         /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]

@@ -557,12 +557,12 @@ impl<'a> EnableTracingResponseDecoder<'a> {
     /// Field `disabled` = 1 (`bool`) of `perfetto.protos.EnableTracingResponse`; `None` when absent or malformed.
     #[inline]
     pub fn disabled(&self) -> ::core::option::Option<bool> {
-        self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(8).map(|v| v != 0)
     }
     /// Whether field `disabled` = 1 (`bool`) of `perfetto.protos.EnableTracingResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_disabled(&self) -> bool {
-        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(8).is_some()
     }
     /// Field `error` = 3 (`string`) of `perfetto.protos.EnableTracingResponse`; `None` when absent or malformed, and when not UTF-8: [`Self::try_error`] tells that apart as an error (prost refuses the message), [`Self::error_bytes`] reads the bytes.
     #[inline]
@@ -7992,25 +7992,22 @@ impl<'a> CloneSessionRequestDecoder<'a> {
     /// Field `session_id` = 1 (`uint64`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn session_id(&self) -> ::core::option::Option<u64> {
-        self.o0.get(1).and_then(::protozero::__private::varint)
+        self.o0.u64_if(8)
     }
     /// Whether field `session_id` = 1 (`uint64`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_session_id(&self) -> bool {
-        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(8).is_some()
     }
     /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed, and when not UTF-8: [`Self::try_unique_session_name`] tells that apart as an error (prost refuses the message), [`Self::unique_session_name_bytes`] reads the bytes.
     #[inline]
     pub fn unique_session_name(&self) -> ::core::option::Option<&'a str> {
-        self.o0
-            .get(4)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o0.bytes_if(34).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn unique_session_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(4).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(34)
     }
     /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -8020,15 +8017,12 @@ impl<'a> CloneSessionRequestDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            4,
-            self.o0.get(4).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(4, self.o0.bytes_if(34))
     }
     /// Whether field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_unique_session_name(&self) -> bool {
-        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(34).is_some()
     }
     /// Field `skip_trace_filter` = 2 (`bool`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]

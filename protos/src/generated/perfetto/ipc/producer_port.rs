@@ -5865,15 +5865,12 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     pub fn setup_tracing(
         &self,
     ) -> ::core::option::Option<get_async_command_response::SetupTracingDecoder<'a>> {
-        self.o0
-            .get(3)
-            .and_then(::protozero::__private::bytes)
-            .map(get_async_command_response::SetupTracingDecoder::new)
+        self.o0.bytes_if(26).map(get_async_command_response::SetupTracingDecoder::new)
     }
     /// Field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn setup_tracing_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(3).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(26)
     }
     /// Field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -5883,7 +5880,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
         ::core::option::Option<get_async_command_response::SetupTracingDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(3).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(26) {
             ::core::option::Option::Some(b) => {
                 get_async_command_response::SetupTracingDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -5896,22 +5893,19 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     /// Whether field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_setup_tracing(&self) -> bool {
-        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(26).is_some()
     }
     /// Field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn setup_data_source(
         &self,
     ) -> ::core::option::Option<get_async_command_response::SetupDataSourceDecoder<'a>> {
-        self.o0
-            .get(6)
-            .and_then(::protozero::__private::bytes)
-            .map(get_async_command_response::SetupDataSourceDecoder::new)
+        self.o0.bytes_if(50).map(get_async_command_response::SetupDataSourceDecoder::new)
     }
     /// Field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn setup_data_source_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(6).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(50)
     }
     /// Field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -5921,7 +5915,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
         ::core::option::Option<get_async_command_response::SetupDataSourceDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(6).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(50) {
             ::core::option::Option::Some(b) => {
                 get_async_command_response::SetupDataSourceDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -5934,22 +5928,19 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     /// Whether field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_setup_data_source(&self) -> bool {
-        self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(50).is_some()
     }
     /// Field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn start_data_source(
         &self,
     ) -> ::core::option::Option<get_async_command_response::StartDataSourceDecoder<'a>> {
-        self.o0
-            .get(1)
-            .and_then(::protozero::__private::bytes)
-            .map(get_async_command_response::StartDataSourceDecoder::new)
+        self.o0.bytes_if(10).map(get_async_command_response::StartDataSourceDecoder::new)
     }
     /// Field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn start_data_source_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(1).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(10)
     }
     /// Field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -5959,7 +5950,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
         ::core::option::Option<get_async_command_response::StartDataSourceDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(1).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(10) {
             ::core::option::Option::Some(b) => {
                 get_async_command_response::StartDataSourceDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -5972,22 +5963,19 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     /// Whether field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_start_data_source(&self) -> bool {
-        self.o0.get(1).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(10).is_some()
     }
     /// Field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn stop_data_source(
         &self,
     ) -> ::core::option::Option<get_async_command_response::StopDataSourceDecoder<'a>> {
-        self.o0
-            .get(2)
-            .and_then(::protozero::__private::bytes)
-            .map(get_async_command_response::StopDataSourceDecoder::new)
+        self.o0.bytes_if(18).map(get_async_command_response::StopDataSourceDecoder::new)
     }
     /// Field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn stop_data_source_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(2).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(18)
     }
     /// Field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -5997,7 +5985,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
         ::core::option::Option<get_async_command_response::StopDataSourceDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(2).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(18) {
             ::core::option::Option::Some(b) => {
                 get_async_command_response::StopDataSourceDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -6010,22 +5998,19 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     /// Whether field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_stop_data_source(&self) -> bool {
-        self.o0.get(2).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(18).is_some()
     }
     /// Field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn flush(
         &self,
     ) -> ::core::option::Option<get_async_command_response::FlushDecoder<'a>> {
-        self.o0
-            .get(5)
-            .and_then(::protozero::__private::bytes)
-            .map(get_async_command_response::FlushDecoder::new)
+        self.o0.bytes_if(42).map(get_async_command_response::FlushDecoder::new)
     }
     /// Field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn flush_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(5).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(42)
     }
     /// Field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -6035,7 +6020,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
         ::core::option::Option<get_async_command_response::FlushDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(5).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(42) {
             ::core::option::Option::Some(b) => {
                 get_async_command_response::FlushDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -6048,7 +6033,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     /// Whether field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_flush(&self) -> bool {
-        self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(42).is_some()
     }
     /// Field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
@@ -6058,14 +6043,13 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
         get_async_command_response::ClearIncrementalStateDecoder<'a>,
     > {
         self.o0
-            .get(7)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(58)
             .map(get_async_command_response::ClearIncrementalStateDecoder::new)
     }
     /// Field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn clear_incremental_state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(7).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(58)
     }
     /// Field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -6077,7 +6061,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
         >,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(7).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(58) {
             ::core::option::Option::Some(b) => {
                 get_async_command_response::ClearIncrementalStateDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -6090,7 +6074,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     /// Whether field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_clear_incremental_state(&self) -> bool {
-        self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(58).is_some()
     }
     /// Which member of oneof `cmd` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]

@@ -440,15 +440,12 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn msg_bind_service(
         &self,
     ) -> ::core::option::Option<ipc_frame::BindServiceDecoder<'a>> {
-        self.o0
-            .get(3)
-            .and_then(::protozero::__private::bytes)
-            .map(ipc_frame::BindServiceDecoder::new)
+        self.o0.bytes_if(26).map(ipc_frame::BindServiceDecoder::new)
     }
     /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_bind_service_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(3).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(26)
     }
     /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -458,7 +455,7 @@ impl<'a> IPCFrameDecoder<'a> {
         ::core::option::Option<ipc_frame::BindServiceDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(3).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(26) {
             ::core::option::Option::Some(b) => {
                 ipc_frame::BindServiceDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -471,22 +468,19 @@ impl<'a> IPCFrameDecoder<'a> {
     /// Whether field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_bind_service(&self) -> bool {
-        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(26).is_some()
     }
     /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_bind_service_reply(
         &self,
     ) -> ::core::option::Option<ipc_frame::BindServiceReplyDecoder<'a>> {
-        self.o0
-            .get(4)
-            .and_then(::protozero::__private::bytes)
-            .map(ipc_frame::BindServiceReplyDecoder::new)
+        self.o0.bytes_if(34).map(ipc_frame::BindServiceReplyDecoder::new)
     }
     /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_bind_service_reply_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(4).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(34)
     }
     /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -496,7 +490,7 @@ impl<'a> IPCFrameDecoder<'a> {
         ::core::option::Option<ipc_frame::BindServiceReplyDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(4).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(34) {
             ::core::option::Option::Some(b) => {
                 ipc_frame::BindServiceReplyDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -509,22 +503,19 @@ impl<'a> IPCFrameDecoder<'a> {
     /// Whether field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_bind_service_reply(&self) -> bool {
-        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(34).is_some()
     }
     /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_invoke_method(
         &self,
     ) -> ::core::option::Option<ipc_frame::InvokeMethodDecoder<'a>> {
-        self.o0
-            .get(5)
-            .and_then(::protozero::__private::bytes)
-            .map(ipc_frame::InvokeMethodDecoder::new)
+        self.o0.bytes_if(42).map(ipc_frame::InvokeMethodDecoder::new)
     }
     /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_invoke_method_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(5).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(42)
     }
     /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -534,7 +525,7 @@ impl<'a> IPCFrameDecoder<'a> {
         ::core::option::Option<ipc_frame::InvokeMethodDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(5).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(42) {
             ::core::option::Option::Some(b) => {
                 ipc_frame::InvokeMethodDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -547,22 +538,19 @@ impl<'a> IPCFrameDecoder<'a> {
     /// Whether field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_invoke_method(&self) -> bool {
-        self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(42).is_some()
     }
     /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_invoke_method_reply(
         &self,
     ) -> ::core::option::Option<ipc_frame::InvokeMethodReplyDecoder<'a>> {
-        self.o0
-            .get(6)
-            .and_then(::protozero::__private::bytes)
-            .map(ipc_frame::InvokeMethodReplyDecoder::new)
+        self.o0.bytes_if(50).map(ipc_frame::InvokeMethodReplyDecoder::new)
     }
     /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_invoke_method_reply_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(6).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(50)
     }
     /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -572,7 +560,7 @@ impl<'a> IPCFrameDecoder<'a> {
         ::core::option::Option<ipc_frame::InvokeMethodReplyDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(6).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(50) {
             ::core::option::Option::Some(b) => {
                 ipc_frame::InvokeMethodReplyDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -585,22 +573,19 @@ impl<'a> IPCFrameDecoder<'a> {
     /// Whether field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_invoke_method_reply(&self) -> bool {
-        self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(50).is_some()
     }
     /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_request_error(
         &self,
     ) -> ::core::option::Option<ipc_frame::RequestErrorDecoder<'a>> {
-        self.o0
-            .get(7)
-            .and_then(::protozero::__private::bytes)
-            .map(ipc_frame::RequestErrorDecoder::new)
+        self.o0.bytes_if(58).map(ipc_frame::RequestErrorDecoder::new)
     }
     /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_request_error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(7).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(58)
     }
     /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -610,7 +595,7 @@ impl<'a> IPCFrameDecoder<'a> {
         ::core::option::Option<ipc_frame::RequestErrorDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(7).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(58) {
             ::core::option::Option::Some(b) => {
                 ipc_frame::RequestErrorDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -623,22 +608,19 @@ impl<'a> IPCFrameDecoder<'a> {
     /// Whether field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_request_error(&self) -> bool {
-        self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(58).is_some()
     }
     /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn set_peer_identity(
         &self,
     ) -> ::core::option::Option<ipc_frame::SetPeerIdentityDecoder<'a>> {
-        self.o0
-            .get(8)
-            .and_then(::protozero::__private::bytes)
-            .map(ipc_frame::SetPeerIdentityDecoder::new)
+        self.o0.bytes_if(66).map(ipc_frame::SetPeerIdentityDecoder::new)
     }
     /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn set_peer_identity_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(8).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(66)
     }
     /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -648,7 +630,7 @@ impl<'a> IPCFrameDecoder<'a> {
         ::core::option::Option<ipc_frame::SetPeerIdentityDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(8).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(66) {
             ::core::option::Option::Some(b) => {
                 ipc_frame::SetPeerIdentityDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -661,7 +643,7 @@ impl<'a> IPCFrameDecoder<'a> {
     /// Whether field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_set_peer_identity(&self) -> bool {
-        self.o0.get(8).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(66).is_some()
     }
     /// Field `data_for_testing` = 1 (repeated `bytes`) of `perfetto.protos.IPCFrame`: every element in order (packed or not).
     #[inline]

@@ -819,15 +819,12 @@ impl<'a> VmInstructionDecoder<'a> {
     /// Field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn select(&self) -> ::core::option::Option<VmOpSelectDecoder<'a>> {
-        self.o0
-            .get(1)
-            .and_then(::protozero::__private::bytes)
-            .map(VmOpSelectDecoder::new)
+        self.o0.bytes_if(10).map(VmOpSelectDecoder::new)
     }
     /// Field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn select_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(1).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(10)
     }
     /// Field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -837,7 +834,7 @@ impl<'a> VmInstructionDecoder<'a> {
         ::core::option::Option<VmOpSelectDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(1).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(10) {
             ::core::option::Option::Some(b) => {
                 VmOpSelectDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -849,20 +846,17 @@ impl<'a> VmInstructionDecoder<'a> {
     /// Whether field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_select(&self) -> bool {
-        self.o0.get(1).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(10).is_some()
     }
     /// Field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn reg_load(&self) -> ::core::option::Option<VmOpRegLoadDecoder<'a>> {
-        self.o0
-            .get(2)
-            .and_then(::protozero::__private::bytes)
-            .map(VmOpRegLoadDecoder::new)
+        self.o0.bytes_if(18).map(VmOpRegLoadDecoder::new)
     }
     /// Field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn reg_load_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(2).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(18)
     }
     /// Field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -872,7 +866,7 @@ impl<'a> VmInstructionDecoder<'a> {
         ::core::option::Option<VmOpRegLoadDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(2).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(18) {
             ::core::option::Option::Some(b) => {
                 VmOpRegLoadDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -884,17 +878,17 @@ impl<'a> VmInstructionDecoder<'a> {
     /// Whether field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_reg_load(&self) -> bool {
-        self.o0.get(2).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(18).is_some()
     }
     /// Field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn merge(&self) -> ::core::option::Option<VmOpMergeDecoder<'a>> {
-        self.o0.get(3).and_then(::protozero::__private::bytes).map(VmOpMergeDecoder::new)
+        self.o0.bytes_if(26).map(VmOpMergeDecoder::new)
     }
     /// Field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn merge_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(3).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(26)
     }
     /// Field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -904,7 +898,7 @@ impl<'a> VmInstructionDecoder<'a> {
         ::core::option::Option<VmOpMergeDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(3).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(26) {
             ::core::option::Option::Some(b) => {
                 VmOpMergeDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -916,17 +910,17 @@ impl<'a> VmInstructionDecoder<'a> {
     /// Whether field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_merge(&self) -> bool {
-        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(26).is_some()
     }
     /// Field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn set(&self) -> ::core::option::Option<VmOpSetDecoder<'a>> {
-        self.o0.get(4).and_then(::protozero::__private::bytes).map(VmOpSetDecoder::new)
+        self.o0.bytes_if(34).map(VmOpSetDecoder::new)
     }
     /// Field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn set_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(4).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(34)
     }
     /// Field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -936,7 +930,7 @@ impl<'a> VmInstructionDecoder<'a> {
         ::core::option::Option<VmOpSetDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(4).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(34) {
             ::core::option::Option::Some(b) => {
                 VmOpSetDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -948,17 +942,17 @@ impl<'a> VmInstructionDecoder<'a> {
     /// Whether field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_set(&self) -> bool {
-        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(34).is_some()
     }
     /// Field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn del(&self) -> ::core::option::Option<VmOpDelDecoder<'a>> {
-        self.o0.get(5).and_then(::protozero::__private::bytes).map(VmOpDelDecoder::new)
+        self.o0.bytes_if(42).map(VmOpDelDecoder::new)
     }
     /// Field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn del_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(5).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(42)
     }
     /// Field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -968,7 +962,7 @@ impl<'a> VmInstructionDecoder<'a> {
         ::core::option::Option<VmOpDelDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(5).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(42) {
             ::core::option::Option::Some(b) => {
                 VmOpDelDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -980,7 +974,7 @@ impl<'a> VmInstructionDecoder<'a> {
     /// Whether field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_del(&self) -> bool {
-        self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(42).is_some()
     }
     /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::abort_level_raw`]).
     #[inline]
@@ -2158,32 +2152,32 @@ pub mod vm_op_select {
         /// Field `field_id` = 1 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn field_id(&self) -> ::core::option::Option<u32> {
-            self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v as u32)
+            self.o0.u64_if(8).map(|v| v as u32)
         }
         /// Whether field `field_id` = 1 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_id(&self) -> bool {
-            self.o0.get(1).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(8).is_some()
         }
         /// Field `array_index` = 2 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn array_index(&self) -> ::core::option::Option<u32> {
-            self.o0.get(2).and_then(::protozero::__private::varint).map(|v| v as u32)
+            self.o0.u64_if(16).map(|v| v as u32)
         }
         /// Whether field `array_index` = 2 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_array_index(&self) -> bool {
-            self.o0.get(2).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(16).is_some()
         }
         /// Field `map_key_field_id` = 3 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn map_key_field_id(&self) -> ::core::option::Option<u32> {
-            self.o0.get(3).and_then(::protozero::__private::varint).map(|v| v as u32)
+            self.o0.u64_if(24).map(|v| v as u32)
         }
         /// Whether field `map_key_field_id` = 3 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_map_key_field_id(&self) -> bool {
-            self.o0.get(3).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(24).is_some()
         }
         /// Field `is_repeated` = 5 (`bool`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]

@@ -1343,15 +1343,12 @@ impl<'a> TracePacketDecoder<'a> {
     /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn track_event(&self) -> ::core::option::Option<TrackEventDecoder<'a>> {
-        self.o0
-            .get(11)
-            .and_then(::protozero::__private::bytes)
-            .map(TrackEventDecoder::new)
+        self.o0.bytes_if(90).map(TrackEventDecoder::new)
     }
     /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn track_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(11).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(90)
     }
     /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1361,7 +1358,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TrackEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(11).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(90) {
             ::core::option::Option::Some(b) => {
                 TrackEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1373,22 +1370,19 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event(&self) -> bool {
-        self.o0.get(11).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(90).is_some()
     }
     /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn track_descriptor(
         &self,
     ) -> ::core::option::Option<TrackDescriptorDecoder<'a>> {
-        self.o0
-            .get(60)
-            .and_then(::protozero::__private::bytes)
-            .map(TrackDescriptorDecoder::new)
+        self.o0.bytes_if(482).map(TrackDescriptorDecoder::new)
     }
     /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn track_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(60).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(482)
     }
     /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1398,7 +1392,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TrackDescriptorDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(60).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(482) {
             ::core::option::Option::Some(b) => {
                 TrackDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1410,20 +1404,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_descriptor(&self) -> bool {
-        self.o0.get(60).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(482).is_some()
     }
     /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn profile_packet(&self) -> ::core::option::Option<ProfilePacketDecoder<'a>> {
-        self.o0
-            .get(37)
-            .and_then(::protozero::__private::bytes)
-            .map(ProfilePacketDecoder::new)
+        self.o0.bytes_if(298).map(ProfilePacketDecoder::new)
     }
     /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn profile_packet_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(37).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(298)
     }
     /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1433,7 +1424,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<ProfilePacketDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(37).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(298) {
             ::core::option::Option::Some(b) => {
                 ProfilePacketDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1445,20 +1436,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_profile_packet(&self) -> bool {
-        self.o0.get(37).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(298).is_some()
     }
     /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn clock_snapshot(&self) -> ::core::option::Option<ClockSnapshotDecoder<'a>> {
-        self.o0
-            .get(6)
-            .and_then(::protozero::__private::bytes)
-            .map(ClockSnapshotDecoder::new)
+        self.o0.bytes_if(50).map(ClockSnapshotDecoder::new)
     }
     /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn clock_snapshot_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(6).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(50)
     }
     /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1468,7 +1456,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<ClockSnapshotDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(6).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(50) {
             ::core::option::Option::Some(b) => {
                 ClockSnapshotDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1480,20 +1468,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_clock_snapshot(&self) -> bool {
-        self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(50).is_some()
     }
     /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_uuid(&self) -> ::core::option::Option<TraceUuidDecoder<'a>> {
-        self.o0
-            .get(89)
-            .and_then(::protozero::__private::bytes)
-            .map(TraceUuidDecoder::new)
+        self.o0.bytes_if(714).map(TraceUuidDecoder::new)
     }
     /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_uuid_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(89).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(714)
     }
     /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1503,7 +1488,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TraceUuidDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(89).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(714) {
             ::core::option::Option::Some(b) => {
                 TraceUuidDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1515,20 +1500,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_uuid(&self) -> bool {
-        self.o0.get(89).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(714).is_some()
     }
     /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<TraceConfigDecoder<'a>> {
-        self.o0
-            .get(33)
-            .and_then(::protozero::__private::bytes)
-            .map(TraceConfigDecoder::new)
+        self.o0.bytes_if(266).map(TraceConfigDecoder::new)
     }
     /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(33).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(266)
     }
     /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1538,7 +1520,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TraceConfigDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(33).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(266) {
             ::core::option::Option::Some(b) => {
                 TraceConfigDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1550,20 +1532,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_config(&self) -> bool {
-        self.o0.get(33).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(266).is_some()
     }
     /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_stats(&self) -> ::core::option::Option<TraceStatsDecoder<'a>> {
-        self.o0
-            .get(35)
-            .and_then(::protozero::__private::bytes)
-            .map(TraceStatsDecoder::new)
+        self.o0.bytes_if(282).map(TraceStatsDecoder::new)
     }
     /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(35).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(282)
     }
     /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1573,7 +1552,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TraceStatsDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(35).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(282) {
             ::core::option::Option::Some(b) => {
                 TraceStatsDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1585,20 +1564,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_stats(&self) -> bool {
-        self.o0.get(35).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(282).is_some()
     }
     /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn system_info(&self) -> ::core::option::Option<SystemInfoDecoder<'a>> {
-        self.o0
-            .get(45)
-            .and_then(::protozero::__private::bytes)
-            .map(SystemInfoDecoder::new)
+        self.o0.bytes_if(362).map(SystemInfoDecoder::new)
     }
     /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn system_info_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(45).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(362)
     }
     /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1608,7 +1584,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<SystemInfoDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(45).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(362) {
             ::core::option::Option::Some(b) => {
                 SystemInfoDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1620,17 +1596,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_system_info(&self) -> bool {
-        self.o0.get(45).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(362).is_some()
     }
     /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trigger(&self) -> ::core::option::Option<TriggerDecoder<'a>> {
-        self.o0.get(46).and_then(::protozero::__private::bytes).map(TriggerDecoder::new)
+        self.o0.bytes_if(370).map(TriggerDecoder::new)
     }
     /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trigger_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(46).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(370)
     }
     /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1640,7 +1616,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TriggerDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(46).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(370) {
             ::core::option::Option::Some(b) => {
                 TriggerDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1652,22 +1628,19 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trigger(&self) -> bool {
-        self.o0.get(46).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(370).is_some()
     }
     /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn service_event(
         &self,
     ) -> ::core::option::Option<TracingServiceEventDecoder<'a>> {
-        self.o0
-            .get(69)
-            .and_then(::protozero::__private::bytes)
-            .map(TracingServiceEventDecoder::new)
+        self.o0.bytes_if(554).map(TracingServiceEventDecoder::new)
     }
     /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn service_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(69).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(554)
     }
     /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1677,7 +1650,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TracingServiceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(69).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(554) {
             ::core::option::Option::Some(b) => {
                 TracingServiceEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1689,22 +1662,19 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_service_event(&self) -> bool {
-        self.o0.get(69).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(554).is_some()
     }
     /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_provenance(
         &self,
     ) -> ::core::option::Option<TraceProvenanceDecoder<'a>> {
-        self.o0
-            .get(124)
-            .and_then(::protozero::__private::bytes)
-            .map(TraceProvenanceDecoder::new)
+        self.o0.bytes_if(994).map(TraceProvenanceDecoder::new)
     }
     /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_provenance_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(124).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(994)
     }
     /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1714,7 +1684,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TraceProvenanceDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(124).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(994) {
             ::core::option::Option::Some(b) => {
                 TraceProvenanceDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1726,20 +1696,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_provenance(&self) -> bool {
-        self.o0.get(124).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(994).is_some()
     }
     /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn protovms(&self) -> ::core::option::Option<trace_packet::ProtoVmsDecoder<'a>> {
-        self.o0
-            .get(125)
-            .and_then(::protozero::__private::bytes)
-            .map(trace_packet::ProtoVmsDecoder::new)
+        self.o0.bytes_if(1002).map(trace_packet::ProtoVmsDecoder::new)
     }
     /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn protovms_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(125).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1002)
     }
     /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1749,7 +1716,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<trace_packet::ProtoVmsDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(125).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1002) {
             ::core::option::Option::Some(b) => {
                 trace_packet::ProtoVmsDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1762,22 +1729,19 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovms(&self) -> bool {
-        self.o0.get(125).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1002).is_some()
     }
     /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_attributes(
         &self,
     ) -> ::core::option::Option<TraceAttributesDecoder<'a>> {
-        self.o0
-            .get(126)
-            .and_then(::protozero::__private::bytes)
-            .map(TraceAttributesDecoder::new)
+        self.o0.bytes_if(1010).map(TraceAttributesDecoder::new)
     }
     /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_attributes_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(126).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1010)
     }
     /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1787,7 +1751,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TraceAttributesDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(126).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1010) {
             ::core::option::Option::Some(b) => {
                 TraceAttributesDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1799,22 +1763,19 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_attributes(&self) -> bool {
-        self.o0.get(126).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1010).is_some()
     }
     /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn process_descriptor(
         &self,
     ) -> ::core::option::Option<ProcessDescriptorDecoder<'a>> {
-        self.o0
-            .get(43)
-            .and_then(::protozero::__private::bytes)
-            .map(ProcessDescriptorDecoder::new)
+        self.o0.bytes_if(346).map(ProcessDescriptorDecoder::new)
     }
     /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn process_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(43).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(346)
     }
     /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1824,7 +1785,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<ProcessDescriptorDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(43).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(346) {
             ::core::option::Option::Some(b) => {
                 ProcessDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1836,22 +1797,19 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_descriptor(&self) -> bool {
-        self.o0.get(43).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(346).is_some()
     }
     /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn thread_descriptor(
         &self,
     ) -> ::core::option::Option<ThreadDescriptorDecoder<'a>> {
-        self.o0
-            .get(44)
-            .and_then(::protozero::__private::bytes)
-            .map(ThreadDescriptorDecoder::new)
+        self.o0.bytes_if(354).map(ThreadDescriptorDecoder::new)
     }
     /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn thread_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(44).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(354)
     }
     /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1861,7 +1819,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<ThreadDescriptorDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(44).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(354) {
             ::core::option::Option::Some(b) => {
                 ThreadDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1873,47 +1831,47 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_descriptor(&self) -> bool {
-        self.o0.get(44).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(354).is_some()
     }
     /// Field `synchronization_marker` = 36 (`bytes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn synchronization_marker(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(36).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(290)
     }
     /// Whether field `synchronization_marker` = 36 (`bytes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_synchronization_marker(&self) -> bool {
-        self.o0.get(36).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(290).is_some()
     }
     /// Field `compressed_packets` = 50 (`bytes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn compressed_packets(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(50).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(402)
     }
     /// Whether field `compressed_packets` = 50 (`bytes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_compressed_packets(&self) -> bool {
-        self.o0.get(50).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(402).is_some()
     }
     /// Field `zstd_compressed_packets` = 133 (`bytes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn zstd_compressed_packets(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(133).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1066)
     }
     /// Whether field `zstd_compressed_packets` = 133 (`bytes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_zstd_compressed_packets(&self) -> bool {
-        self.o0.get(133).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1066).is_some()
     }
     /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn clone_snapshot_trigger(&self) -> ::core::option::Option<TriggerDecoder<'a>> {
-        self.o0.get(113).and_then(::protozero::__private::bytes).map(TriggerDecoder::new)
+        self.o0.bytes_if(906).map(TriggerDecoder::new)
     }
     /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn clone_snapshot_trigger_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(113).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(906)
     }
     /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1923,7 +1881,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TriggerDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(113).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(906) {
             ::core::option::Option::Some(b) => {
                 TriggerDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1935,22 +1893,19 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_snapshot_trigger(&self) -> bool {
-        self.o0.get(113).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(906).is_some()
     }
     /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn remote_clock_sync(
         &self,
     ) -> ::core::option::Option<RemoteClockSyncDecoder<'a>> {
-        self.o0
-            .get(107)
-            .and_then(::protozero::__private::bytes)
-            .map(RemoteClockSyncDecoder::new)
+        self.o0.bytes_if(858).map(RemoteClockSyncDecoder::new)
     }
     /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn remote_clock_sync_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(107).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(858)
     }
     /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1960,7 +1915,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<RemoteClockSyncDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(107).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(858) {
             ::core::option::Option::Some(b) => {
                 RemoteClockSyncDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1972,20 +1927,17 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_remote_clock_sync(&self) -> bool {
-        self.o0.get(107).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(858).is_some()
     }
     /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn for_testing(&self) -> ::core::option::Option<TestEventDecoder<'a>> {
-        self.o0
-            .get(900)
-            .and_then(::protozero::__private::bytes)
-            .map(TestEventDecoder::new)
+        self.o0.bytes_if(7202).map(TestEventDecoder::new)
     }
     /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn for_testing_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(900).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(7202)
     }
     /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1995,7 +1947,7 @@ impl<'a> TracePacketDecoder<'a> {
         ::core::option::Option<TestEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(900).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(7202) {
             ::core::option::Option::Some(b) => {
                 TestEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -2007,27 +1959,27 @@ impl<'a> TracePacketDecoder<'a> {
     /// Whether field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_for_testing(&self) -> bool {
-        self.o0.get(900).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(7202).is_some()
     }
     /// Field `trusted_uid` = 3 (`int32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trusted_uid(&self) -> ::core::option::Option<i32> {
-        self.o1.get(3).and_then(::protozero::__private::varint).map(|v| v as i32)
+        self.o1.u64_if(24).map(|v| v as i32)
     }
     /// Whether field `trusted_uid` = 3 (`int32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trusted_uid(&self) -> bool {
-        self.o1.get(3).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(24).is_some()
     }
     /// Field `trusted_packet_sequence_id` = 10 (`uint32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trusted_packet_sequence_id(&self) -> ::core::option::Option<u32> {
-        self.o2.get(10).and_then(::protozero::__private::varint).map(|v| v as u32)
+        self.o2.u64_if(80).map(|v| v as u32)
     }
     /// Whether field `trusted_packet_sequence_id` = 10 (`uint32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trusted_packet_sequence_id(&self) -> bool {
-        self.o2.get(10).and_then(::protozero::__private::varint).is_some()
+        self.o2.u64_if(80).is_some()
     }
     /// Field `trusted_pid` = 79 (`int32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]

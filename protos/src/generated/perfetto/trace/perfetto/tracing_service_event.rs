@@ -505,87 +505,84 @@ impl<'a> TracingServiceEventDecoder<'a> {
     /// Field `tracing_started` = 2 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn tracing_started(&self) -> ::core::option::Option<bool> {
-        self.o0.get(2).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(16).map(|v| v != 0)
     }
     /// Whether field `tracing_started` = 2 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_started(&self) -> bool {
-        self.o0.get(2).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(16).is_some()
     }
     /// Field `all_data_sources_started` = 1 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn all_data_sources_started(&self) -> ::core::option::Option<bool> {
-        self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(8).map(|v| v != 0)
     }
     /// Whether field `all_data_sources_started` = 1 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_all_data_sources_started(&self) -> bool {
-        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(8).is_some()
     }
     /// Field `flush_started` = 9 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn flush_started(&self) -> ::core::option::Option<bool> {
-        self.o0.get(9).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(72).map(|v| v != 0)
     }
     /// Whether field `flush_started` = 9 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_flush_started(&self) -> bool {
-        self.o0.get(9).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(72).is_some()
     }
     /// Field `all_data_sources_flushed` = 3 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn all_data_sources_flushed(&self) -> ::core::option::Option<bool> {
-        self.o0.get(3).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(24).map(|v| v != 0)
     }
     /// Whether field `all_data_sources_flushed` = 3 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_all_data_sources_flushed(&self) -> bool {
-        self.o0.get(3).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(24).is_some()
     }
     /// Field `read_tracing_buffers_completed` = 4 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn read_tracing_buffers_completed(&self) -> ::core::option::Option<bool> {
-        self.o0.get(4).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(32).map(|v| v != 0)
     }
     /// Whether field `read_tracing_buffers_completed` = 4 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_read_tracing_buffers_completed(&self) -> bool {
-        self.o0.get(4).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(32).is_some()
     }
     /// Field `tracing_disabled` = 5 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn tracing_disabled(&self) -> ::core::option::Option<bool> {
-        self.o0.get(5).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(40).map(|v| v != 0)
     }
     /// Whether field `tracing_disabled` = 5 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_disabled(&self) -> bool {
-        self.o0.get(5).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(40).is_some()
     }
     /// Field `seized_for_bugreport` = 6 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn seized_for_bugreport(&self) -> ::core::option::Option<bool> {
-        self.o0.get(6).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(48).map(|v| v != 0)
     }
     /// Whether field `seized_for_bugreport` = 6 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_seized_for_bugreport(&self) -> bool {
-        self.o0.get(6).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(48).is_some()
     }
     /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn slow_starting_data_sources(
         &self,
     ) -> ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>> {
-        self.o0
-            .get(7)
-            .and_then(::protozero::__private::bytes)
-            .map(tracing_service_event::DataSourcesDecoder::new)
+        self.o0.bytes_if(58).map(tracing_service_event::DataSourcesDecoder::new)
     }
     /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, as its encoded bytes.
     #[inline]
     pub fn slow_starting_data_sources_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(7).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(58)
     }
     /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -595,7 +592,7 @@ impl<'a> TracingServiceEventDecoder<'a> {
         ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(7).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(58) {
             ::core::option::Option::Some(b) => {
                 tracing_service_event::DataSourcesDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -608,24 +605,21 @@ impl<'a> TracingServiceEventDecoder<'a> {
     /// Whether field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_slow_starting_data_sources(&self) -> bool {
-        self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(58).is_some()
     }
     /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn last_flush_slow_data_sources(
         &self,
     ) -> ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>> {
-        self.o0
-            .get(8)
-            .and_then(::protozero::__private::bytes)
-            .map(tracing_service_event::DataSourcesDecoder::new)
+        self.o0.bytes_if(66).map(tracing_service_event::DataSourcesDecoder::new)
     }
     /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, as its encoded bytes.
     #[inline]
     pub fn last_flush_slow_data_sources_bytes(
         &self,
     ) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(8).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(66)
     }
     /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -635,7 +629,7 @@ impl<'a> TracingServiceEventDecoder<'a> {
         ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(8).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(66) {
             ::core::option::Option::Some(b) => {
                 tracing_service_event::DataSourcesDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -648,27 +642,27 @@ impl<'a> TracingServiceEventDecoder<'a> {
     /// Whether field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_last_flush_slow_data_sources(&self) -> bool {
-        self.o0.get(8).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(66).is_some()
     }
     /// Field `clone_started` = 10 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn clone_started(&self) -> ::core::option::Option<bool> {
-        self.o0.get(10).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o0.u64_if(80).map(|v| v != 0)
     }
     /// Whether field `clone_started` = 10 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_started(&self) -> bool {
-        self.o0.get(10).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(80).is_some()
     }
     /// Field `buffer_cloned` = 11 (`uint32`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn buffer_cloned(&self) -> ::core::option::Option<u32> {
-        self.o0.get(11).and_then(::protozero::__private::varint).map(|v| v as u32)
+        self.o0.u64_if(88).map(|v| v as u32)
     }
     /// Whether field `buffer_cloned` = 11 (`uint32`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_buffer_cloned(&self) -> bool {
-        self.o0.get(11).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(88).is_some()
     }
     /// Which member of oneof `event_type` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]

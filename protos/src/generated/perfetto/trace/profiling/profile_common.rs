@@ -2677,14 +2677,13 @@ impl<'a> FrameDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(7)
-            .and_then(::protozero::__private::varint)
+            .u64_if(56)
             .and_then(|v| <frame::Kind as ::protozero::ProtoEnum>::from_i32(v as i32))
     }
     /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn kind_raw(&self) -> ::core::option::Option<i32> {
-        self.o0.get(7).and_then(::protozero::__private::varint).map(|v| v as i32)
+        self.o0.u64_if(56).map(|v| v as i32)
     }
     /// Whether field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
@@ -2705,8 +2704,7 @@ impl<'a> FrameDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(7)
-            .and_then(::protozero::__private::varint)
+            .u64_if(56)
             .is_some()
     }
     /// Field `kind_str` = 8 (`string`) of `perfetto.protos.Frame`; `None` when absent or malformed, and when not UTF-8: [`Self::try_kind_str`] tells that apart as an error (prost refuses the message), [`Self::kind_str_bytes`] reads the bytes.
@@ -2728,14 +2726,13 @@ impl<'a> FrameDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(8)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(66)
             .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `kind_str` = 8 (`string`) of `perfetto.protos.Frame`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn kind_str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(8).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(66)
     }
     /// Field `kind_str` = 8 (`string`) of `perfetto.protos.Frame`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -2763,8 +2760,7 @@ impl<'a> FrameDecoder<'a> {
                         _ => true,
                     },
                 )
-                .get(8)
-                .and_then(::protozero::__private::bytes),
+                .bytes_if(66),
         )
     }
     /// Whether field `kind_str` = 8 (`string`) of `perfetto.protos.Frame` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
@@ -2786,8 +2782,7 @@ impl<'a> FrameDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(8)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(66)
             .is_some()
     }
     /// Which member of oneof `kind_field` is set (the last one on the wire wins; an occurrence of a closed enum member with a number its enum does not name is an unknown field and leaves the oneof as it was, as protoc's C++ reads it), with its value; `None` when none is, or when that member is malformed or an open enum member with a number the enum does not name.

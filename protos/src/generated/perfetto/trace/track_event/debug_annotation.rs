@@ -670,25 +670,22 @@ impl<'a> DebugAnnotationDecoder<'a> {
     /// Field `name_iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn name_iid(&self) -> ::core::option::Option<u64> {
-        self.o0.get(1).and_then(::protozero::__private::varint)
+        self.o0.u64_if(8)
     }
     /// Whether field `name_iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_name_iid(&self) -> bool {
-        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(8).is_some()
     }
     /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.o0
-            .get(10)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o0.bytes_if(82).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(10).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(82)
     }
     /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -698,80 +695,74 @@ impl<'a> DebugAnnotationDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            10,
-            self.o0.get(10).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(10, self.o0.bytes_if(82))
     }
     /// Whether field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.o0.get(10).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(82).is_some()
     }
     /// Field `bool_value` = 2 (`bool`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn bool_value(&self) -> ::core::option::Option<bool> {
-        self.o1.get(2).and_then(::protozero::__private::varint).map(|v| v != 0)
+        self.o1.u64_if(16).map(|v| v != 0)
     }
     /// Whether field `bool_value` = 2 (`bool`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_bool_value(&self) -> bool {
-        self.o1.get(2).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(16).is_some()
     }
     /// Field `uint_value` = 3 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn uint_value(&self) -> ::core::option::Option<u64> {
-        self.o1.get(3).and_then(::protozero::__private::varint)
+        self.o1.u64_if(24)
     }
     /// Whether field `uint_value` = 3 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_uint_value(&self) -> bool {
-        self.o1.get(3).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(24).is_some()
     }
     /// Field `int_value` = 4 (`int64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn int_value(&self) -> ::core::option::Option<i64> {
-        self.o1.get(4).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o1.u64_if(32).map(|v| v as i64)
     }
     /// Whether field `int_value` = 4 (`int64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_int_value(&self) -> bool {
-        self.o1.get(4).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(32).is_some()
     }
     /// Field `double_value` = 5 (`double`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn double_value(&self) -> ::core::option::Option<f64> {
-        self.o1.get(5).and_then(::protozero::__private::fixed64).map(f64::from_bits)
+        self.o1.u64_if(41).map(f64::from_bits)
     }
     /// Whether field `double_value` = 5 (`double`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_double_value(&self) -> bool {
-        self.o1.get(5).and_then(::protozero::__private::fixed64).is_some()
+        self.o1.u64_if(41).is_some()
     }
     /// Field `pointer_value` = 7 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn pointer_value(&self) -> ::core::option::Option<u64> {
-        self.o1.get(7).and_then(::protozero::__private::varint)
+        self.o1.u64_if(56)
     }
     /// Whether field `pointer_value` = 7 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_pointer_value(&self) -> bool {
-        self.o1.get(7).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(56).is_some()
     }
     /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn nested_value(
         &self,
     ) -> ::core::option::Option<debug_annotation::NestedValueDecoder<'a>> {
-        self.o1
-            .get(8)
-            .and_then(::protozero::__private::bytes)
-            .map(debug_annotation::NestedValueDecoder::new)
+        self.o1.bytes_if(66).map(debug_annotation::NestedValueDecoder::new)
     }
     /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`, as its encoded bytes.
     #[inline]
     pub fn nested_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o1.get(8).and_then(::protozero::__private::bytes)
+        self.o1.bytes_if(66)
     }
     /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -781,7 +772,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
         ::core::option::Option<debug_annotation::NestedValueDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o1.get(8).and_then(::protozero::__private::bytes) {
+        match self.o1.bytes_if(66) {
             ::core::option::Option::Some(b) => {
                 debug_annotation::NestedValueDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -794,20 +785,17 @@ impl<'a> DebugAnnotationDecoder<'a> {
     /// Whether field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_nested_value(&self) -> bool {
-        self.o1.get(8).and_then(::protozero::__private::bytes).is_some()
+        self.o1.bytes_if(66).is_some()
     }
     /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_legacy_json_value`] tells that apart as an error (prost refuses the message), [`Self::legacy_json_value_bytes`] reads the bytes.
     #[inline]
     pub fn legacy_json_value(&self) -> ::core::option::Option<&'a str> {
-        self.o1
-            .get(9)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o1.bytes_if(74).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn legacy_json_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o1.get(9).and_then(::protozero::__private::bytes)
+        self.o1.bytes_if(74)
     }
     /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -817,28 +805,22 @@ impl<'a> DebugAnnotationDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            9,
-            self.o1.get(9).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(9, self.o1.bytes_if(74))
     }
     /// Whether field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_json_value(&self) -> bool {
-        self.o1.get(9).and_then(::protozero::__private::bytes).is_some()
+        self.o1.bytes_if(74).is_some()
     }
     /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_string_value`] tells that apart as an error (prost refuses the message), [`Self::string_value_bytes`] reads the bytes.
     #[inline]
     pub fn string_value(&self) -> ::core::option::Option<&'a str> {
-        self.o1
-            .get(6)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o1.bytes_if(50).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o1.get(6).and_then(::protozero::__private::bytes)
+        self.o1.bytes_if(50)
     }
     /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -848,38 +830,32 @@ impl<'a> DebugAnnotationDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            6,
-            self.o1.get(6).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(6, self.o1.bytes_if(50))
     }
     /// Whether field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_string_value(&self) -> bool {
-        self.o1.get(6).and_then(::protozero::__private::bytes).is_some()
+        self.o1.bytes_if(50).is_some()
     }
     /// Field `string_value_iid` = 17 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn string_value_iid(&self) -> ::core::option::Option<u64> {
-        self.o1.get(17).and_then(::protozero::__private::varint)
+        self.o1.u64_if(136)
     }
     /// Whether field `string_value_iid` = 17 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_string_value_iid(&self) -> bool {
-        self.o1.get(17).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(136).is_some()
     }
     /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_proto_type_name`] tells that apart as an error (prost refuses the message), [`Self::proto_type_name_bytes`] reads the bytes.
     #[inline]
     pub fn proto_type_name(&self) -> ::core::option::Option<&'a str> {
-        self.o2
-            .get(16)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o2.bytes_if(130).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn proto_type_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o2.get(16).and_then(::protozero::__private::bytes)
+        self.o2.bytes_if(130)
     }
     /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -889,25 +865,22 @@ impl<'a> DebugAnnotationDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            16,
-            self.o2.get(16).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(16, self.o2.bytes_if(130))
     }
     /// Whether field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_proto_type_name(&self) -> bool {
-        self.o2.get(16).and_then(::protozero::__private::bytes).is_some()
+        self.o2.bytes_if(130).is_some()
     }
     /// Field `proto_type_name_iid` = 13 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn proto_type_name_iid(&self) -> ::core::option::Option<u64> {
-        self.o2.get(13).and_then(::protozero::__private::varint)
+        self.o2.u64_if(104)
     }
     /// Whether field `proto_type_name_iid` = 13 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_proto_type_name_iid(&self) -> bool {
-        self.o2.get(13).and_then(::protozero::__private::varint).is_some()
+        self.o2.u64_if(104).is_some()
     }
     /// Field `proto_value` = 14 (`bytes`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]

@@ -861,15 +861,12 @@ impl<'a> TrackDescriptorDecoder<'a> {
     /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.o0
-            .get(2)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o0.bytes_if(18).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(2).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(18)
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -879,28 +876,22 @@ impl<'a> TrackDescriptorDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            2,
-            self.o0.get(2).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(2, self.o0.bytes_if(18))
     }
     /// Whether field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.o0.get(2).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(18).is_some()
     }
     /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_static_name`] tells that apart as an error (prost refuses the message), [`Self::static_name_bytes`] reads the bytes.
     #[inline]
     pub fn static_name(&self) -> ::core::option::Option<&'a str> {
-        self.o0
-            .get(10)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o0.bytes_if(82).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn static_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(10).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(82)
     }
     /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -910,28 +901,22 @@ impl<'a> TrackDescriptorDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            10,
-            self.o0.get(10).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(10, self.o0.bytes_if(82))
     }
     /// Whether field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_static_name(&self) -> bool {
-        self.o0.get(10).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(82).is_some()
     }
     /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_atrace_name`] tells that apart as an error (prost refuses the message), [`Self::atrace_name_bytes`] reads the bytes.
     #[inline]
     pub fn atrace_name(&self) -> ::core::option::Option<&'a str> {
-        self.o0
-            .get(13)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o0.bytes_if(106).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn atrace_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(13).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(106)
     }
     /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -941,15 +926,12 @@ impl<'a> TrackDescriptorDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            13,
-            self.o0.get(13).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(13, self.o0.bytes_if(106))
     }
     /// Whether field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_atrace_name(&self) -> bool {
-        self.o0.get(13).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(106).is_some()
     }
     /// Field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_description`] tells that apart as an error (prost refuses the message), [`Self::description_bytes`] reads the bytes.
     #[inline]
@@ -1321,15 +1303,12 @@ impl<'a> TrackDescriptorDecoder<'a> {
     /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_sibling_merge_key`] tells that apart as an error (prost refuses the message), [`Self::sibling_merge_key_bytes`] reads the bytes.
     #[inline]
     pub fn sibling_merge_key(&self) -> ::core::option::Option<&'a str> {
-        self.o1
-            .get(16)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o1.bytes_if(130).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn sibling_merge_key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o1.get(16).and_then(::protozero::__private::bytes)
+        self.o1.bytes_if(130)
     }
     /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -1339,25 +1318,22 @@ impl<'a> TrackDescriptorDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            16,
-            self.o1.get(16).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(16, self.o1.bytes_if(130))
     }
     /// Whether field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_sibling_merge_key(&self) -> bool {
-        self.o1.get(16).and_then(::protozero::__private::bytes).is_some()
+        self.o1.bytes_if(130).is_some()
     }
     /// Field `sibling_merge_key_int` = 17 (`uint64`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn sibling_merge_key_int(&self) -> ::core::option::Option<u64> {
-        self.o1.get(17).and_then(::protozero::__private::varint)
+        self.o1.u64_if(136)
     }
     /// Whether field `sibling_merge_key_int` = 17 (`uint64`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_sibling_merge_key_int(&self) -> bool {
-        self.o1.get(17).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(136).is_some()
     }
     /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::process_ordering_raw`]).
     #[inline]

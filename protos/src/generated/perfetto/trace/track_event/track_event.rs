@@ -1420,25 +1420,22 @@ impl<'a> TrackEventDecoder<'a> {
     /// Field `name_iid` = 10 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn name_iid(&self) -> ::core::option::Option<u64> {
-        self.o0.get(10).and_then(::protozero::__private::varint)
+        self.o0.u64_if(80)
     }
     /// Whether field `name_iid` = 10 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_name_iid(&self) -> bool {
-        self.o0.get(10).and_then(::protozero::__private::varint).is_some()
+        self.o0.u64_if(80).is_some()
     }
     /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.o0
-            .get(23)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o0.bytes_if(186).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(23).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(186)
     }
     /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -1448,15 +1445,12 @@ impl<'a> TrackEventDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            23,
-            self.o0.get(23).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(23, self.o0.bytes_if(186))
     }
     /// Whether field `name` = 23 (`string`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.o0.get(23).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(186).is_some()
     }
     /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::type_raw`]).
     #[inline]
@@ -1502,22 +1496,22 @@ impl<'a> TrackEventDecoder<'a> {
     /// Field `counter_value` = 30 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn counter_value(&self) -> ::core::option::Option<i64> {
-        self.o1.get(30).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o1.u64_if(240).map(|v| v as i64)
     }
     /// Whether field `counter_value` = 30 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_counter_value(&self) -> bool {
-        self.o1.get(30).and_then(::protozero::__private::varint).is_some()
+        self.o1.u64_if(240).is_some()
     }
     /// Field `double_counter_value` = 44 (`double`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn double_counter_value(&self) -> ::core::option::Option<f64> {
-        self.o1.get(44).and_then(::protozero::__private::fixed64).map(f64::from_bits)
+        self.o1.u64_if(353).map(f64::from_bits)
     }
     /// Whether field `double_counter_value` = 44 (`double`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_double_counter_value(&self) -> bool {
-        self.o1.get(44).and_then(::protozero::__private::fixed64).is_some()
+        self.o1.u64_if(353).is_some()
     }
     /// Field `extra_counter_track_uuids` = 31 (repeated `uint64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
@@ -1618,25 +1612,22 @@ impl<'a> TrackEventDecoder<'a> {
     /// Field `correlation_id` = 52 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn correlation_id(&self) -> ::core::option::Option<u64> {
-        self.o2.get(52).and_then(::protozero::__private::varint)
+        self.o2.u64_if(416)
     }
     /// Whether field `correlation_id` = 52 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_correlation_id(&self) -> bool {
-        self.o2.get(52).and_then(::protozero::__private::varint).is_some()
+        self.o2.u64_if(416).is_some()
     }
     /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_correlation_id_str`] tells that apart as an error (prost refuses the message), [`Self::correlation_id_str_bytes`] reads the bytes.
     #[inline]
     pub fn correlation_id_str(&self) -> ::core::option::Option<&'a str> {
-        self.o2
-            .get(53)
-            .and_then(::protozero::__private::bytes)
-            .and_then(|b| ::core::str::from_utf8(b).ok())
+        self.o2.bytes_if(426).and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn correlation_id_str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o2.get(53).and_then(::protozero::__private::bytes)
+        self.o2.bytes_if(426)
     }
     /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
     #[inline]
@@ -1646,40 +1637,34 @@ impl<'a> TrackEventDecoder<'a> {
         ::core::option::Option<&'a str>,
         ::protozero::DecodeError,
     > {
-        ::protozero::__private::try_str(
-            53,
-            self.o2.get(53).and_then(::protozero::__private::bytes),
-        )
+        ::protozero::__private::try_str(53, self.o2.bytes_if(426))
     }
     /// Whether field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_correlation_id_str(&self) -> bool {
-        self.o2.get(53).and_then(::protozero::__private::bytes).is_some()
+        self.o2.bytes_if(426).is_some()
     }
     /// Field `correlation_id_str_iid` = 54 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn correlation_id_str_iid(&self) -> ::core::option::Option<u64> {
-        self.o2.get(54).and_then(::protozero::__private::varint)
+        self.o2.u64_if(432)
     }
     /// Whether field `correlation_id_str_iid` = 54 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_correlation_id_str_iid(&self) -> bool {
-        self.o2.get(54).and_then(::protozero::__private::varint).is_some()
+        self.o2.u64_if(432).is_some()
     }
     /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn callstack(
         &self,
     ) -> ::core::option::Option<track_event::InlineCallstackDecoder<'a>> {
-        self.o3
-            .get(55)
-            .and_then(::protozero::__private::bytes)
-            .map(track_event::InlineCallstackDecoder::new)
+        self.o3.bytes_if(442).map(track_event::InlineCallstackDecoder::new)
     }
     /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`, as its encoded bytes.
     #[inline]
     pub fn callstack_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o3.get(55).and_then(::protozero::__private::bytes)
+        self.o3.bytes_if(442)
     }
     /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1689,7 +1674,7 @@ impl<'a> TrackEventDecoder<'a> {
         ::core::option::Option<track_event::InlineCallstackDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o3.get(55).and_then(::protozero::__private::bytes) {
+        match self.o3.bytes_if(442) {
             ::core::option::Option::Some(b) => {
                 track_event::InlineCallstackDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1702,17 +1687,17 @@ impl<'a> TrackEventDecoder<'a> {
     /// Whether field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_callstack(&self) -> bool {
-        self.o3.get(55).and_then(::protozero::__private::bytes).is_some()
+        self.o3.bytes_if(442).is_some()
     }
     /// Field `callstack_iid` = 56 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn callstack_iid(&self) -> ::core::option::Option<u64> {
-        self.o3.get(56).and_then(::protozero::__private::varint)
+        self.o3.u64_if(448)
     }
     /// Whether field `callstack_iid` = 56 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_callstack_iid(&self) -> bool {
-        self.o3.get(56).and_then(::protozero::__private::varint).is_some()
+        self.o3.u64_if(448).is_some()
     }
     /// Field `callstack_weight` = 57 (`double`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
@@ -1826,15 +1811,12 @@ impl<'a> TrackEventDecoder<'a> {
     /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn source_location(&self) -> ::core::option::Option<SourceLocationDecoder<'a>> {
-        self.o4
-            .get(33)
-            .and_then(::protozero::__private::bytes)
-            .map(SourceLocationDecoder::new)
+        self.o4.bytes_if(266).map(SourceLocationDecoder::new)
     }
     /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`, as its encoded bytes.
     #[inline]
     pub fn source_location_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o4.get(33).and_then(::protozero::__private::bytes)
+        self.o4.bytes_if(266)
     }
     /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1844,7 +1826,7 @@ impl<'a> TrackEventDecoder<'a> {
         ::core::option::Option<SourceLocationDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o4.get(33).and_then(::protozero::__private::bytes) {
+        match self.o4.bytes_if(266) {
             ::core::option::Option::Some(b) => {
                 SourceLocationDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1856,77 +1838,77 @@ impl<'a> TrackEventDecoder<'a> {
     /// Whether field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_source_location(&self) -> bool {
-        self.o4.get(33).and_then(::protozero::__private::bytes).is_some()
+        self.o4.bytes_if(266).is_some()
     }
     /// Field `source_location_iid` = 34 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn source_location_iid(&self) -> ::core::option::Option<u64> {
-        self.o4.get(34).and_then(::protozero::__private::varint)
+        self.o4.u64_if(272)
     }
     /// Whether field `source_location_iid` = 34 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_source_location_iid(&self) -> bool {
-        self.o4.get(34).and_then(::protozero::__private::varint).is_some()
+        self.o4.u64_if(272).is_some()
     }
     /// Field `timestamp_delta_us` = 1 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp_delta_us(&self) -> ::core::option::Option<i64> {
-        self.o5.get(1).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o5.u64_if(8).map(|v| v as i64)
     }
     /// Whether field `timestamp_delta_us` = 1 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp_delta_us(&self) -> bool {
-        self.o5.get(1).and_then(::protozero::__private::varint).is_some()
+        self.o5.u64_if(8).is_some()
     }
     /// Field `timestamp_absolute_us` = 16 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp_absolute_us(&self) -> ::core::option::Option<i64> {
-        self.o5.get(16).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o5.u64_if(128).map(|v| v as i64)
     }
     /// Whether field `timestamp_absolute_us` = 16 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp_absolute_us(&self) -> bool {
-        self.o5.get(16).and_then(::protozero::__private::varint).is_some()
+        self.o5.u64_if(128).is_some()
     }
     /// Field `thread_time_delta_us` = 2 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_time_delta_us(&self) -> ::core::option::Option<i64> {
-        self.o6.get(2).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o6.u64_if(16).map(|v| v as i64)
     }
     /// Whether field `thread_time_delta_us` = 2 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_time_delta_us(&self) -> bool {
-        self.o6.get(2).and_then(::protozero::__private::varint).is_some()
+        self.o6.u64_if(16).is_some()
     }
     /// Field `thread_time_absolute_us` = 17 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_time_absolute_us(&self) -> ::core::option::Option<i64> {
-        self.o6.get(17).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o6.u64_if(136).map(|v| v as i64)
     }
     /// Whether field `thread_time_absolute_us` = 17 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_time_absolute_us(&self) -> bool {
-        self.o6.get(17).and_then(::protozero::__private::varint).is_some()
+        self.o6.u64_if(136).is_some()
     }
     /// Field `thread_instruction_count_delta` = 8 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_instruction_count_delta(&self) -> ::core::option::Option<i64> {
-        self.o7.get(8).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o7.u64_if(64).map(|v| v as i64)
     }
     /// Whether field `thread_instruction_count_delta` = 8 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_instruction_count_delta(&self) -> bool {
-        self.o7.get(8).and_then(::protozero::__private::varint).is_some()
+        self.o7.u64_if(64).is_some()
     }
     /// Field `thread_instruction_count_absolute` = 20 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_instruction_count_absolute(&self) -> ::core::option::Option<i64> {
-        self.o7.get(20).and_then(::protozero::__private::varint).map(|v| v as i64)
+        self.o7.u64_if(160).map(|v| v as i64)
     }
     /// Whether field `thread_instruction_count_absolute` = 20 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_instruction_count_absolute(&self) -> bool {
-        self.o7.get(20).and_then(::protozero::__private::varint).is_some()
+        self.o7.u64_if(160).is_some()
     }
     /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
@@ -4469,32 +4451,32 @@ pub mod track_event {
         /// Field `unscoped_id` = 6 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn unscoped_id(&self) -> ::core::option::Option<u64> {
-            self.o0.get(6).and_then(::protozero::__private::varint)
+            self.o0.u64_if(48)
         }
         /// Whether field `unscoped_id` = 6 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_unscoped_id(&self) -> bool {
-            self.o0.get(6).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(48).is_some()
         }
         /// Field `local_id` = 10 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn local_id(&self) -> ::core::option::Option<u64> {
-            self.o0.get(10).and_then(::protozero::__private::varint)
+            self.o0.u64_if(80)
         }
         /// Whether field `local_id` = 10 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_local_id(&self) -> bool {
-            self.o0.get(10).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(80).is_some()
         }
         /// Field `global_id` = 11 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn global_id(&self) -> ::core::option::Option<u64> {
-            self.o0.get(11).and_then(::protozero::__private::varint)
+            self.o0.u64_if(88)
         }
         /// Whether field `global_id` = 11 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_global_id(&self) -> bool {
-            self.o0.get(11).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(88).is_some()
         }
         /// Field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_id_scope`] tells that apart as an error (prost refuses the message), [`Self::id_scope_bytes`] reads the bytes.
         #[inline]

@@ -885,32 +885,32 @@ pub mod perf_events {
         /// Field `frequency` = 2 (`uint64`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed.
         #[inline]
         pub fn frequency(&self) -> ::core::option::Option<u64> {
-            self.o0.get(2).and_then(::protozero::__private::varint)
+            self.o0.u64_if(16)
         }
         /// Whether field `frequency` = 2 (`uint64`) of `perfetto.protos.PerfEvents.Timebase` is present (with the wire type its type has).
         #[inline]
         pub fn has_frequency(&self) -> bool {
-            self.o0.get(2).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(16).is_some()
         }
         /// Field `period` = 1 (`uint64`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed.
         #[inline]
         pub fn period(&self) -> ::core::option::Option<u64> {
-            self.o0.get(1).and_then(::protozero::__private::varint)
+            self.o0.u64_if(8)
         }
         /// Whether field `period` = 1 (`uint64`) of `perfetto.protos.PerfEvents.Timebase` is present (with the wire type its type has).
         #[inline]
         pub fn has_period(&self) -> bool {
-            self.o0.get(1).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(8).is_some()
         }
         /// Field `poll_period_ms` = 6 (`uint32`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed.
         #[inline]
         pub fn poll_period_ms(&self) -> ::core::option::Option<u32> {
-            self.o0.get(6).and_then(::protozero::__private::varint).map(|v| v as u32)
+            self.o0.u64_if(48).map(|v| v as u32)
         }
         /// Whether field `poll_period_ms` = 6 (`uint32`) of `perfetto.protos.PerfEvents.Timebase` is present (with the wire type its type has).
         #[inline]
         pub fn has_poll_period_ms(&self) -> bool {
-            self.o0.get(6).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(48).is_some()
         }
         /// Field `counter` = 4 (`perfetto.protos.PerfEvents.Counter`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed, or when another member is set. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, which leaves the oneof as it was, as protoc's C++ reads it (see [`Self::counter_raw`]).
         #[inline]
@@ -931,14 +931,13 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(4)
-                .and_then(::protozero::__private::varint)
+                .u64_if(32)
                 .and_then(|v| <Counter as ::protozero::ProtoEnum>::from_i32(v as i32))
         }
         /// Field `counter` = 4 (`perfetto.protos.PerfEvents.Counter`) of `perfetto.protos.PerfEvents.Timebase`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn counter_raw(&self) -> ::core::option::Option<i32> {
-            self.o1.get(4).and_then(::protozero::__private::varint).map(|v| v as i32)
+            self.o1.u64_if(32).map(|v| v as i32)
         }
         /// Whether field `counter` = 4 (`perfetto.protos.PerfEvents.Counter`) of `perfetto.protos.PerfEvents.Timebase` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
@@ -959,8 +958,7 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(4)
-                .and_then(::protozero::__private::varint)
+                .u64_if(32)
                 .is_some()
         }
         /// Field `tracepoint` = 3 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
@@ -982,14 +980,13 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(3)
-                .and_then(::protozero::__private::bytes)
+                .bytes_if(26)
                 .map(TracepointDecoder::new)
         }
         /// Field `tracepoint` = 3 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.PerfEvents.Timebase`, as its encoded bytes.
         #[inline]
         pub fn tracepoint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.o1.get(3).and_then(::protozero::__private::bytes)
+            self.o1.bytes_if(26)
         }
         /// Field `tracepoint` = 3 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.PerfEvents.Timebase`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
         #[inline]
@@ -1015,8 +1012,7 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(3)
-                .and_then(::protozero::__private::bytes)
+                .bytes_if(26)
             {
                 ::core::option::Option::Some(b) => {
                     TracepointDecoder::try_new(b).map(::core::option::Option::Some)
@@ -1045,8 +1041,7 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(3)
-                .and_then(::protozero::__private::bytes)
+                .bytes_if(26)
                 .is_some()
         }
         /// Field `raw_event` = 5 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
@@ -1068,14 +1063,13 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(5)
-                .and_then(::protozero::__private::bytes)
+                .bytes_if(42)
                 .map(RawEventDecoder::new)
         }
         /// Field `raw_event` = 5 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.PerfEvents.Timebase`, as its encoded bytes.
         #[inline]
         pub fn raw_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.o1.get(5).and_then(::protozero::__private::bytes)
+            self.o1.bytes_if(42)
         }
         /// Field `raw_event` = 5 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.PerfEvents.Timebase`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
         #[inline]
@@ -1101,8 +1095,7 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(5)
-                .and_then(::protozero::__private::bytes)
+                .bytes_if(42)
             {
                 ::core::option::Option::Some(b) => {
                     RawEventDecoder::try_new(b).map(::core::option::Option::Some)
@@ -1131,8 +1124,7 @@ pub mod perf_events {
                         _ => true,
                     },
                 )
-                .get(5)
-                .and_then(::protozero::__private::bytes)
+                .bytes_if(42)
                 .is_some()
         }
         /// Field `timestamp_clock` = 11 (`perfetto.protos.PerfEvents.PerfClock`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::timestamp_clock_raw`]).
@@ -2613,8 +2605,7 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(1)
-            .and_then(::protozero::__private::varint)
+            .u64_if(8)
             .and_then(|v| <perf_events::Counter as ::protozero::ProtoEnum>::from_i32(
                 v as i32,
             ))
@@ -2622,7 +2613,7 @@ impl<'a> FollowerEventDecoder<'a> {
     /// Field `counter` = 1 (`perfetto.protos.PerfEvents.Counter`) of `perfetto.protos.FollowerEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn counter_raw(&self) -> ::core::option::Option<i32> {
-        self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v as i32)
+        self.o0.u64_if(8).map(|v| v as i32)
     }
     /// Whether field `counter` = 1 (`perfetto.protos.PerfEvents.Counter`) of `perfetto.protos.FollowerEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
@@ -2643,8 +2634,7 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(1)
-            .and_then(::protozero::__private::varint)
+            .u64_if(8)
             .is_some()
     }
     /// Field `tracepoint` = 2 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
@@ -2668,14 +2658,13 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(2)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(18)
             .map(perf_events::TracepointDecoder::new)
     }
     /// Field `tracepoint` = 2 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.FollowerEvent`, as its encoded bytes.
     #[inline]
     pub fn tracepoint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(2).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(18)
     }
     /// Field `tracepoint` = 2 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.FollowerEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2701,8 +2690,7 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(2)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(18)
         {
             ::core::option::Option::Some(b) => {
                 perf_events::TracepointDecoder::try_new(b)
@@ -2732,8 +2720,7 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(2)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(18)
             .is_some()
     }
     /// Field `raw_event` = 3 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
@@ -2755,14 +2742,13 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(3)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(26)
             .map(perf_events::RawEventDecoder::new)
     }
     /// Field `raw_event` = 3 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.FollowerEvent`, as its encoded bytes.
     #[inline]
     pub fn raw_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(3).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(26)
     }
     /// Field `raw_event` = 3 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.FollowerEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2788,8 +2774,7 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(3)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(26)
         {
             ::core::option::Option::Some(b) => {
                 perf_events::RawEventDecoder::try_new(b)
@@ -2819,8 +2804,7 @@ impl<'a> FollowerEventDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(3)
-            .and_then(::protozero::__private::bytes)
+            .bytes_if(26)
             .is_some()
     }
     /// Field `name` = 4 (`string`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.

@@ -3286,15 +3286,12 @@ pub mod ftrace_config {
             /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed, and when not UTF-8: [`Self::try_prefix`] tells that apart as an error (prost refuses the message), [`Self::prefix_bytes`] reads the bytes.
             #[inline]
             pub fn prefix(&self) -> ::core::option::Option<&'a str> {
-                self.o0
-                    .get(1)
-                    .and_then(::protozero::__private::bytes)
-                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                self.o0.bytes_if(10).and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn prefix_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.o0.get(1).and_then(::protozero::__private::bytes)
+                self.o0.bytes_if(10)
             }
             /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
             #[inline]
@@ -3304,30 +3301,24 @@ pub mod ftrace_config {
                 ::core::option::Option<&'a str>,
                 ::protozero::DecodeError,
             > {
-                ::protozero::__private::try_str(
-                    1,
-                    self.o0.get(1).and_then(::protozero::__private::bytes),
-                )
+                ::protozero::__private::try_str(1, self.o0.bytes_if(10))
             }
             /// Whether field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present (with the wire type its type has).
             #[inline]
             pub fn has_prefix(&self) -> bool {
-                self.o0.get(1).and_then(::protozero::__private::bytes).is_some()
+                self.o0.bytes_if(10).is_some()
             }
             /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
             #[inline]
             pub fn atrace_msg(
                 &self,
             ) -> ::core::option::Option<rule::AtraceMessageDecoder<'a>> {
-                self.o0
-                    .get(3)
-                    .and_then(::protozero::__private::bytes)
-                    .map(rule::AtraceMessageDecoder::new)
+                self.o0.bytes_if(26).map(rule::AtraceMessageDecoder::new)
             }
             /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, as its encoded bytes.
             #[inline]
             pub fn atrace_msg_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.o0.get(3).and_then(::protozero::__private::bytes)
+                self.o0.bytes_if(26)
             }
             /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
             #[inline]
@@ -3337,7 +3328,7 @@ pub mod ftrace_config {
                 ::core::option::Option<rule::AtraceMessageDecoder<'a>>,
                 ::protozero::DecodeError,
             > {
-                match self.o0.get(3).and_then(::protozero::__private::bytes) {
+                match self.o0.bytes_if(26) {
                     ::core::option::Option::Some(b) => {
                         rule::AtraceMessageDecoder::try_new(b)
                             .map(::core::option::Option::Some)
@@ -3350,7 +3341,7 @@ pub mod ftrace_config {
             /// Whether field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present (with the wire type its type has).
             #[inline]
             pub fn has_atrace_msg(&self) -> bool {
-                self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
+                self.o0.bytes_if(26).is_some()
             }
             /// Field `allow` = 2 (`bool`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed.
             #[inline]

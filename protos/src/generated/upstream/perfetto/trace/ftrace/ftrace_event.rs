@@ -1324,15 +1324,12 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn print(&self) -> ::core::option::Option<PrintFtraceEventDecoder<'a>> {
-        self.o0
-            .get(3)
-            .and_then(::protozero::__private::bytes)
-            .map(PrintFtraceEventDecoder::new)
+        self.o0.bytes_if(26).map(PrintFtraceEventDecoder::new)
     }
     /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn print_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(3).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(26)
     }
     /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1342,7 +1339,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<PrintFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(3).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(26) {
             ::core::option::Option::Some(b) => {
                 PrintFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1354,22 +1351,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_print(&self) -> bool {
-        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(26).is_some()
     }
     /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_switch(
         &self,
     ) -> ::core::option::Option<SchedSwitchFtraceEventDecoder<'a>> {
-        self.o0
-            .get(4)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedSwitchFtraceEventDecoder::new)
+        self.o0.bytes_if(34).map(SchedSwitchFtraceEventDecoder::new)
     }
     /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_switch_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(4).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(34)
     }
     /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1379,7 +1373,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedSwitchFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(4).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(34) {
             ::core::option::Option::Some(b) => {
                 SchedSwitchFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1392,22 +1386,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_switch(&self) -> bool {
-        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(34).is_some()
     }
     /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn cpu_frequency(
         &self,
     ) -> ::core::option::Option<CpuFrequencyFtraceEventDecoder<'a>> {
-        self.o0
-            .get(11)
-            .and_then(::protozero::__private::bytes)
-            .map(CpuFrequencyFtraceEventDecoder::new)
+        self.o0.bytes_if(90).map(CpuFrequencyFtraceEventDecoder::new)
     }
     /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn cpu_frequency_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(11).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(90)
     }
     /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1417,7 +1408,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<CpuFrequencyFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(11).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(90) {
             ::core::option::Option::Some(b) => {
                 CpuFrequencyFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1430,20 +1421,17 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_frequency(&self) -> bool {
-        self.o0.get(11).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(90).is_some()
     }
     /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn cpu_idle(&self) -> ::core::option::Option<CpuIdleFtraceEventDecoder<'a>> {
-        self.o0
-            .get(13)
-            .and_then(::protozero::__private::bytes)
-            .map(CpuIdleFtraceEventDecoder::new)
+        self.o0.bytes_if(106).map(CpuIdleFtraceEventDecoder::new)
     }
     /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn cpu_idle_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(13).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(106)
     }
     /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1453,7 +1441,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<CpuIdleFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(13).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(106) {
             ::core::option::Option::Some(b) => {
                 CpuIdleFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -1465,22 +1453,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_idle(&self) -> bool {
-        self.o0.get(13).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(106).is_some()
     }
     /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_wakeup(
         &self,
     ) -> ::core::option::Option<SchedWakeupFtraceEventDecoder<'a>> {
-        self.o0
-            .get(17)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedWakeupFtraceEventDecoder::new)
+        self.o0.bytes_if(138).map(SchedWakeupFtraceEventDecoder::new)
     }
     /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_wakeup_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(17).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(138)
     }
     /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1490,7 +1475,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedWakeupFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(17).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(138) {
             ::core::option::Option::Some(b) => {
                 SchedWakeupFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1503,22 +1488,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_wakeup(&self) -> bool {
-        self.o0.get(17).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(138).is_some()
     }
     /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_waking(
         &self,
     ) -> ::core::option::Option<SchedWakingFtraceEventDecoder<'a>> {
-        self.o0
-            .get(20)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedWakingFtraceEventDecoder::new)
+        self.o0.bytes_if(162).map(SchedWakingFtraceEventDecoder::new)
     }
     /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_waking_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(20).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(162)
     }
     /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1528,7 +1510,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedWakingFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(20).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(162) {
             ::core::option::Option::Some(b) => {
                 SchedWakingFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1541,22 +1523,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_waking(&self) -> bool {
-        self.o0.get(20).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(162).is_some()
     }
     /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn softirq_entry(
         &self,
     ) -> ::core::option::Option<SoftirqEntryFtraceEventDecoder<'a>> {
-        self.o0
-            .get(24)
-            .and_then(::protozero::__private::bytes)
-            .map(SoftirqEntryFtraceEventDecoder::new)
+        self.o0.bytes_if(194).map(SoftirqEntryFtraceEventDecoder::new)
     }
     /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn softirq_entry_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(24).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(194)
     }
     /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1566,7 +1545,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SoftirqEntryFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(24).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(194) {
             ::core::option::Option::Some(b) => {
                 SoftirqEntryFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1579,22 +1558,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_entry(&self) -> bool {
-        self.o0.get(24).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(194).is_some()
     }
     /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn softirq_exit(
         &self,
     ) -> ::core::option::Option<SoftirqExitFtraceEventDecoder<'a>> {
-        self.o0
-            .get(25)
-            .and_then(::protozero::__private::bytes)
-            .map(SoftirqExitFtraceEventDecoder::new)
+        self.o0.bytes_if(202).map(SoftirqExitFtraceEventDecoder::new)
     }
     /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn softirq_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(25).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(202)
     }
     /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1604,7 +1580,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SoftirqExitFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(25).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(202) {
             ::core::option::Option::Some(b) => {
                 SoftirqExitFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1617,22 +1593,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_exit(&self) -> bool {
-        self.o0.get(25).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(202).is_some()
     }
     /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn softirq_raise(
         &self,
     ) -> ::core::option::Option<SoftirqRaiseFtraceEventDecoder<'a>> {
-        self.o0
-            .get(26)
-            .and_then(::protozero::__private::bytes)
-            .map(SoftirqRaiseFtraceEventDecoder::new)
+        self.o0.bytes_if(210).map(SoftirqRaiseFtraceEventDecoder::new)
     }
     /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn softirq_raise_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(26).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(210)
     }
     /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1642,7 +1615,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SoftirqRaiseFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(26).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(210) {
             ::core::option::Option::Some(b) => {
                 SoftirqRaiseFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1655,22 +1628,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_raise(&self) -> bool {
-        self.o0.get(26).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(210).is_some()
     }
     /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn irq_handler_entry(
         &self,
     ) -> ::core::option::Option<IrqHandlerEntryFtraceEventDecoder<'a>> {
-        self.o0
-            .get(36)
-            .and_then(::protozero::__private::bytes)
-            .map(IrqHandlerEntryFtraceEventDecoder::new)
+        self.o0.bytes_if(290).map(IrqHandlerEntryFtraceEventDecoder::new)
     }
     /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn irq_handler_entry_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(36).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(290)
     }
     /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1680,7 +1650,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<IrqHandlerEntryFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(36).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(290) {
             ::core::option::Option::Some(b) => {
                 IrqHandlerEntryFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1693,22 +1663,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq_handler_entry(&self) -> bool {
-        self.o0.get(36).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(290).is_some()
     }
     /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn irq_handler_exit(
         &self,
     ) -> ::core::option::Option<IrqHandlerExitFtraceEventDecoder<'a>> {
-        self.o0
-            .get(37)
-            .and_then(::protozero::__private::bytes)
-            .map(IrqHandlerExitFtraceEventDecoder::new)
+        self.o0.bytes_if(298).map(IrqHandlerExitFtraceEventDecoder::new)
     }
     /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn irq_handler_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(37).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(298)
     }
     /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1718,7 +1685,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<IrqHandlerExitFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(37).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(298) {
             ::core::option::Option::Some(b) => {
                 IrqHandlerExitFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1731,22 +1698,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq_handler_exit(&self) -> bool {
-        self.o0.get(37).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(298).is_some()
     }
     /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_activate_work(
         &self,
     ) -> ::core::option::Option<WorkqueueActivateWorkFtraceEventDecoder<'a>> {
-        self.o0
-            .get(56)
-            .and_then(::protozero::__private::bytes)
-            .map(WorkqueueActivateWorkFtraceEventDecoder::new)
+        self.o0.bytes_if(450).map(WorkqueueActivateWorkFtraceEventDecoder::new)
     }
     /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_activate_work_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(56).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(450)
     }
     /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1756,7 +1720,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<WorkqueueActivateWorkFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(56).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(450) {
             ::core::option::Option::Some(b) => {
                 WorkqueueActivateWorkFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1769,22 +1733,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_activate_work(&self) -> bool {
-        self.o0.get(56).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(450).is_some()
     }
     /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_execute_end(
         &self,
     ) -> ::core::option::Option<WorkqueueExecuteEndFtraceEventDecoder<'a>> {
-        self.o0
-            .get(57)
-            .and_then(::protozero::__private::bytes)
-            .map(WorkqueueExecuteEndFtraceEventDecoder::new)
+        self.o0.bytes_if(458).map(WorkqueueExecuteEndFtraceEventDecoder::new)
     }
     /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_execute_end_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(57).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(458)
     }
     /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1794,7 +1755,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<WorkqueueExecuteEndFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(57).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(458) {
             ::core::option::Option::Some(b) => {
                 WorkqueueExecuteEndFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1807,22 +1768,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_execute_end(&self) -> bool {
-        self.o0.get(57).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(458).is_some()
     }
     /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_execute_start(
         &self,
     ) -> ::core::option::Option<WorkqueueExecuteStartFtraceEventDecoder<'a>> {
-        self.o0
-            .get(58)
-            .and_then(::protozero::__private::bytes)
-            .map(WorkqueueExecuteStartFtraceEventDecoder::new)
+        self.o0.bytes_if(466).map(WorkqueueExecuteStartFtraceEventDecoder::new)
     }
     /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_execute_start_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(58).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(466)
     }
     /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1832,7 +1790,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<WorkqueueExecuteStartFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(58).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(466) {
             ::core::option::Option::Some(b) => {
                 WorkqueueExecuteStartFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1845,22 +1803,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_execute_start(&self) -> bool {
-        self.o0.get(58).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(466).is_some()
     }
     /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_queue_work(
         &self,
     ) -> ::core::option::Option<WorkqueueQueueWorkFtraceEventDecoder<'a>> {
-        self.o0
-            .get(59)
-            .and_then(::protozero::__private::bytes)
-            .map(WorkqueueQueueWorkFtraceEventDecoder::new)
+        self.o0.bytes_if(474).map(WorkqueueQueueWorkFtraceEventDecoder::new)
     }
     /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_queue_work_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(59).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(474)
     }
     /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1870,7 +1825,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<WorkqueueQueueWorkFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(59).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(474) {
             ::core::option::Option::Some(b) => {
                 WorkqueueQueueWorkFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1883,22 +1838,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_queue_work(&self) -> bool {
-        self.o0.get(59).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(474).is_some()
     }
     /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_wakeup_new(
         &self,
     ) -> ::core::option::Option<SchedWakeupNewFtraceEventDecoder<'a>> {
-        self.o0
-            .get(114)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedWakeupNewFtraceEventDecoder::new)
+        self.o0.bytes_if(914).map(SchedWakeupNewFtraceEventDecoder::new)
     }
     /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_wakeup_new_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(114).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(914)
     }
     /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1908,7 +1860,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedWakeupNewFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(114).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(914) {
             ::core::option::Option::Some(b) => {
                 SchedWakeupNewFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1921,22 +1873,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_wakeup_new(&self) -> bool {
-        self.o0.get(114).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(914).is_some()
     }
     /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn task_newtask(
         &self,
     ) -> ::core::option::Option<TaskNewtaskFtraceEventDecoder<'a>> {
-        self.o0
-            .get(235)
-            .and_then(::protozero::__private::bytes)
-            .map(TaskNewtaskFtraceEventDecoder::new)
+        self.o0.bytes_if(1882).map(TaskNewtaskFtraceEventDecoder::new)
     }
     /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn task_newtask_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(235).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1882)
     }
     /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1946,7 +1895,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<TaskNewtaskFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(235).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1882) {
             ::core::option::Option::Some(b) => {
                 TaskNewtaskFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1959,22 +1908,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_newtask(&self) -> bool {
-        self.o0.get(235).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1882).is_some()
     }
     /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn task_rename(
         &self,
     ) -> ::core::option::Option<TaskRenameFtraceEventDecoder<'a>> {
-        self.o0
-            .get(236)
-            .and_then(::protozero::__private::bytes)
-            .map(TaskRenameFtraceEventDecoder::new)
+        self.o0.bytes_if(1890).map(TaskRenameFtraceEventDecoder::new)
     }
     /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn task_rename_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(236).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1890)
     }
     /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -1984,7 +1930,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<TaskRenameFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(236).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1890) {
             ::core::option::Option::Some(b) => {
                 TaskRenameFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -1997,22 +1943,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_rename(&self) -> bool {
-        self.o0.get(236).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1890).is_some()
     }
     /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_exec(
         &self,
     ) -> ::core::option::Option<SchedProcessExecFtraceEventDecoder<'a>> {
-        self.o0
-            .get(237)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedProcessExecFtraceEventDecoder::new)
+        self.o0.bytes_if(1898).map(SchedProcessExecFtraceEventDecoder::new)
     }
     /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_exec_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(237).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1898)
     }
     /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2022,7 +1965,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedProcessExecFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(237).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1898) {
             ::core::option::Option::Some(b) => {
                 SchedProcessExecFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -2035,22 +1978,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_exec(&self) -> bool {
-        self.o0.get(237).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1898).is_some()
     }
     /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_exit(
         &self,
     ) -> ::core::option::Option<SchedProcessExitFtraceEventDecoder<'a>> {
-        self.o0
-            .get(238)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedProcessExitFtraceEventDecoder::new)
+        self.o0.bytes_if(1906).map(SchedProcessExitFtraceEventDecoder::new)
     }
     /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(238).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1906)
     }
     /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2060,7 +2000,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedProcessExitFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(238).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1906) {
             ::core::option::Option::Some(b) => {
                 SchedProcessExitFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -2073,22 +2013,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_exit(&self) -> bool {
-        self.o0.get(238).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1906).is_some()
     }
     /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_fork(
         &self,
     ) -> ::core::option::Option<SchedProcessForkFtraceEventDecoder<'a>> {
-        self.o0
-            .get(239)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedProcessForkFtraceEventDecoder::new)
+        self.o0.bytes_if(1914).map(SchedProcessForkFtraceEventDecoder::new)
     }
     /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_fork_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(239).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1914)
     }
     /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2098,7 +2035,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedProcessForkFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(239).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1914) {
             ::core::option::Option::Some(b) => {
                 SchedProcessForkFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -2111,22 +2048,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_fork(&self) -> bool {
-        self.o0.get(239).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1914).is_some()
     }
     /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_free(
         &self,
     ) -> ::core::option::Option<SchedProcessFreeFtraceEventDecoder<'a>> {
-        self.o0
-            .get(240)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedProcessFreeFtraceEventDecoder::new)
+        self.o0.bytes_if(1922).map(SchedProcessFreeFtraceEventDecoder::new)
     }
     /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_free_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(240).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1922)
     }
     /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2136,7 +2070,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedProcessFreeFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(240).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1922) {
             ::core::option::Option::Some(b) => {
                 SchedProcessFreeFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -2149,22 +2083,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_free(&self) -> bool {
-        self.o0.get(240).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1922).is_some()
     }
     /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_hang(
         &self,
     ) -> ::core::option::Option<SchedProcessHangFtraceEventDecoder<'a>> {
-        self.o0
-            .get(241)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedProcessHangFtraceEventDecoder::new)
+        self.o0.bytes_if(1930).map(SchedProcessHangFtraceEventDecoder::new)
     }
     /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_hang_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(241).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1930)
     }
     /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2174,7 +2105,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedProcessHangFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(241).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1930) {
             ::core::option::Option::Some(b) => {
                 SchedProcessHangFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -2187,22 +2118,19 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_hang(&self) -> bool {
-        self.o0.get(241).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1930).is_some()
     }
     /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_wait(
         &self,
     ) -> ::core::option::Option<SchedProcessWaitFtraceEventDecoder<'a>> {
-        self.o0
-            .get(242)
-            .and_then(::protozero::__private::bytes)
-            .map(SchedProcessWaitFtraceEventDecoder::new)
+        self.o0.bytes_if(1938).map(SchedProcessWaitFtraceEventDecoder::new)
     }
     /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_wait_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(242).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(1938)
     }
     /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2212,7 +2140,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SchedProcessWaitFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(242).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(1938) {
             ::core::option::Option::Some(b) => {
                 SchedProcessWaitFtraceEventDecoder::try_new(b)
                     .map(::core::option::Option::Some)
@@ -2225,20 +2153,17 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_wait(&self) -> bool {
-        self.o0.get(242).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(1938).is_some()
     }
     /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn generic(&self) -> ::core::option::Option<GenericFtraceEventDecoder<'a>> {
-        self.o0
-            .get(327)
-            .and_then(::protozero::__private::bytes)
-            .map(GenericFtraceEventDecoder::new)
+        self.o0.bytes_if(2618).map(GenericFtraceEventDecoder::new)
     }
     /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn generic_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(327).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(2618)
     }
     /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2248,7 +2173,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<GenericFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(327).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(2618) {
             ::core::option::Option::Some(b) => {
                 GenericFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -2260,20 +2185,17 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_generic(&self) -> bool {
-        self.o0.get(327).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(2618).is_some()
     }
     /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sys_enter(&self) -> ::core::option::Option<SysEnterFtraceEventDecoder<'a>> {
-        self.o0
-            .get(329)
-            .and_then(::protozero::__private::bytes)
-            .map(SysEnterFtraceEventDecoder::new)
+        self.o0.bytes_if(2634).map(SysEnterFtraceEventDecoder::new)
     }
     /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sys_enter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(329).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(2634)
     }
     /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2283,7 +2205,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SysEnterFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(329).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(2634) {
             ::core::option::Option::Some(b) => {
                 SysEnterFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -2295,20 +2217,17 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sys_enter(&self) -> bool {
-        self.o0.get(329).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(2634).is_some()
     }
     /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sys_exit(&self) -> ::core::option::Option<SysExitFtraceEventDecoder<'a>> {
-        self.o0
-            .get(330)
-            .and_then(::protozero::__private::bytes)
-            .map(SysExitFtraceEventDecoder::new)
+        self.o0.bytes_if(2642).map(SysExitFtraceEventDecoder::new)
     }
     /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sys_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.o0.get(330).and_then(::protozero::__private::bytes)
+        self.o0.bytes_if(2642)
     }
     /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
     #[inline]
@@ -2318,7 +2237,7 @@ impl<'a> FtraceEventDecoder<'a> {
         ::core::option::Option<SysExitFtraceEventDecoder<'a>>,
         ::protozero::DecodeError,
     > {
-        match self.o0.get(330).and_then(::protozero::__private::bytes) {
+        match self.o0.bytes_if(2642) {
             ::core::option::Option::Some(b) => {
                 SysExitFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
             }
@@ -2330,7 +2249,7 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Whether field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sys_exit(&self) -> bool {
-        self.o0.get(330).and_then(::protozero::__private::bytes).is_some()
+        self.o0.bytes_if(2642).is_some()
     }
     /// Which member of oneof `event` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]

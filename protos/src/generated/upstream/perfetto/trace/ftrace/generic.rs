@@ -647,15 +647,12 @@ pub mod generic_ftrace_event {
         /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent or malformed, and when not UTF-8: [`Self::try_str_value`] tells that apart as an error (prost refuses the message), [`Self::str_value_bytes`] reads the bytes.
         #[inline]
         pub fn str_value(&self) -> ::core::option::Option<&'a str> {
-            self.o0
-                .get(3)
-                .and_then(::protozero::__private::bytes)
-                .and_then(|b| ::core::str::from_utf8(b).ok())
+            self.o0.bytes_if(26).and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn str_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.o0.get(3).and_then(::protozero::__private::bytes)
+            self.o0.bytes_if(26)
         }
         /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
         #[inline]
@@ -665,35 +662,32 @@ pub mod generic_ftrace_event {
             ::core::option::Option<&'a str>,
             ::protozero::DecodeError,
         > {
-            ::protozero::__private::try_str(
-                3,
-                self.o0.get(3).and_then(::protozero::__private::bytes),
-            )
+            ::protozero::__private::try_str(3, self.o0.bytes_if(26))
         }
         /// Whether field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_str_value(&self) -> bool {
-            self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
+            self.o0.bytes_if(26).is_some()
         }
         /// Field `int_value` = 4 (`int64`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent or malformed.
         #[inline]
         pub fn int_value(&self) -> ::core::option::Option<i64> {
-            self.o0.get(4).and_then(::protozero::__private::varint).map(|v| v as i64)
+            self.o0.u64_if(32).map(|v| v as i64)
         }
         /// Whether field `int_value` = 4 (`int64`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_int_value(&self) -> bool {
-            self.o0.get(4).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(32).is_some()
         }
         /// Field `uint_value` = 5 (`uint64`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent or malformed.
         #[inline]
         pub fn uint_value(&self) -> ::core::option::Option<u64> {
-            self.o0.get(5).and_then(::protozero::__private::varint)
+            self.o0.u64_if(40)
         }
         /// Whether field `uint_value` = 5 (`uint64`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_uint_value(&self) -> bool {
-            self.o0.get(5).and_then(::protozero::__private::varint).is_some()
+            self.o0.u64_if(40).is_some()
         }
         /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]

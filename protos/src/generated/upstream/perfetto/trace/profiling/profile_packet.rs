@@ -2631,8 +2631,7 @@ impl<'a> PerfSampleDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(16)
-            .and_then(::protozero::__private::varint)
+            .u64_if(128)
             .and_then(|v| <profiling::StackUnwindError as ::protozero::ProtoEnum>::from_i32(
                 v as i32,
             ))
@@ -2640,7 +2639,7 @@ impl<'a> PerfSampleDecoder<'a> {
     /// Field `unwind_error` = 16 (`perfetto.protos.Profiling.StackUnwindError`) of `perfetto.protos.PerfSample`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn unwind_error_raw(&self) -> ::core::option::Option<i32> {
-        self.o0.get(16).and_then(::protozero::__private::varint).map(|v| v as i32)
+        self.o0.u64_if(128).map(|v| v as i32)
     }
     /// Whether field `unwind_error` = 16 (`perfetto.protos.Profiling.StackUnwindError`) of `perfetto.protos.PerfSample` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
@@ -2662,8 +2661,7 @@ impl<'a> PerfSampleDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(16)
-            .and_then(::protozero::__private::varint)
+            .u64_if(128)
             .is_some()
     }
     /// Field `kernel_records_lost` = 17 (`uint64`) of `perfetto.protos.PerfSample`; `None` when absent or malformed.
@@ -2698,8 +2696,7 @@ impl<'a> PerfSampleDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(18)
-            .and_then(::protozero::__private::varint)
+            .u64_if(144)
             .and_then(|v| <perf_sample::SampleSkipReason as ::protozero::ProtoEnum>::from_i32(
                 v as i32,
             ))
@@ -2707,7 +2704,7 @@ impl<'a> PerfSampleDecoder<'a> {
     /// Field `sample_skipped_reason` = 18 (`perfetto.protos.PerfSample.SampleSkipReason`) of `perfetto.protos.PerfSample`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn sample_skipped_reason_raw(&self) -> ::core::option::Option<i32> {
-        self.o1.get(18).and_then(::protozero::__private::varint).map(|v| v as i32)
+        self.o1.u64_if(144).map(|v| v as i32)
     }
     /// Whether field `sample_skipped_reason` = 18 (`perfetto.protos.PerfSample.SampleSkipReason`) of `perfetto.protos.PerfSample` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
@@ -2729,8 +2726,7 @@ impl<'a> PerfSampleDecoder<'a> {
                     _ => true,
                 },
             )
-            .get(18)
-            .and_then(::protozero::__private::varint)
+            .u64_if(144)
             .is_some()
     }
     /// Field `producer_event` = 19 (`perfetto.protos.PerfSample.ProducerEvent`) of `perfetto.protos.PerfSample`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
@@ -3419,8 +3415,7 @@ pub mod perf_sample {
                         _ => true,
                     },
                 )
-                .get(1)
-                .and_then(::protozero::__private::varint)
+                .u64_if(8)
                 .and_then(|v| <producer_event::DataSourceStopReason as ::protozero::ProtoEnum>::from_i32(
                     v as i32,
                 ))
@@ -3428,7 +3423,7 @@ pub mod perf_sample {
         /// Field `source_stop_reason` = 1 (`perfetto.protos.PerfSample.ProducerEvent.DataSourceStopReason`) of `perfetto.protos.PerfSample.ProducerEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn source_stop_reason_raw(&self) -> ::core::option::Option<i32> {
-            self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v as i32)
+            self.o0.u64_if(8).map(|v| v as i32)
         }
         /// Whether field `source_stop_reason` = 1 (`perfetto.protos.PerfSample.ProducerEvent.DataSourceStopReason`) of `perfetto.protos.PerfSample.ProducerEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
@@ -3450,8 +3445,7 @@ pub mod perf_sample {
                         _ => true,
                     },
                 )
-                .get(1)
-                .and_then(::protozero::__private::varint)
+                .u64_if(8)
                 .is_some()
         }
         /// Which member of oneof `optional_source_stop_reason` is set (the last one on the wire wins; an occurrence of a closed enum member with a number its enum does not name is an unknown field and leaves the oneof as it was, as protoc's C++ reads it), with its value; `None` when none is, or when that member is malformed or an open enum member with a number the enum does not name.

@@ -1134,15 +1134,12 @@ pub mod cpu_info {
         pub fn arm_identifier(
             &self,
         ) -> ::core::option::Option<ArmCpuIdentifierDecoder<'a>> {
-            self.o0
-                .get(4)
-                .and_then(::protozero::__private::bytes)
-                .map(ArmCpuIdentifierDecoder::new)
+            self.o0.bytes_if(34).map(ArmCpuIdentifierDecoder::new)
         }
         /// Field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu`, as its encoded bytes.
         #[inline]
         pub fn arm_identifier_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.o0.get(4).and_then(::protozero::__private::bytes)
+            self.o0.bytes_if(34)
         }
         /// Field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
         #[inline]
@@ -1152,7 +1149,7 @@ pub mod cpu_info {
             ::core::option::Option<ArmCpuIdentifierDecoder<'a>>,
             ::protozero::DecodeError,
         > {
-            match self.o0.get(4).and_then(::protozero::__private::bytes) {
+            match self.o0.bytes_if(34) {
                 ::core::option::Option::Some(b) => {
                     ArmCpuIdentifierDecoder::try_new(b).map(::core::option::Option::Some)
                 }
@@ -1164,7 +1161,7 @@ pub mod cpu_info {
         /// Whether field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu` is present (with the wire type its type has).
         #[inline]
         pub fn has_arm_identifier(&self) -> bool {
-            self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
+            self.o0.bytes_if(34).is_some()
         }
         /// Field `features` = 5 (`uint64`) of `perfetto.protos.CpuInfo.Cpu`; `None` when absent or malformed.
         #[inline]
