@@ -115,11 +115,12 @@ packed_fixed!(
 
 /// Every occurrence of one field id, in arrival order, from a message's bytes.
 ///
-/// Small and self-contained (no borrowed state, no out-of-line call that
-/// takes it by reference), so that a loop over an iterator a generated
-/// decoder hands out stays in registers: an absent field costs one compare,
-/// and an occurrence of the expected tag is read inline; any other field
-/// goes through the generic reader, which also reports malformed bytes.
+/// Small (a slice, an offset, the number) and never passed by reference to
+/// an out-of-line call, so that a loop over an iterator a generated decoder
+/// hands out stays in registers: an absent or used-up field costs one
+/// inline compare; the rest is one call by value per element, which reads
+/// an occurrence with the fast readers and anything else through the
+/// generic reader (which also reports malformed bytes).
 #[derive(Debug, Clone)]
 pub struct RepeatedFields<'a> {
     buf: &'a [u8],
