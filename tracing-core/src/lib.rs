@@ -80,11 +80,9 @@ pub mod abi;
 pub mod consumer;
 #[cfg(feature = "service")]
 pub mod daemon;
-pub mod heap_profile;
 pub mod ipc;
 pub mod platform;
 pub mod producer;
-pub mod profile_intern;
 pub mod protocol;
 pub mod relay;
 #[cfg(feature = "service")]

@@ -13,8 +13,9 @@
 //! spawning the compiler) are ignored under `cfg(miri)` in their own files.
 //! `short_slots` and `reassembly_proptest` (five to six minutes per model)
 //! run only with `--full`, before an issue touching the writer closes. CI
-//! runs every other target under Stacked Borrows (of zerotrace-core's unit
-//! tests, those of the modules that hold `unsafe` code), and under Tree Borrows the
+//! runs every other target under Stacked Borrows (of zerotrace-core's and
+//! the heap profiler's unit tests, those of the modules that hold `unsafe`
+//! code), and under Tree Borrows the
 //! ones whose unsafe code differs most between the models (raw views of
 //! shared memory, handed-out slice pointers, leaked handles); `--full` runs
 //! everything under both (the TraceWriter's `soundness` and `trace_writer`
@@ -50,14 +51,26 @@ const TARGETS: &[(&str, Option<&str>, Ci)] = &[
     ("zerotrace-core", Some("trace_writer"), Ci::Stacked),
     ("zerotrace-core", Some("reassembly_proptest"), Ci::Full),
     ("zerotrace-core", Some("hostile_smb"), Ci::Both),
+    ("zerotrace-heap-profile", None, Ci::Stacked),
 ];
 
-/// CI's short run of zerotrace-core's unit tests takes only the modules
-/// that hold `unsafe` code (a test name filter each; `--full` runs every
-/// unit test). The rest (the trace buffer, config, interning, the IPC
-/// framing, the relay) is safe code whose tests took most of the lib's
-/// time under Miri. `core_filters_name_every_unsafe_module` keeps the list
-/// in step with the sources.
+/// CI's short run of a library's unit tests takes only the modules that
+/// hold `unsafe` code (a test name filter each; `--full` runs every unit
+/// test): (package, its sources from the root, the modules). The rest of
+/// zerotrace-core (the trace buffer, config, interning, the IPC framing,
+/// the relay) is safe code whose tests took most of the lib's time under
+/// Miri. `filters_name_every_unsafe_module` keeps the lists in step with
+/// the sources.
+const UNSAFE_MODULES: &[(&str, &str, &[&str])] = &[
+    ("zerotrace-core", "tracing-core/src", CORE_UNSAFE_MODULES),
+    (
+        "zerotrace-heap-profile",
+        "tracing-core/heap-profile/src",
+        HEAP_UNSAFE_MODULES,
+    ),
+];
+
+/// zerotrace-core's modules with `unsafe` code.
 const CORE_UNSAFE_MODULES: &[&str] = &[
     "abi::",
     "shm::",
@@ -67,19 +80,24 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "daemon::consumer_access",
     "daemon::env",
     "daemon::output",
-    "heap_profile::allocator",
-    "heap_profile::capture",
-    "heap_profile::client",
-    "heap_profile::forked",
-    "heap_profile::guardian",
-    "heap_profile::helper",
-    "heap_profile::record_queue",
-    "heap_profile::shared_ring",
-    "heap_profile::spin_lock",
-    "heap_profile::thread_hook",
     "ipc::vsock",
     "platform::",
     "track_event::event_writer",
+];
+
+/// The heap profiler's modules with `unsafe` code (its hook, the stack
+/// capture, the ring the preload client shares with its helper).
+const HEAP_UNSAFE_MODULES: &[&str] = &[
+    "allocator::",
+    "capture::",
+    "client::",
+    "forked::",
+    "guardian::",
+    "helper::",
+    "record_queue::",
+    "shared_ring::",
+    "spin_lock::",
+    "thread_hook::",
 ];
 
 /// Whether CI's short run takes a target of this kind under a model.
@@ -118,8 +136,9 @@ pub fn run(root: &Path, cases: u32, full: bool) -> Result<Option<bool>, std::io:
                 Some(t) => cmd.args(["--test", t]),
                 None => cmd.arg("--lib"),
             };
-            if !full && *package == "zerotrace-core" && target.is_none() {
-                cmd.arg("--").args(CORE_UNSAFE_MODULES);
+            let filters = UNSAFE_MODULES.iter().find(|(p, _, _)| p == package);
+            if let (false, None, Some((_, _, modules))) = (full, target, filters) {
+                cmd.arg("--").args(*modules);
             }
             let started = std::time::Instant::now();
             let status = cmd
@@ -139,7 +158,7 @@ pub fn run(root: &Path, cases: u32, full: bool) -> Result<Option<bool>, std::io:
 
 #[cfg(test)]
 mod tests {
-    use super::CORE_UNSAFE_MODULES;
+    use super::UNSAFE_MODULES;
     use std::path::{Path, PathBuf};
 
     fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -153,33 +172,36 @@ mod tests {
         }
     }
 
-    /// Every source file of zerotrace-core that writes `unsafe` lies in a
-    /// module CI's short Miri run selects.
+    /// Every source file of a listed library that writes `unsafe` lies in
+    /// a module CI's short Miri run selects.
     #[test]
-    fn core_filters_name_every_unsafe_module() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tracing-core/src");
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap();
-            if !text.contains("unsafe ") && !text.contains("unsafe{") {
-                continue;
-            }
-            let rel = f.strip_prefix(&src).unwrap().with_extension("");
-            let mut path = rel
-                .iter()
-                .map(|c| c.to_string_lossy().into_owned())
-                .filter(|c| c != "mod" && c != "lib")
-                .collect::<Vec<_>>()
-                .join("::");
-            path.push_str("::");
-            assert!(
-                CORE_UNSAFE_MODULES
+    fn filters_name_every_unsafe_module() {
+        for (package, dir, modules) in UNSAFE_MODULES {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
+            let mut files = Vec::new();
+            rust_files(&src, &mut files);
+            assert!(!files.is_empty(), "{package}: no sources in {dir}");
+            for f in files {
+                let text = std::fs::read_to_string(&f).unwrap();
+                if !text.contains("unsafe ") && !text.contains("unsafe{") {
+                    continue;
+                }
+                let rel = f.strip_prefix(&src).unwrap().with_extension("");
+                let mut path = rel
                     .iter()
-                    .any(|m| path.starts_with(m) || m.starts_with(&path)),
-                "{} writes unsafe but no Miri filter selects {path}",
-                f.display()
-            );
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .filter(|c| c != "mod" && c != "lib")
+                    .collect::<Vec<_>>()
+                    .join("::");
+                path.push_str("::");
+                assert!(
+                    modules
+                        .iter()
+                        .any(|m| path.starts_with(m) || m.starts_with(&path)),
+                    "{} writes unsafe but no Miri filter of {package} selects {path}",
+                    f.display()
+                );
+            }
         }
     }
 }

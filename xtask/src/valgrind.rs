@@ -1,11 +1,11 @@
 //! `cargo xtask valgrind`: the test binaries of the crates with `unsafe`
-//! code (protozero, zerotrace-core) under valgrind's memcheck, with few
-//! proptest cases.
+//! code (protozero, zerotrace-core, the heap profiler) under valgrind's
+//! memcheck, with few proptest cases.
 //!
 //! CI runs the short list: the suites that drive the unsafe code itself
 //! (the stream writer and its delegates, the shared memory views, the
 //! arbiter and TraceWriter, real SMB mappings between processes and
-//! threads). `--full` runs every test binary of the two crates, as before
+//! threads; the heap profiler's unit tests). `--full` runs every test binary of the three crates, as before
 //! an issue touching that code closes. A failing binary's own output is
 //! shown (the harness prints a panic on stdout).
 
@@ -41,6 +41,7 @@ const SHORT: &[(&str, &str)] = &[
     ("zerotrace-core", "track_event_in_process"),
     ("zerotrace-core", "track_event_writer"),
     ("zerotrace-core", "tracing_layer_workload"),
+    ("zerotrace-heap-profile", "lib"),
 ];
 
 /// Builds the test binaries and runs them (the short list unless `full`)
@@ -89,6 +90,8 @@ pub fn run(root: &Path, full: bool) -> Result<bool, String> {
             "protozero"
         } else if manifest == root.join("tracing-core/Cargo.toml") {
             "zerotrace-core"
+        } else if manifest == root.join("tracing-core/heap-profile/Cargo.toml") {
+            "zerotrace-heap-profile"
         } else {
             continue;
         };

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use protozero::HeapWriter;
-use zerotrace_core::heap_profile::{HeapProfiler, register};
 use zerotrace_core::track_event::{InProcessConfig, InProcessSession};
+use zerotrace_heap_profile::{HeapProfiler, register};
 use zerotrace_protos::protos::DataSourceConfig;
 
 #[global_allocator]

@@ -1,7 +1,7 @@
 //! What the library does when it is loaded and when the process exits.
 //! At load (an `.init_array` entry, before `main`): the helper process is
-//! forked (the producer and the profiler, `zerotrace_core`'s
-//! `heap_profile::preload`), so the program itself starts no thread; with
+//! forked (the producer and the profiler, `zerotrace_heap_profile`'s
+//! `preload`), so the program itself starts no thread; with
 //! `PERFETTO_HEAPPROFD_BLOCKING_INIT=1` the load waits (up to
 //! [`BLOCKING_INIT_TIMEOUT`]) until a session profiles the process. At
 //! exit (`atexit`): the helper writes the last dump and hands it to the
@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use zerotrace_core::heap_profile::LIBC_MALLOC_HEAP;
-use zerotrace_core::heap_profile::preload;
+use zerotrace_heap_profile::LIBC_MALLOC_HEAP;
+use zerotrace_heap_profile::preload;
 
 /// How long a blocking init waits for a session.
 pub const BLOCKING_INIT_TIMEOUT: Duration = Duration::from_secs(5);

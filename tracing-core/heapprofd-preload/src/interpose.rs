@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use libc::{c_int, c_void, size_t};
-use zerotrace_core::heap_profile::preload::{record_alloc, record_free, sampling};
+use zerotrace_heap_profile::preload::{record_alloc, record_free, sampling};
 
 unsafe extern "C" {
     fn __libc_malloc(size: size_t) -> *mut c_void;

@@ -19,7 +19,7 @@
 //! dumps (under a guardian process, `zt-heapguard`, which says so in the
 //! trace if the helper dies: a dump of the program marked
 //! `disconnected`); the program's hook only samples and writes records into the
-//! memory the two share (`zerotrace_core::heap_profile::preload`). So
+//! memory the two share (`zerotrace_heap_profile::preload`). So
 //! glibc's `malloc` keeps its single-thread fast path, and with no session
 //! an allocation costs a check and a tail call.
 //!

@@ -1,5 +1,5 @@
 //! `loom` models of the heap profiler's allocation hook, the parts threads
-//! share (`heap_profile/spin_lock.rs`, `record_queue.rs`, `allocator.rs`),
+//! share (`heap-profile/src/spin_lock.rs`, `record_queue.rs`, `allocator.rs`),
 //! run on the very code the hook runs (its atomics are loom's under
 //! `--cfg zerotrace_loom`):
 //!
@@ -30,10 +30,10 @@ use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::thread;
 use std::sync::atomic::Ordering;
 
-use zerotrace_core::heap_profile::__private::{
+use zerotrace_heap_profile::__private::{
     AllocRecord, Pushed, QueueLimits, Record, Recorder, SamplingParams, SpinLock, filter_slot,
 };
-use zerotrace_core::heap_profile::Sampler;
+use zerotrace_heap_profile::Sampler;
 
 /// Explores interleavings with at most `LOOM_MAX_PREEMPTIONS` (default 3)
 /// preemptions, which keeps each model to seconds, and says how many it

@@ -1,5 +1,5 @@
 //! Synthetic heap profiles (`android.heapprofd`): written by zerotrace's
-//! own dump writer (`zerotrace_core::heap_profile::DumpWriter`, heapprofd's
+//! own dump writer (`zerotrace_heap_profile::DumpWriter`, heapprofd's
 //! layout: fixed internings, `ProfilePacket`s with `process_dumps` and
 //! samples, the new callstacks defined after them, a closing packet), and
 //! by hand ([`HeapSeq::split_dump`]) where a test wants the samples and
@@ -9,8 +9,9 @@
 
 #![allow(dead_code)]
 
-use zerotrace_core::heap_profile::{DumpSample, DumpWriter, PacketSink, ProcessHeader};
-use zerotrace_core::profile_intern::{FrameDesc, Interner, MappingDesc};
+use zerotrace_heap_profile::{DumpSample, DumpWriter, ProcessHeader};
+use zerotrace_profiling::PacketSink;
+use zerotrace_profiling::intern::{FrameDesc, Interner, MappingDesc};
 use zerotrace_protos::protos::TracePacket;
 
 use super::perf_support::Trace;

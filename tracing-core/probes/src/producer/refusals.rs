@@ -49,8 +49,8 @@ pub fn config_refusals(name: &str, ds_config: &[u8]) -> Vec<String> {
         // The heap profiler runs in the profiled process (the
         // `HeapProfiler` allocator or the preload library), not in the
         // probes; what it refuses is said here all the same.
-        zerotrace_core::heap_profile::HEAPPROFD_DATA_SOURCE => {
-            zerotrace_core::heap_profile::config_refusals(ds_config)
+        zerotrace_heap_profile::HEAPPROFD_DATA_SOURCE => {
+            zerotrace_heap_profile::config_refusals(ds_config)
         }
         _ => Vec::new(),
     }

@@ -168,7 +168,7 @@ thread_local! {
 /// system allocator by default):
 ///
 /// ```no_run
-/// use zerotrace_core::heap_profile::HeapProfiler;
+/// use zerotrace_heap_profile::HeapProfiler;
 ///
 /// #[global_allocator]
 /// static ALLOC: HeapProfiler = HeapProfiler::system();

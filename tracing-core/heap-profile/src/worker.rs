@@ -20,11 +20,14 @@ use zerotrace_unwind::{Frame, UnwindErrorKind, UnwindMode, Unwinder, UserRegs, U
 
 use super::allocator::{current_interval, deactivate, exclude_this_thread, is_active, own_bytes};
 use super::config::HeapConfig;
-use super::dump::{ClientError, DumpSample, DumpStats, DumpWriter, PacketSink, ProcessHeader};
+use super::dump::{ClientError, DumpSample, DumpStats, DumpWriter, ProcessHeader};
 use super::heap_table::HeapTable;
 use super::record_queue::{AllocRecord, Overrun, QUEUE, Record};
 use super::session_link::SessionLink;
-use crate::profile_intern::{FrameDesc, Interner, MappingDesc};
+use zerotrace_profiling::PacketSink;
+use zerotrace_profiling::frame_desc::{error_frame, frame_desc};
+use zerotrace_profiling::guardrail::MemoryGuardrail;
+use zerotrace_profiling::intern::{FrameDesc, Interner};
 
 /// How often the thread takes the queue's records.
 pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(5);
@@ -152,9 +155,8 @@ impl Books {
         ids.clear();
         let Some(c) = &a.stack else {
             self.stats.unwinding_errors += 1;
-            ids.push(
-                self.interner
-                    .frame(&error_frame(UnwindErrorKind::InvalidParameter)),
+            ids.extend(
+                error_frame(UnwindErrorKind::InvalidParameter).map(|d| self.interner.frame(&d)),
             );
             return;
         };
@@ -192,37 +194,23 @@ impl Books {
         }
         if u.error != UnwindErrorKind::None {
             self.stats.unwinding_errors += 1;
-            ids.push(self.interner.frame(&error_frame(u.error)));
+            ids.extend(error_frame(u.error).map(|d| self.interner.frame(&d)));
         }
     }
 
     fn describe(&mut self, f: &Frame) -> FrameDesc {
-        let mapping = f
-            .mapping
-            .as_ref()
-            .map_or_else(MappingDesc::default, |m| MappingDesc {
-                build_id: m.build_id().map(<[u8]>::to_vec).unwrap_or_default(),
-                path: String::from_utf8_lossy(&m.mapping.name).into_owned(),
-                start: m.mapping.start,
-                end: m.mapping.end,
-                exact_offset: m.exact_offset(),
-                start_offset: m.start_offset(),
-                load_bias: m.load_bias(),
-            });
-        let skip = self
-            .skip_symbol_prefix
-            .iter()
-            .any(|p| mapping.path.starts_with(p.as_str()));
+        let skip = f.mapping.as_ref().is_some_and(|m| {
+            let path = String::from_utf8_lossy(&m.mapping.name);
+            self.skip_symbol_prefix
+                .iter()
+                .any(|p| path.starts_with(p.as_str()))
+        });
         let function = if skip {
             None
         } else {
             self.unwinder.symbolize(self.pid, f).map(|s| s.name)
         };
-        FrameDesc {
-            mapping,
-            rel_pc: f.rel_pc,
-            function,
-        }
+        frame_desc(f, function)
     }
 
     /// Writes a dump of the books as they stand.
@@ -232,7 +220,7 @@ impl Books {
         writer: &mut DumpWriter,
         client: ClientStatus,
     ) {
-        let now = crate::platform::boottime_ns();
+        let now = zerotrace_core::platform::boottime_ns();
         let ClientStatus {
             overrun,
             blocked_ns,
@@ -288,15 +276,7 @@ impl Books {
 
 /// Whether a frame is the profiler's own (the hook's frames at the leaf).
 fn is_profiler_frame(name: &str) -> bool {
-    name.contains("zerotrace_core::heap_profile::")
-}
-
-fn error_frame(kind: UnwindErrorKind) -> FrameDesc {
-    FrameDesc {
-        mapping: MappingDesc::default(),
-        rel_pc: 0,
-        function: Some(kind.error_frame_name().unwrap_or("ERROR").to_owned()),
-    }
+    name.contains("zerotrace_heap_profile::")
 }
 
 /// What the client side says of itself in a dump's header.
@@ -415,7 +395,7 @@ pub(crate) fn run(
 ) {
     source.on_thread_start();
     let mut writer = DumpWriter::new();
-    writer.start(sink, crate::platform::boottime_ns());
+    writer.start(sink, zerotrace_core::platform::boottime_ns());
     let started = Instant::now();
     let cpu_start = thread_cpu_time();
     let mut next_dump = cfg
@@ -462,7 +442,8 @@ fn guardrail_hit(
     cpu_start: Option<Duration>,
     held: impl FnOnce() -> u64,
 ) -> bool {
-    if cfg.max_memory_kb > 0 && held() / 1024 > u64::from(cfg.max_memory_kb) {
+    let memory = MemoryGuardrail::new(cfg.max_memory_kb);
+    if !memory.is_off() && memory.is_passed_by(held() / 1024) {
         return true;
     }
     if cfg.max_cpu_secs > 0 {

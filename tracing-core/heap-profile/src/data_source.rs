@@ -20,13 +20,15 @@ use std::thread::JoinHandle;
 
 use super::allocator::{RUST_HEAP, activate, deactivate};
 use super::config::{HEAPPROFD_DATA_SOURCE, HeapConfig, heapprofd_config_of};
-use super::dump::{DumpWriter, PacketSink};
+use super::dump::DumpWriter;
 use super::record_queue::{QUEUE, QueueLimits};
 use super::session_link::SessionLink;
 use super::worker::{Books, Control, QueueSource, run};
-use crate::producer::{
+use zerotrace_core::producer::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
 };
+use zerotrace_profiling::PacketSink;
+use zerotrace_profiling::guardrail::anon_and_swap_kb;
 
 struct Running {
     instance: u64,
@@ -100,18 +102,6 @@ pub fn register_heap(
     )
 }
 
-/// Process `pid`'s anonymous resident and swapped memory, in KiB.
-pub(crate) fn anon_kb(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    Some(field("RssAnon:")? + field("VmSwap:").unwrap_or(0))
-}
-
 /// Says whether the process is starting up: a session that starts
 /// meanwhile profiles it `from_startup`.
 pub fn set_starting_up(starting: bool) {
@@ -161,7 +151,7 @@ pub(crate) fn admit(i: &Instance, pid: u32, heap: &str) -> Option<(HeapConfig, u
     }
     let interval = cfg.heaps.interval(heap, true)?;
     if cfg.min_anonymous_memory_kb > 0
-        && anon_kb(pid).is_none_or(|kb| kb < u64::from(cfg.min_anonymous_memory_kb))
+        && anon_and_swap_kb(pid).is_none_or(|kb| kb < u64::from(cfg.min_anonymous_memory_kb))
     {
         return None;
     }
@@ -183,7 +173,7 @@ fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
         let mut d = DumpWriter::new();
         d.reject_concurrent(
             &mut writer,
-            crate::platform::boottime_ns(),
+            zerotrace_core::platform::boottime_ns(),
             u64::from(std::process::id()),
         );
         PacketSink::flush(&mut writer);

@@ -383,7 +383,7 @@ impl<'a> RingReader<'a> {
         // SAFETY: callers keep `off + out.len() <= ring` (checked against
         // the frame's length, itself checked against the ring); the bytes
         // are read with atomic loads only, whatever the client does.
-        unsafe { crate::abi::copy_from_shared(self.data.wrapping_add(off), out) }
+        unsafe { zerotrace_core::abi::copy_from_shared(self.data.wrapping_add(off), out) }
     }
 
     /// The next record and the session it belongs to; `None` when the ring

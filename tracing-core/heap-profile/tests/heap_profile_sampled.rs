@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use protozero::HeapWriter;
-use zerotrace_core::heap_profile::{HeapProfiler, register};
 use zerotrace_core::track_event::{InProcessConfig, InProcessSession};
+use zerotrace_heap_profile::{HeapProfiler, register};
 use zerotrace_protos::protos::{DataSourceConfig, TracePacketDecoder};
 
 #[global_allocator]

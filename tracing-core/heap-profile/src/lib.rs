@@ -2,6 +2,11 @@
 //! `android.heapprofd`): the same config, the same packets, so the
 //! Perfetto UI shows the profile, sampled so that it can stay on.
 //!
+//! A profiler in the profiled process, over the producer of
+//! `zerotrace-core` (no service) and the common ground of the profilers,
+//! `zerotrace-profiling` (interned callstacks, frames described for the
+//! trace, the packet sink, the memory guardrail).
+//!
 //! - [`Sampler`] (`sampler.rs`): which allocations are recorded and for how
 //!   many bytes (each byte sampled with probability 1/interval, so totals
 //!   are unbiased; large allocations always, exactly);
@@ -13,7 +18,7 @@
 //!   reads it, every field decided in [`HEAPPROFD_CONFIG_FIELDS`];
 //! - [`DumpWriter`] (`dump.rs`): the `ProfilePacket` dumps, sans-IO.
 //!
-//! With the `heap-profile` feature, on Linux: [`HeapProfiler`]
+//! On Linux: [`HeapProfiler`]
 //! (`allocator.rs`), the `GlobalAlloc` whose hook samples and queues
 //! (`record_queue.rs`, behind `spin_lock.rs`) each sampled allocation with
 //! its thread's registers and stack copy (`capture.rs`); the profiler's
@@ -33,38 +38,38 @@ mod dump;
 mod heap_table;
 mod sampler;
 
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod allocator;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod capture;
 // Process-wide statics the loom build cannot make (no model uses them).
-#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
 mod client;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod data_source;
-#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
 mod forked;
 // Process-wide statics the loom build cannot make (no model uses them).
-#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
 mod guardian;
 // Process-wide statics the loom build cannot make (no model uses them).
-#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
 mod helper;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod record_queue;
 // Process-wide statics the loom build cannot make (no model uses them).
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod session_link;
-#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
 mod shared_ring;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod spin_lock;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod thread_hook;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 mod worker;
 
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 pub use allocator::{
     HeapProfiler, RUST_HEAP, STACK_COPY_BYTES, record_alloc, record_free, sampling,
 };
@@ -73,11 +78,10 @@ pub use config::{
     Handling, HeapConfig, HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE,
     config_refusals, heapprofd_config_of, normalize_cmdline,
 };
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 pub use data_source::{finish_at_exit, profiling, register, register_heap, set_starting_up};
 pub use dump::{
-    ClientError, DumpSample, DumpStats, DumpWriter, PACKET_SIZE_THRESHOLD, PacketSink,
-    ProcessHeader, VecSink,
+    ClientError, DumpSample, DumpStats, DumpWriter, PACKET_SIZE_THRESHOLD, ProcessHeader,
 };
 pub use heap_table::{HeapStats, HeapTable, StackId, StackTotals};
 pub use sampler::Sampler;
@@ -90,7 +94,7 @@ pub use sampler::Sampler;
 /// [`record_alloc`](preload::record_alloc) after an allocation and
 /// [`record_free`](preload::record_free) before a free; the library's
 /// `atexit` handler calls [`at_exit`](preload::at_exit) for the last dump.
-#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
+#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
 pub mod preload {
     pub use super::client::{at_exit, record_alloc, record_free, sampling, wait_for_session};
     pub use super::helper::{StartError, start};
@@ -99,7 +103,7 @@ pub mod preload {
 /// The hook's concurrent pieces, for the loom models in
 /// `tracing-core/loom/tests/loom_heap.rs` only: not part of the API, may
 /// change in any release.
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 #[doc(hidden)]
 pub mod __private {
     pub use super::allocator::SamplingParams;

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::producer::ProducerClient;
+use zerotrace_core::producer::ProducerClient;
 
 /// A profile's tie to the producer connection it was started on.
 #[derive(Clone)]

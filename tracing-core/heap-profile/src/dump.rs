@@ -1,5 +1,5 @@
 //! A heap profile dump as heapprofd writes it onto its sequence, sans-IO
-//! (packets go to a [`PacketSink`]: a `TraceWriter`, or a `Vec` in tests):
+//! (packets go to a [`PacketSink`]: a `TraceWriter`, or a `BufferSink` in tests):
 //!
 //! - once per sequence, the fixed internings (id 0 of each string table is
 //!   the empty string) in a packet that clears incremental state;
@@ -11,11 +11,10 @@
 //!   the sequence are defined in `interned_data` (split the same way), and
 //!   an empty `ProfilePacket` ends the dump.
 
-use zerotrace_protos::protos::TracePacket;
 use zerotrace_protos::protos::profile_packet::{HeapSample, ProcessHeapSamples};
 
-use crate::producer::TraceWriter;
-use crate::profile_intern::{Interner, write_fixed};
+use zerotrace_profiling::PacketSink;
+use zerotrace_profiling::intern::{Interner, write_fixed};
 
 /// Where a packet's contents are over the threshold, a new packet begins
 /// (upstream's, checked before each sample, so that no packet much passes
@@ -24,48 +23,6 @@ pub const PACKET_SIZE_THRESHOLD: usize = 400_000;
 
 /// `TracePacket.sequence_flags`: SEQ_INCREMENTAL_STATE_CLEARED.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
-
-/// Something packets are written to.
-pub trait PacketSink {
-    /// Writes one packet, filled by `fill`.
-    fn packet(&mut self, fill: &mut dyn FnMut(&mut TracePacket<'_>));
-
-    /// Hands what was written on (a writer's chunks to the service).
-    fn flush(&mut self) {}
-}
-
-impl PacketSink for TraceWriter {
-    fn packet(&mut self, fill: &mut dyn FnMut(&mut TracePacket<'_>)) {
-        TraceWriter::packet(self, |p| fill(p));
-    }
-
-    fn flush(&mut self) {
-        TraceWriter::flush(self, None);
-    }
-}
-
-/// Packets encoded one by one into byte vectors (tests, and whoever wants
-/// the dump without a tracing session).
-#[derive(Debug, Default)]
-pub struct VecSink {
-    /// The packets, each a `TracePacket`'s bytes.
-    pub packets: Vec<Vec<u8>>,
-}
-
-impl PacketSink for VecSink {
-    fn packet(&mut self, fill: &mut dyn FnMut(&mut TracePacket<'_>)) {
-        let mut w = protozero::HeapWriter::new();
-        {
-            let mut p = TracePacket::from_message(w.root());
-            fill(&mut p);
-        }
-        // A heap writer only fails past 4 GiB; a packet that large is
-        // dropped rather than written truncated.
-        if let Ok(bytes) = w.finish() {
-            self.packets.push(bytes);
-        }
-    }
-}
 
 /// `ProcessHeapSamples.client_error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

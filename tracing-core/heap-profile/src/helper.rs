@@ -23,8 +23,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::config::{HEAPPROFD_DATA_SOURCE, MAX_SHMEM_SIZE};
-use super::data_source::{admit, anon_kb};
-use super::dump::{DumpWriter, PacketSink};
+use super::data_source::admit;
+use super::dump::DumpWriter;
 use super::forked::{CONNECT_TRY, keep_only, program_gone, quiet_stdio};
 use super::record_queue::{Overrun, Record};
 use super::session_link::SessionLink;
@@ -33,10 +33,12 @@ use super::shared_ring::{
     RING_OFFSET, RingReader,
 };
 use super::worker::{Books, ClientStatus, Control as WorkerControl, RecordSource, run};
-use crate::ipc::{Endpoint, producer_socket_name};
-use crate::producer::{
+use zerotrace_core::ipc::{Endpoint, producer_socket_name};
+use zerotrace_core::producer::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError, ProducerOptions,
 };
+use zerotrace_profiling::PacketSink;
+use zerotrace_profiling::guardrail::anon_and_swap_kb;
 
 /// The shared mapping's size: the control block's page, the free filter,
 /// and a ring as large as `shmem_size_bytes` may ask (reserved, not
@@ -328,7 +330,7 @@ impl Helper {
             // Another session profiles the program.
             DumpWriter::new().reject_concurrent(
                 &mut writer,
-                crate::platform::boottime_ns(),
+                zerotrace_core::platform::boottime_ns(),
                 u64::from(self.target),
             );
             PacketSink::flush(&mut writer);
@@ -519,7 +521,7 @@ impl RecordSource for RingSource {
     }
 
     fn held_bytes(&self) -> u64 {
-        let own = anon_kb(std::process::id()).unwrap_or(0) * 1024;
+        let own = anon_and_swap_kb(std::process::id()).unwrap_or(0) * 1024;
         let ctl = self.shared.ctl;
         own + ctl
             .write_pos

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use protozero::HeapWriter;
-use zerotrace_core::heap_profile::{HeapProfiler, RUST_HEAP, register};
 use zerotrace_core::track_event::{InProcessConfig, InProcessSession};
+use zerotrace_heap_profile::{HeapProfiler, RUST_HEAP, register};
 use zerotrace_protos::protos::{DataSourceConfig, TracePacketDecoder};
 
 /// Per function: (bytes, blocks, bytes live at the end, blocks live).
@@ -197,9 +197,7 @@ fn totals_through(packets: &[Vec<u8>], function: &str) -> (u64, u64, u64, u64) {
             );
             assert!(!names.iter().any(|n| n.starts_with("ERROR")), "{names:?}");
             assert!(
-                !names
-                    .iter()
-                    .any(|n| n.contains("zerotrace_core::heap_profile")),
+                !names.iter().any(|n| n.contains("zerotrace_heap_profile")),
                 "{names:?}"
             );
             t.0 += a;

@@ -1,7 +1,9 @@
 use zerotrace_protos::protos::{InternedDataDecoder, TracePacketDecoder};
 
+use zerotrace_profiling::BufferSink as VecSink;
+
 use super::*;
-use crate::profile_intern::{FrameDesc, MappingDesc};
+use zerotrace_profiling::intern::{FrameDesc, MappingDesc};
 
 fn frame(name: &str, pc: u64) -> FrameDesc {
     FrameDesc {

@@ -19,10 +19,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::config::{HEAPPROFD_DATA_SOURCE, HeapConfig, heapprofd_config_of};
-use super::dump::{DumpWriter, PacketSink, ProcessHeader};
-use crate::ipc::{Endpoint, producer_socket_name};
-use crate::producer::{DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerOptions};
-use crate::profile_intern::Interner;
+use super::dump::{DumpWriter, ProcessHeader};
+use zerotrace_core::ipc::{Endpoint, producer_socket_name};
+use zerotrace_core::producer::{
+    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerOptions,
+};
+use zerotrace_profiling::PacketSink;
+use zerotrace_profiling::intern::Interner;
 
 /// How the helper ended, as `waitpid` tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +155,8 @@ fn connect(endpoint: &Endpoint, target: u32, heap: &'static str) -> Option<Arc<P
 
 /// Writes the mark on instance `i` if its session names the program.
 fn mark(producer: &ProducerClient, i: &Instance, target: u32, heap: &str) {
-    let Some(header) = lost_profile(i, target, heap, crate::platform::boottime_ns()) else {
+    let Some(header) = lost_profile(i, target, heap, zerotrace_core::platform::boottime_ns())
+    else {
         return;
     };
     let Ok(mut writer) = producer.create_trace_writer_for(i) else {
@@ -246,7 +250,7 @@ mod tests {
                 ..ProcessHeader::default()
             }
         );
-        let mut sink = super::super::dump::VecSink::default();
+        let mut sink = zerotrace_profiling::BufferSink::default();
         DumpWriter::new().dump(&mut sink, 77, &h, &[], &mut Interner::new());
         let dumps: Vec<_> = sink
             .packets

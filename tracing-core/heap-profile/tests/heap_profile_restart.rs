@@ -17,9 +17,9 @@ use std::time::Duration;
 use protozero::HeapWriter;
 use zerotrace_core::consumer::ConsumerClient;
 use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
-use zerotrace_core::heap_profile::{HeapProfiler, profiling, register, sampling};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{ProducerClient, ProducerOptions};
+use zerotrace_heap_profile::{HeapProfiler, profiling, register, sampling};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 #[global_allocator]
