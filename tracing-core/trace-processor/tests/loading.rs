@@ -645,3 +645,64 @@ fn concurrent_sessions_are_state_tracks() {
         ]
     );
 }
+
+#[test]
+fn kernel_marks_oom_victims_and_ion() {
+    // FtraceEvent fields: tracing_mark_write 80 {pid 1, trace_name 2,
+    // trace_begin 3}; mark_victim 334 {pid 1}; ion_stat 335 {len 2,
+    // total_allocated 3}.
+    let bytes = trace(&[packet(|p| {
+        let m = p.message();
+        let mut b = m.begin_nested(1);
+        b.append_uint32(1, 0);
+        for (ts, begin) in [(100u64, 1u32), (250, 0)] {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, ts);
+            e.append_uint32(2, 9);
+            let mut w = e.begin_nested(80);
+            w.append_int32(1, 8);
+            w.append_string(2, "frame");
+            w.append_uint32(3, begin);
+        }
+        {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, 300);
+            e.append_uint32(2, 9);
+            e.begin_nested(334).append_int32(1, 9);
+        }
+        {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, 400);
+            e.append_uint32(2, 9);
+            let mut ion = e.begin_nested(335);
+            ion.append_int64(2, 10);
+            ion.append_uint64(3, 4096);
+        }
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.name, s.ts, s.dur, t.tid FROM slice s JOIN thread_track tt ON s.track_id = tt.id JOIN thread t USING (utid) ORDER BY s.ts"
+        ),
+        vec![
+            vec![s("frame"), Value::Int(100), Value::Int(150), Value::Int(9)],
+            vec![
+                s("mem.oom_kill"),
+                Value::Int(300),
+                Value::Int(0),
+                Value::Int(9)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.value FROM counter c JOIN track t ON c.track_id = t.id ORDER BY t.name"
+        ),
+        vec![
+            vec![s("mem.ion"), Value::Real(4096.0)],
+            vec![s("mem.ion_change"), Value::Real(10.0)]
+        ]
+    );
+}

@@ -2,7 +2,11 @@
 //! time): `print` goes to the systrace (atrace) parser; CPU frequency
 //! limits and CFS utilisation become per-CPU counters; f2fs I/O statistics
 //! go to their own parser; `task_newtask` starts processes and threads
-//! (the first event also makes tid 0 the swapper, utid 0). Other events are
+//! (the first event also makes tid 0 the swapper, utid 0); the OOM
+//! killer's victim is a `mem.oom_kill` instant on its thread; ion_stat
+//! gives the `mem.ion` and per-thread `mem.ion_change` counters; the
+//! kernel's tracing_mark_write and g2d_tracing_mark_write go to the
+//! systrace parser. Other events are
 //! not read yet.
 //!
 //! Events our generated messages lack are read with protozero's
@@ -21,6 +25,14 @@ use crate::tracker::tracks::{EventType, TrackSpec};
 const CPU_FREQUENCY_LIMITS: u32 = 12;
 /// FtraceEvent.sched_cpu_util_cfs.
 const SCHED_CPU_UTIL_CFS: u32 = 421;
+/// FtraceEvent.tracing_mark_write: {pid 1, trace_name 2, trace_begin 3}.
+const TRACING_MARK_WRITE: u32 = 80;
+/// FtraceEvent.g2d_tracing_mark_write: {pid 1, name 4, type 5, value 6}.
+const G2D_TRACING_MARK_WRITE: u32 = 349;
+/// FtraceEvent.mark_victim (the OOM killer's victim): {pid 1}.
+const MARK_VICTIM: u32 = 334;
+/// FtraceEvent.ion_stat: {buffer_id 1, len 2, total_allocated 3}.
+const ION_STAT: u32 = 335;
 
 /// Parses one event recorded on `cpu`.
 pub fn parse(p: &mut Parser, _cpu: u32, bytes: &[u8], ts: i64) {
@@ -50,6 +62,60 @@ pub fn parse(p: &mut Parser, _cpu: u32, bytes: &[u8], ts: i64) {
             super::f2fs_iostat::parse(p, ts, b, latency);
             return;
         }
+    }
+    if let Some(b) = d
+        .find_last(TRACING_MARK_WRITE)
+        .and_then(|f| f.as_bytes().ok())
+    {
+        let md = Decoder::new(b);
+        let tgid = md.find_last(1).and_then(|f| f.as_i32().ok()).map(i64::from);
+        let name = md.find_last(2).and_then(|f| f.as_str().ok());
+        let phase = if field_u64(b, 3) != 0 { 'B' } else { 'E' };
+        super::systrace::apply(p, ts, tid, phase, tgid, name, None);
+        return;
+    }
+    if let Some(b) = d
+        .find_last(G2D_TRACING_MARK_WRITE)
+        .and_then(|f| f.as_bytes().ok())
+    {
+        let md = Decoder::new(b);
+        let tgid = md.find_last(1).and_then(|f| f.as_i32().ok()).map(i64::from);
+        let name = md.find_last(4).and_then(|f| f.as_str().ok());
+        let value = md.find_last(6).and_then(|f| f.as_i32().ok()).map(f64::from);
+        let phase = char::from_u32(field_u64(b, 5) as u32).unwrap_or('?');
+        super::systrace::apply(p, ts, tid, phase, tgid, name, value);
+        return;
+    }
+    if let Some(b) = d.find_last(MARK_VICTIM).and_then(|f| f.as_bytes().ok()) {
+        let victim = field_u64(b, 1) as i64;
+        let utid = p.processes.get_or_create_thread(&mut p.storage, victim);
+        let track = p.tracks.thread_track(&mut p.storage, utid);
+        let name = p.storage.strings.intern("mem.oom_kill");
+        p.slices.instant(
+            &mut p.storage,
+            crate::storage::rows::SliceRow {
+                ts,
+                track_id: track,
+                name,
+                ..Default::default()
+            },
+        );
+        return;
+    }
+    if let Some(b) = d.find_last(ION_STAT).and_then(|f| f.as_bytes().ok()) {
+        let spec = TrackSpec::new(Some("mem.ion"), "android_ion", EventType::Counter);
+        let track = p.tracks.interned_counter(&mut p.storage, &spec);
+        push(p, track, ts, field_u64(b, 3) as f64);
+        let utid = p.processes.get_or_create_thread(&mut p.storage, tid);
+        let mut spec = TrackSpec::new(
+            Some("mem.ion_change"),
+            "android_ion_change",
+            EventType::Counter,
+        );
+        spec.utid = Some(utid);
+        let track = p.tracks.interned_counter(&mut p.storage, &spec);
+        push(p, track, ts, field_u64(b, 2) as i64 as f64);
+        return;
     }
     if let Some(b) = d
         .find_last(CPU_FREQUENCY_LIMITS)
@@ -104,6 +170,15 @@ fn field_u64(msg: &[u8], id: u32) -> u64 {
         .find_last(id)
         .and_then(|f| f.as_u64().ok())
         .unwrap_or(0)
+}
+
+fn push(p: &mut Parser, track: u32, ts: i64, value: f64) {
+    p.storage.counters.push(CounterRow {
+        ts,
+        track_id: track,
+        value,
+        arg_set_id: None,
+    });
 }
 
 fn cpu_counter(p: &mut Parser, name: &str, classification: &str, cpu: u64, ts: i64, value: u64) {

@@ -142,7 +142,7 @@ impl TrackTracker {
     /// dimensions), made on first use.
     pub fn interned_counter(&mut self, storage: &mut Storage, spec: &TrackSpec<'_>) -> u32 {
         let key = (
-            format!("{:?}|{:?}", spec.name, spec.dimensions),
+            format!("{:?}|{:?}|{:?}", spec.name, spec.dimensions, spec.utid),
             spec.classification.to_owned(),
             spec.upid,
         );
