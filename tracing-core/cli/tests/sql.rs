@@ -47,7 +47,10 @@ fn trace() -> Vec<u8> {
         td.set_uuid(1);
         td.set_name("main");
     });
-    for (ts, ty) in [(100, track_event::Type::SliceBegin), (350, track_event::Type::SliceEnd)] {
+    for (ts, ty) in [
+        (100, track_event::Type::SliceBegin),
+        (350, track_event::Type::SliceEnd),
+    ] {
         t.extend(packet(|p| {
             p.set_trusted_packet_sequence_id(1);
             p.set_timestamp(ts);
@@ -70,17 +73,30 @@ fn answers_like_trace_processor_shell() {
     let out = zerotrace()
         .args(["sql"])
         .arg(&path)
-        .args(["-Q", "SELECT 1; SELECT name, dur, ts * 0.5 AS half, NULL AS n FROM slice"])
+        .args([
+            "-Q",
+            "SELECT 1; SELECT name, dur, ts * 0.5 AS half, NULL AS n FROM slice",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "\"name\",\"dur\",\"half\",\"n\"\n\"work\",250,50.000000,\"[NULL]\"\n"
     );
     let q = d.join("q.sql");
     std::fs::write(&q, "SELECT count(*) AS c FROM track").unwrap();
-    let out = zerotrace().arg("sql").arg(&path).arg("-q").arg(&q).output().unwrap();
+    let out = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .arg("-q")
+        .arg(&q)
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "\"c\"\n1\n");
 }
 
@@ -89,12 +105,22 @@ fn bad_sql_and_bad_traces_are_errors() {
     let d = dir("bad");
     let path = d.join("t.pftrace");
     std::fs::write(&path, trace()).unwrap();
-    let out = zerotrace().arg("sql").arg(&path).args(["-Q", "SELEC 1"]).output().unwrap();
+    let out = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .args(["-Q", "SELEC 1"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SQL error"));
     let bad = d.join("bad.pftrace");
     std::fs::write(&bad, [0x0f, 0xff, 0xff]).unwrap();
-    let out = zerotrace().arg("sql").arg(&bad).args(["-Q", "SELECT 1"]).output().unwrap();
+    let out = zerotrace()
+        .arg("sql")
+        .arg(&bad)
+        .args(["-Q", "SELECT 1"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(5));
     let out = zerotrace().arg("sql").arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
