@@ -706,3 +706,50 @@ fn kernel_marks_oom_victims_and_ion() {
         ]
     );
 }
+
+#[test]
+fn event_thread_time_is_a_thread_counter_and_slice_thread_time() {
+    let bytes = trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_sequence_flags(1);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(3);
+            let mut th = td.begin_thread();
+            th.set_pid(1);
+            th.set_tid(2);
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(100);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(3);
+            e.set_type(track_event::Type::SliceBegin);
+            e.set_name("s");
+            e.set_thread_time_absolute_us(7);
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(200);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(3);
+            e.set_type(track_event::Type::SliceEnd);
+            e.set_thread_time_absolute_us(9);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT thread_ts, thread_dur FROM slice"),
+        vec![vec![Value::Int(7000), Value::Int(2000)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.ts, c.value FROM counter c JOIN thread_counter_track t ON c.track_id = t.id ORDER BY c.ts"
+        ),
+        vec![
+            vec![s("thread_time"), Value::Int(100), Value::Real(7000.0)],
+            vec![s("thread_time"), Value::Int(200), Value::Real(9000.0)],
+        ]
+    );
+}

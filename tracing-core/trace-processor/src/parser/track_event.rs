@@ -303,6 +303,27 @@ pub fn parse(
         }
     };
 
+    // Thread time and instruction count given on the event itself: values
+    // on the thread's counter tracks, as upstream records them.
+    if let Some(utid) = track.utid {
+        for (name, value) in [
+            ("thread_time", te.thread_ts),
+            ("thread_instruction_count", te.thread_instruction_count),
+        ] {
+            if let Some(v) = value {
+                let mut spec = TrackSpec::new(Some(name), name, EventType::Counter);
+                spec.utid = Some(utid);
+                let id = p.tracks.interned_counter(&mut p.storage, &spec);
+                p.storage.counters.push(CounterRow {
+                    ts: te.ts,
+                    track_id: id,
+                    value: v as f64,
+                    arg_set_id: None,
+                });
+            }
+        }
+    }
+
     // Extra counters.
     for &(cu, value) in &te.extra_counters {
         if let Some(r) = resolve_track(p, cu) {
