@@ -14,7 +14,7 @@
 //! Like protozero's encode bench it measures this thread's CPU time on
 //! 64-bit Linux (`BENCH_CLOCK=wall` for wall time).
 
-#[path = "../../../protozero/benches/support/clock.rs"]
+#[path = "../../encode-bench/benches/support/clock.rs"]
 mod clock;
 
 use std::hint::black_box;

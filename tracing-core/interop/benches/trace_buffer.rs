@@ -33,7 +33,7 @@
 //! table and the ratios. On 64-bit Linux the clock is the thread's CPU time
 //! (`BENCH_CLOCK=wall` for wall time).
 
-#[path = "../../../protozero/benches/support/clock.rs"]
+#[path = "../../../protos/encode-bench/benches/support/clock.rs"]
 mod clock;
 
 use std::hint::black_box;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes a run of `cargo bench -p protozero --bench encode` as Markdown.
+"""Summarizes a run of `cargo bench -p zerotrace-encode-bench --bench encode` as Markdown.
 
 Reads criterion's estimates (`<criterion dir>/<group>/<variant>/new/estimates.json`)
 and samples (`sample.json`) and prints the times of every variant plus the goal
@@ -7,7 +7,7 @@ ratios of issue #2, both from criterion's typical estimate and from the fastest
 sample of each variant. On a shared machine other tenants only ever add time, so
 the fastest samples are the steadier comparison.
 
-Usage: python3 protozero/benches/ratios.py [criterion dir]
+Usage: python3 protos/encode-bench/benches/ratios.py [criterion dir]
 (default: $CARGO_TARGET_DIR/criterion, else target/criterion)
 """
 

@@ -11,7 +11,7 @@
 //! Times are this thread's CPU time on 64-bit Linux (robust on a shared
 //! machine), wall time elsewhere or with `BENCH_CLOCK=wall`.
 //!
-//! Run: `cargo bench -p protozero --bench encode -- --warm-up-time 1 --measurement-time 3`.
+//! Run: `cargo bench -p zerotrace-encode-bench --bench encode -- --warm-up-time 1 --measurement-time 3`.
 
 mod support;
 
