@@ -192,9 +192,13 @@ enum Task {
     /// case's trace.pb, query.sql, expected.csv) through our trace
     /// processor; PASS/FAIL per case with the first differing line.
     TpConformance {
-        /// The cases' directory (default: ../shared/perfetto-difftests
-        /// beside the repository).
+        /// The cases' directory (default: `perfetto-difftests` in the
+        /// `shared` directory beside the repository).
         dir: Option<PathBuf>,
+        /// Fail unless at least this many cases pass (CI's floor: what
+        /// passes today, so that no change takes a passing case back).
+        #[arg(long)]
+        min_pass: Option<usize>,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -417,10 +421,23 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::TpConformance { dir } => {
-            let dir = dir.unwrap_or_else(|| workspace_root().join("../shared/perfetto-difftests"));
+        Task::TpConformance { dir, min_pass } => {
+            let dir = dir.unwrap_or_else(|| {
+                let root = workspace_root();
+                root.parent()
+                    .unwrap_or(&root)
+                    .join("shared")
+                    .join("perfetto-difftests")
+            });
             match tp_conformance::run(&dir) {
-                Ok(_) => ExitCode::SUCCESS,
+                Ok(passed) if passed >= min_pass.unwrap_or(0) => ExitCode::SUCCESS,
+                Ok(passed) => {
+                    eprintln!(
+                        "tp-conformance: {passed} cases passed, fewer than --min-pass {}",
+                        min_pass.unwrap_or(0)
+                    );
+                    ExitCode::FAILURE
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
                     ExitCode::FAILURE
