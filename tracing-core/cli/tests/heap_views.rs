@@ -14,8 +14,8 @@ use std::process::Command;
 
 use heap_support::{HeapSeq, header, hf};
 use perf_support::Trace;
-use zerotrace_cli::profile::{HeapValue, SampleReader, heap_folded};
 use zerotrace_heap_profile::ClientError;
+use zerotrace_profiling::view::{HeapValue, SampleReader, heap_folded};
 
 fn zerotrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_zerotrace"))

@@ -212,7 +212,7 @@ fn symbolize_names_a_stripped_binary_from_its_debug_file() {
         .expect("binutils' strip runs");
     assert!(st.success(), "strip");
     // The debug file where a build-id layout puts it.
-    let build_id = zerotrace_cli::profile::build_id_of(&std::fs::read(&full).expect("read"))
+    let build_id = zerotrace_profiling::view::build_id_of(&std::fs::read(&full).expect("read"))
         .expect("the fixture has a build id");
     let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
     let symbols = dir.join("symbols");

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perf_support::{Fr, PerfSeq, Trace, app};
-use zerotrace_cli::profile::{Filter, SampleReader, folded};
+use zerotrace_profiling::view::{Filter, SampleReader, folded};
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_protos::protos::profiling::StackUnwindError;
 

@@ -16,8 +16,10 @@ use zerotrace_protos::protos::TracePacketDecoder;
 use super::machines::{machine_of, machines};
 use super::trace_reader::{Sequences, cpu_profile_of, packets};
 use super::{CliError, read_input};
-use crate::profile::{HeapSample, Profile, Sample, SampleReader, cpu_mode_name, unwind_error_name};
 use crate::{schema, text_config};
+use zerotrace_profiling::view::{
+    HeapSample, Profile, Sample, SampleReader, cpu_mode_name, unwind_error_name,
+};
 
 /// The names a TrackEvent refers to by iid, resolved.
 fn resolved(p: &TracePacketDecoder<'_>, seqs: &mut Sequences) -> Option<String> {

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use crate::profile::{Filter, Folded, HeapValue, Profile, folded, heap_folded};
+use zerotrace_profiling::view::{Filter, Folded, HeapValue, Profile, folded, heap_folded};
 
 use super::trace_reader::cpu_profile;
 use super::{CliError, read_input, write_output};

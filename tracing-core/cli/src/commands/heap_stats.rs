@@ -6,7 +6,7 @@
 //! whose callstack does not resolve (by kind), dumps that never closed,
 //! missing packets, malformed messages.
 
-use crate::profile::{HeapDump, Profile};
+use zerotrace_profiling::view::{HeapDump, Profile};
 
 /// How many dumps are listed (the last ones: totals are cumulative).
 const MAX_LISTED: usize = 50;

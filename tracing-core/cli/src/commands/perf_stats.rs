@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::profile::Profile;
+use zerotrace_profiling::view::Profile;
 
 /// How many processes and threads are listed.
 const TOP: usize = 10;

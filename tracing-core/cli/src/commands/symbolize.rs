@@ -18,7 +18,7 @@ use protozero::HeapWriter;
 use zerotrace_protos::protos::ModuleSymbols;
 use zerotrace_protos::upstream_tables::packet_field;
 
-use crate::profile::{ModuleSymbolizer, SymbolLine, build_id_of};
+use zerotrace_profiling::view::{ModuleSymbolizer, SymbolLine, build_id_of};
 
 use super::trace_reader::cpu_profile;
 use super::{CliError, read_input, write_output};

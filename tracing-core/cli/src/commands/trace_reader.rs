@@ -12,7 +12,7 @@ use protozero::Decoder;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::CliError;
-use crate::profile::{Profile, SampleReader};
+use zerotrace_profiling::view::{Profile, SampleReader};
 
 /// `TracePacket.sequence_flags` bit: the sequence's incremental state was cleared.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;

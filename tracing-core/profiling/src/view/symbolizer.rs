@@ -16,7 +16,7 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 
 use super::SymbolLine;
-use zerotrace_probes::perf::unwind::demangle;
+use zerotrace_unwind::demangle;
 
 /// Why a file cannot name addresses.
 #[derive(Debug, thiserror::Error)]

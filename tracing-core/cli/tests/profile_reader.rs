@@ -1,17 +1,16 @@
 //! The sample reader, folded stacks and pprof over synthetic `linux.perf`
 //! traces written with the generated writers.
 
-#[path = "../../tests/perf_support/mod.rs"]
-pub(super) mod support;
+mod perf_support;
 
 use std::io::Read as _;
 
-use support::{Fr, PerfSeq, Trace, app};
+use perf_support::{Fr, PerfSeq, Trace, app};
 use zerotrace_protos::pprof::ProfileDecoder;
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_protos::protos::profiling::StackUnwindError;
 
-use super::*;
+use zerotrace_profiling::view::*;
 
 /// Every packet of `trace`, pushed through a reader.
 fn profile_of(trace: &Trace) -> Profile {

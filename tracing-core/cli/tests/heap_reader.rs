@@ -2,17 +2,16 @@
 //! heapprofd traces (`tests/heap_support`: zerotrace's own dump writer,
 //! and dumps laid out by hand).
 
-#[path = "../../tests/heap_support/mod.rs"]
 mod heap_support;
+mod perf_support;
 
 use std::io::Read as _;
 
-use super::tests::support as perf_support;
 use heap_support::{HeapSeq, header, hf};
 use perf_support::Trace;
 use zerotrace_protos::pprof::ProfileDecoder;
 
-use super::*;
+use zerotrace_profiling::view::*;
 
 fn packets_of(trace: &Trace) -> Vec<Vec<u8>> {
     protozero::Decoder::new(trace.bytes())

@@ -35,8 +35,3 @@ pub use sample::{Counts, Sample, Timebase, cpu_mode_name, skip_reason_name, unwi
 pub use symbolizer::{ModuleSymbolizer, SymbolizeError, build_id_of};
 pub use symbols::SymbolLine;
 pub use tables::{Frame, Mapping};
-
-#[cfg(test)]
-mod heap_tests;
-#[cfg(test)]
-mod tests;
