@@ -54,8 +54,8 @@ pub fn perf_unwind(data: &[u8]) {
             let _ = m.symbolize(pc);
         }
     }
-    let _ = zerotrace_cli::profile::build_id_of(elf);
-    if let Ok(s) = zerotrace_cli::profile::ModuleSymbolizer::new(elf) {
+    let _ = zerotrace_profiling::view::build_id_of(elf);
+    if let Ok(s) = zerotrace_profiling::view::ModuleSymbolizer::new(elf) {
         for pc in [0, ip - BASE, ip, u64::MAX] {
             for l in s.lines(pc) {
                 assert!(!l.function_name.is_empty());
