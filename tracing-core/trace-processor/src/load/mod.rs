@@ -15,9 +15,10 @@
 pub mod clock;
 pub mod descriptors;
 pub mod inflate;
+pub mod loaded;
 pub mod sequence;
 pub mod tokenizer;
-mod track_event_times;
+pub mod track_event_times;
 
 use std::collections::HashMap;
 
@@ -29,9 +30,9 @@ use crate::parser::Parser;
 use crate::storage::Storage;
 use clock::{ClockTracker, clock_key};
 use descriptors::{Descriptor, Descriptors};
+use loaded::{Loaded, Packet};
 use sequence::{Generation, SequenceState};
 use tokenizer::TraceTokenizer;
-pub use track_event_times::TrackEventTimes;
 
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
 pub const MAX_COMPRESSION_DEPTH: u32 = 2;
@@ -42,24 +43,6 @@ const FTRACE_EVENTS: u32 = 1;
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
-
-/// A packet read and waiting for the sort.
-#[derive(Debug)]
-pub struct Packet {
-    /// Time on the trace clock.
-    pub ts: i64,
-    /// The packet's bytes.
-    pub bytes: Vec<u8>,
-    /// Index of its sequence's generation.
-    pub generation: u32,
-    /// For a TrackEvent: the times and values resolved in stream order.
-    pub track_event: Option<TrackEventTimes>,
-    /// Position in the stream (ties in `ts` keep stream order).
-    pub order: u64,
-    /// For one event of an ftrace bundle: its CPU (`bytes` then hold the
-    /// `FtraceEvent`, not a packet).
-    pub ftrace_cpu: Option<u32>,
-}
 
 /// A packet whose clock could not be converted when it was read.
 #[derive(Debug)]
@@ -105,20 +88,6 @@ impl Default for Loader {
             next_order: 0,
         }
     }
-}
-
-/// Everything `finish` hands the parsers.
-pub struct Loaded {
-    /// The sorted packets.
-    pub packets: Vec<Packet>,
-    /// Generations the packets point into.
-    pub generations: Vec<Generation>,
-    /// Track descriptors by uuid.
-    pub descriptors: Descriptors,
-    /// The storage with the tokenizer's stats and metadata.
-    pub storage: Storage,
-    /// The clocks, for timestamps inside packets.
-    pub clocks: ClockTracker,
 }
 
 impl Loader {

@@ -17,8 +17,8 @@ mod track_event;
 
 use zerotrace_protos::protos::TracePacketDecoder;
 
-use crate::load::Loaded;
 use crate::load::clock::ClockTracker;
+use crate::load::loaded::Loaded;
 use crate::load::sequence::Generation;
 use crate::storage::Storage;
 use crate::tracker::process::ProcessTracker;
@@ -88,7 +88,7 @@ impl Parser {
         p.storage
     }
 
-    fn parse(&mut self, packet: &crate::load::Packet, generation: &Generation) {
+    fn parse(&mut self, packet: &crate::load::loaded::Packet, generation: &Generation) {
         if let Some(cpu) = packet.ftrace_cpu {
             ftrace::parse(self, cpu, &packet.bytes, packet.ts);
             return;

@@ -12,9 +12,9 @@ use zerotrace_protos::protos::{
 
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
-use crate::load::TrackEventTimes;
 use crate::load::descriptors::Descriptors;
 use crate::load::sequence::Generation;
+use crate::load::track_event_times::TrackEventTimes;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, FlowRow, SliceRow, StateRow};
 use crate::tracker::process::NamePriority;
