@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod rows;
+mod stat_vocabulary;
 pub mod stats;
 pub mod strings;
 
