@@ -300,12 +300,28 @@ impl Loader {
         }
         if let Some(td) = pkt.track_descriptor_bytes() {
             self.register_descriptor(td);
-            // A thread's descriptor also names the sequence's thread, for
-            // events that give no track.
+            // As upstream: a thread's descriptor, read while the sequence's
+            // incremental state is valid, becomes the sequence's thread
+            // (for legacy events that give no track) and resets its
+            // reference times.
             if let Some(th) = TrackDescriptorDecoder::new(td).thread() {
-                let t = (i64::from(th.pid().unwrap_or(0)), th.tid().unwrap_or(0));
-                if let Some(g) = self.generations.get_mut(gen_idx as usize) {
-                    g.thread.get_or_insert(t);
+                let valid = self
+                    .generations
+                    .get(gen_idx as usize)
+                    .is_some_and(|g| g.valid);
+                if let (true, Some(pid), Some(tid)) = (valid, th.pid(), th.tid()) {
+                    let t = (i64::from(pid), tid);
+                    if let Some(s) = self.sequences.get_mut(&seq) {
+                        s.track_event_timestamp_us = Some(th.reference_timestamp_us().unwrap_or(0));
+                        s.track_event_thread_time_us =
+                            Some(th.reference_thread_time_us().unwrap_or(0));
+                        s.track_event_instruction_count =
+                            Some(th.reference_thread_instruction_count().unwrap_or(0));
+                        s.thread = Some(t);
+                    }
+                    if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+                        g.thread = Some(t);
+                    }
                 }
             }
         }

@@ -29,9 +29,16 @@ pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
         .as_ref()
         .is_some_and(|r| r.thread_ordering_raw() == Some(ORDERING_EXPLICIT));
     let rank = td.sibling_order_rank();
+    // Resolving first: a descriptor for a reused pid or tid makes a new
+    // process or thread, and the names below go to it.
+    super::track_event::update_descriptor(p, uuid, bytes);
+    let resolved = super::track_event::resolve_track(p, uuid);
     if let Some(process) = td.process() {
         let pid = i64::from(process.pid().unwrap_or(0));
-        let upid = p.processes.get_or_create_process(&mut p.storage, pid);
+        let upid = match resolved.and_then(|r| r.upid) {
+            Some(u) => u,
+            None => p.processes.get_or_create_process(&mut p.storage, pid),
+        };
         if let (true, Some(rank)) = (explicit_processes, rank) {
             add_process_arg(
                 p,
@@ -56,7 +63,10 @@ pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
     if let Some(thread) = td.thread() {
         let pid = i64::from(thread.pid().unwrap_or(0));
         let tid = thread.tid().unwrap_or(0);
-        let utid = p.processes.update_thread(&mut p.storage, tid, pid);
+        let utid = match resolved.and_then(|r| r.utid) {
+            Some(u) => u,
+            None => p.processes.update_thread(&mut p.storage, tid, pid),
+        };
         if let (true, Some(rank)) = (explicit_threads, rank) {
             add_thread_arg(
                 p,
@@ -71,8 +81,6 @@ pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
                 .set_thread_name(&mut p.storage, utid, name, NamePriority::TrackDescriptor);
         }
     }
-    super::track_event::update_descriptor(p, uuid, bytes);
-    let _ = super::track_event::resolve_track(p, uuid);
 }
 
 /// Adds one arg to a thread's arg set.

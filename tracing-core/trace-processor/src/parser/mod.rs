@@ -13,6 +13,7 @@ mod process_tree;
 mod service;
 mod sys_stats;
 mod systrace;
+mod track_association;
 mod track_event;
 
 use zerotrace_protos::protos::TracePacketDecoder;

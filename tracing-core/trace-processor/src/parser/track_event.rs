@@ -12,13 +12,17 @@ use zerotrace_protos::protos::{
 
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
+use super::track_association::{LegacyTracks, associate};
 use crate::load::descriptors::Descriptors;
 use crate::load::sequence::Generation;
 use crate::load::track_event_times::TrackEventTimes;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::rows::{CounterRow, FlowRow, SliceRow, StateRow};
+use crate::storage::rows::{CounterRow, SliceRow, StateRow};
+use crate::storage::strings::StrId;
+use crate::tracker::flows::FlowTracker;
 use crate::tracker::process::NamePriority;
 use crate::tracker::tracks::{EventType, TrackSpec};
+use zerotrace_protos::protos::track_event::LegacyEventDecoder;
 
 /// InternedData fields.
 const EVENT_CATEGORIES: u32 = 1;
@@ -45,10 +49,15 @@ pub struct Resolved {
 pub struct TrackEventState {
     descriptors: Descriptors,
     resolved: HashMap<u64, Resolved>,
-    /// v2 flow id → the slice it last left from.
-    flows: HashMap<u64, u32>,
-    /// v1 bind id → the slice it last left from.
-    legacy_flows: HashMap<u64, u32>,
+    /// Flows (v2 ids, bind ids and v1 legacy flows).
+    flows: FlowTracker,
+    /// Tracks of legacy events and the default track.
+    pub legacy: LegacyTracks,
+    /// The descriptor uuid each thread was resolved from (another uuid
+    /// for the same thread means its tid was reused).
+    uuid_by_utid: HashMap<u32, u64>,
+    /// The same for processes (pid reuse).
+    uuid_by_upid: HashMap<u32, u64>,
     /// Open state per state track: (state row).
     open_states: HashMap<u32, usize>,
     /// Descriptors as parsed so far in timestamp order (these win over
@@ -66,8 +75,10 @@ impl TrackEventState {
         TrackEventState {
             descriptors,
             resolved: HashMap::new(),
-            flows: HashMap::new(),
-            legacy_flows: HashMap::new(),
+            flows: FlowTracker::default(),
+            legacy: LegacyTracks::default(),
+            uuid_by_utid: HashMap::new(),
+            uuid_by_upid: HashMap::new(),
             open_states: HashMap::new(),
             current: HashMap::new(),
             used: HashSet::new(),
@@ -151,7 +162,15 @@ fn resolve_depth(p: &mut Parser, uuid: u64, depth: u32) -> Option<Resolved> {
     let r = if let Some(thread) = td.thread() {
         let pid = i64::from(thread.pid().unwrap_or(0));
         let tid = thread.tid().unwrap_or(0);
-        let utid = p.processes.update_thread(&mut p.storage, tid, pid);
+        let mut utid = p.processes.update_thread(&mut p.storage, tid, pid);
+        if let Some(old) = p.track_event.uuid_by_utid.insert(utid, uuid) {
+            if old != uuid {
+                // Another descriptor for this thread: its tid was reused.
+                p.processes.start_reused_thread(&mut p.storage, tid);
+                utid = p.processes.update_thread(&mut p.storage, tid, pid);
+                p.track_event.uuid_by_utid.insert(utid, uuid);
+            }
+        }
         if let Some(n) = thread.thread_name() {
             let n = p.storage.strings.intern(n);
             p.processes
@@ -170,7 +189,14 @@ fn resolve_depth(p: &mut Parser, uuid: u64, depth: u32) -> Option<Resolved> {
         }
     } else if let Some(process) = td.process() {
         let pid = i64::from(process.pid().unwrap_or(0));
-        let upid = p.processes.get_or_create_process(&mut p.storage, pid);
+        let mut upid = p.processes.get_or_create_process(&mut p.storage, pid);
+        if let Some(old) = p.track_event.uuid_by_upid.insert(upid, uuid) {
+            if old != uuid {
+                // Another descriptor for this process: its pid was reused.
+                upid = p.processes.start_reused_process(&mut p.storage, pid);
+                p.track_event.uuid_by_upid.insert(upid, uuid);
+            }
+        }
         if let Some(n) = process.process_name() {
             let n = p.storage.strings.intern(n);
             p.processes
@@ -274,38 +300,48 @@ pub fn parse(
         .and_then(|d| d.track_uuid());
     let legacy = ev.legacy_event();
 
-    // The track.
-    let uuid = ev.track_uuid().or(default_uuid).filter(|u| *u != 0);
-    let track = match uuid {
-        Some(u) => match resolve_track(p, u) {
-            Some(r) => r,
-            None => {
-                p.storage.stats.incr("track_event_parser_errors");
-                return;
-            }
-        },
-        None => {
-            let Some((pid, tid)) = generation
-                .thread
-                .or_else(|| generation.trusted_pid.map(|pid| (pid, pid)))
-            else {
-                p.storage.stats.incr("track_event_parser_errors");
-                return;
-            };
-            let utid = p.processes.update_thread(&mut p.storage, tid, pid);
-            let id = p.tracks.thread_track(&mut p.storage, utid);
-            Resolved {
-                track_id: id,
-                utid: Some(utid),
-                upid: None,
-                event_type: EventType::Slice,
-            }
-        }
+    // Name and category.
+    let name = match (
+        ev.name(),
+        ev.name_iid().or(legacy.as_ref().and_then(|l| l.name_iid())),
+    ) {
+        (Some(n), _) => Some(n.to_owned()),
+        (None, Some(iid)) => interned_str(generation, EVENT_NAMES, iid),
+        (None, None) => None,
     };
+    let mut cats: Vec<String> = ev.categories().map(str::to_owned).collect();
+    for iid in ev.category_iids() {
+        if let Some(c) = interned_str(generation, EVENT_CATEGORIES, iid) {
+            cats.push(c);
+        }
+    }
+    let category = if cats.is_empty() {
+        None
+    } else {
+        Some(cats.join(","))
+    };
+    let name_id = p.storage.strings.intern_opt(name.as_deref());
+    let category_id = p.storage.strings.intern_opt(category.as_deref());
+
+    // The track.
+    let Ok(assoc) = associate(
+        p,
+        &ev,
+        legacy.as_ref(),
+        generation,
+        default_uuid,
+        name_id,
+        category_id,
+    ) else {
+        p.storage.stats.incr("track_event_parser_errors");
+        return;
+    };
+    let track = assoc.track;
+    let uuid = assoc.uuid;
 
     // Thread time and instruction count given on the event itself: values
     // on the thread's counter tracks, as upstream records them.
-    if let Some(utid) = track.utid {
+    if let Some(utid) = assoc.utid {
         for (name, value) in [
             ("thread_time", te.thread_ts),
             ("thread_instruction_count", te.thread_instruction_count),
@@ -336,27 +372,6 @@ pub fn parse(
             });
         }
     }
-
-    // Name and category.
-    let name = match (
-        ev.name(),
-        ev.name_iid().or(legacy.as_ref().and_then(|l| l.name_iid())),
-    ) {
-        (Some(n), _) => Some(n.to_owned()),
-        (None, Some(iid)) => interned_str(generation, EVENT_NAMES, iid),
-        (None, None) => None,
-    };
-    let mut cats: Vec<String> = ev.categories().map(str::to_owned).collect();
-    for iid in ev.category_iids() {
-        if let Some(c) = interned_str(generation, EVENT_CATEGORIES, iid) {
-            cats.push(c);
-        }
-    }
-    let category = if cats.is_empty() {
-        None
-    } else {
-        Some(cats.join(","))
-    };
 
     let ty = ev.type_raw().unwrap_or(0);
     let phase = legacy.as_ref().and_then(|l| l.phase()).unwrap_or(0);
@@ -424,8 +439,6 @@ pub fn parse(
         return;
     }
 
-    let name_id = p.storage.strings.intern_opt(name.as_deref());
-    let category_id = p.storage.strings.intern_opt(category.as_deref());
     if p.track_event.used.insert(track.track_id) && p.track_event.unnamed.remove(&track.track_id) {
         if let Some(t) = p.storage.tracks.get_mut(track.track_id as usize) {
             t.name = name_id;
@@ -442,15 +455,27 @@ pub fn parse(
         thread_instruction_count: te.thread_instruction_count,
         ..SliceRow::default()
     };
-    let slice_id = match (ty, phase as u8) {
-        (1, _) | (0, b'B') => {
+    let track_id = track.track_id;
+    let phase = u8::try_from(phase).unwrap_or(0);
+    if ty == 0 && matches!(phase, b's' | b't' | b'f') {
+        legacy_flow_v1(
+            p,
+            legacy.as_ref(),
+            phase,
+            track_id,
+            te.ts,
+            name_id,
+            category_id,
+        );
+        return;
+    }
+    let slice_id = match (ty, phase) {
+        (1, _) | (0, b'B' | b'b' | b'S') => {
             let a = p.storage.args.add_set(&args);
             Some(p.slices.begin(&mut p.storage, row(a, -1)))
         }
-        (2, _) | (0, b'E') => {
-            let id = p
-                .slices
-                .end(&mut p.storage, track.track_id, te.ts, te.thread_ts);
+        (2, _) | (0, b'E' | b'e' | b'F') => {
+            let id = p.slices.end(&mut p.storage, track_id, te.ts, te.thread_ts);
             if id.is_none() {
                 p.storage.stats.incr("misplaced_end_event");
             }
@@ -461,7 +486,18 @@ pub fn parse(
             }
             id
         }
-        (3, _) | (0, b'I') | (0, b'i') | (0, b'R') | (0, b'n') => {
+        (3, _) | (0, b'I' | b'i' | b'R' | b'n') => {
+            let a = p.storage.args.add_set(&args);
+            Some(p.slices.instant(&mut p.storage, row(a, 0)))
+        }
+        (0, b'T' | b'p') => {
+            // An async step: an instant with the phase kept as an arg.
+            let k = p.storage.strings.intern("legacy_event.phase");
+            let v = p
+                .storage
+                .strings
+                .intern(if phase == b'T' { "T" } else { "p" });
+            args.add(k, k, ArgValue::String(v));
             let a = p.storage.args.add_set(&args);
             Some(p.slices.instant(&mut p.storage, row(a, 0)))
         }
@@ -489,50 +525,83 @@ pub fn parse(
     let Some(slice_id) = slice_id else {
         return;
     };
+    if !matches!((ty, phase), (2, _) | (0, b'E' | b'e' | b'F')) {
+        p.track_event
+            .flows
+            .slice_began(&mut p.storage, track_id, slice_id);
+    }
 
-    // Flows (v2).
-    for id in ev.flow_ids().chain(ev.flow_ids_old()) {
-        if let Some(prev) = p.track_event.flows.insert(id, slice_id) {
-            p.storage.flows.push(FlowRow {
-                slice_out: prev,
-                slice_in: slice_id,
-                trace_id: Some(id as i64),
-                arg_set_id: None,
-            });
-        }
-    }
-    for id in ev
-        .terminating_flow_ids()
-        .chain(ev.terminating_flow_ids_old())
-    {
-        if let Some(prev) = p.track_event.flows.remove(&id) {
-            p.storage.flows.push(FlowRow {
-                slice_out: prev,
-                slice_in: slice_id,
-                trace_id: Some(id as i64),
-                arg_set_id: None,
-            });
-        }
-    }
-    // Flows (v1): bind_id with a direction.
+    // Flows by bind id (LegacyEvent.flow_direction).
     if let Some(l) = &legacy {
         if let Some(bind) = l.bind_id() {
-            let dir = l.flow_direction_raw().unwrap_or(0);
-            if dir == 1 || dir == 3 {
-                // FLOW_IN / FLOW_INOUT: arrives here.
-                if let Some(&prev) = p.track_event.legacy_flows.get(&bind) {
-                    p.storage.flows.push(FlowRow {
-                        slice_out: prev,
-                        slice_in: slice_id,
-                        trace_id: None,
-                        arg_set_id: None,
-                    });
-                }
-            }
-            if dir == 2 || dir == 3 {
-                p.track_event.legacy_flows.insert(bind, slice_id);
+            let flows = &mut p.track_event.flows;
+            match l.flow_direction_raw() {
+                Some(2) => flows.begin(&mut p.storage, slice_id, bind),
+                Some(3) => flows.step(&mut p.storage, slice_id, bind),
+                Some(1) => flows.end(&mut p.storage, slice_id, bind, false),
+                _ => p.storage.stats.incr("flow_without_direction"),
             }
         }
+    }
+    // Flows by v2 ids.
+    let ids: Vec<u64> = if ev.has_flow_ids() {
+        ev.flow_ids().collect()
+    } else {
+        ev.flow_ids_old().collect()
+    };
+    for id in ids {
+        let flows = &mut p.track_event.flows;
+        if flows.is_active(id) {
+            flows.step(&mut p.storage, slice_id, id);
+        } else {
+            flows.begin(&mut p.storage, slice_id, id);
+        }
+    }
+    let ids: Vec<u64> = if ev.has_terminating_flow_ids() {
+        ev.terminating_flow_ids().collect()
+    } else {
+        ev.terminating_flow_ids_old().collect()
+    };
+    for id in ids {
+        let flows = &mut p.track_event.flows;
+        if flows.is_active(id) {
+            flows.end(&mut p.storage, slice_id, id, true);
+        }
+    }
+}
+
+/// A v1 legacy flow event (`s`, `t`, `f`): it binds to the slice open on
+/// its track, or an `f` without `bind_to_enclosing` to the next slice that
+/// begins there.
+fn legacy_flow_v1(
+    p: &mut Parser,
+    legacy: Option<&LegacyEventDecoder<'_>>,
+    phase: u8,
+    track_id: u32,
+    ts: i64,
+    name: StrId,
+    category: StrId,
+) {
+    let source = legacy.and_then(|l| l.unscoped_id().or(l.local_id()).or(l.global_id()));
+    let Some(source) = source else {
+        p.storage.stats.incr("flow_invalid_id");
+        return;
+    };
+    let flow = p.track_event.flows.v1_id(source, category, name);
+    let bind_enclosing = legacy.and_then(|l| l.bind_to_enclosing()).unwrap_or(false);
+    if phase == b'f' && !bind_enclosing {
+        p.track_event.flows.end_at_next_slice(track_id, flow);
+        return;
+    }
+    let Some(open) = p.slices.topmost(&p.storage, track_id, ts) else {
+        p.storage.stats.incr("flow_no_enclosing_slice");
+        return;
+    };
+    let flows = &mut p.track_event.flows;
+    match phase {
+        b's' => flows.begin(&mut p.storage, open, flow),
+        b't' => flows.step(&mut p.storage, open, flow),
+        _ => flows.end(&mut p.storage, open, flow, false),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The trackers the parsers fill tables through: threads and processes,
-//! tracks, slices.
+//! tracks, slices, flows.
 
+pub mod flows;
 pub mod process;
 pub mod slices;
 pub mod tracks;

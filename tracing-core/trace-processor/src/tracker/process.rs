@@ -114,6 +114,20 @@ impl ProcessTracker {
         utid
     }
 
+    /// A thread whose tid was seen again as another thread (TrackEvent
+    /// descriptors with a new uuid): a new utid, without a process yet.
+    pub fn start_reused_thread(&mut self, storage: &mut Storage, tid: i64) -> u32 {
+        self.new_thread(storage, tid)
+    }
+
+    /// A process whose pid was seen again as another process: a new upid
+    /// with its main thread, nameless.
+    pub fn start_reused_process(&mut self, storage: &mut Storage, pid: i64) -> u32 {
+        self.pids.remove(&pid);
+        self.live_tid.remove(&pid);
+        self.get_or_create_process(storage, pid)
+    }
+
     /// The live thread with this tid, created (without a process) when none.
     pub fn get_or_create_thread(&mut self, storage: &mut Storage, tid: i64) -> u32 {
         match self.live_tid.get(&tid) {

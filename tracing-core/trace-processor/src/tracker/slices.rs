@@ -54,6 +54,12 @@ impl SliceTracker {
         id
     }
 
+    /// The innermost slice open on a track at `ts`.
+    pub fn topmost(&mut self, storage: &Storage, track: u32, ts: i64) -> Option<u32> {
+        self.pop_finished(storage, track, ts);
+        self.stacks.get(&track)?.last().copied()
+    }
+
     /// Closes the innermost open slice of a track; its id, or None when
     /// nothing is open.
     pub fn end(
