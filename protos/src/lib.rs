@@ -51,6 +51,7 @@
 #[rustfmt::skip]
 mod generated;
 
+pub mod meminfo_keys;
 pub mod upstream_tables;
 
 pub use generated::{FILE_DESCRIPTOR_SET, perfetto};

@@ -7,48 +7,13 @@ use zerotrace_protos::protos::MeminfoCounters as M;
 
 const FILE: &str = "/proc/meminfo";
 
-/// The kernel's `/proc/meminfo` keys upstream's `MeminfoCounters` names.
-/// (Its Android-only values, `Gpu`, `Zram`, `Misc`, `IonHeap`,
-/// `IonHeapPool`, have no mainline `/proc/meminfo` line.)
-pub const KEYS: &[(&str, M)] = &[
-    ("MemTotal", M::MeminfoMemTotal),
-    ("MemFree", M::MeminfoMemFree),
-    ("MemAvailable", M::MeminfoMemAvailable),
-    ("Buffers", M::MeminfoBuffers),
-    ("Cached", M::MeminfoCached),
-    ("SwapCached", M::MeminfoSwapCached),
-    ("Active", M::MeminfoActive),
-    ("Inactive", M::MeminfoInactive),
-    ("Active(anon)", M::MeminfoActiveAnon),
-    ("Inactive(anon)", M::MeminfoInactiveAnon),
-    ("Active(file)", M::MeminfoActiveFile),
-    ("Inactive(file)", M::MeminfoInactiveFile),
-    ("Unevictable", M::MeminfoUnevictable),
-    ("Mlocked", M::MeminfoMlocked),
-    ("SwapTotal", M::MeminfoSwapTotal),
-    ("SwapFree", M::MeminfoSwapFree),
-    ("Dirty", M::MeminfoDirty),
-    ("Writeback", M::MeminfoWriteback),
-    ("AnonPages", M::MeminfoAnonPages),
-    ("Mapped", M::MeminfoMapped),
-    ("Shmem", M::MeminfoShmem),
-    ("Slab", M::MeminfoSlab),
-    ("SReclaimable", M::MeminfoSlabReclaimable),
-    ("SUnreclaim", M::MeminfoSlabUnreclaimable),
-    ("KernelStack", M::MeminfoKernelStack),
-    ("PageTables", M::MeminfoPageTables),
-    ("CommitLimit", M::MeminfoCommitLimit),
-    ("Committed_AS", M::MeminfoCommitedAs),
-    ("VmallocTotal", M::MeminfoVmallocTotal),
-    ("VmallocUsed", M::MeminfoVmallocUsed),
-    ("VmallocChunk", M::MeminfoVmallocChunk),
-    ("CmaTotal", M::MeminfoCmaTotal),
-    ("CmaFree", M::MeminfoCmaFree),
-];
+/// The kernel's `/proc/meminfo` keys upstream's `MeminfoCounters` names
+/// (the one table, in `zerotrace_protos`).
+pub use zerotrace_protos::meminfo_keys::MEMINFO_KEYS as KEYS;
 
 /// The counter a `/proc/meminfo` key maps to, if upstream names one.
 pub fn counter(key: &str) -> Option<M> {
-    KEYS.iter().find(|(k, _)| *k == key).map(|&(_, c)| c)
+    zerotrace_protos::meminfo_keys::meminfo_counter(key)
 }
 
 /// Every `key: value` line of `/proc/meminfo`, in file order, values as

@@ -52,6 +52,8 @@ pub struct Parser {
     pub saw_ftrace: bool,
     /// Concurrent tracing sessions' tracks and states.
     pub sessions: concurrent_sessions::Sessions,
+    /// What sys stats keep between packets.
+    pub sys_stats: sys_stats::SysStatsState,
 }
 
 impl Parser {
@@ -77,6 +79,7 @@ impl Parser {
             trace_config: None,
             saw_ftrace: false,
             sessions: concurrent_sessions::Sessions::default(),
+            sys_stats: sys_stats::SysStatsState::default(),
         };
         let empty = Generation::default();
         for packet in &packets {
