@@ -54,6 +54,8 @@ pub struct Parser {
     pub sessions: concurrent_sessions::Sessions,
     /// What sys stats keep between packets.
     pub sys_stats: sys_stats::SysStatsState,
+    /// Async slice tracks shared by cookie.
+    pub async_tracks: crate::tracker::track_compressor::TrackCompressor,
 }
 
 impl Parser {
@@ -80,6 +82,7 @@ impl Parser {
             saw_ftrace: false,
             sessions: concurrent_sessions::Sessions::default(),
             sys_stats: sys_stats::SysStatsState::default(),
+            async_tracks: Default::default(),
         };
         let empty = Generation::default();
         for packet in &packets {

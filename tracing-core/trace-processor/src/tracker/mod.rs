@@ -4,4 +4,5 @@
 pub mod flows;
 pub mod process;
 pub mod slices;
+pub mod track_compressor;
 pub mod tracks;
