@@ -220,3 +220,63 @@ fn v1_flows_bind_to_enclosing_and_next_slices() {
         vec![vec![Value::Int(1)]]
     );
 }
+
+#[test]
+fn streaming_profile_deltas_move_the_sequence_clock_and_saturate() {
+    use zerotrace_protos::protos::StreamingProfilePacket;
+    let profile = |deltas: &[i64]| {
+        let deltas = deltas.to_vec();
+        packet(move |p| {
+            p.set_trusted_packet_sequence_id(1);
+            let mut sp = StreamingProfilePacket::from_message(p.message().begin_nested(54));
+            for d in deltas {
+                sp.add_timestamp_delta_us(d);
+            }
+        })
+    };
+    let legacy_instant = |name: &'static str, delta_us: i64| {
+        packet(move |p| {
+            p.set_trusted_packet_sequence_id(1);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(1);
+            e.set_name(name);
+            e.set_type(track_event::Type::Instant);
+            e.set_timestamp_delta_us(delta_us);
+        })
+    };
+    let t = trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_sequence_flags(1);
+            p.begin_track_descriptor().set_uuid(1).set_name("t");
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.begin_thread_descriptor().set_reference_timestamp_us(10);
+        }),
+        // Deltas of a profile advance the clock events read deltas from.
+        profile(&[5, 5]),
+        legacy_instant("after_profile", 1),
+        // A delta that saturates leaves the clock negative: what follows
+        // on the sequence is dropped and counted.
+        profile(&[i64::MIN / 1000 - 1]),
+        profile(&[0]),
+        legacy_instant("dropped", 0),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(&tp, "SELECT name, ts FROM slice"),
+        vec![vec![s("after_profile"), Value::Int(21_000)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, value FROM stats WHERE name IN ('streaming_profile_invalid_timestamp', \
+             'track_event_invalid_timestamp') ORDER BY name"
+        ),
+        vec![
+            vec![s("streaming_profile_invalid_timestamp"), Value::Int(2)],
+            vec![s("track_event_invalid_timestamp"), Value::Int(1)],
+        ]
+    );
+}

@@ -39,6 +39,8 @@ pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
 /// `TracePacket.ftrace_events`.
 const FTRACE_EVENTS: u32 = 1;
+/// TracePacket.streaming_profile_packet.
+const STREAMING_PROFILE_PACKET: u32 = 54;
 
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -312,7 +314,11 @@ impl Loader {
                 if let (true, Some(pid), Some(tid)) = (valid, th.pid(), th.tid()) {
                     let t = (i64::from(pid), tid);
                     if let Some(s) = self.sequences.get_mut(&seq) {
-                        s.track_event_timestamp_us = Some(th.reference_timestamp_us().unwrap_or(0));
+                        s.track_event_timestamp_ns = Some(
+                            th.reference_timestamp_us()
+                                .unwrap_or(0)
+                                .saturating_mul(1000),
+                        );
                         s.track_event_thread_time_us =
                             Some(th.reference_thread_time_us().unwrap_or(0));
                         s.track_event_instruction_count =
@@ -327,7 +333,12 @@ impl Loader {
         }
         if let Some(thread) = pkt.thread_descriptor() {
             if let Some(s) = self.sequences.get_mut(&seq) {
-                s.track_event_timestamp_us = thread.reference_timestamp_us();
+                s.track_event_timestamp_ns = Some(
+                    thread
+                        .reference_timestamp_us()
+                        .unwrap_or(0)
+                        .saturating_mul(1000),
+                );
                 s.track_event_thread_time_us = thread.reference_thread_time_us();
                 s.track_event_instruction_count = thread.reference_thread_instruction_count();
                 s.thread = Some((
@@ -371,6 +382,7 @@ impl Loader {
                 track_event: None,
                 order: self.next_order,
                 ftrace_cpu: Some(cpu),
+                streaming_profile_ts: None,
             };
             self.next_order += 1;
             match self.clocks.trace_time(clock::BOOTTIME, raw) {
@@ -404,7 +416,7 @@ impl Loader {
         if let Some(s) = self.sequences.get_mut(&seq) {
             s.generation = g;
             s.incremental_counters.clear();
-            s.track_event_timestamp_us = None;
+            s.track_event_timestamp_ns = None;
             s.track_event_thread_time_us = None;
             s.track_event_instruction_count = None;
         }
@@ -579,6 +591,7 @@ impl Loader {
             track_event: None,
             order: self.next_order,
             ftrace_cpu: None,
+            streaming_profile_ts: None,
         };
         self.next_order += 1;
         if pkt.has_track_event() {
@@ -606,6 +619,17 @@ impl Loader {
                 }
                 None => return,
             }
+        }
+        if let Some(sp) = Decoder::new(&bytes)
+            .find_last(STREAMING_PROFILE_PACKET)
+            .and_then(|f| f.as_bytes().ok())
+        {
+            packet.streaming_profile_ts = track_event_times::streaming_profile(
+                sp,
+                self.sequences.entry(seq).or_default(),
+                &mut self.clocks,
+                &mut self.storage.stats,
+            );
         }
         packet.bytes = bytes;
         match pending_clock {

@@ -39,8 +39,10 @@ pub struct SequenceState {
     pub needs_incremental_state_total: u32,
     /// ... and were skipped because it was invalid.
     pub needs_incremental_state_skipped: u32,
-    /// Legacy TrackEvent timestamps: the running value in µs.
-    pub track_event_timestamp_us: Option<i64>,
+    /// Legacy TrackEvent (and StreamingProfilePacket) timestamps: the
+    /// running value in ns, on CLOCK_MONOTONIC; None until a
+    /// ThreadDescriptor sets it.
+    pub track_event_timestamp_ns: Option<i64>,
     /// Legacy TrackEvent thread time: the running value in µs.
     pub track_event_thread_time_us: Option<i64>,
     /// Legacy TrackEvent instruction count: the running value.

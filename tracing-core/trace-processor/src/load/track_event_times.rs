@@ -5,7 +5,9 @@
 //! counter tracks. These depend on the packets before it in its sequence,
 //! so they are resolved before the sort.
 
-use zerotrace_protos::protos::{TracePacketDecoder, TracePacketDefaultsDecoder};
+use zerotrace_protos::protos::{
+    StreamingProfilePacketDecoder, TracePacketDecoder, TracePacketDefaultsDecoder,
+};
 
 use super::clock::ClockTracker;
 use super::descriptors::Descriptors;
@@ -34,6 +36,55 @@ fn us_to_ns(us: i64) -> i64 {
     us.saturating_mul(1000)
 }
 
+/// Advances a sequence's clock over a StreamingProfilePacket, as it runs
+/// in stream order: each `timestamp_delta_us` moves the sequence's time,
+/// and the callstacks' sample times (on the trace clock) come back. None,
+/// with `streaming_profile_invalid_timestamp` counted, when the time is
+/// negative (a saturated delta makes it so, and it stays so).
+pub fn streaming_profile(
+    bytes: &[u8],
+    seq: &mut SequenceState,
+    clocks: &mut ClockTracker,
+    stats: &mut Stats,
+) -> Option<Vec<i64>> {
+    let sp = StreamingProfilePacketDecoder::new(bytes);
+    let Some(base) = seq.track_event_timestamp_ns else {
+        stats.incr("streaming_profile_invalid_timestamp");
+        return None;
+    };
+    if base < 0 {
+        stats.incr("streaming_profile_invalid_timestamp");
+        return None;
+    }
+    let mut sample_ts = clocks.trace_time(MONOTONIC, base).unwrap_or(base);
+    let mut out = Vec::new();
+    let mut deltas = sp.timestamp_delta_us();
+    let callstacks = sp.callstack_iid().count();
+    for i in 0.. {
+        let Some(delta) = deltas.next() else {
+            if i < callstacks {
+                stats.incr("stackprofile_parser_error");
+            }
+            break;
+        };
+        let delta_ns = us_to_ns(delta);
+        let now = seq
+            .track_event_timestamp_ns
+            .unwrap_or(0)
+            .saturating_add(delta_ns);
+        seq.track_event_timestamp_ns = Some(now);
+        if now < 0 {
+            stats.incr("streaming_profile_invalid_timestamp");
+            return None;
+        }
+        sample_ts = sample_ts.saturating_add(delta_ns);
+        if i < callstacks {
+            out.push(sample_ts);
+        }
+    }
+    Some(out)
+}
+
 /// Resolves one TrackEvent packet; None when it is dropped (counted).
 pub fn tokenize(
     pkt: &TracePacketDecoder<'_>,
@@ -52,17 +103,14 @@ pub fn tokenize(
     let mut out = TrackEventTimes::default();
     let mut legacy = false;
     let ts = if let Some(delta) = event.timestamp_delta_us() {
-        let Some(base) = seq.track_event_timestamp_us else {
+        let Some(base) = seq.track_event_timestamp_ns else {
             stats.incr("track_event_skipped_timestamp_delta_without_valid_state");
             return None;
         };
-        let Some(v) = base.checked_add(delta) else {
-            stats.incr("track_event_invalid_timestamp");
-            return None;
-        };
-        seq.track_event_timestamp_us = Some(v);
+        let v = base.saturating_add(us_to_ns(delta));
+        seq.track_event_timestamp_ns = Some(v);
         legacy = true;
-        us_to_ns(v)
+        v
     } else if let Some(abs) = event.timestamp_absolute_us().filter(|v| *v != 0) {
         legacy = true;
         us_to_ns(abs)
@@ -72,7 +120,9 @@ pub fn tokenize(
         stats.incr("track_event_missing_timestamp");
         return None;
     };
-    if ts < 0 || (legacy && (ts == i64::MAX || ts == i64::MIN)) {
+    // Negative times are dropped before the clock conversion, whose offset
+    // could otherwise bring them back to positive.
+    if ts < 0 {
         stats.incr("track_event_invalid_timestamp");
         return None;
     }
