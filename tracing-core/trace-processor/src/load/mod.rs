@@ -18,6 +18,7 @@ pub mod inflate;
 pub mod loaded;
 pub mod sequence;
 pub mod tokenizer;
+pub mod trace_identity;
 pub mod track_event_times;
 
 use std::collections::HashMap;
@@ -39,6 +40,8 @@ pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
 /// `TracePacket.ftrace_events`.
 const FTRACE_EVENTS: u32 = 1;
+/// TracePacket.trace_uuid.
+const TRACE_UUID: u32 = 89;
 /// TracePacket.streaming_profile_packet.
 const STREAMING_PROFILE_PACKET: u32 = 54;
 
@@ -70,6 +73,7 @@ pub struct Loader {
     writer_buffers: Vec<(u32, u32)>,
     bytes_pushed: u64,
     next_order: u64,
+    identity: trace_identity::TraceIdentity,
 }
 
 impl Default for Loader {
@@ -88,6 +92,7 @@ impl Default for Loader {
             writer_buffers: Vec::new(),
             bytes_pushed: 0,
             next_order: 0,
+            identity: trace_identity::TraceIdentity::default(),
         }
     }
 }
@@ -101,6 +106,7 @@ impl Loader {
     /// Feeds the next bytes of the trace.
     pub fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
         self.bytes_pushed += data.len() as u64;
+        self.identity.on_bytes(data);
         let mut out: Vec<Vec<u8>> = Vec::new();
         self.tokenizer.push(data, &mut |p| out.push(p.to_vec()))?;
         for p in out {
@@ -132,6 +138,8 @@ impl Loader {
         }
         self.packets.sort_by_key(|p| (p.ts, p.order));
         self.sequence_stats();
+        self.identity
+            .write(&mut self.storage, self.clocks.trace_clock());
         let loaded = Loaded {
             packets: self.packets,
             generations: self.generations,
@@ -287,7 +295,19 @@ impl Loader {
         if let Some(attrs) = pkt.trace_attributes() {
             self.trace_attributes(&attrs);
         }
+        if let Some(uuid) = Decoder::new(&bytes)
+            .find_last(TRACE_UUID)
+            .and_then(|f| f.as_bytes().ok())
+        {
+            let d = Decoder::new(uuid);
+            let field = |n| d.find_last(n).and_then(|f| f.as_u64().ok()).unwrap_or(0) as i64;
+            self.identity.on_uuid_packet(field(1), field(2));
+        }
         if let Some(config) = pkt.trace_config() {
+            self.identity.on_config_uuid(
+                config.trace_uuid_msb().unwrap_or(0),
+                config.trace_uuid_lsb().unwrap_or(0),
+            );
             if let Some(attrs) = config.trace_attributes() {
                 self.trace_attributes(&attrs);
             }

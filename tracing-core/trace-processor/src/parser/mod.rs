@@ -1,6 +1,7 @@
 //! The parsers: each sorted packet goes to the parser of what it carries,
 //! which fills the tables through the trackers.
 
+mod chrome_metadata;
 mod concurrent_sessions;
 mod cpu_info;
 mod debug_annotations;
@@ -54,6 +55,8 @@ pub struct Parser {
     pub sessions: concurrent_sessions::Sessions,
     /// What sys stats keep between packets.
     pub sys_stats: sys_stats::SysStatsState,
+    /// Chrome metadata packets seen.
+    pub chrome_metadata: chrome_metadata::ChromeMetadataState,
     /// Async slice tracks shared by cookie.
     pub async_tracks: crate::tracker::track_compressor::TrackCompressor,
 }
@@ -83,6 +86,7 @@ impl Parser {
             sessions: concurrent_sessions::Sessions::default(),
             sys_stats: sys_stats::SysStatsState::default(),
             async_tracks: Default::default(),
+            chrome_metadata: Default::default(),
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -125,6 +129,9 @@ impl Parser {
             return;
         }
         if concurrent_sessions::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        if chrome_metadata::parse(self, &packet.bytes, packet.ts) {
             return;
         }
         service::parse(self, &pkt, packet.ts);

@@ -103,17 +103,20 @@ pub fn parse(p: &mut Parser, pkt: &TracePacketDecoder<'_>, ts: i64) {
     }
 }
 
+/// The "Trace Triggers" track, made on first use.
+pub fn trigger_track(p: &mut Parser) -> u32 {
+    if let Some(t) = p.trigger_track {
+        return t;
+    }
+    let spec = TrackSpec::new(Some("Trace Triggers"), "triggers", EventType::Slice);
+    let t = p.tracks.create(&mut p.storage, &spec);
+    p.trigger_track = Some(t);
+    t
+}
+
 fn on_trigger(p: &mut Parser, trigger: &TriggerDecoder<'_>, ts: i64, kind: TriggerKind) {
     let name = trigger.trigger_name().unwrap_or("");
-    let spec = TrackSpec::new(Some("Trace Triggers"), "triggers", EventType::Slice);
-    let track = match p.trigger_track {
-        Some(t) => t,
-        None => {
-            let t = p.tracks.create(&mut p.storage, &spec);
-            p.trigger_track = Some(t);
-            t
-        }
-    };
+    let track = trigger_track(p);
     let mut args = ArgSetBuilder::default();
     if let Some(producer) = trigger.producer_name().filter(|s| !s.is_empty()) {
         let k = p.storage.strings.intern("producer_name");
