@@ -15,13 +15,24 @@ const FIRST_SEQUENCE_CLOCK: u64 = 64;
 /// Last sequence-scoped clock id.
 const LAST_SEQUENCE_CLOCK: u64 = 127;
 
-/// A clock as the tracker keys it: sequence-scoped ids carry their sequence.
-pub fn clock_key(clock_id: u64, sequence_id: u32) -> u64 {
+/// The bit that marks a sequence-scoped clock's key.
+const SEQUENCE_SCOPED: u64 = 1 << 63;
+
+/// A clock as the tracker keys it: sequence-scoped ids carry their sequence
+/// (sequence ids are unique across machines); others carry their machine
+/// (0 for the host), as each machine has its own BOOTTIME, MONOTONIC, ...
+pub fn clock_key(clock_id: u64, sequence_id: u32, machine: u32) -> u64 {
+    let clock_id = clock_id & 0xFFFF_FFFF;
     if (FIRST_SEQUENCE_CLOCK..=LAST_SEQUENCE_CLOCK).contains(&clock_id) {
-        (u64::from(sequence_id) << 32) | clock_id
+        SEQUENCE_SCOPED | (u64::from(sequence_id) << 32) | clock_id
     } else {
-        clock_id
+        machine_clock(clock_id, machine)
     }
+}
+
+/// A builtin clock of one machine.
+pub fn machine_clock(clock_id: u64, machine: u32) -> u64 {
+    (u64::from(machine & 0x7FFF_FFFF) << 32) | (clock_id & 0xFFFF_FFFF)
 }
 
 /// One clock in one snapshot.
@@ -228,8 +239,12 @@ mod tests {
     #[test]
     fn incremental_sequence_clocks() {
         let mut c = ClockTracker::default();
-        let k = clock_key(64, 7);
-        assert_ne!(k, clock_key(64, 8));
+        let k = clock_key(64, 7, 0);
+        assert_ne!(k, clock_key(64, 8, 0));
+        assert_eq!(clock_key(64, 7, 3), k);
+        // A builtin clock is per machine.
+        assert_eq!(clock_key(BOOTTIME, 7, 0), BOOTTIME);
+        assert_ne!(clock_key(BOOTTIME, 7, 1), BOOTTIME);
         c.add_snapshot(&[(BOOTTIME, 1000, 1, false), (k, 10, 1000, true)])
             .unwrap();
         let ns = c.clock_ns(k, 1).unwrap();

@@ -29,6 +29,8 @@ pub struct Packet {
     /// For a StreamingProfilePacket: each callstack's sample time on the
     /// trace clock, resolved in stream order (None when it was dropped).
     pub streaming_profile_ts: Option<Vec<i64>>,
+    /// The machine the packet came from (0: the host).
+    pub machine: u32,
 }
 
 /// Everything `finish` hands the parsers.
@@ -43,4 +45,6 @@ pub struct Loaded {
     pub storage: Storage,
     /// The clocks, for timestamps inside packets.
     pub clocks: ClockTracker,
+    /// Raw machine ids by machine index (0: the host).
+    pub machines: Vec<i64>,
 }

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod descriptors;
 pub mod inflate;
 pub mod loaded;
+pub mod remote_clock;
 pub mod sequence;
 pub mod tokenizer;
 pub mod trace_identity;
@@ -29,7 +30,7 @@ use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacketDecoder, TrackDe
 use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::Storage;
-use clock::{ClockTracker, clock_key};
+use clock::{ClockTracker, clock_key, machine_clock};
 use descriptors::{Descriptor, Descriptors};
 use loaded::{Loaded, Packet};
 use sequence::{Generation, SequenceState};
@@ -40,6 +41,10 @@ pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
 /// `TracePacket.ftrace_events`.
 const FTRACE_EVENTS: u32 = 1;
+/// TracePacket.remote_clock_sync.
+const REMOTE_CLOCK_SYNC: u32 = 107;
+/// TracePacket.machine_id.
+const MACHINE_ID: u32 = 98;
 /// TracePacket.trace_uuid.
 const TRACE_UUID: u32 = 89;
 /// TracePacket.streaming_profile_packet.
@@ -74,6 +79,12 @@ pub struct Loader {
     bytes_pushed: u64,
     next_order: u64,
     identity: trace_identity::TraceIdentity,
+    /// Raw machine ids by machine index (0: the host, raw id 0).
+    machines: Vec<i64>,
+    /// Machine index by raw machine id.
+    machine_ids: HashMap<i64, u32>,
+    /// The machine of the packet being read.
+    machine: u32,
 }
 
 impl Default for Loader {
@@ -93,6 +104,9 @@ impl Default for Loader {
             bytes_pushed: 0,
             next_order: 0,
             identity: trace_identity::TraceIdentity::default(),
+            machines: vec![0],
+            machine_ids: HashMap::new(),
+            machine: 0,
         }
     }
 }
@@ -146,6 +160,7 @@ impl Loader {
             descriptors: self.descriptors,
             storage: self.storage,
             clocks: self.clocks,
+            machines: self.machines,
         };
         Ok(Parser::run(loaded))
     }
@@ -196,8 +211,20 @@ impl Loader {
 
     fn on_packet(&mut self, bytes: Vec<u8>, depth: u32) {
         let pkt = TracePacketDecoder::new(&bytes);
+        self.machine = self.machine_index(&bytes);
         if let Some(compressed) = pkt.compressed_packets() {
+            let machine = self.machine;
             self.on_compressed(compressed, depth);
+            self.machine = machine;
+            return;
+        }
+        if let Some(sync) = Decoder::new(&bytes)
+            .find_last(REMOTE_CLOCK_SYNC)
+            .and_then(|f| f.as_bytes().ok())
+        {
+            if self.machine != 0 {
+                self.on_remote_clock_sync(sync);
+            }
             return;
         }
         let seq_id = pkt.trusted_packet_sequence_id();
@@ -403,15 +430,17 @@ impl Loader {
                 order: self.next_order,
                 ftrace_cpu: Some(cpu),
                 streaming_profile_ts: None,
+                machine: self.machine,
             };
             self.next_order += 1;
-            match self.clocks.trace_time(clock::BOOTTIME, raw) {
+            let boottime = machine_clock(clock::BOOTTIME, self.machine);
+            match self.clocks.trace_time(boottime, raw) {
                 Ok(ts) => {
                     self.latest_ts = self.latest_ts.max(ts);
                     self.packets.push(Packet { ts, ..packet });
                 }
                 Err(_) => self.deferred.push(Deferred {
-                    clock: clock::BOOTTIME,
+                    clock: boottime,
                     ns: raw,
                     packet,
                 }),
@@ -487,10 +516,66 @@ impl Loader {
         }
     }
 
+    /// The index of a packet's machine (0: the host), a new one for a raw
+    /// id not seen before.
+    fn machine_index(&mut self, packet: &[u8]) -> u32 {
+        let raw = Decoder::new(packet)
+            .find_last(MACHINE_ID)
+            .and_then(|f| f.as_u32().ok())
+            .map_or(0, i64::from);
+        if raw == 0 {
+            return 0;
+        }
+        if let Some(i) = self.machine_ids.get(&raw) {
+            return *i;
+        }
+        let i = u32::try_from(self.machines.len()).unwrap_or(u32::MAX);
+        self.machines.push(raw);
+        self.machine_ids.insert(raw, i);
+        i
+    }
+
+    /// A remote machine's clock exchanges with the host: its own clocks'
+    /// snapshots, and for each clock seen on both sides the offset
+    /// estimated from round trips, as an edge between the two machines'
+    /// clocks.
+    fn on_remote_clock_sync(&mut self, bytes: &[u8]) {
+        let rounds = remote_clock::rounds(bytes);
+        for round in &rounds {
+            let clocks: Vec<(u64, u64, u64, bool)> = round
+                .iter()
+                .filter_map(|(id, (_, client))| {
+                    (*client != 0).then(|| (machine_clock(*id, self.machine), *client, 1, false))
+                })
+                .collect();
+            if !clocks.is_empty() && self.clocks.add_snapshot(&clocks).is_none() {
+                self.storage.stats.incr("invalid_clock_snapshots");
+            }
+        }
+        for (id, offset, host_anchor) in remote_clock::offsets(&rounds) {
+            let (Ok(anchor), Some(client)) =
+                (u64::try_from(host_anchor), host_anchor.checked_add(offset))
+            else {
+                continue;
+            };
+            let Ok(client) = u64::try_from(client) else {
+                continue;
+            };
+            let edge = [
+                (machine_clock(id, 0), anchor, 1, false),
+                (machine_clock(id, self.machine), client, 1, false),
+            ];
+            if self.clocks.add_snapshot(&edge).is_none() {
+                self.storage.stats.incr("invalid_clock_snapshots");
+            }
+        }
+    }
+
     fn on_clock_snapshot(&mut self, bytes: &[u8], seq: u32) {
         let snap = ClockSnapshotDecoder::new(bytes);
         if let Some(primary) = snap.primary_trace_clock_raw() {
-            if primary > 0 {
+            // Only the host's snapshots choose the trace clock.
+            if primary > 0 && self.machine == 0 {
                 self.clocks.set_trace_clock(primary as u64);
             }
         }
@@ -498,7 +583,7 @@ impl Loader {
             .clocks()
             .map(|c| {
                 (
-                    clock_key(u64::from(c.clock_id().unwrap_or(0)), seq),
+                    clock_key(u64::from(c.clock_id().unwrap_or(0)), seq, self.machine),
                     c.timestamp().unwrap_or(0),
                     c.unit_multiplier_ns().unwrap_or(1),
                     c.is_incremental().unwrap_or(false),
@@ -525,13 +610,14 @@ impl Loader {
             });
         if let Some(ts) = ts {
             for c in &snap {
-                let name = builtin_clock_name(c.key);
+                let id = c.key & 0xFFFF_FFFF;
+                let name = builtin_clock_name(id);
                 let clock_name = self.storage.strings.intern_opt(name);
                 self.storage
                     .clock_snapshots
                     .push(crate::storage::rows::ClockSnapshotRow {
                         ts,
-                        clock_id: c.key as i64,
+                        clock_id: id as i64,
                         clock_name,
                         clock_value: c.ns,
                         snapshot_id,
@@ -574,10 +660,13 @@ impl Loader {
         let mut pending_clock = None;
         let ts = match pkt.timestamp() {
             Some(raw) => {
+                // Without a clock id a packet is on its machine's trace
+                // clock; the host's needs no conversion.
+                let direct = clock_id == 0 && self.machine == 0;
                 let key = if clock_id == 0 {
-                    self.clocks.trace_clock()
+                    machine_clock(self.clocks.trace_clock(), self.machine)
                 } else {
-                    clock_key(u64::from(clock_id), seq)
+                    clock_key(u64::from(clock_id), seq, self.machine)
                 };
                 let raw = i64::try_from(raw).unwrap_or(i64::MAX);
                 let ns = match self.clocks.clock_ns(key, raw) {
@@ -587,7 +676,7 @@ impl Loader {
                         return;
                     }
                 };
-                if clock_id == 0 {
+                if direct {
                     ns
                 } else {
                     match self.clocks.trace_time(key, ns) {
@@ -612,6 +701,7 @@ impl Loader {
             order: self.next_order,
             ftrace_cpu: None,
             streaming_profile_ts: None,
+            machine: self.machine,
         };
         self.next_order += 1;
         if pkt.has_track_event() {
@@ -626,6 +716,7 @@ impl Loader {
                 self.generations.get(gen_idx as usize),
                 &self.descriptors,
                 &mut self.clocks,
+                self.machine,
                 &mut self.storage.stats,
             );
             match times {
@@ -648,6 +739,7 @@ impl Loader {
                 sp,
                 self.sequences.entry(seq).or_default(),
                 &mut self.clocks,
+                self.machine,
                 &mut self.storage.stats,
             );
         }

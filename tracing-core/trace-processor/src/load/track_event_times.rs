@@ -9,7 +9,7 @@ use zerotrace_protos::protos::{
     StreamingProfilePacketDecoder, TracePacketDecoder, TracePacketDefaultsDecoder,
 };
 
-use super::clock::ClockTracker;
+use super::clock::{ClockTracker, machine_clock};
 use super::descriptors::Descriptors;
 use super::sequence::{Generation, SequenceState};
 use crate::storage::stats::Stats;
@@ -45,6 +45,7 @@ pub fn streaming_profile(
     bytes: &[u8],
     seq: &mut SequenceState,
     clocks: &mut ClockTracker,
+    machine: u32,
     stats: &mut Stats,
 ) -> Option<Vec<i64>> {
     let sp = StreamingProfilePacketDecoder::new(bytes);
@@ -56,7 +57,9 @@ pub fn streaming_profile(
         stats.incr("streaming_profile_invalid_timestamp");
         return None;
     }
-    let mut sample_ts = clocks.trace_time(MONOTONIC, base).unwrap_or(base);
+    let mut sample_ts = clocks
+        .trace_time(machine_clock(MONOTONIC, machine), base)
+        .unwrap_or(base);
     let mut out = Vec::new();
     let mut deltas = sp.timestamp_delta_us();
     let callstacks = sp.callstack_iid().count();
@@ -93,6 +96,7 @@ pub fn tokenize(
     generation: Option<&Generation>,
     descriptors: &Descriptors,
     clocks: &mut ClockTracker,
+    machine: u32,
     stats: &mut Stats,
 ) -> Option<TrackEventTimes> {
     let event = pkt.track_event()?;
@@ -127,7 +131,9 @@ pub fn tokenize(
         return None;
     }
     out.ts = if legacy {
-        clocks.trace_time(MONOTONIC, ts).unwrap_or(ts)
+        clocks
+            .trace_time(machine_clock(MONOTONIC, machine), ts)
+            .unwrap_or(ts)
     } else {
         ts
     };

@@ -13,6 +13,7 @@ mod process_stats;
 mod process_tree;
 mod service;
 mod sys_stats;
+mod system_info;
 mod systrace;
 mod track_association;
 mod track_event;
@@ -55,6 +56,8 @@ pub struct Parser {
     pub sessions: concurrent_sessions::Sessions,
     /// What sys stats keep between packets.
     pub sys_stats: sys_stats::SysStatsState,
+    /// The machine of the packet being parsed (0: the host).
+    pub machine: u32,
     /// Chrome metadata packets seen.
     pub chrome_metadata: chrome_metadata::ChromeMetadataState,
     /// Async slice tracks shared by cookie.
@@ -70,7 +73,15 @@ impl Parser {
             descriptors,
             mut storage,
             clocks,
+            machines,
         } = loaded;
+        storage.machines = machines
+            .iter()
+            .map(|&raw_id| crate::storage::rows::MachineRow {
+                raw_id,
+                ..Default::default()
+            })
+            .collect();
         let processes = ProcessTracker::new(&mut storage);
         let mut p = Parser {
             storage,
@@ -87,6 +98,7 @@ impl Parser {
             sys_stats: sys_stats::SysStatsState::default(),
             async_tracks: Default::default(),
             chrome_metadata: Default::default(),
+            machine: 0,
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -100,6 +112,11 @@ impl Parser {
     }
 
     fn parse(&mut self, packet: &crate::load::loaded::Packet, generation: &Generation) {
+        if packet.machine != self.machine {
+            self.machine = packet.machine;
+            self.processes.set_machine(packet.machine);
+            self.tracks.set_machine(packet.machine);
+        }
         if let Some(cpu) = packet.ftrace_cpu {
             ftrace::parse(self, cpu, &packet.bytes, packet.ts);
             return;
@@ -111,6 +128,9 @@ impl Parser {
         }
         if let Some(td) = pkt.track_descriptor_bytes() {
             descriptor::parse(self, td, packet.ts);
+            return;
+        }
+        if system_info::parse(self, &pkt) {
             return;
         }
         if process_tree::parse(self, &packet.bytes, packet.ts) {

@@ -114,7 +114,10 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
         }
         if let Some(start) = start {
             let start = i64::try_from(start).unwrap_or(i64::MAX);
-            if let Ok(t) = p.clocks.trace_time(crate::load::clock::BOOTTIME, start) {
+            if let Ok(t) = p.clocks.trace_time(
+                crate::load::clock::machine_clock(crate::load::clock::BOOTTIME, p.machine),
+                start,
+            ) {
                 if let Some(row) = p.storage.processes.get_mut(upid as usize) {
                     row.start_ts.get_or_insert(t);
                 }

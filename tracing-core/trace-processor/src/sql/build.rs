@@ -330,6 +330,44 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         cf.len(),
     ));
 
+    let ma = &s.machines;
+    out.push(table(
+        "__intrinsic_machine",
+        vec![
+            Column::int("id", ids(ma.len())),
+            Column::int("raw_id", ma.iter().map(|r| r.raw_id).collect()),
+            Column::str("name", ma.iter().map(|r| r.name).collect()),
+            Column::str("sysname", ma.iter().map(|r| r.sysname).collect()),
+            Column::str("release", ma.iter().map(|r| r.release).collect()),
+            Column::str("version", ma.iter().map(|r| r.version).collect()),
+            Column::str("arch", ma.iter().map(|r| r.arch).collect()),
+            Column::opt_int("num_cpus", ma.iter().map(|r| r.num_cpus).collect()),
+            Column::str(
+                "android_build_fingerprint",
+                ma.iter().map(|r| r.android_build_fingerprint).collect(),
+            ),
+            Column::str(
+                "android_device_manufacturer",
+                ma.iter().map(|r| r.android_device_manufacturer).collect(),
+            ),
+            Column::opt_int(
+                "android_sdk_version",
+                ma.iter().map(|r| r.android_sdk_version).collect(),
+            ),
+            Column::opt_int(
+                "system_ram_bytes",
+                ma.iter().map(|r| r.system_ram_bytes).collect(),
+            ),
+            Column::opt_int(
+                "system_ram_gb",
+                ma.iter()
+                    .map(|r| r.system_ram_bytes.map(|b| (b as f64 / 1e9).round() as i64))
+                    .collect(),
+            ),
+        ],
+        ma.len(),
+    ));
+
     let cs = &s.clock_snapshots;
     out.push(table(
         "clock_snapshot",

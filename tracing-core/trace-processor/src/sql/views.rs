@@ -1,7 +1,7 @@
 //! The public tables as views over the intrinsic ones, with Perfetto's
 //! names and column order: `slice`, `thread`, `process`, `args` (with
 //! `display_value`), `track` and its kinds selected by dimension and event
-//! type, `counter`, `state`, `flow`, `stats`, `metadata`.
+//! type, `counter`, `state`, `flow`, `stats`, `metadata`, `machine`.
 
 /// The statements that create the views.
 pub const VIEWS: &str = r#"
@@ -60,6 +60,9 @@ CREATE VIEW cpu_available_frequencies AS SELECT id, ucpu AS cpu, freq, ucpu
   FROM __intrinsic_cpu_freq;
 CREATE VIEW stats AS SELECT id, name, idx AS key, idx, severity, source, value,
   description, machine_id, trace_id FROM __intrinsic_stats;
+CREATE VIEW machine AS SELECT *,
+  iif(raw_id = 0, 0, sum(iif(raw_id = 0, 0, 1)) OVER (ORDER BY id)) AS label_index
+  FROM __intrinsic_machine;
 CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id,
   trace_id FROM __intrinsic_metadata;
 "#;

@@ -9,8 +9,8 @@ pub mod strings;
 
 use args::ArgTable;
 use rows::{
-    ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MetadataRow, ProcessRow, SliceRow,
-    StateRow, ThreadRow, TrackRow,
+    ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
+    SliceRow, StateRow, ThreadRow, TrackRow,
 };
 use stats::Stats;
 use strings::StringPool;
@@ -46,6 +46,8 @@ pub struct Storage {
     pub cpus: Vec<CpuRow>,
     /// `cpu_available_frequencies`.
     pub cpu_freqs: Vec<CpuFreqRow>,
+    /// `machine`.
+    pub machines: Vec<MachineRow>,
 }
 
 impl Storage {

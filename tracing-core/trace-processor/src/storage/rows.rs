@@ -203,3 +203,30 @@ pub struct ClockSnapshotRow {
     /// Which snapshot.
     pub snapshot_id: u32,
 }
+
+/// A row of `machine`: the host (raw id 0) and each machine packets named.
+#[derive(Debug, Clone, Default)]
+pub struct MachineRow {
+    /// The id packets carry (`TracePacket.machine_id`).
+    pub raw_id: i64,
+    /// Its name (`SystemInfo.machine_name`).
+    pub name: StrId,
+    /// `uname` sysname.
+    pub sysname: StrId,
+    /// `uname` release.
+    pub release: StrId,
+    /// `uname` version.
+    pub version: StrId,
+    /// `uname` machine.
+    pub arch: StrId,
+    /// CPUs.
+    pub num_cpus: Option<i64>,
+    /// Android's build fingerprint.
+    pub android_build_fingerprint: StrId,
+    /// Android's device manufacturer.
+    pub android_device_manufacturer: StrId,
+    /// Android's SDK version.
+    pub android_sdk_version: Option<i64>,
+    /// RAM in bytes.
+    pub system_ram_bytes: Option<i64>,
+}

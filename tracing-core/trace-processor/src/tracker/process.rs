@@ -27,13 +27,26 @@ pub enum NamePriority {
 /// The tracker.
 #[derive(Debug, Default)]
 pub struct ProcessTracker {
-    live_tid: HashMap<i64, u32>,
-    pids: HashMap<i64, u32>,
+    live_tid: HashMap<(u32, i64), u32>,
+    pids: HashMap<(u32, i64), u32>,
+    /// The machine of the packet being parsed (0: the host): tids and pids
+    /// are per machine.
+    machine: u32,
     thread_name_priority: HashMap<u32, NamePriority>,
     process_name_priority: HashMap<u32, NamePriority>,
 }
 
 impl ProcessTracker {
+    /// Parses the next packets in the context of `machine` (0: the host).
+    pub fn set_machine(&mut self, machine: u32) {
+        self.machine = machine;
+    }
+
+    /// The `machine_id` column of rows made now.
+    fn machine_id(&self) -> Option<u32> {
+        (self.machine != 0).then_some(self.machine)
+    }
+
     /// Reserves utid 0 / upid 0 for the swapper.
     pub fn new(storage: &mut Storage) -> Self {
         storage.processes.push(ProcessRow::default());
@@ -50,19 +63,35 @@ impl ProcessTracker {
         let utid = u32::try_from(storage.threads.len()).unwrap_or(u32::MAX);
         storage.threads.push(ThreadRow {
             tid,
+            machine_id: self.machine_id(),
             ..ThreadRow::default()
         });
-        self.live_tid.insert(tid, utid);
+        self.live_tid.insert((self.machine, tid), utid);
         utid
     }
 
     /// Maps tid 0 and pid 0 to the swapper's utid 0 and upid 0 (Linux
     /// system traces), and names it.
     pub fn set_pid_zero_is_idle(&mut self, storage: &mut Storage) {
-        self.live_tid.insert(0, 0);
-        self.pids.insert(0, 0);
+        if self.pids.contains_key(&(self.machine, 0)) {
+            return;
+        }
         let name = storage.strings.intern("swapper");
-        self.set_thread_name(storage, 0, name, NamePriority::Constant);
+        if self.machine == 0 {
+            self.live_tid.insert((0, 0), 0);
+            self.pids.insert((0, 0), 0);
+            self.set_thread_name(storage, 0, name, NamePriority::Constant);
+            return;
+        }
+        // Another machine's idle task: its own thread and process.
+        let upid = self.get_or_create_process(storage, 0);
+        let utid = self.get_or_create_thread(storage, 0);
+        if let Some(t) = storage.threads.get_mut(utid as usize) {
+            t.is_idle = true;
+            t.upid = Some(upid);
+            t.is_main_thread = Some(true);
+        }
+        self.set_thread_name(storage, utid, name, NamePriority::Constant);
     }
 
     /// A process started (fork): always a new upid, with a new main thread
@@ -74,8 +103,8 @@ impl ProcessTracker {
         pid: i64,
         name: StrId,
     ) -> u32 {
-        self.pids.remove(&pid);
-        self.live_tid.remove(&pid);
+        self.pids.remove(&(self.machine, pid));
+        self.live_tid.remove(&(self.machine, pid));
         let utid = self.new_thread(storage, pid);
         if let Some(t) = storage.threads.get_mut(utid as usize) {
             t.start_ts = Some(ts);
@@ -123,14 +152,14 @@ impl ProcessTracker {
     /// A process whose pid was seen again as another process: a new upid
     /// with its main thread, nameless.
     pub fn start_reused_process(&mut self, storage: &mut Storage, pid: i64) -> u32 {
-        self.pids.remove(&pid);
-        self.live_tid.remove(&pid);
+        self.pids.remove(&(self.machine, pid));
+        self.live_tid.remove(&(self.machine, pid));
         self.get_or_create_process(storage, pid)
     }
 
     /// The live thread with this tid, created (without a process) when none.
     pub fn get_or_create_thread(&mut self, storage: &mut Storage, tid: i64) -> u32 {
-        match self.live_tid.get(&tid) {
+        match self.live_tid.get(&(self.machine, tid)) {
             Some(u) => *u,
             None => self.new_thread(storage, tid),
         }
@@ -138,15 +167,16 @@ impl ProcessTracker {
 
     /// The process with this pid, created (with its main thread) when none.
     pub fn get_or_create_process(&mut self, storage: &mut Storage, pid: i64) -> u32 {
-        if let Some(u) = self.pids.get(&pid) {
+        if let Some(u) = self.pids.get(&(self.machine, pid)) {
             return *u;
         }
         let upid = u32::try_from(storage.processes.len()).unwrap_or(u32::MAX);
         storage.processes.push(ProcessRow {
             pid,
+            machine_id: self.machine_id(),
             ..ProcessRow::default()
         });
-        self.pids.insert(pid, upid);
+        self.pids.insert((self.machine, pid), upid);
         self.update_thread(storage, pid, pid);
         upid
     }
@@ -155,12 +185,16 @@ impl ProcessTracker {
     /// becomes a new thread).
     pub fn update_thread(&mut self, storage: &mut Storage, tid: i64, pid: i64) -> u32 {
         let upid = self.get_or_create_process(storage, pid);
-        let existing = self.live_tid.get(&tid).copied().filter(|u| {
-            storage
-                .threads
-                .get(*u as usize)
-                .is_some_and(|t| t.upid.is_none() || t.upid == Some(upid))
-        });
+        let existing = self
+            .live_tid
+            .get(&(self.machine, tid))
+            .copied()
+            .filter(|u| {
+                storage
+                    .threads
+                    .get(*u as usize)
+                    .is_some_and(|t| t.upid.is_none() || t.upid == Some(upid))
+            });
         let utid = match existing {
             Some(u) => u,
             None => self.new_thread(storage, tid),

@@ -77,9 +77,16 @@ pub struct TrackTracker {
     process_tracks: HashMap<u32, u32>,
     counters: HashMap<(String, String, Option<u32>), u32>,
     atrace_threads: HashMap<u32, u32>,
+    /// The machine of the packet being parsed (0: the host).
+    machine: u32,
 }
 
 impl TrackTracker {
+    /// Makes the next tracks for `machine` (0: the host).
+    pub fn set_machine(&mut self, machine: u32) {
+        self.machine = machine;
+    }
+
     /// Creates a track.
     pub fn create(&mut self, storage: &mut Storage, spec: &TrackSpec<'_>) -> u32 {
         let mut dims = ArgSetBuilder::default();
@@ -106,7 +113,7 @@ impl TrackTracker {
             dimension_arg_set_id: storage.args.add_set(&dims),
             parent_id: spec.parent_id,
             source_arg_set_id: storage.args.add_set(&src),
-            machine_id: None,
+            machine_id: (self.machine != 0).then_some(self.machine),
             event_type: storage.strings.intern(spec.event_type.as_str()),
             counter_unit: storage.strings.intern_opt(spec.unit),
             utid: spec.utid,
@@ -127,7 +134,11 @@ impl TrackTracker {
         classification: &str,
         upid: Option<u32>,
     ) -> u32 {
-        let key = (name.to_owned(), classification.to_owned(), upid);
+        let key = (
+            format!("{}|{name}", self.machine),
+            classification.to_owned(),
+            upid,
+        );
         if let Some(id) = self.counters.get(&key) {
             return *id;
         }
@@ -142,7 +153,10 @@ impl TrackTracker {
     /// dimensions), made on first use.
     pub fn interned_counter(&mut self, storage: &mut Storage, spec: &TrackSpec<'_>) -> u32 {
         let key = (
-            format!("{:?}|{:?}|{:?}", spec.name, spec.dimensions, spec.utid),
+            format!(
+                "{}|{:?}|{:?}|{:?}",
+                self.machine, spec.name, spec.dimensions, spec.utid
+            ),
             spec.classification.to_owned(),
             spec.upid,
         );
