@@ -88,8 +88,7 @@ pub fn offsets(rounds: &[Round]) -> Vec<(u64, i64, i64)> {
             let anchor = rounds
                 .iter()
                 .filter_map(|r| r.get(&id).map(|c| c.0))
-                .filter(|h| *h != 0)
-                .next_back()
+                .rfind(|h| *h != 0)
                 .unwrap_or(0) as i64;
             (id, avg, anchor)
         })
