@@ -35,6 +35,27 @@ pub fn machine_clock(clock_id: u64, machine: u32) -> u64 {
     (u64::from(machine & 0x7FFF_FFFF) << 32) | (clock_id & 0xFFFF_FFFF)
 }
 
+/// The clock graph seen from one machine: its builtin clocks by id.
+#[derive(Debug)]
+pub struct MachineClocks<'a> {
+    tracker: &'a mut ClockTracker,
+    machine: u32,
+}
+
+impl<'a> MachineClocks<'a> {
+    /// The clocks of `machine` (0: the host).
+    pub fn new(tracker: &'a mut ClockTracker, machine: u32) -> Self {
+        MachineClocks { tracker, machine }
+    }
+
+    /// Converts ns on this machine's builtin clock `clock_id` to the trace
+    /// clock.
+    pub fn trace_time(&mut self, clock_id: u64, ns: i64) -> Result<i64, ClockError> {
+        self.tracker
+            .trace_time(machine_clock(clock_id, self.machine), ns)
+    }
+}
+
 /// One clock in one snapshot.
 #[derive(Debug, Clone, Copy)]
 pub struct SnapshotClock {

@@ -30,7 +30,7 @@ use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacketDecoder, TrackDe
 use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::Storage;
-use clock::{ClockTracker, clock_key, machine_clock};
+use clock::{ClockTracker, MachineClocks, clock_key, machine_clock};
 use descriptors::{Descriptor, Descriptors};
 use loaded::{Loaded, Packet};
 use sequence::{Generation, SequenceState};
@@ -544,9 +544,8 @@ impl Loader {
         for round in &rounds {
             let clocks: Vec<(u64, u64, u64, bool)> = round
                 .iter()
-                .filter_map(|(id, (_, client))| {
-                    (*client != 0).then(|| (machine_clock(*id, self.machine), *client, 1, false))
-                })
+                .filter(|(_, (_, client))| *client != 0)
+                .map(|(id, (_, client))| (machine_clock(*id, self.machine), *client, 1, false))
                 .collect();
             if !clocks.is_empty() && self.clocks.add_snapshot(&clocks).is_none() {
                 self.storage.stats.incr("invalid_clock_snapshots");
@@ -715,8 +714,7 @@ impl Loader {
                 self.sequences.entry(seq).or_default(),
                 self.generations.get(gen_idx as usize),
                 &self.descriptors,
-                &mut self.clocks,
-                self.machine,
+                MachineClocks::new(&mut self.clocks, self.machine),
                 &mut self.storage.stats,
             );
             match times {
@@ -738,8 +736,7 @@ impl Loader {
             packet.streaming_profile_ts = track_event_times::streaming_profile(
                 sp,
                 self.sequences.entry(seq).or_default(),
-                &mut self.clocks,
-                self.machine,
+                MachineClocks::new(&mut self.clocks, self.machine),
                 &mut self.storage.stats,
             );
         }

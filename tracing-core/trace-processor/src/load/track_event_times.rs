@@ -9,7 +9,7 @@ use zerotrace_protos::protos::{
     StreamingProfilePacketDecoder, TracePacketDecoder, TracePacketDefaultsDecoder,
 };
 
-use super::clock::{ClockTracker, machine_clock};
+use super::clock::MachineClocks;
 use super::descriptors::Descriptors;
 use super::sequence::{Generation, SequenceState};
 use crate::storage::stats::Stats;
@@ -44,8 +44,7 @@ fn us_to_ns(us: i64) -> i64 {
 pub fn streaming_profile(
     bytes: &[u8],
     seq: &mut SequenceState,
-    clocks: &mut ClockTracker,
-    machine: u32,
+    mut clocks: MachineClocks<'_>,
     stats: &mut Stats,
 ) -> Option<Vec<i64>> {
     let sp = StreamingProfilePacketDecoder::new(bytes);
@@ -57,9 +56,7 @@ pub fn streaming_profile(
         stats.incr("streaming_profile_invalid_timestamp");
         return None;
     }
-    let mut sample_ts = clocks
-        .trace_time(machine_clock(MONOTONIC, machine), base)
-        .unwrap_or(base);
+    let mut sample_ts = clocks.trace_time(MONOTONIC, base).unwrap_or(base);
     let mut out = Vec::new();
     let mut deltas = sp.timestamp_delta_us();
     let callstacks = sp.callstack_iid().count();
@@ -95,8 +92,7 @@ pub fn tokenize(
     seq: &mut SequenceState,
     generation: Option<&Generation>,
     descriptors: &Descriptors,
-    clocks: &mut ClockTracker,
-    machine: u32,
+    mut clocks: MachineClocks<'_>,
     stats: &mut Stats,
 ) -> Option<TrackEventTimes> {
     let event = pkt.track_event()?;
@@ -131,9 +127,7 @@ pub fn tokenize(
         return None;
     }
     out.ts = if legacy {
-        clocks
-            .trace_time(machine_clock(MONOTONIC, machine), ts)
-            .unwrap_or(ts)
+        clocks.trace_time(MONOTONIC, ts).unwrap_or(ts)
     } else {
         ts
     };
