@@ -93,6 +93,9 @@ pub struct ClockTracker {
     edges: HashMap<(u64, u64), Vec<(i64, i64)>>,
     neighbours: HashMap<u64, HashSet<u64>>,
     clocks: HashMap<u64, ClockInfo>,
+    /// The path found from each clock to the trace clock (None: none),
+    /// until a snapshot changes the graph.
+    paths: HashMap<u64, Option<Vec<u64>>>,
 }
 
 impl Default for ClockTracker {
@@ -104,6 +107,7 @@ impl Default for ClockTracker {
             edges: HashMap::new(),
             neighbours: HashMap::new(),
             clocks: HashMap::new(),
+            paths: HashMap::new(),
         }
     }
 }
@@ -121,6 +125,7 @@ impl ClockTracker {
             return false;
         }
         self.trace_clock = clock_id;
+        self.paths.clear();
         true
     }
 
@@ -159,6 +164,7 @@ impl ClockTracker {
                 self.neighbours.entry(a.key).or_default().insert(b.key);
             }
         }
+        self.paths.clear();
         self.snapshots.push(snap.clone());
         Some(snap)
     }
@@ -187,7 +193,32 @@ impl ClockTracker {
         if key == self.trace_clock {
             return Ok(ns);
         }
-        // Breadth-first search for the shortest path of snapshotted pairs.
+        if !self.paths.contains_key(&key) {
+            let p = self.find_path(key);
+            self.paths.insert(key, p);
+        }
+        let Some(Some(path)) = self.paths.get(&key) else {
+            return Err(ClockError::NoPath);
+        };
+        let mut value = ns;
+        for hop in path.windows(2) {
+            let list = self
+                .edges
+                .get(&(hop[0], hop[1]))
+                .ok_or(ClockError::NoPath)?;
+            let idx = list.partition_point(|e| e.0 <= value);
+            let (src, dst) = list[idx.saturating_sub(1).min(list.len() - 1)];
+            value = value
+                .checked_sub(src)
+                .and_then(|d| dst.checked_add(d))
+                .ok_or(ClockError::Overflow)?;
+        }
+        Ok(value)
+    }
+
+    /// The shortest path of snapshotted pairs from `key` to the trace
+    /// clock (breadth first).
+    fn find_path(&self, key: u64) -> Option<Vec<u64>> {
         let mut prev: HashMap<u64, u64> = HashMap::new();
         let mut queue = VecDeque::from([key]);
         let mut found = false;
@@ -208,7 +239,7 @@ impl ClockTracker {
             }
         }
         if !found {
-            return Err(ClockError::NoPath);
+            return None;
         }
         let mut path = vec![self.trace_clock];
         while let Some(&p) = prev.get(path.last().unwrap_or(&key)) {
@@ -218,20 +249,7 @@ impl ClockTracker {
             }
         }
         path.reverse();
-        let mut value = ns;
-        for hop in path.windows(2) {
-            let list = self
-                .edges
-                .get(&(hop[0], hop[1]))
-                .ok_or(ClockError::NoPath)?;
-            let idx = list.partition_point(|e| e.0 <= value);
-            let (src, dst) = list[idx.saturating_sub(1).min(list.len() - 1)];
-            value = value
-                .checked_sub(src)
-                .and_then(|d| dst.checked_add(d))
-                .ok_or(ClockError::Overflow)?;
-        }
-        Ok(value)
+        Some(path)
     }
 }
 
