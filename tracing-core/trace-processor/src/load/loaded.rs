@@ -26,6 +26,8 @@ pub struct Packet {
     /// For one event of an ftrace bundle: its CPU (`bytes` then hold the
     /// `FtraceEvent`, not a packet).
     pub ftrace_cpu: Option<u32>,
+    /// For an event of a bundle's `compact_sched` (`bytes` then empty).
+    pub inline_sched: Option<super::ftrace_bundle::InlineSched>,
 }
 
 /// Everything `finish` hands the parsers.

@@ -4,9 +4,9 @@
 //! clock conversion, `compressed_packets` expansion with bounds, then a
 //! sort by timestamp across sequences and the parsers.
 //!
-//! Sorting: packets are kept until `finish` and sorted there in full (a
-//! stable sort, so packets with equal timestamps keep their stream order).
-//! Upstream sorts within a moving window while loading; a full sort is the
+//! Sorting: packets are kept until `finish` and sorted there in full, by
+//! upstream's merge of per-stream queues (`sorter.rs`: equal timestamps on
+//! two streams come in the order its draining gives). Upstream sorts within a moving window while loading; a full sort is the
 //! simpler first step and gives the same order for any trace whose
 //! out-of-order data fits upstream's window. Packets whose clock cannot be
 //! converted yet are held to `finish` and converted then, as upstream
@@ -14,9 +14,11 @@
 
 pub mod clock;
 pub mod descriptors;
+pub mod ftrace_bundle;
 pub mod inflate;
 pub mod loaded;
 pub mod sequence;
+pub mod sorter;
 pub mod tokenizer;
 pub mod track_event_times;
 
@@ -128,7 +130,7 @@ impl Loader {
                 }
             }
         }
-        self.packets.sort_by_key(|p| (p.ts, p.order));
+        self.packets = sorter::sort(std::mem::take(&mut self.packets));
         self.sequence_stats();
         let loaded = Loaded {
             packets: self.packets,
@@ -338,33 +340,29 @@ impl Loader {
     /// Queues each event of an ftrace bundle on its own, at its own time
     /// (BOOTTIME), as upstream sorts ftrace events one by one.
     fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32) {
-        let b = zerotrace_protos::protos::FtraceEventBundleDecoder::new(bundle);
-        let cpu = b.cpu().unwrap_or(0);
-        for ev in b.event_bytes() {
-            let raw = zerotrace_protos::protos::FtraceEventDecoder::new(ev)
-                .timestamp()
-                .and_then(|t| i64::try_from(t).ok());
-            let Some(raw) = raw else {
-                self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
-                continue;
+        for ev in ftrace_bundle::split(bundle, &mut self.storage.stats) {
+            let (bytes, inline_sched) = match ev.item {
+                ftrace_bundle::FtraceItem::Event(b) => (b, None),
+                ftrace_bundle::FtraceItem::Inline(i) => (Vec::new(), Some(i)),
             };
             let packet = Packet {
-                ts: raw,
-                bytes: ev.to_vec(),
+                ts: ev.raw_ts,
+                bytes,
                 generation: gen_idx,
                 track_event: None,
                 order: self.next_order,
-                ftrace_cpu: Some(cpu),
+                ftrace_cpu: Some(ev.cpu),
+                inline_sched,
             };
             self.next_order += 1;
-            match self.clocks.trace_time(clock::BOOTTIME, raw) {
+            match self.clocks.trace_time(clock::BOOTTIME, ev.raw_ts) {
                 Ok(ts) => {
                     self.latest_ts = self.latest_ts.max(ts);
                     self.packets.push(Packet { ts, ..packet });
                 }
                 Err(_) => self.deferred.push(Deferred {
                     clock: clock::BOOTTIME,
-                    ns: raw,
+                    ns: ev.raw_ts,
                     packet,
                 }),
             }
@@ -563,6 +561,7 @@ impl Loader {
             track_event: None,
             order: self.next_order,
             ftrace_cpu: None,
+            inline_sched: None,
         };
         self.next_order += 1;
         if pkt.has_track_event() {

@@ -2,17 +2,22 @@
 //! which fills the tables through the trackers.
 
 mod concurrent_sessions;
+mod cpu_freq_idle;
 mod cpu_info;
 mod debug_annotations;
 mod descriptor;
 mod display_state;
 mod f2fs_iostat;
 mod ftrace;
+mod ftrace_raw;
+mod ftrace_stats;
 mod process_stats;
 mod process_tree;
+mod sched;
 mod service;
 mod sys_stats;
 mod systrace;
+pub mod task_state;
 mod track_event;
 
 use zerotrace_protos::protos::TracePacketDecoder;
@@ -51,6 +56,8 @@ pub struct Parser {
     pub saw_ftrace: bool,
     /// Concurrent tracing sessions' tracks and states.
     pub sessions: concurrent_sessions::Sessions,
+    /// Scheduling state (per CPU and per thread).
+    pub sched: crate::tracker::sched::SchedTracker,
 }
 
 impl Parser {
@@ -76,6 +83,7 @@ impl Parser {
             trace_config: None,
             saw_ftrace: false,
             sessions: concurrent_sessions::Sessions::default(),
+            sched: Default::default(),
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -90,10 +98,17 @@ impl Parser {
 
     fn parse(&mut self, packet: &crate::load::loaded::Packet, generation: &Generation) {
         if let Some(cpu) = packet.ftrace_cpu {
-            ftrace::parse(self, cpu, &packet.bytes, packet.ts);
+            match &packet.inline_sched {
+                Some(ev) => sched::inline(self, cpu, packet.ts, ev),
+                None => ftrace::parse(self, cpu, &packet.bytes, packet.ts, generation),
+            }
             return;
         }
         let pkt = TracePacketDecoder::new(&packet.bytes);
+        sched::system_info(self, &pkt);
+        if ftrace_stats::parse(self, &packet.bytes) {
+            return;
+        }
         if let Some(te) = &packet.track_event {
             track_event::parse(self, &pkt, te, generation);
             return;

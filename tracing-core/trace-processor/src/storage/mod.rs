@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod rows;
+pub mod sched_rows;
 mod stat_vocabulary;
 pub mod stats;
 pub mod strings;
@@ -46,6 +47,8 @@ pub struct Storage {
     pub cpus: Vec<CpuRow>,
     /// `cpu_available_frequencies`.
     pub cpu_freqs: Vec<CpuFreqRow>,
+    /// `sched_slice`, `thread_state`, `ftrace_event`.
+    pub sched: sched_rows::SchedRows,
 }
 
 impl Storage {

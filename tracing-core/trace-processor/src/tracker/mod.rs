@@ -2,5 +2,6 @@
 //! tracks, slices.
 
 pub mod process;
+pub mod sched;
 pub mod slices;
 pub mod tracks;
