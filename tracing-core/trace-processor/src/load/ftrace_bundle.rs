@@ -8,6 +8,13 @@
 //! same), compact arrays of unequal length or a comm index past the table
 //! (`compact_sched_has_parse_errors`); `lost_events` marks the CPU in
 //! `ftrace_cpu_has_data_loss`.
+//!
+//! A bundle recorded on another ftrace clock than BOOTTIME says which
+//! (`ftrace_clock`) and, for the kernel's `global` and `local` clocks, a
+//! (clock, BOOTTIME) pair read together: those clocks become a
+//! sequence-scoped clock snapshotted against BOOTTIME, `mono_raw` is
+//! MONOTONIC_RAW, as upstream reads them; an unknown clock loses the
+//! bundle (`ftrace_bundle_tokenizer_errors`; upstream refuses the trace).
 
 use zerotrace_protos::protos::FtraceEventBundleDecoder;
 use zerotrace_protos::protos::FtraceEventDecoder;
@@ -57,6 +64,42 @@ pub enum FtraceItem {
     Inline(InlineSched),
 }
 
+/// `FtraceClock` values.
+const FTRACE_CLOCK_UNSPECIFIED: i32 = 0;
+const FTRACE_CLOCK_GLOBAL: i32 = 2;
+const FTRACE_CLOCK_LOCAL: i32 = 3;
+const FTRACE_CLOCK_MONO_RAW: i32 = 4;
+/// MONOTONIC_RAW's builtin id.
+const MONOTONIC_RAW: u64 = 5;
+/// The sequence-scoped clock id upstream gives a bundle's own clock.
+pub const SEQUENCE_SCOPED_CLOCK: u64 = 64;
+
+/// The clock a bundle's timestamps are on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BundleClock {
+    /// A builtin clock id, or [`SEQUENCE_SCOPED_CLOCK`] (to key with the
+    /// packet's sequence).
+    pub clock_id: u64,
+    /// (the clock's value, BOOTTIME's value) read together, if given.
+    pub snapshot: Option<(i64, i64)>,
+}
+
+/// The bundle's clock; None for a clock upstream does not know.
+pub fn clock(bundle: &[u8]) -> Option<BundleClock> {
+    let b = FtraceEventBundleDecoder::new(bundle);
+    let clock_id = match b.ftrace_clock_raw() {
+        None | Some(FTRACE_CLOCK_UNSPECIFIED) => super::clock::BOOTTIME,
+        Some(FTRACE_CLOCK_MONO_RAW) => MONOTONIC_RAW,
+        Some(FTRACE_CLOCK_GLOBAL | FTRACE_CLOCK_LOCAL) => SEQUENCE_SCOPED_CLOCK,
+        Some(_) => return None,
+    };
+    let snapshot = match (b.ftrace_timestamp(), b.boot_timestamp()) {
+        (Some(f), Some(boot)) if clock_id != super::clock::BOOTTIME => Some((f, boot)),
+        _ => None,
+    };
+    Some(BundleClock { clock_id, snapshot })
+}
+
 /// One event of a bundle, with its raw (ftrace clock) timestamp.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BundleEvent {
@@ -104,103 +147,88 @@ pub fn split(bundle: &[u8], stats: &mut Stats) -> Vec<BundleEvent> {
     out
 }
 
+/// A packed column's values, and whether it decoded cleanly.
+fn column<I: Iterator>(it: I, ok: impl FnOnce(&I) -> bool) -> (Vec<I::Item>, bool) {
+    let mut it = it;
+    let v: Vec<I::Item> = it.by_ref().collect();
+    let clean = ok(&it);
+    (v, clean)
+}
+
 fn compact(c: &CompactSchedDecoder<'_>, cpu: u32, stats: &mut Stats, out: &mut Vec<BundleEvent>) {
     let table: Vec<&str> = c.intern_table().collect();
-    let mut error = false;
 
-    let mut ts_it = c.switch_timestamp();
-    let mut state_it = c.switch_prev_state();
-    let mut pid_it = c.switch_next_pid();
-    let mut prio_it = c.switch_next_prio();
-    let mut comm_it = c.switch_next_comm_index();
-    let mut ts: i64 = 0;
-    loop {
-        let (Some(dt), Some(state), Some(pid), Some(prio), Some(comm)) = (
-            ts_it.next(),
-            state_it.next(),
-            pid_it.next(),
-            prio_it.next(),
-            comm_it.next(),
-        ) else {
+    let (ts, a) = column(c.switch_timestamp(), |i| i.error().is_none());
+    let (state, b) = column(c.switch_prev_state(), |i| i.error().is_none());
+    let (pid, d) = column(c.switch_next_pid(), |i| i.error().is_none());
+    let (prio, e) = column(c.switch_next_prio(), |i| i.error().is_none());
+    let (comm, f) = column(c.switch_next_comm_index(), |i| i.error().is_none());
+    let n = ts.len();
+    // Every column must decode cleanly and be as long as the others.
+    let mut error =
+        !(a && b && d && e && f) || [state.len(), pid.len(), prio.len(), comm.len()] != [n; 4];
+    let mut t: i64 = 0;
+    for (k, dt) in ts.iter().enumerate() {
+        let (Some(st), Some(p), Some(pr), Some(ci)) =
+            (state.get(k), pid.get(k), prio.get(k), comm.get(k))
+        else {
             break;
         };
-        ts = ts.wrapping_add(dt as i64);
-        let Some(name) = table.get(comm as usize) else {
+        t = t.wrapping_add(*dt as i64);
+        let Some(name) = table.get(*ci as usize) else {
             error = true;
             break;
         };
         out.push(BundleEvent {
-            raw_ts: ts,
+            raw_ts: t,
             cpu,
             item: FtraceItem::Inline(InlineSched::Switch {
-                prev_state: state,
-                next_pid: i64::from(pid),
-                next_prio: prio,
+                prev_state: *st,
+                next_pid: i64::from(*p),
+                next_prio: *pr,
                 next_comm: (*name).to_string(),
             }),
         });
     }
-    // Every array must end together, and decode cleanly.
-    let uneven = ts_it.next().is_some()
-        || state_it.next().is_some()
-        || pid_it.next().is_some()
-        || prio_it.next().is_some()
-        || comm_it.next().is_some();
-    let bad = ts_it.error().is_some()
-        || state_it.error().is_some()
-        || pid_it.error().is_some()
-        || prio_it.error().is_some()
-        || comm_it.error().is_some();
-    if error || uneven || bad {
+    if error {
         stats.incr("compact_sched_has_parse_errors");
     }
 
-    let mut error = false;
-    let mut ts_it = c.waking_timestamp();
-    let mut pid_it = c.waking_pid();
-    let mut cpu_it = c.waking_target_cpu();
-    let mut prio_it = c.waking_prio();
-    let mut comm_it = c.waking_comm_index();
-    let mut flags_it = c.waking_common_flags();
-    let mut ts: i64 = 0;
-    loop {
-        let (Some(dt), Some(pid), Some(target), Some(prio), Some(comm)) = (
-            ts_it.next(),
-            pid_it.next(),
-            cpu_it.next(),
-            prio_it.next(),
-            comm_it.next(),
-        ) else {
+    let (ts, a) = column(c.waking_timestamp(), |i| i.error().is_none());
+    let (pid, b) = column(c.waking_pid(), |i| i.error().is_none());
+    let (target, d) = column(c.waking_target_cpu(), |i| i.error().is_none());
+    let (prio, e) = column(c.waking_prio(), |i| i.error().is_none());
+    let (comm, f) = column(c.waking_comm_index(), |i| i.error().is_none());
+    // common_flags is optional (older traces lack it).
+    let (flags, g) = column(c.waking_common_flags(), |i| i.error().is_none());
+    let n = ts.len();
+    let mut error = !(a && b && d && e && f && g)
+        || [pid.len(), target.len(), prio.len(), comm.len()] != [n; 4];
+    let mut t: i64 = 0;
+    for (k, dt) in ts.iter().enumerate() {
+        let (Some(p), Some(tc), Some(pr), Some(ci)) =
+            (pid.get(k), target.get(k), prio.get(k), comm.get(k))
+        else {
             break;
         };
-        ts = ts.wrapping_add(dt as i64);
-        let Some(name) = table.get(comm as usize) else {
+        t = t.wrapping_add(*dt as i64);
+        let Some(name) = table.get(*ci as usize) else {
             error = true;
             break;
         };
         out.push(BundleEvent {
-            raw_ts: ts,
+            raw_ts: t,
             cpu,
             item: FtraceItem::Inline(InlineSched::Waking {
-                pid: i64::from(pid),
-                target_cpu: u32::from(target as u16),
-                prio: i32::from(prio as u16),
+                pid: i64::from(*p),
+                target_cpu: u32::from(*tc as u16),
+                prio: i32::from(*pr as u16),
                 comm: (*name).to_string(),
-                common_flags: flags_it.next().map(|f| u32::from(f as u16)),
+                common_flags: flags.get(k).map(|f| u32::from(*f as u16)),
             }),
         });
     }
-    let uneven = ts_it.next().is_some()
-        || pid_it.next().is_some()
-        || cpu_it.next().is_some()
-        || prio_it.next().is_some()
-        || comm_it.next().is_some();
-    let bad = ts_it.error().is_some()
-        || pid_it.error().is_some()
-        || cpu_it.error().is_some()
-        || prio_it.error().is_some()
-        || comm_it.error().is_some();
-    if error || uneven || bad {
+    if error {
         stats.incr("compact_sched_has_parse_errors");
     }
 }

@@ -70,6 +70,8 @@ pub struct Loader {
     writer_buffers: Vec<(u32, u32)>,
     bytes_pushed: u64,
     next_order: u64,
+    /// The last ftrace clock value snapshotted from a bundle.
+    ftrace_clock_ts: Option<i64>,
 }
 
 impl Default for Loader {
@@ -88,6 +90,7 @@ impl Default for Loader {
             writer_buffers: Vec::new(),
             bytes_pushed: 0,
             next_order: 0,
+            ftrace_clock_ts: None,
         }
     }
 }
@@ -330,7 +333,7 @@ impl Loader {
         }
         if let Some(bundle) = Decoder::new(&bytes).find_last(FTRACE_EVENTS) {
             if let Ok(bundle) = bundle.as_bytes() {
-                self.split_ftrace(bundle, gen_idx);
+                self.split_ftrace(bundle, gen_idx, seq);
             }
             return;
         }
@@ -339,7 +342,24 @@ impl Loader {
 
     /// Queues each event of an ftrace bundle on its own, at its own time
     /// (BOOTTIME), as upstream sorts ftrace events one by one.
-    fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32) {
+    fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32, seq: u32) {
+        let Some(bc) = ftrace_bundle::clock(bundle) else {
+            self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
+            return;
+        };
+        let key = clock_key(bc.clock_id, seq);
+        if let Some((ftrace_ts, boot_ts)) = bc.snapshot {
+            if self.ftrace_clock_ts != Some(ftrace_ts) {
+                self.ftrace_clock_ts = Some(ftrace_ts);
+                let pair = [
+                    (key, ftrace_ts as u64, 1, false),
+                    (clock::BOOTTIME, boot_ts as u64, 1, false),
+                ];
+                if self.clocks.add_snapshot(&pair).is_none() {
+                    self.storage.stats.incr("invalid_clock_snapshots");
+                }
+            }
+        }
         for ev in ftrace_bundle::split(bundle, &mut self.storage.stats) {
             let (bytes, inline_sched) = match ev.item {
                 ftrace_bundle::FtraceItem::Event(b) => (b, None),
@@ -355,13 +375,13 @@ impl Loader {
                 inline_sched,
             };
             self.next_order += 1;
-            match self.clocks.trace_time(clock::BOOTTIME, ev.raw_ts) {
+            match self.clocks.trace_time(key, ev.raw_ts) {
                 Ok(ts) => {
                     self.latest_ts = self.latest_ts.max(ts);
                     self.packets.push(Packet { ts, ..packet });
                 }
                 Err(_) => self.deferred.push(Deferred {
-                    clock: clock::BOOTTIME,
+                    clock: key,
                     ns: ev.raw_ts,
                     packet,
                 }),

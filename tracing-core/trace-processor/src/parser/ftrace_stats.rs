@@ -65,7 +65,6 @@ pub fn parse(p: &mut Parser, packet: &[u8]) -> bool {
     let hits = kprobes.as_ref().and_then(|k| k.hits()).unwrap_or(0);
     let misses = kprobes.as_ref().and_then(|k| k.misses()).unwrap_or(0);
     for (name, v) in [("hits", hits), ("misses", misses)] {
-        let v = i64::from(v);
         let begin_name = format!("ftrace_kprobe_{name}_begin");
         let begin = stats.has(&begin_name).then(|| stats.get(&begin_name));
         stats.set(&format!("ftrace_kprobe_{name}_{phase}"), v);
