@@ -31,6 +31,8 @@ pub struct Packet {
     pub streaming_profile_ts: Option<Vec<i64>>,
     /// The machine the packet came from (0: the host).
     pub machine: u32,
+    /// For an event of a bundle's `compact_sched` (`bytes` then empty).
+    pub inline_sched: Option<super::ftrace_bundle::InlineSched>,
 }
 
 /// Everything `finish` hands the parsers.

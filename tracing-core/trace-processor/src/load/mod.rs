@@ -4,9 +4,9 @@
 //! clock conversion, `compressed_packets` expansion with bounds, then a
 //! sort by timestamp across sequences and the parsers.
 //!
-//! Sorting: packets are kept until `finish` and sorted there in full (a
-//! stable sort, so packets with equal timestamps keep their stream order).
-//! Upstream sorts within a moving window while loading; a full sort is the
+//! Sorting: packets are kept until `finish` and sorted there in full, by
+//! upstream's merge of per-stream queues (`sorter.rs`: equal timestamps on
+//! two streams come in the order its draining gives). Upstream sorts within a moving window while loading; a full sort is the
 //! simpler first step and gives the same order for any trace whose
 //! out-of-order data fits upstream's window. Packets whose clock cannot be
 //! converted yet are held to `finish` and converted then, as upstream
@@ -14,10 +14,12 @@
 
 pub mod clock;
 pub mod descriptors;
+pub mod ftrace_bundle;
 pub mod inflate;
 pub mod loaded;
 pub mod remote_clock;
 pub mod sequence;
+pub mod sorter;
 pub mod tokenizer;
 pub mod trace_identity;
 pub mod track_event_times;
@@ -85,6 +87,8 @@ pub struct Loader {
     machine_ids: HashMap<i64, u32>,
     /// The machine of the packet being read.
     machine: u32,
+    /// The last ftrace clock value snapshotted from a bundle.
+    ftrace_clock_ts: Option<i64>,
 }
 
 impl Default for Loader {
@@ -107,6 +111,7 @@ impl Default for Loader {
             machines: vec![0],
             machine_ids: HashMap::new(),
             machine: 0,
+            ftrace_clock_ts: None,
         }
     }
 }
@@ -150,7 +155,7 @@ impl Loader {
                 }
             }
         }
-        self.packets.sort_by_key(|p| (p.ts, p.order));
+        self.packets = sorter::sort(std::mem::take(&mut self.packets));
         self.sequence_stats();
         self.identity
             .write(&mut self.storage, self.clocks.trace_clock());
@@ -402,7 +407,7 @@ impl Loader {
         }
         if let Some(bundle) = Decoder::new(&bytes).find_last(FTRACE_EVENTS) {
             if let Ok(bundle) = bundle.as_bytes() {
-                self.split_ftrace(bundle, gen_idx);
+                self.split_ftrace(bundle, gen_idx, seq);
             }
             return;
         }
@@ -411,37 +416,54 @@ impl Loader {
 
     /// Queues each event of an ftrace bundle on its own, at its own time
     /// (BOOTTIME), as upstream sorts ftrace events one by one.
-    fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32) {
-        let b = zerotrace_protos::protos::FtraceEventBundleDecoder::new(bundle);
-        let cpu = b.cpu().unwrap_or(0);
-        for ev in b.event_bytes() {
-            let raw = zerotrace_protos::protos::FtraceEventDecoder::new(ev)
-                .timestamp()
-                .and_then(|t| i64::try_from(t).ok());
-            let Some(raw) = raw else {
-                self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
-                continue;
+    fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32, seq: u32) {
+        let Some(bc) = ftrace_bundle::clock(bundle) else {
+            self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
+            return;
+        };
+        let key = clock_key(bc.clock_id, seq, self.machine);
+        if let Some((ftrace_ts, boot_ts)) = bc.snapshot {
+            if self.ftrace_clock_ts != Some(ftrace_ts) {
+                self.ftrace_clock_ts = Some(ftrace_ts);
+                let pair = [
+                    (key, ftrace_ts as u64, 1, false),
+                    (
+                        machine_clock(clock::BOOTTIME, self.machine),
+                        boot_ts as u64,
+                        1,
+                        false,
+                    ),
+                ];
+                if self.clocks.add_snapshot(&pair).is_none() {
+                    self.storage.stats.incr("invalid_clock_snapshots");
+                }
+            }
+        }
+        for ev in ftrace_bundle::split(bundle, &mut self.storage.stats) {
+            let (bytes, inline_sched) = match ev.item {
+                ftrace_bundle::FtraceItem::Event(b) => (b, None),
+                ftrace_bundle::FtraceItem::Inline(i) => (Vec::new(), Some(i)),
             };
             let packet = Packet {
-                ts: raw,
-                bytes: ev.to_vec(),
+                ts: ev.raw_ts,
+                bytes,
                 generation: gen_idx,
                 track_event: None,
                 order: self.next_order,
-                ftrace_cpu: Some(cpu),
+                ftrace_cpu: Some(ev.cpu),
+                inline_sched,
                 streaming_profile_ts: None,
                 machine: self.machine,
             };
             self.next_order += 1;
-            let boottime = machine_clock(clock::BOOTTIME, self.machine);
-            match self.clocks.trace_time(boottime, raw) {
+            match self.clocks.trace_time(key, ev.raw_ts) {
                 Ok(ts) => {
                     self.latest_ts = self.latest_ts.max(ts);
                     self.packets.push(Packet { ts, ..packet });
                 }
                 Err(_) => self.deferred.push(Deferred {
-                    clock: boottime,
-                    ns: raw,
+                    clock: key,
+                    ns: ev.raw_ts,
                     packet,
                 }),
             }
@@ -701,6 +723,7 @@ impl Loader {
             ftrace_cpu: None,
             streaming_profile_ts: None,
             machine: self.machine,
+            inline_sched: None,
         };
         self.next_order += 1;
         if pkt.has_track_event() {

@@ -6,8 +6,8 @@
 //! killer's victim is a `mem.oom_kill` instant on its thread; ion_stat
 //! gives the `mem.ion` and per-thread `mem.ion_change` counters; the
 //! kernel's tracing_mark_write and g2d_tracing_mark_write go to the
-//! systrace parser. Other events are
-//! not read yet.
+//! systrace parser. The scheduler's events, CPU frequency and idle go to
+//! their own parsers, and every event gets its `ftrace_event` row first.
 //!
 //! Events our generated messages lack are read with protozero's
 //! schema-less decoder at upstream's field numbers (`FtraceEvent` field
@@ -17,6 +17,7 @@ use protozero::Decoder;
 use zerotrace_protos::protos::FtraceEventDecoder;
 
 use super::Parser;
+use crate::load::sequence::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
@@ -35,7 +36,7 @@ const MARK_VICTIM: u32 = 334;
 const ION_STAT: u32 = 335;
 
 /// Parses one event recorded on `cpu`.
-pub fn parse(p: &mut Parser, _cpu: u32, bytes: &[u8], ts: i64) {
+pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Generation) {
     if !p.saw_ftrace {
         // A Linux system trace: tid/pid 0 are the idle task, utid/upid 0.
         p.saw_ftrace = true;
@@ -43,6 +44,12 @@ pub fn parse(p: &mut Parser, _cpu: u32, bytes: &[u8], ts: i64) {
     }
     let ev = FtraceEventDecoder::new(bytes);
     let tid = i64::from(ev.pid().unwrap_or(0));
+    super::ftrace_raw::insert(p, cpu, ts, tid, bytes, generation);
+    if super::sched::parse(p, cpu, ts, &ev, bytes, generation)
+        || super::cpu_freq_idle::parse(p, ts, &ev)
+    {
+        return;
+    }
     if let Some(t) = ev.task_newtask() {
         new_task(p, ts, tid, &t);
         return;

@@ -3,18 +3,23 @@
 
 mod chrome_metadata;
 mod concurrent_sessions;
+mod cpu_freq_idle;
 mod cpu_info;
 mod debug_annotations;
 mod descriptor;
 mod display_state;
 mod f2fs_iostat;
 mod ftrace;
+mod ftrace_raw;
+mod ftrace_stats;
 mod process_stats;
 mod process_tree;
+mod sched;
 mod service;
 mod sys_stats;
 mod system_info;
 mod systrace;
+pub mod task_state;
 mod track_association;
 mod track_event;
 
@@ -62,6 +67,8 @@ pub struct Parser {
     pub chrome_metadata: chrome_metadata::ChromeMetadataState,
     /// Async slice tracks shared by cookie.
     pub async_tracks: crate::tracker::track_compressor::TrackCompressor,
+    /// Scheduling state (per CPU and per thread).
+    pub sched: crate::tracker::sched::SchedTracker,
 }
 
 impl Parser {
@@ -99,6 +106,7 @@ impl Parser {
             async_tracks: Default::default(),
             chrome_metadata: Default::default(),
             machine: 0,
+            sched: Default::default(),
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -118,10 +126,17 @@ impl Parser {
             self.tracks.set_machine(packet.machine);
         }
         if let Some(cpu) = packet.ftrace_cpu {
-            ftrace::parse(self, cpu, &packet.bytes, packet.ts);
+            match &packet.inline_sched {
+                Some(ev) => sched::inline(self, cpu, packet.ts, ev),
+                None => ftrace::parse(self, cpu, &packet.bytes, packet.ts, generation),
+            }
             return;
         }
         let pkt = TracePacketDecoder::new(&packet.bytes);
+        sched::system_info(self, &pkt);
+        if ftrace_stats::parse(self, &packet.bytes) {
+            return;
+        }
         if let Some(te) = &packet.track_event {
             track_event::parse(self, &pkt, te, generation);
             return;

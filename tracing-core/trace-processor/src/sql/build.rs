@@ -385,5 +385,6 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         ],
         cs.len(),
     ));
+    out.extend(super::build_sched::build(&s.sched, &strings));
     out
 }

@@ -4,9 +4,11 @@
 //! statement's rows, as `trace_processor_shell` prints them.
 
 pub mod build;
+pub mod build_sched;
 mod functions;
 pub mod table;
 mod views;
+mod views_sched;
 mod vtab;
 
 use std::sync::Arc;
@@ -75,6 +77,7 @@ impl Engine {
             functions::register(&conn, args)?;
         }
         conn.execute_batch(views::VIEWS)?;
+        conn.execute_batch(views_sched::VIEWS)?;
         Ok(Engine { conn })
     }
 

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod rows;
+pub mod sched_rows;
 mod stat_vocabulary;
 pub mod stats;
 pub mod strings;
@@ -48,6 +49,8 @@ pub struct Storage {
     pub cpu_freqs: Vec<CpuFreqRow>,
     /// `machine`.
     pub machines: Vec<MachineRow>,
+    /// `sched_slice`, `thread_state`, `ftrace_event`.
+    pub sched: sched_rows::SchedRows,
 }
 
 impl Storage {

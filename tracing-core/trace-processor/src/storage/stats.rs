@@ -61,6 +61,16 @@ impl Stats {
             .unwrap_or(0)
     }
 
+    /// Whether one index of an indexed stat was set.
+    pub fn has_indexed(&self, name: &str, idx: i64) -> bool {
+        stat_index(name).is_some_and(|i| self.indexed.contains_key(&(i, idx)))
+    }
+
+    /// Whether a single-valued stat was set or counted.
+    pub fn has(&self, name: &str) -> bool {
+        stat_index(name).is_some_and(|i| self.single.contains_key(&i))
+    }
+
     /// The value of a single-valued stat (0 when never counted).
     pub fn get(&self, name: &str) -> i64 {
         stat_index(name)

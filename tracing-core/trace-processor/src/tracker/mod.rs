@@ -3,6 +3,7 @@
 
 pub mod flows;
 pub mod process;
+pub mod sched;
 pub mod slices;
 pub mod track_compressor;
 pub mod tracks;

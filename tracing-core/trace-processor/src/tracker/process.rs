@@ -165,6 +165,36 @@ impl ProcessTracker {
         }
     }
 
+    /// A thread ended (`sched_process_free`): its end time, and later
+    /// events with its tid start a new thread; the main thread's end ends
+    /// its process too (and every thread of it). A tid not live is ignored.
+    pub fn end_thread(&mut self, storage: &mut Storage, ts: i64, tid: i64) {
+        let Some(utid) = self.live_tid.remove(&(self.machine, tid)) else {
+            return;
+        };
+        let Some(t) = storage.threads.get_mut(utid as usize) else {
+            return;
+        };
+        t.end_ts = Some(ts);
+        let Some(upid) = t.upid else {
+            return;
+        };
+        let Some(p) = storage.processes.get_mut(upid as usize) else {
+            return;
+        };
+        if p.pid != tid {
+            return;
+        }
+        p.end_ts = Some(ts);
+        self.pids.remove(&(self.machine, tid));
+        let threads = &storage.threads;
+        self.live_tid.retain(|_, u| {
+            threads
+                .get(*u as usize)
+                .is_none_or(|t| t.upid != Some(upid))
+        });
+    }
+
     /// The process with this pid, created (with its main thread) when none.
     pub fn get_or_create_process(&mut self, storage: &mut Storage, pid: i64) -> u32 {
         if let Some(u) = self.pids.get(&(self.machine, pid)) {
