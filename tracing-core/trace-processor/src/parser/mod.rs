@@ -4,13 +4,20 @@
 mod concurrent_sessions;
 mod cpu_info;
 mod debug_annotations;
+mod deobfuscation;
 mod descriptor;
 mod display_state;
 mod f2fs_iostat;
 mod ftrace;
+mod module_symbols;
+mod perf_sample;
 mod process_stats;
 mod process_tree;
+mod profile_packet;
+mod profiling;
 mod service;
+mod smaps;
+mod stack_sample;
 mod sys_stats;
 mod systrace;
 mod track_event;
@@ -51,6 +58,8 @@ pub struct Parser {
     pub saw_ftrace: bool,
     /// Concurrent tracing sessions' tracks and states.
     pub sessions: concurrent_sessions::Sessions,
+    /// The profiling parsers' state.
+    pub profiling: profiling::ProfilingState,
 }
 
 impl Parser {
@@ -63,7 +72,10 @@ impl Parser {
             mut storage,
             clocks,
         } = loaded;
-        let processes = ProcessTracker::new(&mut storage);
+        let mut processes = ProcessTracker::new(&mut storage);
+        // A proto trace maps pid 0 and tid 0 to the swapper, as upstream's
+        // proto reader does for every trace.
+        processes.set_pid_zero_is_idle(&mut storage);
         let mut p = Parser {
             storage,
             processes,
@@ -76,6 +88,7 @@ impl Parser {
             trace_config: None,
             saw_ftrace: false,
             sessions: concurrent_sessions::Sessions::default(),
+            profiling: profiling::ProfilingState::default(),
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -84,6 +97,7 @@ impl Parser {
                 .unwrap_or(&empty);
             p.parse(packet, generation);
         }
+        profiling::finish(&mut p);
         service::finish(&mut p);
         p.storage
     }
@@ -118,6 +132,9 @@ impl Parser {
             return;
         }
         if concurrent_sessions::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        if profiling::parse(self, packet, generation) {
             return;
         }
         service::parse(self, &pkt, packet.ts);

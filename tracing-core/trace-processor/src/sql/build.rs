@@ -347,5 +347,6 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         ],
         cs.len(),
     ));
+    out.extend(super::build_profiling::build(&s.profiling, &strings));
     out
 }

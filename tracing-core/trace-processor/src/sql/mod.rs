@@ -4,6 +4,7 @@
 //! statement's rows, as `trace_processor_shell` prints them.
 
 pub mod build;
+pub mod build_profiling;
 mod functions;
 pub mod table;
 mod views;
@@ -75,6 +76,7 @@ impl Engine {
             functions::register(&conn, args)?;
         }
         conn.execute_batch(views::VIEWS)?;
+        conn.execute_batch(build_profiling::PROFILING_VIEWS)?;
         Ok(Engine { conn })
     }
 

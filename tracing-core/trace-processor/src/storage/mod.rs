@@ -2,6 +2,7 @@
 //! stats, and each table's rows.
 
 pub mod args;
+pub mod profiling_rows;
 pub mod rows;
 mod stat_vocabulary;
 pub mod stats;
@@ -46,6 +47,8 @@ pub struct Storage {
     pub cpus: Vec<CpuRow>,
     /// `cpu_available_frequencies`.
     pub cpu_freqs: Vec<CpuFreqRow>,
+    /// The profiling tables.
+    pub profiling: profiling_rows::ProfilingRows,
 }
 
 impl Storage {

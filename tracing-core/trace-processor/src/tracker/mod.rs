@@ -2,5 +2,7 @@
 //! tracks, slices.
 
 pub mod process;
+pub mod profiler_samples;
 pub mod slices;
+pub mod stack_profile;
 pub mod tracks;
