@@ -46,7 +46,7 @@ type Totals = (i64, i64);
 #[derive(Debug, Default)]
 pub struct HeapSequence {
     prev_index: Option<u64>,
-    strings: HashMap<u64, String>,
+    strings: HashMap<u64, Vec<u8>>,
     mappings: HashMap<u64, u32>,
     frames: HashMap<u64, u32>,
     callstacks: HashMap<u64, u32>,
@@ -64,11 +64,11 @@ impl HeapSequence {
         !self.pending.is_empty()
     }
 
-    fn string(&self, iid: u64) -> Option<&str> {
+    fn string(&self, iid: u64) -> Option<&[u8]> {
         if iid == 0 {
-            return Some(self.strings.get(&0).map_or("", String::as_str));
+            return Some(self.strings.get(&0).map_or(&[][..], Vec::as_slice));
         }
-        self.strings.get(&iid).map(String::as_str)
+        self.strings.get(&iid).map(Vec::as_slice)
     }
 }
 
@@ -95,8 +95,7 @@ pub fn parse(
 
     for s in pkt.strings() {
         let iid = s.iid().unwrap_or(0);
-        let text = String::from_utf8_lossy(s.str().unwrap_or(&[])).into_owned();
-        st.strings.insert(iid, text);
+        st.strings.insert(iid, s.str().unwrap_or(&[]).to_vec());
     }
     for m in pkt.mappings_bytes() {
         add_mapping(p, &mut st, m);
@@ -226,14 +225,14 @@ pub fn parse(
 
 fn add_mapping(p: &mut Parser, st: &mut HeapSequence, bytes: &[u8]) {
     let m = MappingDecoder::new(bytes);
-    let Some(build_id) = st.string(m.build_id().unwrap_or(0)).map(str::to_owned) else {
+    let Some(build_id) = st.string(m.build_id().unwrap_or(0)).map(<[u8]>::to_vec) else {
         p.storage.stats.incr("stackprofile_invalid_string_id");
         return;
     };
     let mut parts = Vec::new();
     for id in m.path_string_ids() {
         match st.string(id) {
-            Some(s) => parts.push(s.to_owned()),
+            Some(s) => parts.push(String::from_utf8_lossy(s).into_owned()),
             None => {
                 p.storage.stats.incr("stackprofile_invalid_string_id");
                 break;
@@ -242,7 +241,7 @@ fn add_mapping(p: &mut Parser, st: &mut HeapSequence, bytes: &[u8]) {
     }
     let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
     let params = MappingParams {
-        build_id: Some(build_id.into_bytes()),
+        build_id: Some(build_id),
         exact_offset: m.exact_offset().unwrap_or(0),
         start_offset: m.start_offset().unwrap_or(0),
         start: m.start().unwrap_or(0),
@@ -260,7 +259,10 @@ fn add_frame(p: &mut Parser, st: &mut HeapSequence, bytes: &[u8]) {
         p.storage.stats.incr("stackprofile_invalid_mapping_id");
         return;
     };
-    let Some(name) = st.string(f.function_name_id().unwrap_or(0)).map(str::to_owned) else {
+    let Some(name) = st
+        .string(f.function_name_id().unwrap_or(0))
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+    else {
         p.storage.stats.incr("stackprofile_invalid_string_id");
         return;
     };
