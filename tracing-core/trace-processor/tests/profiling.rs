@@ -542,3 +542,58 @@ fn pid_zero_samples_belong_to_the_swapper() {
     .unwrap();
     assert_eq!(rows(&tp, "SELECT utid FROM perf_sample"), vec![vec![i(0)]]);
 }
+
+#[test]
+fn streaming_profile_samples_are_timed_on_the_legacy_clock() {
+    let setup = packet(|p| {
+        p.append_uint32(10, 4);
+        p.append_uint32(13, 1);
+        {
+            // ThreadDescriptor: pid, tid, reference_timestamp_us.
+            let mut td = p.begin_nested(44);
+            td.append_int32(1, 5);
+            td.append_int32(2, 6);
+            td.append_int64(6, 1000);
+        }
+        let mut id = p.begin_nested(12);
+        stack_of(&mut id, 0, true);
+    });
+    let samples = |iids: &[u64], deltas: &[i64], priority: i32| {
+        let iids = iids.to_vec();
+        let deltas = deltas.to_vec();
+        packet(move |p| {
+            p.append_uint32(10, 4);
+            let mut s = p.begin_nested(54);
+            for i in &iids {
+                s.append_uint64(1, *i);
+            }
+            for d in &deltas {
+                s.append_int64(2, *d);
+            }
+            if priority != 0 {
+                s.append_int32(3, priority);
+            }
+        })
+    };
+    let tp = TraceProcessor::from_bytes(&trace(&[
+        setup,
+        samples(&[1, 2], &[10, 5], 3),
+        samples(&[9], &[1], 0),
+        samples(&[], &[i64::MIN / 1000 - 1], 0),
+    ]))
+    .unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.ts, t.tid, s.callsite_id, s.process_priority \
+             FROM cpu_profile_stack_sample s JOIN thread t USING (utid) ORDER BY s.ts"
+        ),
+        vec![
+            vec![i(1_010_000), i(6), i(1), i(3)],
+            vec![i(1_015_000), i(6), i(0), i(3)],
+        ]
+    );
+    assert_eq!(stat(&tp, "stackprofile_invalid_callstack_id"), 1);
+    assert_eq!(stat(&tp, "stackprofile_parser_error"), 1);
+    assert_eq!(stat(&tp, "streaming_profile_invalid_timestamp"), 1);
+}

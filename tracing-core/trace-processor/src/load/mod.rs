@@ -17,6 +17,7 @@ pub mod descriptors;
 pub mod inflate;
 pub mod loaded;
 pub mod sequence;
+pub mod streaming_profile;
 pub mod tokenizer;
 pub mod track_event_times;
 
@@ -332,7 +333,38 @@ impl Loader {
             }
             return;
         }
+        if let Some(sp) = Decoder::new(&bytes)
+            .find_last(streaming_profile::FIELD)
+            .and_then(|f| f.as_bytes().ok())
+        {
+            self.queue_streaming_profile(sp, seq, gen_idx);
+            return;
+        }
         self.timestamp_and_queue(bytes, seq, seq_id.is_some(), gen_idx);
+    }
+
+    /// Queues each sample of a `StreamingProfilePacket` at its own time.
+    fn queue_streaming_profile(&mut self, sp: &[u8], seq: u32, gen_idx: u32) {
+        let state = self.sequences.entry(seq).or_default();
+        let samples = streaming_profile::tokenize(
+            sp,
+            seq,
+            state,
+            &mut self.clocks,
+            &mut self.storage.stats,
+        );
+        for s in samples {
+            self.latest_ts = self.latest_ts.max(s.ts);
+            self.packets.push(Packet {
+                ts: s.ts,
+                bytes: s.bytes,
+                generation: gen_idx,
+                track_event: None,
+                order: self.next_order,
+                ftrace_cpu: None,
+            });
+            self.next_order += 1;
+        }
     }
 
     /// Queues each event of an ftrace bundle on its own, at its own time

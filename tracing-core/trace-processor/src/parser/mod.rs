@@ -18,6 +18,7 @@ mod profiling;
 mod service;
 mod smaps;
 mod stack_sample;
+mod streaming_profile;
 mod sys_stats;
 mod systrace;
 mod track_event;

@@ -10,7 +10,10 @@ use protozero::Decoder;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::Parser;
-use super::{deobfuscation, module_symbols, perf_sample, profile_packet, smaps, stack_sample};
+use super::{
+    deobfuscation, module_symbols, perf_sample, profile_packet, smaps, stack_sample,
+    streaming_profile,
+};
 use crate::load::loaded::Packet;
 use crate::load::sequence::Generation;
 use crate::storage::strings::StrId;
@@ -25,6 +28,7 @@ mod field {
     pub const PERF_SAMPLE: u32 = 66;
     pub const SMAPS_PACKET: u32 = 68;
     pub const STACK_SAMPLE: u32 = 135;
+    pub const STREAMING_PROFILE_PACKET: u32 = 54;
 }
 
 /// What the profiling parsers keep across packets.
@@ -60,6 +64,8 @@ pub fn parse(p: &mut Parser, packet: &Packet, generation: &Generation) -> bool {
         perf_sample::parse(p, b, packet.ts, seq, g, generation);
     } else if let Some(b) = field(field::STACK_SAMPLE) {
         stack_sample::parse(p, b, packet.ts, seq, g, generation);
+    } else if let Some(b) = field(field::STREAMING_PROFILE_PACKET) {
+        streaming_profile::parse(p, b, packet.ts, g, generation);
     } else if let Some(b) = field(field::MODULE_SYMBOLS) {
         module_symbols::parse(p, b);
     } else if let Some(b) = field(field::DEOBFUSCATION_MAPPING) {

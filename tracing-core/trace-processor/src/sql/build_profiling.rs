@@ -199,6 +199,16 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
         ],
         cs.len(),
     ));
+    let x = &r.chrome_sample_extras;
+    out.push(table(
+        "__intrinsic_chrome_stack_sample_extras",
+        vec![
+            Column::int("id", ids(x.len())),
+            Column::int("profiler_sample_id", x.iter().map(|v| i64::from(v.0)).collect()),
+            Column::int("process_priority", x.iter().map(|v| i64::from(v.1)).collect()),
+        ],
+        x.len(),
+    ));
     let sm = &r.smaps;
     out.push(table(
         "__intrinsic_profiler_smaps",
@@ -282,9 +292,10 @@ CREATE VIEW perf_sample AS SELECT ps.id, ps.ts, tc.utid, c.cpu AS cpu,
   LEFT JOIN __intrinsic_cpu AS c ON c.id = ec.ucpu
   WHERE ps.source = 'linux.perf';
 CREATE VIEW cpu_profile_stack_sample AS SELECT ps.id, ps.ts, ps.callsite_id, tc.utid,
-  0 AS process_priority
+  coalesce(x.process_priority, 0) AS process_priority
   FROM __intrinsic_profiler_sample AS ps
   LEFT JOIN __intrinsic_profiler_task_context AS tc ON tc.id = ps.task_context_id
+  LEFT JOIN __intrinsic_chrome_stack_sample_extras AS x ON x.profiler_sample_id = ps.id
   WHERE ps.source IN ('chrome', 'legacy_v8', 'gecko', 'simpleperf', 'perf_text');
 CREATE VIEW perf_counter_track AS SELECT ct.id, ct.name, ct.type, ct.parent_id,
   ct.source_arg_set_id, ct.machine_id, ct.unit, ct.description,

@@ -230,4 +230,7 @@ pub struct ProfilingRows {
     pub counter_sets: Vec<(u32, u32)>,
     /// `profiler_smaps`.
     pub smaps: Vec<SmapsRow>,
+    /// `__intrinsic_chrome_stack_sample_extras`: (sample id, process
+    /// priority).
+    pub chrome_sample_extras: Vec<(u32, i32)>,
 }
