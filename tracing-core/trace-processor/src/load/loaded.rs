@@ -26,9 +26,6 @@ pub struct Packet {
     /// For one event of an ftrace bundle: its CPU (`bytes` then hold the
     /// `FtraceEvent`, not a packet).
     pub ftrace_cpu: Option<u32>,
-    /// For a StreamingProfilePacket: each callstack's sample time on the
-    /// trace clock, resolved in stream order (None when it was dropped).
-    pub streaming_profile_ts: Option<Vec<i64>>,
     /// The machine the packet came from (0: the host).
     pub machine: u32,
     /// For an event of a bundle's `compact_sched` (`bytes` then empty).

@@ -20,6 +20,7 @@ pub mod loaded;
 pub mod remote_clock;
 pub mod sequence;
 pub mod sorter;
+pub mod streaming_profile;
 pub mod tokenizer;
 pub mod trace_identity;
 pub mod track_event_times;
@@ -49,8 +50,6 @@ const REMOTE_CLOCK_SYNC: u32 = 107;
 const MACHINE_ID: u32 = 98;
 /// TracePacket.trace_uuid.
 const TRACE_UUID: u32 = 89;
-/// TracePacket.streaming_profile_packet.
-const STREAMING_PROFILE_PACKET: u32 = 54;
 
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -411,7 +410,40 @@ impl Loader {
             }
             return;
         }
+        if let Some(sp) = Decoder::new(&bytes)
+            .find_last(streaming_profile::FIELD)
+            .and_then(|f| f.as_bytes().ok())
+        {
+            self.queue_streaming_profile(sp, seq, gen_idx);
+            return;
+        }
         self.timestamp_and_queue(bytes, seq, seq_id.is_some(), gen_idx);
+    }
+
+    /// Queues each sample of a `StreamingProfilePacket` at its own time.
+    fn queue_streaming_profile(&mut self, sp: &[u8], seq: u32, gen_idx: u32) {
+        let state = self.sequences.entry(seq).or_default();
+        let samples = streaming_profile::tokenize(
+            sp,
+            seq,
+            state,
+            MachineClocks::new(&mut self.clocks, self.machine),
+            &mut self.storage.stats,
+        );
+        for s in samples {
+            self.latest_ts = self.latest_ts.max(s.ts);
+            self.packets.push(Packet {
+                ts: s.ts,
+                bytes: s.bytes,
+                generation: gen_idx,
+                track_event: None,
+                order: self.next_order,
+                ftrace_cpu: None,
+                inline_sched: None,
+                machine: self.machine,
+            });
+            self.next_order += 1;
+        }
     }
 
     /// Queues each event of an ftrace bundle on its own, at its own time
@@ -452,7 +484,6 @@ impl Loader {
                 order: self.next_order,
                 ftrace_cpu: Some(ev.cpu),
                 inline_sched,
-                streaming_profile_ts: None,
                 machine: self.machine,
             };
             self.next_order += 1;
@@ -721,7 +752,6 @@ impl Loader {
             track_event: None,
             order: self.next_order,
             ftrace_cpu: None,
-            streaming_profile_ts: None,
             machine: self.machine,
             inline_sched: None,
         };
@@ -751,17 +781,6 @@ impl Loader {
                 }
                 None => return,
             }
-        }
-        if let Some(sp) = Decoder::new(&bytes)
-            .find_last(STREAMING_PROFILE_PACKET)
-            .and_then(|f| f.as_bytes().ok())
-        {
-            packet.streaming_profile_ts = track_event_times::streaming_profile(
-                sp,
-                self.sequences.entry(seq).or_default(),
-                MachineClocks::new(&mut self.clocks, self.machine),
-                &mut self.storage.stats,
-            );
         }
         packet.bytes = bytes;
         match pending_clock {

@@ -108,7 +108,6 @@ mod tests {
             order,
             ftrace_cpu: Some(cpu),
             inline_sched: None,
-            streaming_profile_ts: None,
             machine: 0,
         }
     }

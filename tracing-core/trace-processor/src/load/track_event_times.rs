@@ -5,9 +5,7 @@
 //! counter tracks. These depend on the packets before it in its sequence,
 //! so they are resolved before the sort.
 
-use zerotrace_protos::protos::{
-    StreamingProfilePacketDecoder, TracePacketDecoder, TracePacketDefaultsDecoder,
-};
+use zerotrace_protos::protos::{TracePacketDecoder, TracePacketDefaultsDecoder};
 
 use super::clock::MachineClocks;
 use super::descriptors::Descriptors;
@@ -34,55 +32,6 @@ pub struct TrackEventTimes {
 
 fn us_to_ns(us: i64) -> i64 {
     us.saturating_mul(1000)
-}
-
-/// Advances a sequence's clock over a StreamingProfilePacket, as it runs
-/// in stream order: each `timestamp_delta_us` moves the sequence's time,
-/// and the callstacks' sample times (on the trace clock) come back. None,
-/// with `streaming_profile_invalid_timestamp` counted, when the time is
-/// negative (a saturated delta makes it so, and it stays so).
-pub fn streaming_profile(
-    bytes: &[u8],
-    seq: &mut SequenceState,
-    mut clocks: MachineClocks<'_>,
-    stats: &mut Stats,
-) -> Option<Vec<i64>> {
-    let sp = StreamingProfilePacketDecoder::new(bytes);
-    let Some(base) = seq.track_event_timestamp_ns else {
-        stats.incr("streaming_profile_invalid_timestamp");
-        return None;
-    };
-    if base < 0 {
-        stats.incr("streaming_profile_invalid_timestamp");
-        return None;
-    }
-    let mut sample_ts = clocks.trace_time(MONOTONIC, base).unwrap_or(base);
-    let mut out = Vec::new();
-    let mut deltas = sp.timestamp_delta_us();
-    let callstacks = sp.callstack_iid().count();
-    for i in 0.. {
-        let Some(delta) = deltas.next() else {
-            if i < callstacks {
-                stats.incr("stackprofile_parser_error");
-            }
-            break;
-        };
-        let delta_ns = us_to_ns(delta);
-        let now = seq
-            .track_event_timestamp_ns
-            .unwrap_or(0)
-            .saturating_add(delta_ns);
-        seq.track_event_timestamp_ns = Some(now);
-        if now < 0 {
-            stats.incr("streaming_profile_invalid_timestamp");
-            return None;
-        }
-        sample_ts = sample_ts.saturating_add(delta_ns);
-        if i < callstacks {
-            out.push(sample_ts);
-        }
-    }
-    Some(out)
 }
 
 /// Resolves one TrackEvent packet; None when it is dropped (counted).

@@ -6,16 +6,24 @@ mod concurrent_sessions;
 mod cpu_freq_idle;
 mod cpu_info;
 mod debug_annotations;
+mod deobfuscation;
 mod descriptor;
 mod display_state;
 mod f2fs_iostat;
 mod ftrace;
 mod ftrace_raw;
 mod ftrace_stats;
+mod module_symbols;
+mod perf_sample;
 mod process_stats;
 mod process_tree;
+mod profile_packet;
+mod profiling;
 mod sched;
 mod service;
+mod smaps;
+mod stack_sample;
+mod streaming_profile;
 mod sys_stats;
 mod system_info;
 mod systrace;
@@ -69,6 +77,8 @@ pub struct Parser {
     pub async_tracks: crate::tracker::track_compressor::TrackCompressor,
     /// Scheduling state (per CPU and per thread).
     pub sched: crate::tracker::sched::SchedTracker,
+    /// The profiling parsers' state.
+    pub profiling: profiling::ProfilingState,
 }
 
 impl Parser {
@@ -89,7 +99,10 @@ impl Parser {
                 ..Default::default()
             })
             .collect();
-        let processes = ProcessTracker::new(&mut storage);
+        let mut processes = ProcessTracker::new(&mut storage);
+        // A proto trace maps pid 0 and tid 0 to the swapper, as upstream's
+        // proto reader does for every trace.
+        processes.set_pid_zero_is_idle(&mut storage);
         let mut p = Parser {
             storage,
             processes,
@@ -107,6 +120,7 @@ impl Parser {
             chrome_metadata: Default::default(),
             machine: 0,
             sched: Default::default(),
+            profiling: profiling::ProfilingState::default(),
         };
         let empty = Generation::default();
         for packet in &packets {
@@ -115,6 +129,7 @@ impl Parser {
                 .unwrap_or(&empty);
             p.parse(packet, generation);
         }
+        profiling::finish(&mut p);
         service::finish(&mut p);
         p.storage
     }
@@ -167,6 +182,9 @@ impl Parser {
             return;
         }
         if chrome_metadata::parse(self, &packet.bytes, packet.ts) {
+            return;
+        }
+        if profiling::parse(self, packet, generation) {
             return;
         }
         service::parse(self, &pkt, packet.ts);

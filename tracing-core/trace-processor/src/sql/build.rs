@@ -386,5 +386,6 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         cs.len(),
     ));
     out.extend(super::build_sched::build(&s.sched, &strings));
+    out.extend(super::build_profiling::build(&s.profiling, &strings));
     out
 }

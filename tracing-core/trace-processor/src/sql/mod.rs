@@ -4,6 +4,7 @@
 //! statement's rows, as `trace_processor_shell` prints them.
 
 pub mod build;
+pub mod build_profiling;
 pub mod build_sched;
 mod functions;
 pub mod table;
@@ -78,6 +79,7 @@ impl Engine {
         }
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
+        conn.execute_batch(build_profiling::PROFILING_VIEWS)?;
         Ok(Engine { conn })
     }
 

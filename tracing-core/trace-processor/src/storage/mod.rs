@@ -2,6 +2,7 @@
 //! stats, and each table's rows.
 
 pub mod args;
+pub mod profiling_rows;
 pub mod rows;
 pub mod sched_rows;
 mod stat_vocabulary;
@@ -51,6 +52,8 @@ pub struct Storage {
     pub machines: Vec<MachineRow>,
     /// `sched_slice`, `thread_state`, `ftrace_event`.
     pub sched: sched_rows::SchedRows,
+    /// The profiling tables.
+    pub profiling: profiling_rows::ProfilingRows,
 }
 
 impl Storage {

@@ -3,7 +3,9 @@
 
 pub mod flows;
 pub mod process;
+pub mod profiler_samples;
 pub mod sched;
 pub mod slices;
+pub mod stack_profile;
 pub mod track_compressor;
 pub mod tracks;
