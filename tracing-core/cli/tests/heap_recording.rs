@@ -16,7 +16,11 @@ use std::time::Duration;
 use protozero::HeapWriter;
 use zerotrace_core::track_event::{InProcessConfig, InProcessSession};
 use zerotrace_heap_profile::{HeapProfiler, RUST_HEAP, register};
+use zerotrace_profiling::view::SampleReader;
 use zerotrace_protos::protos::DataSourceConfig;
+use zerotrace_trace_processor::Value;
+
+mod tp_support;
 
 #[global_allocator]
 static ALLOC: HeapProfiler = HeapProfiler::system();
@@ -134,6 +138,47 @@ fn a_recorded_heap_profile_reads_the_same_in_every_viewer() {
     assert!(
         stats.contains("callstacks that do not resolve: none"),
         "{stats}"
+    );
+
+    // The trace processor's heap_profile_allocation, against the profile
+    // view's reading of the same dumps: the live bytes of each callstack
+    // (allocation rows minus free rows), and the allocations.
+    let bytes = std::fs::read(&trace).unwrap();
+    let tp = tp_support::load(&bytes);
+    tp_support::assert_no_unexplained_stats(&tp, &[]);
+    let mut tp_live: Vec<i64> = tp_support::rows(
+        &tp,
+        &format!(
+            "SELECT SUM(a.size) FROM heap_profile_allocation a JOIN process p USING (upid) \
+             WHERE p.pid = {pid} GROUP BY a.callsite_id HAVING SUM(a.size) != 0"
+        ),
+    )
+    .into_iter()
+    .map(|r| match r[0] {
+        Value::Int(v) => v,
+        ref v => panic!("{v:?}"),
+    })
+    .collect();
+    tp_live.sort_unstable();
+    let mut reader = SampleReader::new();
+    for f in protozero::Decoder::new(&bytes) {
+        reader.push_packet(f.unwrap().as_bytes().unwrap());
+    }
+    let profile = reader.finish();
+    let mut by_stack: std::collections::BTreeMap<Vec<usize>, i64> = Default::default();
+    for dump in profile.last_heap_dumps(Some(u64::from(pid))) {
+        for sample in &dump.samples {
+            *by_stack.entry(sample.stack.clone()).or_default() +=
+                sample.allocated as i64 - sample.freed as i64;
+        }
+    }
+    let mut view_live: Vec<i64> = by_stack.into_values().filter(|v| *v != 0).collect();
+    view_live.sort_unstable();
+    assert!(!tp_live.is_empty());
+    assert_eq!(tp_live, view_live, "live bytes per callsite");
+    assert!(
+        tp_live.contains(&300_000),
+        "keep_100k's three blocks: {tp_live:?}"
     );
 
     let pb = dir.join("heap.pb.gz");

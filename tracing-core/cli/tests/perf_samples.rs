@@ -7,6 +7,7 @@
 //! writers.
 
 mod perf_support;
+mod tp_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -351,4 +352,65 @@ fn a_trace_without_samples_says_so() {
     );
     let o = zerotrace().arg("stats").arg(&p).output().unwrap();
     assert!(text(&o.stdout).contains("cpu samples (linux.perf): none"));
+}
+
+#[test]
+fn the_trace_processor_counts_the_same_samples_per_function() {
+    let t = trace();
+    let tp = tp_support::load(t.bytes());
+    // The trace records on purpose 17 kernel records lost and a sample
+    // whose callstack iid 4242 is not interned (see `trace()`).
+    tp_support::assert_no_unexplained_stats(
+        &tp,
+        &["perf_cpu_lost_records", "stackprofile_invalid_callstack_id"],
+    );
+    assert_eq!(
+        tp_support::rows(
+            &tp,
+            "SELECT SUM(value) FROM stats WHERE name = 'perf_cpu_lost_records'"
+        ),
+        vec![vec![zerotrace_trace_processor::Value::Int(17)]]
+    );
+    // Samples per leaf function: the frame's name, else its first symbol.
+    let tp_flat: BTreeMap<String, u64> = tp_support::rows(
+        &tp,
+        "SELECT COALESCE(NULLIF(f.name, ''), (SELECT s.name FROM stack_profile_symbol s \
+           WHERE s.symbol_set_id = f.symbol_set_id ORDER BY s.id LIMIT 1)) AS fn, COUNT(*) \
+         FROM perf_sample ps JOIN stack_profile_callsite c ON ps.callsite_id = c.id \
+         JOIN stack_profile_frame f ON c.frame_id = f.id GROUP BY fn",
+    )
+    .into_iter()
+    .filter_map(|r| match (&r[0], &r[1]) {
+        (zerotrace_trace_processor::Value::Text(n), zerotrace_trace_processor::Value::Int(c)) => {
+            Some((n.clone(), *c as u64))
+        }
+        _ => None,
+    })
+    .collect();
+    let ours: BTreeMap<String, u64> = our_flat_and_cum()
+        .into_iter()
+        .filter(|(_, (flat, _))| *flat > 0)
+        .map(|(name, (flat, _))| (name, flat))
+        .collect();
+    assert_eq!(tp_flat.get("hot"), Some(&6));
+    assert_eq!(
+        tp_flat.get("parse_inlined"),
+        Some(&4),
+        "named by its symbols"
+    );
+    for (name, n) in &tp_flat {
+        assert_eq!(
+            ours.get(name),
+            Some(n),
+            "{name}: {tp_flat:?} against {ours:?}"
+        );
+    }
+    let total: u64 = ours.values().sum();
+    assert_eq!(
+        tp_support::rows(
+            &tp,
+            "SELECT COUNT(*) FROM perf_sample WHERE callsite_id IS NOT NULL"
+        ),
+        vec![vec![zerotrace_trace_processor::Value::Int(total as i64)]]
+    );
 }

@@ -8,6 +8,10 @@
 //! goes away is reconnected to, and the relay's producers see the
 //! disconnect and come back.
 
+mod tp_support;
+
+use zerotrace_trace_processor::Value;
+
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -254,6 +258,20 @@ fn remote_producers_record_through_the_relay_beside_local_ones() {
         s.system_info_machines
     );
     assert_eq!(s.clock_sync_machines, [machine]);
+    // The trace processor sees both machines, each with its system info,
+    // the relay's packets on the relay's machine, and nothing lost.
+    let tp = tp_support::load(&trace);
+    assert_eq!(
+        tp_support::rows(
+            &tp,
+            "SELECT raw_id, sysname IS NOT NULL, label_index FROM machine ORDER BY id"
+        ),
+        vec![
+            vec![Value::Int(0), Value::Int(1), Value::Int(0)],
+            vec![Value::Int(i64::from(machine)), Value::Int(1), Value::Int(1)],
+        ]
+    );
+    tp_support::assert_no_unexplained_stats(&tp, &[]);
     // `zerotrace stats` and `dump` name the machines.
     let file = d.join("trace.pftrace");
     std::fs::write(&file, &trace).unwrap();
