@@ -19,6 +19,7 @@ mod driver;
 pub mod error;
 mod load;
 mod output;
+pub mod packets;
 mod parser;
 mod sql;
 mod storage;

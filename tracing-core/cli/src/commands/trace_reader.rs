@@ -6,9 +6,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Read;
 
-use protozero::Decoder;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::CliError;
@@ -17,74 +15,15 @@ use zerotrace_profiling::view::{Profile, SampleReader};
 /// `TracePacket.sequence_flags` bit: the sequence's incremental state was cleared.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 
-/// Most bytes one `compressed_packets` packet may inflate to (a hostile
-/// trace could otherwise ask for any amount of memory).
-pub const MAX_INFLATED_BYTES: u64 = 512 << 20;
-
 /// The packets of a trace (`Trace.packet`, field 1), in order; a packet
 /// holding `compressed_packets` (a zlib stream of `Trace.packet` records,
 /// as Perfetto's service writes with `compression_type: DEFLATE`) is
-/// replaced by the packets it holds.
+/// replaced by the packets it holds. The trace processor's splitter reads
+/// them, the one that frames every trace we read.
 pub fn packets<'a>(path: &str, trace: &'a [u8]) -> Result<Vec<Cow<'a, [u8]>>, CliError> {
-    let bad = |reason: String| CliError::BadTrace {
+    zerotrace_trace_processor::packets::packets(trace).map_err(|e| CliError::BadTrace {
         path: path.to_owned(),
-        reason,
-    };
-    let mut out = Vec::new();
-    for (i, packet) in records(trace).enumerate() {
-        let packet = packet.map_err(|e| bad(format!("{e} after {i} packets")))?;
-        let Some(compressed) = TracePacketDecoder::new(packet).compressed_packets() else {
-            out.push(Cow::Borrowed(packet));
-            continue;
-        };
-        let mut inflated = Vec::new();
-        flate2::read::ZlibDecoder::new(compressed)
-            .take(MAX_INFLATED_BYTES + 1)
-            .read_to_end(&mut inflated)
-            .map_err(|e| {
-                bad(format!(
-                    "packet {i}: compressed_packets do not inflate: {e}"
-                ))
-            })?;
-        if inflated.len() as u64 > MAX_INFLATED_BYTES {
-            return Err(bad(format!(
-                "packet {i}: compressed_packets inflate to more than {MAX_INFLATED_BYTES} bytes"
-            )));
-        }
-        for inner in records(&inflated) {
-            let inner =
-                inner.map_err(|e| bad(format!("packet {i}: the compressed packets: {e}")))?;
-            out.push(Cow::Owned(inner.to_vec()));
-        }
-    }
-    Ok(out)
-}
-
-/// The `Trace.packet` records of `trace` (other fields skipped, as
-/// Perfetto's readers do).
-fn records(trace: &[u8]) -> impl Iterator<Item = Result<&[u8], String>> {
-    let mut dec = Decoder::new(trace);
-    let mut failed = false;
-    std::iter::from_fn(move || {
-        if failed {
-            return None;
-        }
-        loop {
-            let field = match dec.read_field()? {
-                Ok(f) => f,
-                Err(e) => {
-                    failed = true;
-                    return Some(Err(e.to_string()));
-                }
-            };
-            if field.id != 1 {
-                continue;
-            }
-            return Some(field.as_bytes().map_err(|e| {
-                failed = true;
-                e.to_string()
-            }));
-        }
+        reason: e.to_string(),
     })
 }
 
