@@ -76,7 +76,12 @@ fn add_value(
     } else if let Some(v) = a.pointer_value() {
         Some(ArgValue::Pointer(v))
     } else if let Some(v) = a.legacy_json_value() {
-        Some(ArgValue::Json(storage.strings.intern(v)))
+        // JSON becomes args as upstream reads it: objects as dotted keys,
+        // arrays as `[i]`; what does not parse stays one JSON arg.
+        match serde_json::from_str::<serde_json::Value>(v) {
+            Ok(json) => return add_json(storage, args, &json, flat_key, key, depth + 1),
+            Err(_) => Some(ArgValue::Json(storage.strings.intern(v))),
+        }
     } else {
         None
     };
@@ -185,4 +190,120 @@ fn add_nested(
         }
     }
     true
+}
+
+/// A JSON value as args under `flat_key`/`key` (objects' members in key
+/// order, as upstream's JSON reader keeps them).
+fn add_json(
+    storage: &mut Storage,
+    args: &mut ArgSetBuilder,
+    v: &serde_json::Value,
+    flat_key: &str,
+    key: &str,
+    depth: u32,
+) -> bool {
+    use serde_json::Value as J;
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let value = match v {
+        J::Object(members) => {
+            let mut sorted: Vec<(&String, &J)> = members.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+            let mut ok = true;
+            for (name, m) in sorted {
+                ok &= add_json(
+                    storage,
+                    args,
+                    m,
+                    &format!("{flat_key}.{name}"),
+                    &format!("{key}.{name}"),
+                    depth + 1,
+                );
+            }
+            return ok;
+        }
+        J::Array(items) => {
+            let mut ok = true;
+            for (i, m) in items.iter().enumerate() {
+                ok &= add_json(
+                    storage,
+                    args,
+                    m,
+                    flat_key,
+                    &format!("{key}[{i}]"),
+                    depth + 1,
+                );
+            }
+            return ok;
+        }
+        J::Null => return true,
+        J::Bool(b) => ArgValue::Bool(*b),
+        J::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => ArgValue::Int(i),
+            (None, Some(u), _) => ArgValue::Uint(u),
+            (_, _, Some(f)) => ArgValue::Real(f),
+            _ => return false,
+        },
+        J::String(s) => ArgValue::String(storage.strings.intern(s)),
+    };
+    let fk = storage.strings.intern(flat_key);
+    let k = storage.strings.intern(key);
+    args.add(fk, k, value);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_annotations_become_dotted_and_indexed_args() {
+        let mut storage = Storage::default();
+        let mut args = ArgSetBuilder::default();
+        let json: serde_json::Value =
+            serde_json::from_str(r#"{"b": [1, 2.5], "a": {"x": "s", "y": true}, "n": null}"#)
+                .unwrap();
+        assert!(add_json(
+            &mut storage,
+            &mut args,
+            &json,
+            "debug.j",
+            "debug.j",
+            0
+        ));
+        let got: Vec<(String, String, ArgValue)> = args
+            .args()
+            .iter()
+            .map(|a| {
+                (
+                    storage.strings.get(a.flat_key).unwrap().to_owned(),
+                    storage.strings.get(a.key).unwrap().to_owned(),
+                    a.value,
+                )
+            })
+            .collect();
+        let x = storage.strings.find("s").unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "debug.j.a.x".into(),
+                    "debug.j.a.x".into(),
+                    ArgValue::String(x)
+                ),
+                (
+                    "debug.j.a.y".into(),
+                    "debug.j.a.y".into(),
+                    ArgValue::Bool(true)
+                ),
+                ("debug.j.b".into(), "debug.j.b[0]".into(), ArgValue::Int(1)),
+                (
+                    "debug.j.b".into(),
+                    "debug.j.b[1]".into(),
+                    ArgValue::Real(2.5)
+                ),
+            ]
+        );
+    }
 }
