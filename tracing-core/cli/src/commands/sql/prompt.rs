@@ -44,7 +44,6 @@ pub fn run(tp: &TraceProcessor, format: Format) -> Result<(), CliError> {
     let config = rustyline::Config::builder()
         .max_history_size(HISTORY_LINES)
         .map_err(|e| CliError::io("terminal", e))?
-        .auto_add_history(true)
         .build();
     let mut editor =
         rustyline::DefaultEditor::with_config(config).map_err(|e| CliError::io("terminal", e))?;
@@ -56,17 +55,33 @@ pub fn run(tp: &TraceProcessor, format: Format) -> Result<(), CliError> {
     eprintln!("Statements end with `;`. .help lists the commands, .quit (or Ctrl-D) leaves.");
     let started = Instant::now();
     let mut session = Session::new(tp, format, true, move || started.elapsed());
+    // The lines of the statement being typed: one history entry once it
+    // is complete, so that Up recalls the whole statement.
+    let mut typed = String::new();
     loop {
         match editor.readline(session.prompt()) {
             Ok(line) => {
+                if !typed.is_empty() {
+                    typed.push('\n');
+                }
+                typed.push_str(&line);
                 let mut o = Output::default();
                 let step = session.line(&line, &mut o);
+                if session.is_fresh() {
+                    if !typed.trim().is_empty() {
+                        let _ = editor.add_history_entry(typed.as_str());
+                    }
+                    typed.clear();
+                }
                 show(o);
                 if step == Step::Quit {
                     break;
                 }
             }
-            Err(ReadlineError::Interrupted) => session.interrupt(),
+            Err(ReadlineError::Interrupted) => {
+                session.interrupt();
+                typed.clear();
+            }
             Err(ReadlineError::Eof) => break,
             Err(e) => return Err(CliError::io("terminal", e)),
         }

@@ -97,11 +97,16 @@ impl<'a> Session<'a> {
     /// The prompt for the next line: a fresh one, or one continuing a
     /// statement.
     pub fn prompt(&self) -> &'static str {
-        if self.pending.is_empty() {
+        if self.is_fresh() {
             "zerotrace> "
         } else {
             "       ...> "
         }
+    }
+
+    /// Whether no statement is being typed (the next line starts one).
+    pub fn is_fresh(&self) -> bool {
+        self.pending.is_empty()
     }
 
     /// Whether a statement or command failed.
