@@ -37,6 +37,7 @@ mod trace_config;
 mod trace_file;
 pub mod trace_full_schema;
 mod trace_packet;
+mod trace_processor;
 mod typed_decoder;
 
 pub use chunk_fragments::chunk_fragments;
@@ -60,6 +61,7 @@ pub use trace_config::trace_config;
 pub use trace_file::trace_file;
 pub use trace_full_schema::trace_full_schema;
 pub use trace_packet::trace_packet;
+pub use trace_processor::trace_processor;
 pub use typed_decoder::typed_decoder;
 
 /// The allocator of every binary linking the targets (see the crate docs).
@@ -93,4 +95,5 @@ pub const TARGETS: &[Target] = &[
     ("ftrace_page", ftrace_page),
     ("perf_records", perf_records),
     ("perf_unwind", perf_unwind),
+    ("trace_processor", trace_processor),
 ];

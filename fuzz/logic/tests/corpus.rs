@@ -149,6 +149,7 @@ corpus_tests!(
     ftrace_page,
     perf_records,
     perf_unwind,
+    trace_processor,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,

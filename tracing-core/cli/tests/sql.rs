@@ -1,9 +1,11 @@
 //! `zerotrace sql`: a trace written with zerotrace-protos' writers answers
-//! `-Q` and `-q` in trace_processor_shell's CSV; bad SQL and a bad trace
-//! are errors with their exit codes.
+//! `-Q` and `-q` in trace_processor_shell's CSV, and in `--format table`
+//! and `json`; a script on stdin runs statement by statement; bad SQL and
+//! a bad trace are errors with their exit codes, pointing at the spot.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use zerotrace_protos::protos::{TracePacket, track_event};
 
@@ -122,6 +124,155 @@ fn bad_sql_and_bad_traces_are_errors() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(5));
-    let out = zerotrace().arg("sql").arg(&path).output().unwrap();
+}
+
+/// `zerotrace sql TRACE ARGS` with `stdin` as its standard input.
+fn sql_with_stdin(trace: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = zerotrace()
+        .arg("sql")
+        .arg(trace)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn formats_table_and_json() {
+    let d = dir("formats");
+    let path = d.join("t.pftrace");
+    std::fs::write(&path, trace()).unwrap();
+    let q = "SELECT name, dur, ts * 0.5 AS half, NULL AS n, x'00ff' AS b FROM slice";
+    let run = |format: &str| {
+        let out = zerotrace()
+            .arg("sql")
+            .arg(&path)
+            .args(["--format", format, "-Q", q])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run("csv"),
+        "\"name\",\"dur\",\"half\",\"n\",\"b\"\n\"work\",250,50.000000,\"[NULL]\",\"<raw bytes>\"\n"
+    );
+    assert_eq!(
+        run("table"),
+        "name  dur       half  n       b\n\
+         ----  ---  ---------  ------  ---------\n\
+         work  250  50.000000  [NULL]  <2 bytes>\n"
+    );
+    assert_eq!(
+        run("json"),
+        "[\n{\"name\":\"work\",\"dur\":250,\"half\":50.0,\"n\":null,\"b\":{\"base64\":\"AP8=\"}}\n]\n"
+    );
+    let out = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .args(["--format", "xml", "-Q", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "clap's usage error");
+}
+
+#[test]
+fn sql_errors_point_at_the_line_and_column() {
+    let d = dir("caret");
+    let path = d.join("t.pftrace");
+    std::fs::write(&path, trace()).unwrap();
+    let out = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .args(["-Q", "SELECT 1;\nSELECT name,\n  nope FROM slice"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "zerotrace: SQL error at line 3, column 3: no such column: nope\n    nope FROM slice\n    ^\n"
+    );
+}
+
+#[test]
+fn a_bad_trace_names_the_file_byte_and_packet() {
+    let d = dir("badtrace");
+    let bad = d.join("bad.pftrace");
+    // One good packet (the trace's first), then a field of wire type 7.
+    let mut bytes = trace();
+    let at = bytes.len();
+    bytes.push(0x0f);
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = zerotrace()
+        .arg("sql")
+        .arg(&bad)
+        .args(["-Q", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&bad.display().to_string()), "{err}");
+    assert!(
+        err.contains(&format!("byte {at} (after 3 packets)")),
+        "{err}"
+    );
+    let out = zerotrace()
+        .arg("sql")
+        .arg(d.join("missing.pftrace"))
+        .args(["-Q", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+}
+
+#[test]
+fn a_script_on_stdin_prints_each_statement() {
+    let d = dir("script");
+    let path = d.join("t.pftrace");
+    std::fs::write(&path, trace()).unwrap();
+    let out = sql_with_stdin(
+        &path,
+        &[],
+        "SELECT name FROM slice;\n-- a comment\nSELECT dur\n  FROM slice;\n.format json\nSELECT 1 AS one",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "\"name\"\n\"work\"\n\"dur\"\n250\n[\n{\"one\":1}\n]\n"
+    );
+    assert_eq!(out.stderr, b"", "no counts or times in a script");
+    // --format sets the script's starting format; dot commands work.
+    let out = sql_with_stdin(&path, &["--format", "table"], ".tables\nSELECT 2 AS two;\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\nslice\n"), "{text}");
+    assert!(text.ends_with("two\n---\n  2\n"), "{text}");
+    // The first error stops the script, exit 1.
+    let out = sql_with_stdin(&path, &[], "SELECT 1 AS a;\nSELECT nope;\nSELECT 3 AS c;\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "\"a\"\n1\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "SQL error at line 1, column 8: no such column: nope\n  SELECT nope;\n         ^\n"
+        ),
+        "{err}"
+    );
 }

@@ -1,9 +1,11 @@
 //! The thin I/O driver: reads a trace file or any reader, plain or
 //! gzip-compressed (told by the gzip magic), in chunks into the loading
-//! core.
+//! core, telling an observer how far it has read (for a progress line).
 
+use std::cell::Cell;
 use std::io::Read;
 use std::path::Path;
+use std::rc::Rc;
 
 use crate::error::{Error, TraceError};
 use crate::load::Loader;
@@ -12,8 +14,27 @@ use crate::storage::Storage;
 /// Bytes read per chunk.
 const CHUNK: usize = 1 << 20;
 
+/// How far a load has got, as told to [`crate::TraceProcessor::open_with_progress`]'s
+/// observer after each chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadProgress {
+    /// Bytes of the file read so far (compressed bytes for a gzip file).
+    pub read: u64,
+    /// The file's size, when known.
+    pub total: Option<u64>,
+    /// Every byte is read: the loader now sorts and parses the packets
+    /// (the last report of a load).
+    pub reading_done: bool,
+}
+
 /// Loads a trace from a reader (plain or gzip).
-pub fn load_reader(mut r: impl Read) -> Result<Storage, Error> {
+pub fn load_reader(r: impl Read) -> Result<Storage, Error> {
+    load_observed(r, &mut |_| {})
+}
+
+/// Loads a trace from a reader, calling `chunk_done(reading_done)` after
+/// each chunk is pushed and once, with `true`, before the loader finishes.
+fn load_observed(mut r: impl Read, chunk_done: &mut dyn FnMut(bool)) -> Result<Storage, Error> {
     let mut loader = Loader::new();
     let mut head = [0u8; 2];
     let mut got = 0;
@@ -28,15 +49,21 @@ pub fn load_reader(mut r: impl Read) -> Result<Storage, Error> {
     if head == [0x1f, 0x8b] {
         let chained = std::io::Cursor::new(head.to_vec()).chain(r);
         let gz = flate2::read::MultiGzDecoder::new(chained);
-        pump(&mut loader, gz, true)?;
+        pump(&mut loader, gz, true, chunk_done)?;
     } else {
         loader.push(head)?;
-        pump(&mut loader, r, false)?;
+        pump(&mut loader, r, false, chunk_done)?;
     }
+    chunk_done(true);
     Ok(loader.finish()?)
 }
 
-fn pump(loader: &mut Loader, mut r: impl Read, gzip: bool) -> Result<(), Error> {
+fn pump(
+    loader: &mut Loader,
+    mut r: impl Read,
+    gzip: bool,
+    chunk_done: &mut dyn FnMut(bool),
+) -> Result<(), Error> {
     let mut buf = vec![0u8; CHUNK];
     loop {
         let n = match r.read(&mut buf) {
@@ -48,11 +75,78 @@ fn pump(loader: &mut Loader, mut r: impl Read, gzip: bool) -> Result<(), Error> 
             return Ok(());
         }
         loader.push(&buf[..n])?;
+        chunk_done(false);
+    }
+}
+
+/// A reader that counts the bytes it hands out.
+struct Counting<R> {
+    inner: R,
+    read: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get().saturating_add(n as u64));
+        Ok(n)
     }
 }
 
 /// Loads a trace file (plain or gzip).
 pub fn load_file(path: &Path) -> Result<Storage, Error> {
+    load_file_with_progress(path, &mut |_| {})
+}
+
+/// Loads a trace file (plain or gzip), telling `progress` how many of the
+/// file's bytes were read after each chunk.
+pub fn load_file_with_progress(
+    path: &Path,
+    progress: &mut dyn FnMut(LoadProgress),
+) -> Result<Storage, Error> {
     let f = std::fs::File::open(path)?;
-    load_reader(std::io::BufReader::new(f))
+    let total = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let read = Rc::new(Cell::new(0));
+    let counting = Counting {
+        inner: f,
+        read: read.clone(),
+    };
+    load_observed(std::io::BufReader::new(counting), &mut |reading_done| {
+        progress(LoadProgress {
+            read: read.get(),
+            total,
+            reading_done,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_counts_the_file_bytes_up_to_its_size() {
+        let dir = std::env::temp_dir().join(format!("ztp-driver-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.pftrace");
+        // Empty packets, over two chunks.
+        let mut trace = Vec::new();
+        while trace.len() < CHUNK + 10 {
+            trace.extend_from_slice(&[0x0a, 0]);
+        }
+        let mut seen = Vec::new();
+        std::fs::write(&path, &trace).unwrap();
+        load_file_with_progress(&path, &mut |p| seen.push(p)).unwrap();
+        let total = trace.len() as u64;
+        assert!(seen.len() >= 2, "{seen:?}");
+        assert!(
+            seen.iter()
+                .all(|p| p.total == Some(total) && p.read <= total)
+        );
+        assert!(seen.windows(2).all(|w| w[0].read <= w[1].read));
+        let last = seen.last().unwrap();
+        assert_eq!((last.read, last.reading_done), (total, true));
+        assert_eq!(seen.iter().filter(|p| p.reading_done).count(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -7,16 +7,20 @@
 pub enum TraceError {
     /// The bytes are not a protobuf `Trace`: a field of the wrong wire type
     /// or an unreadable tag at this offset of the input.
-    #[error("not a protobuf trace: bad field at byte {offset}")]
+    #[error("not a protobuf trace: bad field at byte {offset} (after {packets} packets)")]
     NotATrace {
         /// Byte offset of the field in the (decompressed) input.
         offset: u64,
+        /// Whole packets read before it.
+        packets: u64,
     },
     /// One packet claims more bytes than the loader accepts.
-    #[error("packet at byte {offset} is {len} bytes, over the {max}-byte limit")]
+    #[error("packet {packets} at byte {offset} is {len} bytes, over the {max}-byte limit")]
     PacketTooLarge {
         /// Byte offset of the packet's tag.
         offset: u64,
+        /// Whole packets read before it (so it is packet `packets`, from 0).
+        packets: u64,
         /// Length the packet claims.
         len: u64,
         /// The limit.
@@ -56,6 +60,30 @@ fn sql_message(message: &str, offset: Option<usize>) -> String {
     }
 }
 
+impl Error {
+    /// SQLite's error for a statement of `whole`: rusqlite reports the
+    /// offset inside the text it prepared, the rest of `whole` from the
+    /// failing statement on, so the offset is moved to count from the start
+    /// of `whole`.
+    pub(crate) fn sql_in(e: rusqlite::Error, whole: &str) -> Error {
+        match e {
+            rusqlite::Error::SqlInputError {
+                msg, offset, sql, ..
+            } => {
+                let start = whole.len().saturating_sub(sql.len());
+                Error::Sql {
+                    message: msg,
+                    offset: usize::try_from(offset)
+                        .ok()
+                        .map(|o| start.saturating_add(o))
+                        .filter(|&o| o <= whole.len()),
+                }
+            }
+            other => other.into(),
+        }
+    }
+}
+
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         match e {
@@ -68,5 +96,41 @@ impl From<rusqlite::Error> for Error {
                 offset: None,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TraceProcessor;
+
+    #[test]
+    fn sql_errors_point_into_the_whole_text() {
+        let tp = TraceProcessor::from_bytes(&[]).unwrap();
+        let sql = "SELECT 1;\nSELECT nope FROM thread";
+        match tp.query(sql) {
+            Err(Error::Sql {
+                message,
+                offset: Some(o),
+            }) => {
+                assert!(message.contains("nope"), "{message}");
+                assert_eq!(&sql[o..o + 4], "nope");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_bad_trace_names_the_byte_and_the_packets_before_it() {
+        // Two empty packets, then a field of wire type 7.
+        let e = TraceProcessor::from_bytes(&[0x0a, 0, 0x0a, 0, 0x0f]).unwrap_err();
+        assert!(matches!(
+            e,
+            Error::Trace(TraceError::NotATrace {
+                offset: 4,
+                packets: 2
+            })
+        ));
+        assert!(e.to_string().contains("byte 4 (after 2 packets)"), "{e}");
     }
 }

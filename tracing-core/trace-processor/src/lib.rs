@@ -27,9 +27,11 @@ mod tracker;
 
 use std::path::Path;
 
+pub use driver::LoadProgress;
 pub use error::{Error, TraceError};
 pub use load::Loader;
 pub use output::{c_double, shell_csv};
+pub use sql::catalog::ColumnInfo;
 pub use sql::{QueryResult, Value};
 pub use storage::Storage;
 
@@ -60,6 +62,15 @@ impl TraceProcessor {
         Self::from_storage(driver::load_file(path)?)
     }
 
+    /// Loads a trace file, plain or gzip-compressed, telling `progress` how
+    /// many of its bytes were read after each chunk (for a progress line).
+    pub fn open_with_progress(
+        path: &Path,
+        mut progress: impl FnMut(LoadProgress),
+    ) -> Result<Self, Error> {
+        Self::from_storage(driver::load_file_with_progress(path, &mut progress)?)
+    }
+
     /// Loads a trace from a reader, plain or gzip-compressed.
     pub fn from_reader(r: impl std::io::Read) -> Result<Self, Error> {
         Self::from_storage(driver::load_reader(r)?)
@@ -68,5 +79,16 @@ impl TraceProcessor {
     /// Runs SQL (several statements allowed); the last statement's rows.
     pub fn query(&self, sql: &str) -> Result<QueryResult, Error> {
         self.engine.query(sql)
+    }
+
+    /// The names of every table and view, sorted.
+    pub fn table_names(&self) -> Result<Vec<String>, Error> {
+        self.engine.table_names()
+    }
+
+    /// The columns of table or view `name` with their declared types;
+    /// `None` when there is no such table or view.
+    pub fn columns(&self, name: &str) -> Result<Option<Vec<ColumnInfo>>, Error> {
+        self.engine.columns(name)
     }
 }

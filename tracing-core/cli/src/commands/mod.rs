@@ -27,6 +27,7 @@ mod query;
 mod record;
 mod relay_cmd;
 mod setup_errors;
+#[cfg(feature = "sql")]
 mod sql;
 mod stats;
 mod summary;
@@ -198,9 +199,11 @@ pub enum Command {
     /// Relay this machine's producers to a central service on another
     /// machine (Perfetto's traced_relay).
     Relay(relay_cmd::RelayArgs),
-    /// Answer SQL over a trace with Perfetto's tables; prints what
+    /// Answer SQL over a trace with Perfetto's tables: with -q/-Q, what
     /// Perfetto's `trace_processor_shell -q/-Q` prints (the last
-    /// statement's rows as CSV).
+    /// statement's rows as CSV; --format table or json); otherwise a prompt
+    /// on a terminal, or the statements of a script on stdin.
+    #[cfg(feature = "sql")]
     Sql(sql::SqlArgs),
     /// Record a demo trace with an embedded service: no daemon, no config.
     Demo {
@@ -232,6 +235,7 @@ impl Command {
             Command::Flamegraph(_) => "flamegraph",
             Command::Symbolize(_) => "symbolize",
             Command::Relay(_) => "relay",
+            #[cfg(feature = "sql")]
             Command::Sql(_) => "sql",
             Command::Demo { .. } => "demo",
         }
@@ -290,6 +294,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         } => convert::run(&trace, output.as_deref()),
         Command::Flamegraph(args) => flamegraph::run(&args),
         Command::Symbolize(args) => symbolize::run(&args),
+        #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(&args),
         Command::Demo { output } => demo::run(&output),
         Command::Relay(args) => relay_cmd::run(args),

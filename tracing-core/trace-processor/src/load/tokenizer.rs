@@ -15,10 +15,12 @@ pub struct TraceTokenizer {
     pending: Vec<u8>,
     /// Offset in the stream of `pending[0]`.
     offset: u64,
+    /// Fields of `Trace` before `pending[0]` (named in errors as packets).
+    fields: u64,
 }
 
 /// A varint read from the front of `buf`: Ok(None) when it is incomplete.
-fn read_varint(buf: &[u8], at: u64) -> Result<Option<(u64, usize)>, TraceError> {
+fn read_varint(buf: &[u8], at: u64, packets: u64) -> Result<Option<(u64, usize)>, TraceError> {
     let mut value: u64 = 0;
     for (i, b) in buf.iter().enumerate().take(10) {
         value |= u64::from(b & 0x7f) << (7 * i);
@@ -27,7 +29,10 @@ fn read_varint(buf: &[u8], at: u64) -> Result<Option<(u64, usize)>, TraceError> 
         }
     }
     if buf.len() >= 10 {
-        return Err(TraceError::NotATrace { offset: at });
+        return Err(TraceError::NotATrace {
+            offset: at,
+            packets,
+        });
     }
     Ok(None)
 }
@@ -41,48 +46,62 @@ impl TraceTokenizer {
     ) -> Result<(), TraceError> {
         // Fast path: nothing pending, parse straight from `data`.
         if self.pending.is_empty() {
-            let used = self.split(data, on_packet)?;
+            let (used, fields) = self.split(data, on_packet)?;
             self.offset += used as u64;
+            self.fields += fields;
             data = &data[used..];
             self.pending.extend_from_slice(data);
             return Ok(());
         }
         self.pending.extend_from_slice(data);
         let pending = std::mem::take(&mut self.pending);
-        let used = self.split(&pending, on_packet)?;
+        let (used, fields) = self.split(&pending, on_packet)?;
         self.offset += used as u64;
+        self.fields += fields;
         self.pending = pending[used..].to_vec();
         Ok(())
     }
 
-    /// Parses whole fields from `buf`; returns how many bytes were used.
-    fn split(&self, buf: &[u8], on_packet: &mut dyn FnMut(&[u8])) -> Result<usize, TraceError> {
+    /// Parses whole fields from `buf`; returns how many bytes were used
+    /// and how many fields they held.
+    fn split(
+        &self,
+        buf: &[u8],
+        on_packet: &mut dyn FnMut(&[u8]),
+    ) -> Result<(usize, u64), TraceError> {
         let mut pos = 0usize;
+        let mut fields = 0u64;
         loop {
             let at = self.offset + pos as u64;
-            let Some((tag, tag_len)) = read_varint(&buf[pos..], at)? else {
-                return Ok(pos);
+            let packets = self.fields + fields;
+            let bad = TraceError::NotATrace {
+                offset: at,
+                packets,
+            };
+            let Some((tag, tag_len)) = read_varint(&buf[pos..], at, packets)? else {
+                return Ok((pos, fields));
             };
             let field = tag >> 3;
             let wire = tag & 7;
             if field == 0 {
-                return Err(TraceError::NotATrace { offset: at });
+                return Err(bad);
             }
             let body = pos + tag_len;
             let end = match wire {
-                0 => match read_varint(&buf[body..], at)? {
+                0 => match read_varint(&buf[body..], at, packets)? {
                     Some((_, n)) => body + n,
-                    None => return Ok(pos),
+                    None => return Ok((pos, fields)),
                 },
                 1 => body + 8,
                 5 => body + 4,
                 2 => {
-                    let Some((len, n)) = read_varint(&buf[body..], at)? else {
-                        return Ok(pos);
+                    let Some((len, n)) = read_varint(&buf[body..], at, packets)? else {
+                        return Ok((pos, fields));
                     };
                     if len > MAX_PACKET_SIZE {
                         return Err(TraceError::PacketTooLarge {
                             offset: at,
+                            packets,
                             len,
                             max: MAX_PACKET_SIZE,
                         });
@@ -91,19 +110,20 @@ impl TraceTokenizer {
                     let start = body + n;
                     let end = start.saturating_add(len as usize);
                     if end > buf.len() {
-                        return Ok(pos);
+                        return Ok((pos, fields));
                     }
                     if field == 1 {
                         on_packet(&buf[start..end]);
                     }
                     end
                 }
-                _ => return Err(TraceError::NotATrace { offset: at }),
+                _ => return Err(bad),
             };
             if end > buf.len() {
-                return Ok(pos);
+                return Ok((pos, fields));
             }
             pos = end;
+            fields += 1;
         }
     }
 

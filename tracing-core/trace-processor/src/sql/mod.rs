@@ -6,6 +6,7 @@
 pub mod build;
 pub mod build_profiling;
 pub mod build_sched;
+pub mod catalog;
 mod functions;
 pub mod table;
 mod views;
@@ -50,6 +51,8 @@ pub struct QueryResult {
 /// An SQLite connection over one trace's tables.
 pub struct Engine {
     conn: Connection,
+    /// The virtual tables' names (the views are in `sqlite_master`).
+    tables: Vec<&'static str>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -63,6 +66,7 @@ impl Engine {
     pub fn new(tables: Vec<Table>) -> Result<Self, Error> {
         let conn = Connection::open_in_memory()?;
         let mut args = None;
+        let names = tables.iter().map(|t| t.name).collect();
         for t in tables {
             let t = Arc::new(t);
             if t.name == "__intrinsic_args" {
@@ -80,14 +84,17 @@ impl Engine {
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;
-        Ok(Engine { conn })
+        Ok(Engine {
+            conn,
+            tables: names,
+        })
     }
 
     /// Runs every statement of `sql`; the last statement's rows.
     pub fn query(&self, sql: &str) -> Result<QueryResult, Error> {
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         let mut last = QueryResult::default();
-        while let Some(mut stmt) = batch.next()? {
+        while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, sql))? {
             let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
             let n = columns.len();
             let mut rows = Vec::new();

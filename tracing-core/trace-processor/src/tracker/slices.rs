@@ -20,7 +20,7 @@ impl SliceTracker {
         if let Some(stack) = self.stacks.get_mut(&track) {
             while let Some(&top) = stack.last() {
                 let s = &storage.slices[top as usize];
-                if s.dur >= 0 && s.ts + s.dur <= ts {
+                if s.dur >= 0 && s.ts.saturating_add(s.dur) <= ts {
                     stack.pop();
                 } else {
                     break;
@@ -119,5 +119,30 @@ mod tests {
         assert_eq!(st.slices[d as usize].parent_id, Some(c));
         let e = t.instant(&mut st, row(110));
         assert_eq!(st.slices[e as usize].depth, 0);
+    }
+
+    /// A complete slice whose end lies past `i64::MAX` (a hostile
+    /// timestamp and duration) overflowed when a later slice asked whether
+    /// it had ended; it now ends at `i64::MAX` and holds what follows.
+    #[test]
+    fn a_complete_slice_ending_past_the_last_timestamp_does_not_overflow() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let c = t.begin(
+            &mut st,
+            SliceRow {
+                ts: i64::MAX - 10,
+                dur: i64::MAX,
+                ..SliceRow::default()
+            },
+        );
+        let d = t.instant(
+            &mut st,
+            SliceRow {
+                ts: i64::MAX - 5,
+                ..SliceRow::default()
+            },
+        );
+        assert_eq!(st.slices[d as usize].parent_id, Some(c));
     }
 }

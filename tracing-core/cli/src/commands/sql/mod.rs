@@ -1,0 +1,143 @@
+//! `zerotrace sql TRACE`: load a trace into Perfetto's tables with
+//! zerotrace-trace-processor and answer SQL over it.
+//!
+//! - `-Q SQL` or `-q FILE` print what Perfetto's `trace_processor_shell`
+//!   prints for the same flags, the last statement's rows as CSV, or as an
+//!   aligned table or JSON with `--format` (`format.rs`).
+//! - Without them, on a terminal: a prompt with line editing and history
+//!   (`prompt.rs`, rustyline) over a terminal-free core (`session.rs`):
+//!   statements across lines until `;` (`statements.rs`), dot commands,
+//!   row counts and times.
+//! - Without them, stdin not a terminal: a script read from stdin through
+//!   the same core, each statement's rows printed, stopping at the first
+//!   error.
+//!
+//! Bad SQL is a usage error (exit 1) showing SQLite's message, the line
+//! and a caret under the spot; a trace that does not load is a bad trace
+//! (exit 5) naming the file, the byte and the packet (`errors.rs`). While a
+//! large trace loads, a progress line is drawn on stderr when it is a
+//! terminal (`progress.rs`).
+
+mod errors;
+mod format;
+mod progress;
+mod prompt;
+mod session;
+mod statements;
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use zerotrace_trace_processor::TraceProcessor;
+
+pub use format::Format;
+
+use super::{CliError, print_out};
+use errors::{describe_query_error, load_error};
+use progress::ProgressLine;
+use session::{Output, Session, Step};
+
+/// `zerotrace sql`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct SqlArgs {
+    /// The trace file (protobuf, plain or gzip-compressed).
+    pub trace: PathBuf,
+    /// The SQL to run (its last statement's rows are printed).
+    #[arg(short = 'Q', long = "query-string", conflicts_with = "query_file")]
+    pub query_string: Option<String>,
+    /// A file holding the SQL to run.
+    #[arg(short = 'q', long = "query-file")]
+    pub query_file: Option<PathBuf>,
+    /// How results print: `csv` (trace_processor_shell's; the default with
+    /// -q/-Q and for a script on stdin), `table` (aligned columns; the
+    /// prompt's default) or `json` (an array of objects, one per row, typed
+    /// values).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+/// Runs the command.
+pub fn run(args: &SqlArgs) -> Result<(), CliError> {
+    let sql = match (&args.query_string, &args.query_file) {
+        (Some(s), _) => Some(s.clone()),
+        (None, Some(f)) => {
+            Some(std::fs::read_to_string(f).map_err(|e| CliError::io(f.display(), e))?)
+        }
+        (None, None) => None,
+    };
+    let tp = load(&args.trace)?;
+    match sql {
+        Some(sql) => {
+            let result = tp
+                .query(&sql)
+                .map_err(|e| CliError::Usage(describe_query_error(&sql, &e)))?;
+            print_out(format::render(&result, args.format.unwrap_or(Format::Csv)).as_bytes())
+        }
+        None if std::io::stdin().is_terminal() => {
+            prompt::run(&tp, args.format.unwrap_or(Format::Table))
+        }
+        None => script(
+            &tp,
+            std::io::stdin().lock(),
+            args.format.unwrap_or(Format::Csv),
+        ),
+    }
+}
+
+/// Loads the trace, with a progress line on stderr if it is a terminal.
+fn load(path: &Path) -> Result<TraceProcessor, CliError> {
+    if !std::io::stderr().is_terminal() {
+        return TraceProcessor::open(path).map_err(|e| load_error(path, e));
+    }
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut line = ProgressLine::new(name, Instant::now());
+    let draw = |text: Option<String>| {
+        if let Some(t) = text {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(t.as_bytes());
+            let _ = err.flush();
+        }
+    };
+    let loaded = TraceProcessor::open_with_progress(path, |p| draw(line.update(p, Instant::now())));
+    draw(line.clear());
+    loaded.map_err(|e| load_error(path, e))
+}
+
+/// Runs the statements and dot commands read from `input`, printing each
+/// result as it comes; the first error stops it (exit 1).
+fn script(tp: &TraceProcessor, input: impl BufRead, format: Format) -> Result<(), CliError> {
+    let started = Instant::now();
+    let mut session = Session::new(tp, format, false, move || started.elapsed());
+    let emit = |o: Output| -> Result<(), CliError> {
+        if !o.err.is_empty() {
+            let _ = std::io::stderr().lock().write_all(o.err.as_bytes());
+        }
+        print_out(o.out.as_bytes())
+    };
+    let mut stopped = false;
+    for line in input.lines() {
+        let line = line.map_err(|e| CliError::io("stdin", e))?;
+        let mut o = Output::default();
+        let step = session.line(&line, &mut o);
+        emit(o)?;
+        if step == Step::Quit {
+            stopped = true;
+            break;
+        }
+    }
+    if !stopped {
+        let mut o = Output::default();
+        session.end(&mut o);
+        emit(o)?;
+    }
+    if session.failed() {
+        return Err(CliError::Usage(
+            "the script stopped at its first error (above)".into(),
+        ));
+    }
+    Ok(())
+}
