@@ -85,6 +85,27 @@ struct MappingState {
     dummy_frames: HashMap<(StrId, StrId, Option<u32>), u32>,
 }
 
+/// Who a dummy mapping (frames known by name alone) belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DummyOwner {
+    /// A sequence generation's interned frames without a mapping.
+    Generation(u32),
+    /// StackSample's inline callstacks.
+    StackSampleInline,
+    /// ART's OOME stacks.
+    ArtProcessMetadata,
+}
+
+impl DummyOwner {
+    fn mapping_name(self) -> &'static str {
+        match self {
+            DummyOwner::Generation(_) => "",
+            DummyOwner::StackSampleInline => "stack_sample_inline",
+            DummyOwner::ArtProcessMetadata => "art_process_metadata",
+        }
+    }
+}
+
 /// Cache key: generation, process, iid.
 type Key = (u32, Option<u32>, u64);
 
@@ -98,7 +119,7 @@ pub struct StackProfileTracker {
     cached_mappings: HashMap<Key, u32>,
     cached_frames: HashMap<Key, u32>,
     cached_callstacks: HashMap<Key, u32>,
-    dummy_mappings: HashMap<u32, u32>,
+    dummy_mappings: HashMap<DummyOwner, u32>,
 }
 
 impl StackProfileTracker {
@@ -201,12 +222,12 @@ impl StackProfileTracker {
     pub fn intern_dummy_frame(
         &mut self,
         storage: &mut Storage,
-        generation: u32,
+        owner: DummyOwner,
         name: &str,
         source_file: Option<&str>,
         line: Option<u32>,
     ) -> u32 {
-        let mapping = self.dummy_mapping(storage, generation);
+        let mapping = self.dummy_mapping(storage, owner);
         let key = (
             storage.strings.intern(name),
             storage.strings.intern_opt(source_file),
@@ -227,16 +248,17 @@ impl StackProfileTracker {
         id
     }
 
-    fn dummy_mapping(&mut self, storage: &mut Storage, generation: u32) -> u32 {
-        if let Some(id) = self.dummy_mappings.get(&generation) {
+    fn dummy_mapping(&mut self, storage: &mut Storage, owner: DummyOwner) -> u32 {
+        if let Some(id) = self.dummy_mappings.get(&owner) {
             return *id;
         }
         let params = MappingParams {
             end: u64::MAX,
+            name: owner.mapping_name().to_owned(),
             ..MappingParams::default()
         };
         let id = self.add_mapping(storage, &params);
-        self.dummy_mappings.insert(generation, id);
+        self.dummy_mappings.insert(owner, id);
         id
     }
 
@@ -338,7 +360,7 @@ impl StackProfileTracker {
         let id = match f.mapping_id().unwrap_or(0) {
             0 => self.intern_dummy_frame(
                 storage,
-                generation_idx,
+                DummyOwner::Generation(generation_idx),
                 &name,
                 source_file.as_deref(),
                 line,
