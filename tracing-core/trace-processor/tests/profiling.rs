@@ -597,3 +597,105 @@ fn streaming_profile_samples_are_timed_on_the_legacy_clock() {
     assert_eq!(stat(&tp, "stackprofile_parser_error"), 1);
     assert_eq!(stat(&tp, "streaming_profile_invalid_timestamp"), 1);
 }
+
+#[test]
+fn art_oome_stacks_are_heap_graph_callsites() {
+    let meta = packet(|p| {
+        p.append_uint64(8, 77);
+        let mut m = p.begin_nested(131);
+        m.append_int32(1, 12);
+        m.append_int32(2, 10_123);
+        m.append_string(3, "com.app");
+        m.append_uint64(5, 4096);
+        m.append_string(9, "no memory");
+        let mut st = m.begin_nested(8);
+        for (name, line) in [("void a.B.leaf(int)", 7), ("a.B.root()", 3)] {
+            let mut f = st.begin_nested(1);
+            f.append_string(1, name);
+            f.append_string(2, "B.java");
+            f.append_int32(3, line);
+        }
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[meta])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT g.ts, p.pid, p.name, p.uid, g.dump_reason, o.allocation_size_bytes, o.error_msg \
+             FROM heap_graph g JOIN process p USING (upid) \
+             JOIN heap_graph_java_oome_details o ON o.heap_graph_id = g.id"
+        ),
+        vec![vec![
+            i(77),
+            i(12),
+            s("com.app"),
+            i(10_123),
+            s("OOME"),
+            i(4096),
+            s("no memory")
+        ]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT c.depth, f.name, sym.line_number FROM heap_graph_thread_callsite t \
+             JOIN stack_profile_callsite c ON c.id = t.callsite_id \
+             JOIN stack_profile_frame f ON f.id = c.frame_id \
+             JOIN stack_profile_symbol sym USING (symbol_set_id)"
+        ),
+        vec![vec![i(1), s("a.B.leaf"), i(7)]]
+    );
+}
+
+#[test]
+fn annotated_callstacks_mark_art_frames() {
+    // Frames root first: a libart interpreter frame, then a managed frame
+    // of a .vdex; the leaf is the managed frame.
+    let setup = packet(|p| {
+        p.append_uint32(10, 5);
+        p.append_uint32(13, 1);
+        let mut id = p.begin_nested(12);
+        interned_string(&mut id, 17, 1, b"libart.so");
+        interned_string(&mut id, 17, 2, b"app.vdex");
+        interned_string(&mut id, 5, 1, b"ExecuteSwitchImplAsm");
+        interned_string(&mut id, 5, 2, b"_ZN3art9ArtMethod6InvokeEv");
+        interned_string(&mut id, 5, 3, b"app.Main.run");
+        for (iid, path) in [(1u64, 1u64), (2, 2)] {
+            let mut m = id.begin_nested(19);
+            m.append_uint64(1, iid);
+            m.append_uint64(7, path);
+        }
+        for (iid, name, mapping) in [(1u64, 2u64, 1u64), (2, 1, 1), (3, 3, 2)] {
+            let mut f = id.begin_nested(6);
+            f.append_uint64(1, iid);
+            f.append_uint64(2, name);
+            f.append_uint64(3, mapping);
+        }
+        let mut c = id.begin_nested(7);
+        c.append_uint64(1, 1);
+        for f in [1u64, 3, 2] {
+            c.append_uint64(2, f);
+        }
+    });
+    let sample = packet(|p| {
+        p.append_uint32(10, 5);
+        p.append_uint64(8, 10);
+        let mut s = p.begin_nested(66);
+        s.append_uint32(2, 3);
+        s.append_uint32(3, 3);
+        s.append_uint64(4, 1);
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[setup, sample])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT a.depth, a.annotation, ifnull(demangle(f.name), f.name) \
+             FROM experimental_annotated_callstack((SELECT callsite_id FROM perf_sample)) a \
+             JOIN stack_profile_frame f ON f.id = a.frame_id ORDER BY a.depth"
+        ),
+        vec![
+            vec![i(0), Value::Null, s("art::ArtMethod::Invoke()")],
+            vec![i(1), s("interp"), s("app.Main.run")],
+            vec![i(2), s("common-frame-interp"), s("ExecuteSwitchImplAsm")],
+        ]
+    );
+}
