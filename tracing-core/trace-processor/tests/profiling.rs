@@ -168,7 +168,10 @@ fn heap_dumps_become_deltas_per_callsite() {
         ]
     );
     assert_eq!(
-        rows(&tp, "SELECT id, depth, parent_id, frame_id FROM stack_profile_callsite"),
+        rows(
+            &tp,
+            "SELECT id, depth, parent_id, frame_id FROM stack_profile_callsite"
+        ),
         vec![
             vec![i(0), i(0), Value::Null, i(0)],
             vec![i(1), i(1), i(0), i(1)],
@@ -200,7 +203,10 @@ fn heap_dumps_become_deltas_per_callsite() {
         vec![vec![i(0), i(0)], vec![i(1), i(110)]]
     );
     assert_eq!(
-        rows(&tp, "SELECT ts, ts_end, dur, heap_name FROM heap_profile ORDER BY id"),
+        rows(
+            &tp,
+            "SELECT ts, ts_end, dur, heap_name FROM heap_profile ORDER BY id"
+        ),
         vec![
             vec![i(10), i(10), i(0), Value::Null],
             vec![i(20), i(20), i(0), Value::Null],
@@ -353,7 +359,10 @@ fn perf_samples_have_sessions_counter_tracks_and_counter_sets() {
         vec![vec![s("linux.perf"), s("ns")]]
     );
     assert_eq!(
-        rows(&tp, "SELECT idx, value FROM stats WHERE name = 'perf_cpu_lost_records'"),
+        rows(
+            &tp,
+            "SELECT idx, value FROM stats WHERE name = 'perf_cpu_lost_records'"
+        ),
         vec![vec![i(1), i(5)]]
     );
 }
@@ -429,7 +438,10 @@ fn deobfuscation_names_jit_frames() {
     });
     let tp = TraceProcessor::from_bytes(&trace(&[profile, mapping])).unwrap();
     assert_eq!(
-        rows(&tp, "SELECT name, deobfuscated_name FROM stack_profile_frame"),
+        rows(
+            &tp,
+            "SELECT name, deobfuscated_name FROM stack_profile_frame"
+        ),
         vec![vec![s("a.b"), s("Foo.run")]]
     );
 }

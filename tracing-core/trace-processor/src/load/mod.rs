@@ -346,13 +346,8 @@ impl Loader {
     /// Queues each sample of a `StreamingProfilePacket` at its own time.
     fn queue_streaming_profile(&mut self, sp: &[u8], seq: u32, gen_idx: u32) {
         let state = self.sequences.entry(seq).or_default();
-        let samples = streaming_profile::tokenize(
-            sp,
-            seq,
-            state,
-            &mut self.clocks,
-            &mut self.storage.stats,
-        );
+        let samples =
+            streaming_profile::tokenize(sp, seq, state, &mut self.clocks, &mut self.storage.stats);
         for s in samples {
             self.latest_ts = self.latest_ts.max(s.ts);
             self.packets.push(Packet {

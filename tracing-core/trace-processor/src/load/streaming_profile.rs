@@ -30,7 +30,10 @@ pub struct Sample {
 
 /// Advances the running legacy clock by `delta_ns`; the new value in ns.
 fn advance(seq: &mut SequenceState, delta_ns: i64) -> i64 {
-    let now = seq.track_event_timestamp_us.unwrap_or(0).saturating_mul(1000);
+    let now = seq
+        .track_event_timestamp_us
+        .unwrap_or(0)
+        .saturating_mul(1000);
     let next = now.saturating_add(delta_ns);
     seq.track_event_timestamp_us = Some(next / 1000);
     next

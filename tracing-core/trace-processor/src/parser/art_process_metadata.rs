@@ -13,11 +13,15 @@ use crate::tracker::process::NamePriority;
 use crate::tracker::stack_profile::DummyOwner;
 
 fn last_u64(msg: &[u8], id: u32) -> Option<u64> {
-    Decoder::new(msg).find_last(id).and_then(|f| f.as_u64().ok())
+    Decoder::new(msg)
+        .find_last(id)
+        .and_then(|f| f.as_u64().ok())
 }
 
 fn last_str(msg: &[u8], id: u32) -> Option<&str> {
-    Decoder::new(msg).find_last(id).and_then(|f| f.as_str().ok())
+    Decoder::new(msg)
+        .find_last(id)
+        .and_then(|f| f.as_str().ok())
 }
 
 /// `void a.b.C.m(int)` → `a.b.C.m`: the name before the arguments, after

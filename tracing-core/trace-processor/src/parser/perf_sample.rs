@@ -86,11 +86,15 @@ const FOLLOWER: EventFields = EventFields {
 };
 
 fn last_u64(msg: &[u8], id: u32) -> Option<u64> {
-    Decoder::new(msg).find_last(id).and_then(|f| f.as_u64().ok())
+    Decoder::new(msg)
+        .find_last(id)
+        .and_then(|f| f.as_u64().ok())
 }
 
 fn last_bytes(msg: &[u8], id: u32) -> Option<&[u8]> {
-    Decoder::new(msg).find_last(id).and_then(|f| f.as_bytes().ok())
+    Decoder::new(msg)
+        .find_last(id)
+        .and_then(|f| f.as_bytes().ok())
 }
 
 /// The name of a timebase or follower: its own, its counter's, its
@@ -195,12 +199,7 @@ fn stream(p: &mut Parser, seq: u32, cpu: u32, generation: &Generation) -> (u32, 
             id
         }
     };
-    if let Some((tb, f)) = p
-        .profiling
-        .perf
-        .get(&seq)
-        .and_then(|s| s.per_cpu.get(&cpu))
-    {
+    if let Some((tb, f)) = p.profiling.perf.get(&seq).and_then(|s| s.per_cpu.get(&cpu)) {
         return (session_id, *tb, f.clone());
     }
     let defaults = generation
@@ -369,10 +368,9 @@ pub fn parse(
     );
     let ucpu = s.cpu().map(|c| ucpu(&mut p.storage, c));
     let execution_context_id = (ucpu.is_some() || !cpu_mode.is_null()).then(|| {
-        p.profiling.samples.execution_context(
-            &mut p.storage,
-            ExecutionContextRow { ucpu, cpu_mode },
-        )
+        p.profiling
+            .samples
+            .execution_context(&mut p.storage, ExecutionContextRow { ucpu, cpu_mode })
     });
     ProfilerSampleTracker::add_sample(
         &mut p.storage,

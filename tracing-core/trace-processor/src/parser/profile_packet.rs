@@ -369,4 +369,3 @@ fn add_allocation(
     st.prev_alloc.insert(key, alloc);
     st.prev_free.insert(key, free);
 }
-

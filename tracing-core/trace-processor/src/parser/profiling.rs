@@ -11,8 +11,8 @@ use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::Parser;
 use super::{
-    art_process_metadata, deobfuscation, module_symbols, perf_sample, profile_packet, smaps, stack_sample,
-    streaming_profile,
+    art_process_metadata, deobfuscation, module_symbols, perf_sample, profile_packet, smaps,
+    stack_sample, streaming_profile,
 };
 use crate::load::loaded::Packet;
 use crate::load::sequence::Generation;
@@ -84,7 +84,12 @@ pub fn parse(p: &mut Parser, packet: &Packet, generation: &Generation) -> bool {
 /// What runs once every packet has been parsed.
 pub fn finish(p: &mut Parser) {
     deobfuscation::finish(p);
-    let unfinished = p.profiling.heap.values().filter(|h| h.has_pending()).count();
+    let unfinished = p
+        .profiling
+        .heap
+        .values()
+        .filter(|h| h.has_pending())
+        .count();
     if unfinished > 0 {
         p.storage
             .stats

@@ -19,7 +19,7 @@ fn u(msg: &[u8], id: u32) -> i64 {
         .map_or(0, |v| v as i64)
 }
 
-fn s<'a>(msg: &'a [u8], id: u32) -> &'a str {
+fn s(msg: &[u8], id: u32) -> &str {
     Decoder::new(msg)
         .find_last(id)
         .and_then(|f| f.as_str().ok())

@@ -49,15 +49,21 @@ fn fields(msg: &[u8], id: u32) -> Vec<protozero::Field<'_>> {
 }
 
 fn last_u64(msg: &[u8], id: u32) -> Option<u64> {
-    Decoder::new(msg).find_last(id).and_then(|f| f.as_u64().ok())
+    Decoder::new(msg)
+        .find_last(id)
+        .and_then(|f| f.as_u64().ok())
 }
 
 fn last_bytes(msg: &[u8], id: u32) -> Option<&[u8]> {
-    Decoder::new(msg).find_last(id).and_then(|f| f.as_bytes().ok())
+    Decoder::new(msg)
+        .find_last(id)
+        .and_then(|f| f.as_bytes().ok())
 }
 
 fn last_str(msg: &[u8], id: u32) -> Option<&str> {
-    Decoder::new(msg).find_last(id).and_then(|f| f.as_str().ok())
+    Decoder::new(msg)
+        .find_last(id)
+        .and_then(|f| f.as_str().ok())
 }
 
 /// Values of a repeated scalar field, packed or not.
@@ -119,7 +125,9 @@ fn counter_track(
     let name = last_str(desc, 2).unwrap_or("").to_owned();
     let unit = match last_u64(desc, 3) {
         Some(u) if u != 0 => Some(unit_name(u).to_owned()),
-        _ => last_str(desc, 4).filter(|s| !s.is_empty()).map(str::to_owned),
+        _ => last_str(desc, 4)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
     };
     if timebase {
         if let Some(u) = &unit {
@@ -174,7 +182,12 @@ fn async_context(p: &mut Parser, gen_idx: u32, generation: &Generation, iid: u64
     let mut parent = None;
     let mut iid = iid;
     while iid != 0 {
-        if let Some(id) = p.profiling.stack_samples.async_contexts.get(&(gen_idx, iid)) {
+        if let Some(id) = p
+            .profiling
+            .stack_samples
+            .async_contexts
+            .get(&(gen_idx, iid))
+        {
             parent = Some(*id);
             break;
         }

@@ -54,6 +54,9 @@ pub fn parse(p: &mut Parser, bytes: &[u8], ts: i64, gen_idx: u32, generation: &G
         },
     );
     if priority != 0 {
-        p.storage.profiling.chrome_sample_extras.push((id, priority));
+        p.storage
+            .profiling
+            .chrome_sample_extras
+            .push((id, priority));
     }
 }

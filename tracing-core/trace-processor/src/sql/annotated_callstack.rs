@@ -117,7 +117,9 @@ fn annotate(st: &StackTables, start: i64) -> Vec<Row> {
             state = State::EraseLibart;
             continue;
         }
-        let frame = int(cs, row, 3).and_then(|f| usize::try_from(f).ok()).unwrap_or(usize::MAX);
+        let frame = int(cs, row, 3)
+            .and_then(|f| usize::try_from(f).ok())
+            .unwrap_or(usize::MAX);
         let fname = text(&st.frames, frame, 1);
         if fname == "art_jni_trampoline" {
             reversed.push(Some("common-frame"));
@@ -143,9 +145,15 @@ fn annotate(st: &StackTables, start: i64) -> Vec<Row> {
             continue;
         }
         if state == State::EraseLibart && map_type == MapType::NativeLibart {
-            let interp = ["nterp_", "Nterp", "ExecuteNterp", "ExecuteSwitchImpl", "_ZN3art11interpreter"]
-                .iter()
-                .any(|p| fname.starts_with(p));
+            let interp = [
+                "nterp_",
+                "Nterp",
+                "ExecuteNterp",
+                "ExecuteSwitchImpl",
+                "_ZN3art11interpreter",
+            ]
+            .iter()
+            .any(|p| fname.starts_with(p));
             reversed.push(Some(if interp {
                 "common-frame-interp"
             } else {
@@ -344,10 +352,16 @@ mod tests {
     #[test]
     fn mappings_are_classified_by_name() {
         assert_eq!(classify("/memfd:jit-cache (deleted)"), MapType::ArtJit);
-        assert_eq!(classify("/apex/com.android.art/lib64/libart.so"), MapType::NativeLibart);
+        assert_eq!(
+            classify("/apex/com.android.art/lib64/libart.so"),
+            MapType::NativeLibart
+        );
         assert_eq!(classify("/system/lib64/libc.so"), MapType::NativeOther);
         assert_eq!(classify("/example.vdex"), MapType::ArtInterp);
-        assert_eq!(classify("/system/framework/arm64/boot.oat"), MapType::ArtAot);
+        assert_eq!(
+            classify("/system/framework/arm64/boot.oat"),
+            MapType::ArtAot
+        );
         assert_eq!(classify(""), MapType::Other);
         assert_eq!(classify("/bin/sh"), MapType::Other);
     }

@@ -52,7 +52,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
             Column::str("name", f.iter().map(|x| x.name).collect()),
             Column::int("mapping", f.iter().map(|x| i64::from(x.mapping)).collect()),
             Column::int("rel_pc", f.iter().map(|x| x.rel_pc).collect()),
-            Column::opt_int("symbol_set_id", f.iter().map(|x| opt(x.symbol_set_id)).collect()),
+            Column::opt_int(
+                "symbol_set_id",
+                f.iter().map(|x| opt(x.symbol_set_id)).collect(),
+            ),
             Column::str(
                 "deobfuscated_name",
                 f.iter().map(|x| x.deobfuscated_name).collect(),
@@ -68,7 +71,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
             Column::int("id", ids(c.len())),
             Column::int("depth", c.iter().map(|x| i64::from(x.depth)).collect()),
             Column::opt_int("parent_id", c.iter().map(|x| opt(x.parent_id)).collect()),
-            Column::int("frame_id", c.iter().map(|x| i64::from(x.frame_id)).collect()),
+            Column::int(
+                "frame_id",
+                c.iter().map(|x| i64::from(x.frame_id)).collect(),
+            ),
         ],
         c.len(),
     ));
@@ -83,7 +89,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
             ),
             Column::str("name", s.iter().map(|x| x.name).collect()),
             Column::str("source_file", s.iter().map(|x| x.source_file).collect()),
-            Column::opt_int("line_number", s.iter().map(|x| opt(x.line_number)).collect()),
+            Column::opt_int(
+                "line_number",
+                s.iter().map(|x| opt(x.line_number)).collect(),
+            ),
             Column::opt_int("inlined", vec![None; s.len()]),
         ],
         s.len(),
@@ -124,7 +133,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
         vec![
             Column::int("id", ids(se.len())),
             Column::str("source", se.iter().map(|x| x.source).collect()),
-            Column::str("timebase_unit", se.iter().map(|x| x.timebase_unit).collect()),
+            Column::str(
+                "timebase_unit",
+                se.iter().map(|x| x.timebase_unit).collect(),
+            ),
             Column::str("cmdline", se.iter().map(|x| x.cmdline).collect()),
         ],
         se.len(),
@@ -179,7 +191,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
                 "execution_context_id",
                 sa.iter().map(|x| opt(x.execution_context_id)).collect(),
             ),
-            Column::opt_int("callsite_id", sa.iter().map(|x| opt(x.callsite_id)).collect()),
+            Column::opt_int(
+                "callsite_id",
+                sa.iter().map(|x| opt(x.callsite_id)).collect(),
+            ),
             Column::str("unwind_error", sa.iter().map(|x| x.unwind_error).collect()),
             Column::opt_int("session_id", sa.iter().map(|x| opt(x.session_id)).collect()),
             Column::opt_int(
@@ -194,7 +209,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
         "__intrinsic_profiler_counter_set",
         vec![
             Column::int("id", ids(cs.len())),
-            Column::int("counter_set_id", cs.iter().map(|x| i64::from(x.0)).collect()),
+            Column::int(
+                "counter_set_id",
+                cs.iter().map(|x| i64::from(x.0)).collect(),
+            ),
             Column::int("counter_id", cs.iter().map(|x| i64::from(x.1)).collect()),
         ],
         cs.len(),
@@ -204,8 +222,14 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
         "__intrinsic_chrome_stack_sample_extras",
         vec![
             Column::int("id", ids(x.len())),
-            Column::int("profiler_sample_id", x.iter().map(|v| i64::from(v.0)).collect()),
-            Column::int("process_priority", x.iter().map(|v| i64::from(v.1)).collect()),
+            Column::int(
+                "profiler_sample_id",
+                x.iter().map(|v| i64::from(v.0)).collect(),
+            ),
+            Column::int(
+                "process_priority",
+                x.iter().map(|v| i64::from(v.1)).collect(),
+            ),
         ],
         x.len(),
     ));
@@ -235,7 +259,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
                 tcs.iter().map(|x| i64::from(x.heap_graph_id)).collect(),
             ),
             Column::int("utid", tcs.iter().map(|x| i64::from(x.utid)).collect()),
-            Column::opt_int("callsite_id", tcs.iter().map(|x| opt(x.callsite_id)).collect()),
+            Column::opt_int(
+                "callsite_id",
+                tcs.iter().map(|x| opt(x.callsite_id)).collect(),
+            ),
         ],
         tcs.len(),
     ));
@@ -252,7 +279,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
                 "allocation_size_bytes",
                 od.iter().map(|x| x.allocation_size_bytes).collect(),
             ),
-            Column::int("total_bytes_free", od.iter().map(|x| x.total_bytes_free).collect()),
+            Column::int(
+                "total_bytes_free",
+                od.iter().map(|x| x.total_bytes_free).collect(),
+            ),
             Column::int(
                 "free_bytes_until_oom",
                 od.iter().map(|x| x.free_bytes_until_oom).collect(),
@@ -282,12 +312,18 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
             ),
             Column::int("swap_kb", sm.iter().map(|x| x.swap_kb).collect()),
             Column::str("file_name", sm.iter().map(|x| x.file_name).collect()),
-            Column::int("start_address", sm.iter().map(|x| x.start_address).collect()),
+            Column::int(
+                "start_address",
+                sm.iter().map(|x| x.start_address).collect(),
+            ),
             Column::int(
                 "module_timestamp",
                 sm.iter().map(|x| x.module_timestamp).collect(),
             ),
-            Column::str("module_debugid", sm.iter().map(|x| x.module_debugid).collect()),
+            Column::str(
+                "module_debugid",
+                sm.iter().map(|x| x.module_debugid).collect(),
+            ),
             Column::str(
                 "module_debug_path",
                 sm.iter().map(|x| x.module_debug_path).collect(),

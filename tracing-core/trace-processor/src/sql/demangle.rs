@@ -47,7 +47,9 @@ mod tests {
     fn cpp_names_are_demangled_and_plain_names_are_not() {
         assert_eq!(
             demangle("_ZN3art9ArtMethod6InvokeEPNS_6ThreadEPjjPNS_6JValueEPKc").as_deref(),
-            Some("art::ArtMethod::Invoke(art::Thread*, unsigned int*, unsigned int, art::JValue*, char const*)")
+            Some(
+                "art::ArtMethod::Invoke(art::Thread*, unsigned int*, unsigned int, art::JValue*, char const*)"
+            )
         );
         assert_eq!(demangle("ExecuteSwitchImplAsm"), None);
         assert_eq!(demangle("com.example.Foo.bar"), None);

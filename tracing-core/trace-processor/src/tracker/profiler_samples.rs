@@ -28,8 +28,7 @@ impl ProfilerSampleTracker {
     /// The one execution context of these values.
     pub fn execution_context(&mut self, storage: &mut Storage, row: ExecutionContextRow) -> u32 {
         *self.execution_contexts.entry(row).or_insert_with(|| {
-            let id =
-                u32::try_from(storage.profiling.execution_contexts.len()).unwrap_or(u32::MAX);
+            let id = u32::try_from(storage.profiling.execution_contexts.len()).unwrap_or(u32::MAX);
             storage.profiling.execution_contexts.push(row);
             id
         })

@@ -366,7 +366,8 @@ impl StackProfileTracker {
                 line,
             ),
             m => {
-                let mapping = self.interned_mapping(storage, generation_idx, generation, upid, m)?;
+                let mapping =
+                    self.interned_mapping(storage, generation_idx, generation, upid, m)?;
                 self.intern_frame(
                     storage,
                     mapping,
