@@ -491,3 +491,55 @@ fn interned_string(
 ) -> Option<String> {
     interned_bytes(storage, generation, field, iid).map(|b| String::from_utf8_lossy(b).into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapping_names_join_components_and_build_ids_are_hex() {
+        assert_eq!(
+            mapping_name(&["system", "lib64", "libc.so"]),
+            "/system/lib64/libc.so"
+        );
+        assert_eq!(mapping_name(&["", "memfd:x"]), "/memfd:x");
+        assert_eq!(mapping_name(&[]), "");
+        assert_eq!(hex(&[0x00, 0xab, 0x7f]), "00ab7f");
+    }
+
+    #[test]
+    fn mappings_frames_and_callsites_are_made_once() {
+        let mut storage = Storage::default();
+        let mut t = StackProfileTracker::default();
+        let params = MappingParams {
+            build_id: Some(vec![1, 2]),
+            name: "/bin/x".to_owned(),
+            ..MappingParams::default()
+        };
+        let m = t.intern_mapping(&mut storage, params.clone());
+        assert_eq!(t.intern_mapping(&mut storage, params), m);
+        let f1 = t.intern_frame(&mut storage, m, 0x10, "a", None, None);
+        let f2 = t.intern_frame(&mut storage, m, 0x10, "b", None, None);
+        assert_ne!(f1, f2);
+        assert_eq!(t.intern_frame(&mut storage, m, 0x10, "a", None, None), f1);
+        assert_eq!(t.frames_at(m, 0x10), vec![f1, f2]);
+        assert_eq!(t.find_mappings("/bin/x", Some(&[1, 2])), vec![m]);
+        assert!(t.find_mappings("/bin/x", None).is_empty());
+        let leaf = t.callsite_of_frames(&mut storage, &[f1, f2]);
+        assert_eq!(t.callsite_of_frames(&mut storage, &[f1, f2]), leaf);
+        assert_eq!(storage.profiling.callsites.len(), 2);
+        assert_eq!(t.callsite_of_frames(&mut storage, &[]), None);
+        assert_eq!(storage.stats.get("stackprofile_empty_callstack"), 1);
+        // A dummy frame has its name and location as a symbol.
+        let d = t.intern_dummy_frame(
+            &mut storage,
+            DummyOwner::StackSampleInline,
+            "f",
+            Some("a.py"),
+            Some(3),
+        );
+        let set = storage.profiling.frames[d as usize].symbol_set_id;
+        assert_eq!(set, Some(0));
+        assert_eq!(storage.profiling.symbols[0].line_number, Some(3));
+    }
+}
