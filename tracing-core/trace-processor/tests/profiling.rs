@@ -711,3 +711,39 @@ fn annotated_callstacks_mark_art_frames() {
         ]
     );
 }
+
+#[test]
+fn hostile_profiling_packets_never_panic() {
+    let good = trace(&[
+        clocks(),
+        dump(0, 110, true, &[(1, 100, 40, 2, 1), (2, 8, 0, 1, 0)]),
+        perf_defaults(),
+        perf_sample(10, 0, 41, &[1000, 7, 9], Some(1)),
+        packet(|p| {
+            let mut m = p.begin_nested(61);
+            m.append_string(1, "/lib/libx.so");
+            m.append_bytes(2, &[0xab]);
+            let mut a = m.begin_nested(3);
+            a.append_uint64(1, 0x10);
+            a.begin_nested(2).append_string(1, "x");
+        }),
+    ]);
+    assert!(TraceProcessor::from_bytes(&good).is_ok());
+    for cut in 0..good.len() {
+        if let Ok(tp) = TraceProcessor::from_bytes(&good[..cut]) {
+            let _ = tp.query("SELECT * FROM stack_profile_callsite");
+        }
+    }
+    for i in 0..good.len() {
+        for flip in [0xa5u8, 0x01, 0x80] {
+            let mut b = good.clone();
+            b[i] ^= flip;
+            if let Ok(tp) = TraceProcessor::from_bytes(&b) {
+                let _ = tp.query(
+                    "SELECT * FROM heap_profile_allocation, perf_sample LIMIT 1; \
+                     SELECT * FROM experimental_annotated_callstack(0)",
+                );
+            }
+        }
+    }
+}
