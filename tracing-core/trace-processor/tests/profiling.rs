@@ -747,3 +747,59 @@ fn hostile_profiling_packets_never_panic() {
         }
     }
 }
+
+#[test]
+fn packed_smaps_are_rows_and_uneven_arrays_count() {
+    let smaps = |aggregated: bool, sizes: &[u64]| {
+        let sizes = sizes.to_vec();
+        packet(move |p| {
+            p.append_uint64(8, 9);
+            let mut s = p.begin_nested(68);
+            s.append_uint32(1, 3);
+            let mut pk = s.begin_nested(3);
+            pk.append_string(1, "/a.so");
+            pk.append_string(1, "/b (deleted)");
+            if aggregated {
+                pk.append_uint32(3, 4);
+                pk.append_uint32(3, 1);
+            } else {
+                for n in [1u32, 0, 1] {
+                    pk.append_uint32(2, n);
+                }
+            }
+            for v in &sizes {
+                pk.append_uint64(4, *v);
+            }
+        })
+    };
+    let tp = TraceProcessor::from_bytes(&trace(&[smaps(false, &[10, 20, 30])])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT path_trimmed, is_deleted, aggregate_count, size_kb FROM profiler_smaps ORDER BY id"
+        ),
+        vec![
+            vec![s("/b"), i(1), i(1), i(10)],
+            vec![s("/a.so"), i(0), i(1), i(20)],
+            vec![s("/b"), i(1), i(1), i(30)],
+        ]
+    );
+    assert_eq!(stat(&tp, "smaps_parser_errors"), 0);
+    let tp = TraceProcessor::from_bytes(&trace(&[smaps(true, &[7, 8])])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT path, aggregate_count, size_kb FROM profiler_smaps ORDER BY id"
+        ),
+        vec![
+            vec![s("/a.so"), i(4), i(7)],
+            vec![s("/b (deleted)"), i(1), i(8)]
+        ]
+    );
+    let tp = TraceProcessor::from_bytes(&trace(&[smaps(false, &[10])])).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM profiler_smaps"),
+        vec![vec![i(1)]]
+    );
+    assert_eq!(stat(&tp, "smaps_parser_errors"), 1);
+}

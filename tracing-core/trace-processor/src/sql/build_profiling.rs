@@ -300,7 +300,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
             Column::int("ts", sm.iter().map(|x| x.ts).collect()),
             Column::str("path", sm.iter().map(|x| x.path).collect()),
             Column::str("path_trimmed", sm.iter().map(|x| x.path_trimmed).collect()),
-            Column::int("aggregate_count", vec![1; sm.len()]),
+            Column::int(
+                "aggregate_count",
+                sm.iter().map(|x| i64::from(x.aggregate_count)).collect(),
+            ),
             Column::int(
                 "is_deleted",
                 sm.iter().map(|x| i64::from(x.is_deleted)).collect(),
@@ -349,10 +352,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
                 "proportional_resident_kb",
                 sm.iter().map(|x| x.proportional_resident_kb).collect(),
             ),
-            Column::int("rss_kb", vec![0; sm.len()]),
-            Column::int("anonymous_kb", vec![0; sm.len()]),
-            Column::int("pss_dirty_kb", vec![0; sm.len()]),
-            Column::int("swap_pss_kb", vec![0; sm.len()]),
+            Column::int("rss_kb", sm.iter().map(|x| x.rss_kb).collect()),
+            Column::int("anonymous_kb", sm.iter().map(|x| x.anonymous_kb).collect()),
+            Column::int("pss_dirty_kb", sm.iter().map(|x| x.pss_dirty_kb).collect()),
+            Column::int("swap_pss_kb", sm.iter().map(|x| x.swap_pss_kb).collect()),
         ],
         sm.len(),
     ));

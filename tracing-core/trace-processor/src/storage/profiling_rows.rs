@@ -199,6 +199,16 @@ pub struct SmapsRow {
     pub locked_kb: i64,
     /// Proportional resident.
     pub proportional_resident_kb: i64,
+    /// Entries aggregated into this row (packed, aggregated smaps).
+    pub aggregate_count: u32,
+    /// Resident.
+    pub rss_kb: i64,
+    /// Anonymous.
+    pub anonymous_kb: i64,
+    /// Proportional dirty.
+    pub pss_dirty_kb: i64,
+    /// Proportional swap.
+    pub swap_pss_kb: i64,
 }
 
 /// Every profiling table of one trace.
