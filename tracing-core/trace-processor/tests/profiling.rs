@@ -609,3 +609,197 @@ fn streaming_profile_samples_are_timed_on_the_legacy_clock() {
     assert_eq!(stat(&tp, "stackprofile_parser_error"), 1);
     assert_eq!(stat(&tp, "streaming_profile_invalid_timestamp"), 1);
 }
+
+#[test]
+fn art_oome_stacks_are_heap_graph_callsites() {
+    let meta = packet(|p| {
+        p.append_uint64(8, 77);
+        let mut m = p.begin_nested(131);
+        m.append_int32(1, 12);
+        m.append_int32(2, 10_123);
+        m.append_string(3, "com.app");
+        m.append_uint64(5, 4096);
+        m.append_string(9, "no memory");
+        let mut st = m.begin_nested(8);
+        for (name, line) in [("void a.B.leaf(int)", 7), ("a.B.root()", 3)] {
+            let mut f = st.begin_nested(1);
+            f.append_string(1, name);
+            f.append_string(2, "B.java");
+            f.append_int32(3, line);
+        }
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[meta])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT g.ts, p.pid, p.name, p.uid, g.dump_reason, o.allocation_size_bytes, o.error_msg \
+             FROM heap_graph g JOIN process p USING (upid) \
+             JOIN heap_graph_java_oome_details o ON o.heap_graph_id = g.id"
+        ),
+        vec![vec![
+            i(77),
+            i(12),
+            s("com.app"),
+            i(10_123),
+            s("OOME"),
+            i(4096),
+            s("no memory")
+        ]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT c.depth, f.name, sym.line_number FROM heap_graph_thread_callsite t \
+             JOIN stack_profile_callsite c ON c.id = t.callsite_id \
+             JOIN stack_profile_frame f ON f.id = c.frame_id \
+             JOIN stack_profile_symbol sym USING (symbol_set_id)"
+        ),
+        vec![vec![i(1), s("a.B.leaf"), i(7)]]
+    );
+}
+
+#[test]
+fn annotated_callstacks_mark_art_frames() {
+    // Frames root first: a libart interpreter frame, then a managed frame
+    // of a .vdex; the leaf is the managed frame.
+    let setup = packet(|p| {
+        p.append_uint32(10, 5);
+        p.append_uint32(13, 1);
+        let mut id = p.begin_nested(12);
+        interned_string(&mut id, 17, 1, b"libart.so");
+        interned_string(&mut id, 17, 2, b"app.vdex");
+        interned_string(&mut id, 5, 1, b"ExecuteSwitchImplAsm");
+        interned_string(&mut id, 5, 2, b"_ZN3art9ArtMethod6InvokeEv");
+        interned_string(&mut id, 5, 3, b"app.Main.run");
+        for (iid, path) in [(1u64, 1u64), (2, 2)] {
+            let mut m = id.begin_nested(19);
+            m.append_uint64(1, iid);
+            m.append_uint64(7, path);
+        }
+        for (iid, name, mapping) in [(1u64, 2u64, 1u64), (2, 1, 1), (3, 3, 2)] {
+            let mut f = id.begin_nested(6);
+            f.append_uint64(1, iid);
+            f.append_uint64(2, name);
+            f.append_uint64(3, mapping);
+        }
+        let mut c = id.begin_nested(7);
+        c.append_uint64(1, 1);
+        for f in [1u64, 3, 2] {
+            c.append_uint64(2, f);
+        }
+    });
+    let sample = packet(|p| {
+        p.append_uint32(10, 5);
+        p.append_uint64(8, 10);
+        let mut s = p.begin_nested(66);
+        s.append_uint32(2, 3);
+        s.append_uint32(3, 3);
+        s.append_uint64(4, 1);
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[setup, sample])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT a.depth, a.annotation, ifnull(demangle(f.name), f.name) \
+             FROM experimental_annotated_callstack((SELECT callsite_id FROM perf_sample)) a \
+             JOIN stack_profile_frame f ON f.id = a.frame_id ORDER BY a.depth"
+        ),
+        vec![
+            vec![i(0), Value::Null, s("art::ArtMethod::Invoke()")],
+            vec![i(1), s("interp"), s("app.Main.run")],
+            vec![i(2), s("common-frame-interp"), s("ExecuteSwitchImplAsm")],
+        ]
+    );
+}
+
+#[test]
+fn hostile_profiling_packets_never_panic() {
+    let good = trace(&[
+        clocks(),
+        dump(0, 110, true, &[(1, 100, 40, 2, 1), (2, 8, 0, 1, 0)]),
+        perf_defaults(),
+        perf_sample(10, 0, 41, &[1000, 7, 9], Some(1)),
+        packet(|p| {
+            let mut m = p.begin_nested(61);
+            m.append_string(1, "/lib/libx.so");
+            m.append_bytes(2, &[0xab]);
+            let mut a = m.begin_nested(3);
+            a.append_uint64(1, 0x10);
+            a.begin_nested(2).append_string(1, "x");
+        }),
+    ]);
+    assert!(TraceProcessor::from_bytes(&good).is_ok());
+    for cut in 0..good.len() {
+        if let Ok(tp) = TraceProcessor::from_bytes(&good[..cut]) {
+            let _ = tp.query("SELECT * FROM stack_profile_callsite");
+        }
+    }
+    for i in 0..good.len() {
+        for flip in [0xa5u8, 0x01, 0x80] {
+            let mut b = good.clone();
+            b[i] ^= flip;
+            if let Ok(tp) = TraceProcessor::from_bytes(&b) {
+                let _ = tp.query(
+                    "SELECT * FROM heap_profile_allocation, perf_sample LIMIT 1; \
+                     SELECT * FROM experimental_annotated_callstack(0)",
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_smaps_are_rows_and_uneven_arrays_count() {
+    let smaps = |aggregated: bool, sizes: &[u64]| {
+        let sizes = sizes.to_vec();
+        packet(move |p| {
+            p.append_uint64(8, 9);
+            let mut s = p.begin_nested(68);
+            s.append_uint32(1, 3);
+            let mut pk = s.begin_nested(3);
+            pk.append_string(1, "/a.so");
+            pk.append_string(1, "/b (deleted)");
+            if aggregated {
+                pk.append_uint32(3, 4);
+                pk.append_uint32(3, 1);
+            } else {
+                for n in [1u32, 0, 1] {
+                    pk.append_uint32(2, n);
+                }
+            }
+            for v in &sizes {
+                pk.append_uint64(4, *v);
+            }
+        })
+    };
+    let tp = TraceProcessor::from_bytes(&trace(&[smaps(false, &[10, 20, 30])])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT path_trimmed, is_deleted, aggregate_count, size_kb FROM profiler_smaps ORDER BY id"
+        ),
+        vec![
+            vec![s("/b"), i(1), i(1), i(10)],
+            vec![s("/a.so"), i(0), i(1), i(20)],
+            vec![s("/b"), i(1), i(1), i(30)],
+        ]
+    );
+    assert_eq!(stat(&tp, "smaps_parser_errors"), 0);
+    let tp = TraceProcessor::from_bytes(&trace(&[smaps(true, &[7, 8])])).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT path, aggregate_count, size_kb FROM profiler_smaps ORDER BY id"
+        ),
+        vec![
+            vec![s("/a.so"), i(4), i(7)],
+            vec![s("/b (deleted)"), i(1), i(8)]
+        ]
+    );
+    let tp = TraceProcessor::from_bytes(&trace(&[smaps(false, &[10])])).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM profiler_smaps"),
+        vec![vec![i(1)]]
+    );
+    assert_eq!(stat(&tp, "smaps_parser_errors"), 1);
+}

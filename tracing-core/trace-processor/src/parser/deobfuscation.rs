@@ -1,7 +1,10 @@
 //! `DeobfuscationMapping`: ProGuard/R8 maps of obfuscated Java names. Held
 //! to the end of the trace, then applied to the Java frames (names with a
-//! `.`) of JIT caches (`/memfd:` mappings): `class.method` obfuscated
-//! gets the deobfuscated name, ambiguous ones all of them joined by " | ".
+//! `.`) of the map's package (an installed app's `/data/app/` path, or its
+//! dex extracted in memory) and of JIT caches (`/memfd:` mappings):
+//! `class.method` obfuscated gets the deobfuscated name, ambiguous ones
+//! all of them joined by " | ". A `/data/app/` path without a package
+//! counts `deobfuscate_location_parse_error`.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -29,11 +32,72 @@ fn repeated(msg: &[u8], id: u32) -> Vec<&[u8]> {
     out
 }
 
+/// The package of an app's file under `/data/app/`: the directory name
+/// before its `-` (after an optional `~~random/` level); None when the
+/// path has none.
+fn package_from_app(location: &str) -> Option<&str> {
+    let rest = location.strip_prefix("/data/app/")?;
+    let start = if rest.starts_with('~') {
+        rest.find('/')? + 1
+    } else {
+        0
+    };
+    let tail = rest.get(start..)?;
+    let end = tail.get(1..)?.find('/')? + 1;
+    let dir = tail.get(..end)?;
+    Some(&dir[..dir.find('-')?])
+}
+
+/// Which package a frame's mapping belongs to: Ok(None) when not an
+/// app's, Err when an app's path does not name one.
+fn package_of(location: &str) -> Result<Option<String>, ()> {
+    const IN_MEMORY_DEX: &str = "dex extracted in memory from ";
+    if location.starts_with("/data/app/") {
+        return package_from_app(location)
+            .map(|p| Some(p.to_owned()))
+            .ok_or(());
+    }
+    if let Some(pos) = location.find(IN_MEMORY_DEX) {
+        let path = &location[pos + IN_MEMORY_DEX.len()..];
+        if path.starts_with("/data/app/") {
+            return package_from_app(path).map(|p| Some(p.to_owned())).ok_or(());
+        }
+    }
+    Ok(None)
+}
+
 /// Applies the held mappings to the frames.
 pub fn finish(p: &mut Parser) {
     let packets = std::mem::take(&mut p.profiling.deobfuscation);
+    if packets.is_empty() {
+        return;
+    }
+    // (frame, name, package or "memfd") of every Java frame.
+    let mut java: Vec<(usize, String, String)> = Vec::new();
+    for (i, frame) in p.storage.profiling.frames.iter().enumerate() {
+        let name = p.storage.strings.get(frame.name).unwrap_or("");
+        if !name.contains('.') {
+            continue;
+        }
+        let mapping = p
+            .storage
+            .profiling
+            .mappings
+            .get(frame.mapping as usize)
+            .and_then(|m| p.storage.strings.get(m.name))
+            .unwrap_or("");
+        match package_of(mapping) {
+            Ok(Some(package)) => java.push((i, name.to_owned(), package)),
+            Ok(None) if mapping.starts_with("/memfd:") => {
+                java.push((i, name.to_owned(), "memfd".to_owned()));
+            }
+            Ok(None) => {}
+            Err(()) => p.storage.stats.incr("deobfuscate_location_parse_error"),
+        }
+    }
     for packet in &packets {
-        if str_field(packet, 1).is_empty() {
+        let package = str_field(packet, 1);
+        if package.is_empty() {
             continue;
         }
         // obfuscated "class.method" -> deobfuscated names.
@@ -54,23 +118,11 @@ pub fn finish(p: &mut Parser) {
                     .push(full);
             }
         }
-        let n = p.storage.profiling.frames.len();
-        for i in 0..n {
-            let Some(frame) = p.storage.profiling.frames.get(i) else {
-                continue;
-            };
-            let name = p.storage.strings.get(frame.name).unwrap_or("").to_owned();
-            let mapping = p
-                .storage
-                .profiling
-                .mappings
-                .get(frame.mapping as usize)
-                .and_then(|m| p.storage.strings.get(m.name))
-                .unwrap_or("");
-            if !name.contains('.') || !mapping.starts_with("/memfd:") {
+        for (i, name, frame_package) in &java {
+            if frame_package != package && frame_package != "memfd" {
                 continue;
             }
-            let Some(names) = methods.get(&name) else {
+            let Some(names) = methods.get(name) else {
                 continue;
             };
             let unique: BTreeSet<&String> = names.iter().collect();
@@ -80,9 +132,34 @@ pub fn finish(p: &mut Parser) {
                 .collect::<Vec<_>>()
                 .join(" | ");
             let id = p.storage.strings.intern(&joined);
-            if let Some(f) = p.storage.profiling.frames.get_mut(i) {
+            if let Some(f) = p.storage.profiling.frames.get_mut(*i) {
                 f.deobfuscated_name = id;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_of;
+
+    #[test]
+    fn packages_come_from_app_paths() {
+        assert_eq!(
+            package_of("/data/app/com.example.app-abc==/base.apk"),
+            Ok(Some("com.example.app".to_owned()))
+        );
+        assert_eq!(
+            package_of("/data/app/~~r4nd0m==/com.example.app-xyz==/oat/arm64/base.odex"),
+            Ok(Some("com.example.app".to_owned()))
+        );
+        assert_eq!(
+            package_of(
+                "[anon:dalvik-classes.dex extracted in memory from /data/app/com.x-1/base.apk]"
+            ),
+            Ok(Some("com.x".to_owned()))
+        );
+        assert_eq!(package_of("/data/app/nodash/base.apk"), Err(()));
+        assert_eq!(package_of("/system/framework/framework.jar"), Ok(None));
     }
 }

@@ -1,6 +1,7 @@
 //! The parsers: each sorted packet goes to the parser of what it carries,
 //! which fills the tables through the trackers.
 
+mod art_process_metadata;
 mod chrome_metadata;
 mod concurrent_sessions;
 mod cpu_freq_idle;

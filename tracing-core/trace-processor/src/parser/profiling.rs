@@ -11,8 +11,8 @@ use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::Parser;
 use super::{
-    deobfuscation, module_symbols, perf_sample, profile_packet, smaps, stack_sample,
-    streaming_profile,
+    art_process_metadata, deobfuscation, module_symbols, perf_sample, profile_packet, smaps,
+    stack_sample, streaming_profile,
 };
 use crate::load::loaded::Packet;
 use crate::load::sequence::Generation;
@@ -29,6 +29,7 @@ mod field {
     pub const SMAPS_PACKET: u32 = 68;
     pub const STACK_SAMPLE: u32 = 135;
     pub const STREAMING_PROFILE_PACKET: u32 = 54;
+    pub const ART_PROCESS_METADATA: u32 = 131;
 }
 
 /// What the profiling parsers keep across packets.
@@ -70,6 +71,8 @@ pub fn parse(p: &mut Parser, packet: &Packet, generation: &Generation) -> bool {
         module_symbols::parse(p, b);
     } else if let Some(b) = field(field::DEOBFUSCATION_MAPPING) {
         p.profiling.deobfuscation.push(b.to_vec());
+    } else if let Some(b) = field(field::ART_PROCESS_METADATA) {
+        art_process_metadata::parse(p, b, packet.ts);
     } else if let Some(b) = field(field::SMAPS_PACKET) {
         smaps::parse(p, b, packet.ts);
     } else {

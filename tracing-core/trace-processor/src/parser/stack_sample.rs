@@ -19,6 +19,7 @@ use crate::storage::profiling_rows::{
 use crate::storage::rows::CounterRow;
 use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::{ProfilerSampleTracker, ucpu};
+use crate::tracker::stack_profile::DummyOwner;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// `TracePacketDefaults.stack_sample_defaults`.
@@ -34,7 +35,6 @@ const INTERNED_ASYNC_CONTEXTS: u32 = 51;
 pub struct StackSampleState {
     sessions: HashMap<u32, u32>,
     async_contexts: HashMap<(u32, u64), u32>,
-    inline_mapping_generation: Option<u32>,
 }
 
 fn fields(msg: &[u8], id: u32) -> Vec<protozero::Field<'_>> {
@@ -337,12 +337,6 @@ pub fn parse(
             .stacks
             .interned_callstack(&mut p.storage, gen_idx, generation, upid, iid)
     } else if let Some(cs) = last_bytes(bytes, 5) {
-        // One dummy mapping for every inline callstack of the trace.
-        let g = *p
-            .profiling
-            .stack_samples
-            .inline_mapping_generation
-            .get_or_insert(u32::MAX);
         let mut frames = Vec::new();
         for f in fields(cs, 1) {
             let Ok(f) = f.as_bytes() else { continue };
@@ -351,7 +345,7 @@ pub fn parse(
             let line = last_u64(f, 3).map(|l| l as u32);
             frames.push(p.profiling.stacks.intern_dummy_frame(
                 &mut p.storage,
-                g,
+                DummyOwner::StackSampleInline,
                 &name,
                 file.as_deref(),
                 line,

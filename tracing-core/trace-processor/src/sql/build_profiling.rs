@@ -233,6 +233,64 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
         ],
         x.len(),
     ));
+    let hg = &r.heap_graphs;
+    out.push(table(
+        "__intrinsic_heap_graph",
+        vec![
+            Column::int("id", ids(hg.len())),
+            Column::int("ts", hg.iter().map(|x| x.ts).collect()),
+            Column::int("upid", hg.iter().map(|x| i64::from(x.upid)).collect()),
+            Column::str("dump_reason", hg.iter().map(|x| x.dump_reason).collect()),
+            Column::opt_int("heap_size", hg.iter().map(|x| x.heap_size).collect()),
+            Column::opt_int(
+                "truncated",
+                hg.iter().map(|x| x.truncated.map(i64::from)).collect(),
+            ),
+        ],
+        hg.len(),
+    ));
+    let tcs = &r.heap_graph_thread_callsites;
+    out.push(table(
+        "__intrinsic_heap_graph_thread_callsite",
+        vec![
+            Column::int("id", ids(tcs.len())),
+            Column::int(
+                "heap_graph_id",
+                tcs.iter().map(|x| i64::from(x.heap_graph_id)).collect(),
+            ),
+            Column::int("utid", tcs.iter().map(|x| i64::from(x.utid)).collect()),
+            Column::opt_int(
+                "callsite_id",
+                tcs.iter().map(|x| opt(x.callsite_id)).collect(),
+            ),
+        ],
+        tcs.len(),
+    ));
+    let od = &r.oome_details;
+    out.push(table(
+        "__intrinsic_heap_graph_java_oome_details",
+        vec![
+            Column::int("id", ids(od.len())),
+            Column::int(
+                "heap_graph_id",
+                od.iter().map(|x| i64::from(x.heap_graph_id)).collect(),
+            ),
+            Column::int(
+                "allocation_size_bytes",
+                od.iter().map(|x| x.allocation_size_bytes).collect(),
+            ),
+            Column::int(
+                "total_bytes_free",
+                od.iter().map(|x| x.total_bytes_free).collect(),
+            ),
+            Column::int(
+                "free_bytes_until_oom",
+                od.iter().map(|x| x.free_bytes_until_oom).collect(),
+            ),
+            Column::str("error_msg", od.iter().map(|x| x.error_msg).collect()),
+        ],
+        od.len(),
+    ));
     let sm = &r.smaps;
     out.push(table(
         "__intrinsic_profiler_smaps",
@@ -242,7 +300,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
             Column::int("ts", sm.iter().map(|x| x.ts).collect()),
             Column::str("path", sm.iter().map(|x| x.path).collect()),
             Column::str("path_trimmed", sm.iter().map(|x| x.path_trimmed).collect()),
-            Column::int("aggregate_count", vec![1; sm.len()]),
+            Column::int(
+                "aggregate_count",
+                sm.iter().map(|x| i64::from(x.aggregate_count)).collect(),
+            ),
             Column::int(
                 "is_deleted",
                 sm.iter().map(|x| i64::from(x.is_deleted)).collect(),
@@ -291,10 +352,10 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
                 "proportional_resident_kb",
                 sm.iter().map(|x| x.proportional_resident_kb).collect(),
             ),
-            Column::int("rss_kb", vec![0; sm.len()]),
-            Column::int("anonymous_kb", vec![0; sm.len()]),
-            Column::int("pss_dirty_kb", vec![0; sm.len()]),
-            Column::int("swap_pss_kb", vec![0; sm.len()]),
+            Column::int("rss_kb", sm.iter().map(|x| x.rss_kb).collect()),
+            Column::int("anonymous_kb", sm.iter().map(|x| x.anonymous_kb).collect()),
+            Column::int("pss_dirty_kb", sm.iter().map(|x| x.pss_dirty_kb).collect()),
+            Column::int("swap_pss_kb", sm.iter().map(|x| x.swap_pss_kb).collect()),
         ],
         sm.len(),
     ));
@@ -310,6 +371,11 @@ CREATE VIEW stack_profile_symbol AS SELECT * FROM __intrinsic_stack_profile_symb
 CREATE VIEW heap_profile AS SELECT id, ts, ts_end, dur, upid, heap_name
   FROM __intrinsic_heap_profile;
 CREATE VIEW heap_profile_allocation AS SELECT * FROM __intrinsic_heap_profile_allocation;
+CREATE VIEW heap_graph AS SELECT id, ts, upid, dump_reason, heap_size, truncated
+  FROM __intrinsic_heap_graph;
+CREATE VIEW heap_graph_thread_callsite AS SELECT id, heap_graph_id, utid, callsite_id
+  FROM __intrinsic_heap_graph_thread_callsite;
+CREATE VIEW heap_graph_java_oome_details AS SELECT * FROM __intrinsic_heap_graph_java_oome_details;
 CREATE VIEW profiler_smaps AS SELECT * FROM __intrinsic_profiler_smaps;
 CREATE VIEW perf_session AS SELECT id, cmdline FROM __intrinsic_profiler_session
   WHERE source = 'linux.perf';

@@ -3,10 +3,12 @@
 //! a query runs every statement of its text and answers with the last
 //! statement's rows, as `trace_processor_shell` prints them.
 
+mod annotated_callstack;
 pub mod build;
 pub mod build_profiling;
 pub mod build_sched;
 pub mod catalog;
+mod demangle;
 mod functions;
 pub mod table;
 mod views;
@@ -67,10 +69,15 @@ impl Engine {
         let conn = Connection::open_in_memory()?;
         let mut args = None;
         let names = tables.iter().map(|t| t.name).collect();
+        let (mut callsites, mut frames, mut mappings) = (None, None, None);
         for t in tables {
             let t = Arc::new(t);
-            if t.name == "__intrinsic_args" {
-                args = Some(t.clone());
+            match t.name {
+                "__intrinsic_args" => args = Some(t.clone()),
+                "__intrinsic_stack_profile_callsite" => callsites = Some(t.clone()),
+                "__intrinsic_stack_profile_frame" => frames = Some(t.clone()),
+                "__intrinsic_stack_profile_mapping" => mappings = Some(t.clone()),
+                _ => {}
             }
             conn.create_module(
                 t.name,
@@ -81,6 +88,17 @@ impl Engine {
         if let Some(args) = args {
             functions::register(&conn, args)?;
         }
+        if let (Some(callsites), Some(frames), Some(mappings)) = (callsites, frames, mappings) {
+            annotated_callstack::register(
+                &conn,
+                annotated_callstack::StackTables {
+                    callsites,
+                    frames,
+                    mappings,
+                },
+            )?;
+        }
+        demangle::register(&conn)?;
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;

@@ -199,6 +199,16 @@ pub struct SmapsRow {
     pub locked_kb: i64,
     /// Proportional resident.
     pub proportional_resident_kb: i64,
+    /// Entries aggregated into this row (packed, aggregated smaps).
+    pub aggregate_count: u32,
+    /// Resident.
+    pub rss_kb: i64,
+    /// Anonymous.
+    pub anonymous_kb: i64,
+    /// Proportional dirty.
+    pub pss_dirty_kb: i64,
+    /// Proportional swap.
+    pub swap_pss_kb: i64,
 }
 
 /// Every profiling table of one trace.
@@ -233,4 +243,51 @@ pub struct ProfilingRows {
     /// `__intrinsic_chrome_stack_sample_extras`: (sample id, process
     /// priority).
     pub chrome_sample_extras: Vec<(u32, i32)>,
+    /// `heap_graph`.
+    pub heap_graphs: Vec<HeapGraphRow>,
+    /// `heap_graph_thread_callsite`.
+    pub heap_graph_thread_callsites: Vec<HeapGraphThreadCallsiteRow>,
+    /// `heap_graph_java_oome_details`.
+    pub oome_details: Vec<OomeDetailsRow>,
+}
+
+/// A row of `heap_graph`.
+#[derive(Debug, Clone, Default)]
+pub struct HeapGraphRow {
+    /// Time of the dump.
+    pub ts: i64,
+    /// The process.
+    pub upid: u32,
+    /// Why ("OOME", ...).
+    pub dump_reason: StrId,
+    /// Heap size.
+    pub heap_size: Option<i64>,
+    /// Whether the graph was cut short.
+    pub truncated: Option<bool>,
+}
+
+/// A row of `heap_graph_thread_callsite`.
+#[derive(Debug, Clone, Default)]
+pub struct HeapGraphThreadCallsiteRow {
+    /// The graph.
+    pub heap_graph_id: u32,
+    /// The thread.
+    pub utid: u32,
+    /// Its callstack.
+    pub callsite_id: Option<u32>,
+}
+
+/// A row of `heap_graph_java_oome_details`.
+#[derive(Debug, Clone, Default)]
+pub struct OomeDetailsRow {
+    /// The graph.
+    pub heap_graph_id: u32,
+    /// The allocation that failed.
+    pub allocation_size_bytes: i64,
+    /// Free bytes.
+    pub total_bytes_free: i64,
+    /// Free bytes before the OOM.
+    pub free_bytes_until_oom: i64,
+    /// The exception's message.
+    pub error_msg: StrId,
 }

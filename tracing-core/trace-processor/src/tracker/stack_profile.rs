@@ -85,6 +85,27 @@ struct MappingState {
     dummy_frames: HashMap<(StrId, StrId, Option<u32>), u32>,
 }
 
+/// Who a dummy mapping (frames known by name alone) belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DummyOwner {
+    /// A sequence generation's interned frames without a mapping.
+    Generation(u32),
+    /// StackSample's inline callstacks.
+    StackSampleInline,
+    /// ART's OOME stacks.
+    ArtProcessMetadata,
+}
+
+impl DummyOwner {
+    fn mapping_name(self) -> &'static str {
+        match self {
+            DummyOwner::Generation(_) => "",
+            DummyOwner::StackSampleInline => "stack_sample_inline",
+            DummyOwner::ArtProcessMetadata => "art_process_metadata",
+        }
+    }
+}
+
 /// Cache key: generation, process, iid.
 type Key = (u32, Option<u32>, u64);
 
@@ -98,7 +119,7 @@ pub struct StackProfileTracker {
     cached_mappings: HashMap<Key, u32>,
     cached_frames: HashMap<Key, u32>,
     cached_callstacks: HashMap<Key, u32>,
-    dummy_mappings: HashMap<u32, u32>,
+    dummy_mappings: HashMap<DummyOwner, u32>,
 }
 
 impl StackProfileTracker {
@@ -201,12 +222,12 @@ impl StackProfileTracker {
     pub fn intern_dummy_frame(
         &mut self,
         storage: &mut Storage,
-        generation: u32,
+        owner: DummyOwner,
         name: &str,
         source_file: Option<&str>,
         line: Option<u32>,
     ) -> u32 {
-        let mapping = self.dummy_mapping(storage, generation);
+        let mapping = self.dummy_mapping(storage, owner);
         let key = (
             storage.strings.intern(name),
             storage.strings.intern_opt(source_file),
@@ -227,16 +248,17 @@ impl StackProfileTracker {
         id
     }
 
-    fn dummy_mapping(&mut self, storage: &mut Storage, generation: u32) -> u32 {
-        if let Some(id) = self.dummy_mappings.get(&generation) {
+    fn dummy_mapping(&mut self, storage: &mut Storage, owner: DummyOwner) -> u32 {
+        if let Some(id) = self.dummy_mappings.get(&owner) {
             return *id;
         }
         let params = MappingParams {
             end: u64::MAX,
+            name: owner.mapping_name().to_owned(),
             ..MappingParams::default()
         };
         let id = self.add_mapping(storage, &params);
-        self.dummy_mappings.insert(generation, id);
+        self.dummy_mappings.insert(owner, id);
         id
     }
 
@@ -338,7 +360,7 @@ impl StackProfileTracker {
         let id = match f.mapping_id().unwrap_or(0) {
             0 => self.intern_dummy_frame(
                 storage,
-                generation_idx,
+                DummyOwner::Generation(generation_idx),
                 &name,
                 source_file.as_deref(),
                 line,
@@ -468,4 +490,56 @@ fn interned_string(
     iid: u64,
 ) -> Option<String> {
     interned_bytes(storage, generation, field, iid).map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapping_names_join_components_and_build_ids_are_hex() {
+        assert_eq!(
+            mapping_name(&["system", "lib64", "libc.so"]),
+            "/system/lib64/libc.so"
+        );
+        assert_eq!(mapping_name(&["", "memfd:x"]), "/memfd:x");
+        assert_eq!(mapping_name(&[]), "");
+        assert_eq!(hex(&[0x00, 0xab, 0x7f]), "00ab7f");
+    }
+
+    #[test]
+    fn mappings_frames_and_callsites_are_made_once() {
+        let mut storage = Storage::default();
+        let mut t = StackProfileTracker::default();
+        let params = MappingParams {
+            build_id: Some(vec![1, 2]),
+            name: "/bin/x".to_owned(),
+            ..MappingParams::default()
+        };
+        let m = t.intern_mapping(&mut storage, params.clone());
+        assert_eq!(t.intern_mapping(&mut storage, params), m);
+        let f1 = t.intern_frame(&mut storage, m, 0x10, "a", None, None);
+        let f2 = t.intern_frame(&mut storage, m, 0x10, "b", None, None);
+        assert_ne!(f1, f2);
+        assert_eq!(t.intern_frame(&mut storage, m, 0x10, "a", None, None), f1);
+        assert_eq!(t.frames_at(m, 0x10), vec![f1, f2]);
+        assert_eq!(t.find_mappings("/bin/x", Some(&[1, 2])), vec![m]);
+        assert!(t.find_mappings("/bin/x", None).is_empty());
+        let leaf = t.callsite_of_frames(&mut storage, &[f1, f2]);
+        assert_eq!(t.callsite_of_frames(&mut storage, &[f1, f2]), leaf);
+        assert_eq!(storage.profiling.callsites.len(), 2);
+        assert_eq!(t.callsite_of_frames(&mut storage, &[]), None);
+        assert_eq!(storage.stats.get("stackprofile_empty_callstack"), 1);
+        // A dummy frame has its name and location as a symbol.
+        let d = t.intern_dummy_frame(
+            &mut storage,
+            DummyOwner::StackSampleInline,
+            "f",
+            Some("a.py"),
+            Some(3),
+        );
+        let set = storage.profiling.frames[d as usize].symbol_set_id;
+        assert_eq!(set, Some(0));
+        assert_eq!(storage.profiling.symbols[0].line_number, Some(3));
+    }
 }
