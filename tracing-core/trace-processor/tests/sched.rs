@@ -89,7 +89,10 @@ fn waking(b: &mut FtraceEventBundle<'_>, ts: u64, waker: u32, comm: &str, pid: i
 
 fn release(r: &str) -> Vec<u8> {
     packet(|p| {
-        p.begin_system_info().begin_utsname().set_release(r);
+        p.begin_system_info()
+            .begin_utsname()
+            .set_sysname("Linux")
+            .set_release(r);
     })
 }
 
@@ -545,4 +548,35 @@ fn lost_events_mark_the_cpu() {
         ),
         vec![vec![i(4), i(1)]]
     );
+}
+
+#[test]
+fn to_ftrace_prints_the_kernels_text_lines() {
+    let bytes = trace(&[
+        release("4.19.0"),
+        bundle(1, |b| {
+            switch(b, 1_500_000_123, ("swapper/1", 0), 0, ("my-task", 10));
+            switch(b, 2_000_001_000, ("my-task", 10), 0x81, ("swapper/1", 0));
+            event(b, 2_000_002_000, 10)
+                .begin_cpu_frequency()
+                .set_state(300)
+                .set_cpu_id(1);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT to_ftrace(id) FROM ftrace_event ORDER BY id"),
+        vec![
+            vec![s(
+                "          <idle>-0     (-----) [001] .... 1.500000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=my-task next_pid=10 next_prio=110"
+            )],
+            vec![s(
+                "         my_task-10    (-----) [001] .... 2.000001: sched_switch: prev_comm=my-task prev_pid=10 prev_prio=120 prev_state=S|I ==> next_comm=swapper/1 next_pid=0 next_prio=110"
+            )],
+            vec![s(
+                "         my_task-10    (-----) [001] .... 2.000002: cpu_frequency: state=300 cpu_id=1"
+            )],
+        ]
+    );
+    assert!(tp.query("SELECT to_ftrace(99)").is_err());
 }

@@ -6,9 +6,10 @@
 //! upstream's, as the schema pipeline emits them
 //! (`zerotrace_protos::upstream_tables::FTRACE_EVENT_MESSAGES`); a kernel
 //! function field (a `caller` or workqueue `function`) becomes the
-//! sequence's interned kernel symbol when there is one. `sched_blocked_reason`,
-//! which the generated schema does not keep, is laid out here at upstream's
-//! field numbers.
+//! sequence's interned kernel symbol when there is one. Two events the
+//! generated schema does not keep, `sched_blocked_reason` and
+//! `cgroup_attach_task`, are laid out here at upstream's field numbers;
+//! other events it lacks get no row yet.
 
 use protozero::Decoder;
 use zerotrace_protos::upstream_tables::{
@@ -51,6 +52,49 @@ const SCHED_BLOCKED_REASON: EventMessage = EventMessage {
     ],
 };
 
+/// `cgroup_attach_task` (`FtraceEvent` field 67), at upstream's numbers.
+const CGROUP_ATTACH_TASK: EventMessage = EventMessage {
+    name: "cgroup_attach_task",
+    field: 67,
+    fields: &[
+        ProtoField {
+            name: "dst_root",
+            number: 1,
+            ty: ProtoType::Int32,
+        },
+        ProtoField {
+            name: "dst_id",
+            number: 2,
+            ty: ProtoType::Int32,
+        },
+        ProtoField {
+            name: "pid",
+            number: 3,
+            ty: ProtoType::Int32,
+        },
+        ProtoField {
+            name: "comm",
+            number: 4,
+            ty: ProtoType::String,
+        },
+        ProtoField {
+            name: "cname",
+            number: 5,
+            ty: ProtoType::String,
+        },
+        ProtoField {
+            name: "dst_level",
+            number: 6,
+            ty: ProtoType::Int32,
+        },
+        ProtoField {
+            name: "dst_path",
+            number: 7,
+            ty: ProtoType::String,
+        },
+    ],
+};
+
 /// The (event, field) pairs holding a kernel function's address.
 const KERNEL_FUNCTION_FIELDS: [(&str, &str); 5] = [
     ("sched_blocked_reason", "caller"),
@@ -62,8 +106,10 @@ const KERNEL_FUNCTION_FIELDS: [(&str, &str); 5] = [
 
 /// The message layout of `FtraceEvent` field `field`, when known.
 pub fn message(field: u32) -> Option<&'static EventMessage> {
-    if field == SCHED_BLOCKED_REASON.field {
-        return Some(&SCHED_BLOCKED_REASON);
+    for m in [&SCHED_BLOCKED_REASON, &CGROUP_ATTACH_TASK] {
+        if m.field == field {
+            return Some(m);
+        }
     }
     FTRACE_EVENT_MESSAGES.iter().find(|m| m.field == field)
 }

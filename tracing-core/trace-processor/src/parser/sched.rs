@@ -12,7 +12,7 @@ use zerotrace_protos::protos::{FtraceEventDecoder, SchedSwitchFtraceEventDecoder
 use zerotrace_protos::upstream_tables::interned_data_field::KERNEL_SYMBOLS;
 
 use super::Parser;
-use super::task_state::{parse_release, task_state_text};
+use super::task_state::{kernel_version, task_state_text};
 use crate::load::ftrace_bundle::InlineSched;
 use crate::load::sequence::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -24,14 +24,22 @@ use crate::tracker::sched::{CpuRun, SchedTracker};
 /// `FtraceEvent.sched_blocked_reason`: {pid 1, caller 2, io_wait 3}.
 pub const SCHED_BLOCKED_REASON: u32 = 18;
 
-/// Notes the kernel version of a `system_info` packet.
+/// Notes the kernel version of a `system_info` packet's `utsname`, and
+/// its fields as upstream's `system_*` metadata.
 pub fn system_info(p: &mut Parser, pkt: &zerotrace_protos::protos::TracePacketDecoder<'_>) {
-    if let Some(release) = pkt
-        .system_info()
-        .and_then(|s| s.utsname())
-        .and_then(|u| u.release())
-    {
-        p.sched.kernel_version = parse_release(release);
+    let Some(u) = pkt.system_info().and_then(|s| s.utsname()) else {
+        return;
+    };
+    let sysname = u.sysname().unwrap_or("");
+    let release = u.release().unwrap_or("");
+    p.sched.kernel_version = kernel_version(sysname, release);
+    for (key, value) in [
+        ("system_name", sysname),
+        ("system_version", u.version().unwrap_or("")),
+        ("system_release", release),
+        ("system_machine", u.machine().unwrap_or("")),
+    ] {
+        p.storage.set_metadata_str(key, value);
     }
 }
 

@@ -7,6 +7,7 @@ pub mod build;
 pub mod build_sched;
 mod functions;
 pub mod table;
+mod to_ftrace;
 mod views;
 mod views_sched;
 mod vtab;
@@ -62,8 +63,10 @@ impl Engine {
     pub fn new(tables: Vec<Table>) -> Result<Self, Error> {
         let conn = Connection::open_in_memory()?;
         let mut args = None;
+        let mut all = Vec::new();
         for t in tables {
             let t = Arc::new(t);
+            all.push(t.clone());
             if t.name == "__intrinsic_args" {
                 args = Some(t.clone());
             }
@@ -76,6 +79,7 @@ impl Engine {
         if let Some(args) = args {
             functions::register(&conn, args)?;
         }
+        to_ftrace::register(&conn, &all)?;
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
         Ok(Engine { conn })
