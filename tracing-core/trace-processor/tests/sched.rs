@@ -580,3 +580,31 @@ fn to_ftrace_prints_the_kernels_text_lines() {
     );
     assert!(tp.query("SELECT to_ftrace(99)").is_err());
 }
+
+#[test]
+fn events_the_generated_code_lacks_decode_by_upstreams_schema() {
+    // cgroup_attach_task (FtraceEvent field 67: dst_root 1, dst_id 2,
+    // pid 3, comm 4, cname 5, dst_level 6, dst_path 7) is not kept by the
+    // generated code; a field number upstream does not declare is skipped.
+    let bytes = trace(&[bundle(0, |b| {
+        let mut e = event(b, 100, 5);
+        let mut c = e.message().begin_nested(67);
+        c.append_int32(1, -1);
+        c.append_int32(3, 77);
+        c.append_string(4, "worker");
+        c.append_uint32(40, 9);
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT f.name, a.key, a.value_type, a.display_value FROM ftrace_event f
+             JOIN args a USING (arg_set_id) ORDER BY a.id"
+        ),
+        vec![
+            vec![s("cgroup_attach_task"), s("dst_root"), s("int"), s("-1")],
+            vec![s("cgroup_attach_task"), s("pid"), s("int"), s("77")],
+            vec![s("cgroup_attach_task"), s("comm"), s("string"), s("worker")],
+        ]
+    );
+}
