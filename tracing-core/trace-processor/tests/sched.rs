@@ -608,3 +608,29 @@ fn events_the_generated_code_lacks_decode_by_upstreams_schema() {
         ]
     );
 }
+
+#[test]
+fn a_new_task_starts_runnable_woken_by_its_creator() {
+    let bytes = trace(&[bundle(0, |b| {
+        switch(b, 100, ("swapper/0", 0), 0, ("parent", 10));
+        event(b, 150, 10)
+            .begin_task_newtask()
+            .set_pid(11)
+            .set_comm("child")
+            .set_clone_flags(0);
+        switch(b, 200, ("parent", 10), 1, ("child", 11));
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts.ts, ts.dur, ts.state, w.tid, ts.irq_context, ts.waker_id IS NOT NULL
+             FROM thread_state ts JOIN thread t USING (utid)
+             LEFT JOIN thread w ON w.utid = ts.waker_utid WHERE t.tid = 11 ORDER BY ts.ts"
+        ),
+        vec![
+            vec![i(150), i(50), s("R"), i(10), i(0), i(1)],
+            vec![i(200), i(-1), s("Running"), Value::Null, Value::Null, i(0)],
+        ]
+    );
+}
