@@ -15,7 +15,10 @@
 //!   data source's table of decided fields can be checked against the
 //!   schema;
 //! * the typed ftrace events kept in the generated `FtraceEvent`, with
-//!   their fields as upstream declares them ([`FTRACE_EVENT_MESSAGES`]).
+//!   their fields as upstream declares them ([`FTRACE_EVENT_MESSAGES`]);
+//! * every ftrace event upstream declares, kept or not, with the arg type
+//!   each field is stored as ([`FTRACE_EVENT_SCHEMA`]), so a reader can
+//!   decode any event without its generated type.
 
 /// The scalar type upstream declares for a field of a typed ftrace event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +58,56 @@ pub struct EventMessage {
     pub field: u32,
     /// Its fields in declaration order.
     pub fields: &'static [ProtoField],
+}
+
+/// How a field of an ftrace event is stored as an arg (upstream's trace
+/// processor reads the declared type so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgType {
+    /// Signed: `int32`, `int64`, `sfixed*`, `bool`, enums.
+    Int,
+    /// Zigzag-encoded signed: `sint32`, `sint64`.
+    Sint,
+    /// Unsigned: `uint32`, `uint64`, `fixed*`.
+    Uint,
+    /// `string` or `bytes`.
+    String,
+    /// `double`.
+    Double,
+    /// `float`.
+    Float,
+    /// A message or group (not stored as an arg).
+    Other,
+}
+
+/// One field of an ftrace event message, in [`FTRACE_EVENT_SCHEMA`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaField {
+    /// The field's name (the kernel format's).
+    pub name: &'static str,
+    /// Its number in the event message.
+    pub number: u32,
+    /// How it is stored as an arg.
+    pub ty: ArgType,
+}
+
+/// An ftrace event upstream declares, in [`FTRACE_EVENT_SCHEMA`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaEvent {
+    /// The event's name (the `FtraceEvent` field's).
+    pub name: &'static str,
+    /// Its `FtraceEvent` field number.
+    pub field: u32,
+    /// Its message's fields in declaration order.
+    pub fields: &'static [SchemaField],
+}
+
+/// The event upstream declares at `FtraceEvent` field `field`.
+pub fn ftrace_event_schema(field: u32) -> Option<&'static SchemaEvent> {
+    FTRACE_EVENT_SCHEMA
+        .binary_search_by_key(&field, |e| e.field)
+        .ok()
+        .and_then(|i| FTRACE_EVENT_SCHEMA.get(i))
 }
 
 include!("generated/upstream_tables.rs");

@@ -4,7 +4,9 @@
 //! Perfetto, so they are not generated whole), the `/proc/vmstat` key
 //! table, the field lists of `FtraceConfig` and of `PerfEventConfig`'s
 //! messages (so the probes' decision tables can be checked against the
-//! schema), and the typed ftrace events' fields.
+//! schema), the typed ftrace events' fields, and every ftrace event
+//! upstream declares with its fields' arg types (the trace processor's
+//! raw table decodes any event by it).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -34,7 +36,67 @@ pub(crate) fn generate(
         message_fields(schema, message, constant, &mut out)?;
     }
     event_table(schema, &mut out)?;
+    full_event_table(root, &mut out)?;
     Ok(out)
+}
+
+/// Emits `FTRACE_EVENT_SCHEMA`: every event of upstream's whole
+/// `FtraceEvent` (not only those the generated code keeps), by its
+/// `FtraceEvent` field number, with its message's fields and the arg type
+/// each is stored as. Parsed here from `ftrace_event.proto` and what it
+/// imports, apart from the pruned set the code is generated from.
+fn full_event_table(root: &Path, out: &mut String) -> Result<(), PipelineError> {
+    let mut config = protozero_codegen::Config::new();
+    config
+        .include(root)
+        .front_end(crate::front_end(false))
+        .input(root.join("protos/perfetto/trace/ftrace/ftrace_event.proto"));
+    let schema = config.parse()?;
+    let messages: Vec<&MessageDef> = schema.files.iter().flat_map(|f| &f.messages).collect();
+    let event = messages
+        .iter()
+        .find(|m| m.full_name == "perfetto.protos.FtraceEvent")
+        .ok_or_else(|| PipelineError::Upstream("no FtraceEvent".into()))?;
+    out.push_str("/// Every ftrace event upstream declares: `FtraceEvent` field, name and fields with their arg types.\npub const FTRACE_EVENT_SCHEMA: &[SchemaEvent] = &[\n");
+    let mut events: Vec<_> = event
+        .fields
+        .iter()
+        .filter_map(|f| match &f.ty {
+            FieldType::Message(t) if f.name != "generic" => Some((f, t)),
+            _ => None,
+        })
+        .collect();
+    events.sort_by_key(|(f, _)| f.number);
+    for (f, t) in events {
+        let Some(m) = messages.iter().find(|m| &m.full_name == t) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "    SchemaEvent {{ name: {:?}, field: {}, fields: &[",
+            f.name, f.number
+        );
+        for mf in &m.fields {
+            let ty = match &mf.ty {
+                FieldType::Scalar(Scalar::Int32 | Scalar::Int64 | Scalar::Sfixed32 | Scalar::Sfixed64 | Scalar::Bool) => "Int",
+                FieldType::Enum(_) => "Int",
+                FieldType::Scalar(Scalar::Sint32 | Scalar::Sint64) => "Sint",
+                FieldType::Scalar(Scalar::Uint32 | Scalar::Uint64 | Scalar::Fixed32 | Scalar::Fixed64) => "Uint",
+                FieldType::Scalar(Scalar::String | Scalar::Bytes) => "String",
+                FieldType::Scalar(Scalar::Double) => "Double",
+                FieldType::Scalar(Scalar::Float) => "Float",
+                _ => "Other",
+            };
+            let _ = writeln!(
+                out,
+                "        SchemaField {{ name: {:?}, number: {}, ty: ArgType::{ty} }},",
+                mf.name, mf.number
+            );
+        }
+        out.push_str("    ] },\n");
+    }
+    out.push_str("];\n");
+    Ok(())
 }
 
 /// The messages of a `PerfEventConfig` whose fields `linux.perf` decides

@@ -89,7 +89,10 @@ fn waking(b: &mut FtraceEventBundle<'_>, ts: u64, waker: u32, comm: &str, pid: i
 
 fn release(r: &str) -> Vec<u8> {
     packet(|p| {
-        p.begin_system_info().begin_utsname().set_release(r);
+        p.begin_system_info()
+            .begin_utsname()
+            .set_sysname("Linux")
+            .set_release(r);
     })
 }
 
@@ -544,5 +547,90 @@ fn lost_events_mark_the_cpu() {
             "SELECT idx, value FROM stats WHERE name = 'ftrace_cpu_has_data_loss'"
         ),
         vec![vec![i(4), i(1)]]
+    );
+}
+
+#[test]
+fn to_ftrace_prints_the_kernels_text_lines() {
+    let bytes = trace(&[
+        release("4.19.0"),
+        bundle(1, |b| {
+            switch(b, 1_500_000_123, ("swapper/1", 0), 0, ("my-task", 10));
+            switch(b, 2_000_001_000, ("my-task", 10), 0x81, ("swapper/1", 0));
+            event(b, 2_000_002_000, 10)
+                .begin_cpu_frequency()
+                .set_state(300)
+                .set_cpu_id(1);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT to_ftrace(id) FROM ftrace_event ORDER BY id"),
+        vec![
+            vec![s(
+                "          <idle>-0     (-----) [001] .... 1.500000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=my-task next_pid=10 next_prio=110"
+            )],
+            vec![s(
+                "         my_task-10    (-----) [001] .... 2.000001: sched_switch: prev_comm=my-task prev_pid=10 prev_prio=120 prev_state=S|I ==> next_comm=swapper/1 next_pid=0 next_prio=110"
+            )],
+            vec![s(
+                "         my_task-10    (-----) [001] .... 2.000002: cpu_frequency: state=300 cpu_id=1"
+            )],
+        ]
+    );
+    assert!(tp.query("SELECT to_ftrace(99)").is_err());
+}
+
+#[test]
+fn events_the_generated_code_lacks_decode_by_upstreams_schema() {
+    // cgroup_attach_task (FtraceEvent field 67: dst_root 1, dst_id 2,
+    // pid 3, comm 4, cname 5, dst_level 6, dst_path 7) is not kept by the
+    // generated code; a field number upstream does not declare is skipped.
+    let bytes = trace(&[bundle(0, |b| {
+        let mut e = event(b, 100, 5);
+        let mut c = e.message().begin_nested(67);
+        c.append_int32(1, -1);
+        c.append_int32(3, 77);
+        c.append_string(4, "worker");
+        c.append_uint32(40, 9);
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT f.name, a.key, a.value_type, a.display_value FROM ftrace_event f
+             JOIN args a USING (arg_set_id) ORDER BY a.id"
+        ),
+        vec![
+            vec![s("cgroup_attach_task"), s("dst_root"), s("int"), s("-1")],
+            vec![s("cgroup_attach_task"), s("pid"), s("int"), s("77")],
+            vec![s("cgroup_attach_task"), s("comm"), s("string"), s("worker")],
+        ]
+    );
+}
+
+#[test]
+fn a_new_task_starts_runnable_woken_by_its_creator() {
+    let bytes = trace(&[bundle(0, |b| {
+        switch(b, 100, ("swapper/0", 0), 0, ("parent", 10));
+        event(b, 150, 10)
+            .begin_task_newtask()
+            .set_pid(11)
+            .set_comm("child")
+            .set_clone_flags(0);
+        switch(b, 200, ("parent", 10), 1, ("child", 11));
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts.ts, ts.dur, ts.state, w.tid, ts.irq_context, ts.waker_id IS NOT NULL
+             FROM thread_state ts JOIN thread t USING (utid)
+             LEFT JOIN thread w ON w.utid = ts.waker_utid WHERE t.tid = 11 ORDER BY ts.ts"
+        ),
+        vec![
+            vec![i(150), i(50), s("R"), i(10), i(0), i(1)],
+            vec![i(200), i(-1), s("Running"), Value::Null, Value::Null, i(0)],
+        ]
     );
 }

@@ -200,7 +200,8 @@ fn cpu_counter(p: &mut Parser, name: &str, classification: &str, cpu: u64, ts: i
     });
 }
 
-/// `task_newtask`: a new process (fork) or thread (CLONE_THREAD); a new
+/// `task_newtask`: a new process (fork) or thread (CLONE_THREAD), which
+/// starts runnable in `thread_state`, woken by its creator; a new
 /// task 0 (the idle task, cloned by init at boot) is ignored.
 fn new_task(
     p: &mut Parser,
@@ -220,12 +221,17 @@ fn new_task(
             .processes
             .start_new_process(&mut p.storage, ts, new_tid, comm);
         let source = p.processes.get_or_create_thread(&mut p.storage, source_tid);
+        let new = p.processes.get_or_create_thread(&mut p.storage, new_tid);
         let parent = p.storage.threads.get(source as usize).and_then(|t| t.upid);
         if let (Some(parent), Some(row)) = (parent, p.storage.processes.get_mut(upid as usize)) {
             row.parent_upid = Some(parent);
         }
+        p.sched.new_task(&mut p.storage, ts, new, source);
     } else {
-        p.processes
+        let new = p
+            .processes
             .start_new_thread(&mut p.storage, ts, new_tid, source_tid, comm);
+        let source = p.processes.get_or_create_thread(&mut p.storage, source_tid);
+        p.sched.new_task(&mut p.storage, ts, new, source);
     }
 }

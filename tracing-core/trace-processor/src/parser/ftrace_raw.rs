@@ -1,19 +1,19 @@
 //! Every ftrace event (but `sched_switch`, whose row the scheduler parser
 //! writes) as a row of `ftrace_event`, Perfetto's raw table: its name, the
 //! emitting thread, the CPU, and each field of the event's message as an
-//! arg keyed by the field's name, typed by the field's declared type
-//! (signed → `int`, unsigned → `uint`, strings). The message layouts are
-//! upstream's, as the schema pipeline emits them
-//! (`zerotrace_protos::upstream_tables::FTRACE_EVENT_MESSAGES`); a kernel
-//! function field (a `caller` or workqueue `function`) becomes the
-//! sequence's interned kernel symbol when there is one. `sched_blocked_reason`,
-//! which the generated schema does not keep, is laid out here at upstream's
-//! field numbers.
+//! arg keyed by the field's name, typed as upstream stores the field's
+//! declared type (signed → `int`, unsigned → `uint`, strings and bytes →
+//! `string`, floating → `real`). The layouts are upstream's whole
+//! `FtraceEvent` as the schema pipeline emits them
+//! (`zerotrace_protos::upstream_tables::FTRACE_EVENT_SCHEMA`), so any event
+//! upstream declares decodes without its generated type; a kernel function
+//! field (a `caller` or workqueue `function`) becomes the sequence's
+//! interned kernel symbol when there is one. An event upstream does not
+//! declare gets no row, as upstream gives it none.
 
 use protozero::Decoder;
-use zerotrace_protos::upstream_tables::{
-    EventMessage, FTRACE_EVENT_MESSAGES, ProtoField, ProtoType,
-};
+use protozero::FieldValue;
+use zerotrace_protos::upstream_tables::{ArgType, ftrace_event_schema};
 
 use super::Parser;
 use crate::load::sequence::Generation;
@@ -28,45 +28,18 @@ const COMMON_FLAGS: u32 = 5;
 /// `FtraceEvent.sched_switch` (its row comes from the scheduler parser).
 const SCHED_SWITCH: u32 = 4;
 
-/// `sched_blocked_reason`, laid out at upstream's numbers.
-const SCHED_BLOCKED_REASON: EventMessage = EventMessage {
-    name: "sched_blocked_reason",
-    field: super::sched::SCHED_BLOCKED_REASON,
-    fields: &[
-        ProtoField {
-            name: "pid",
-            number: 1,
-            ty: ProtoType::Int32,
-        },
-        ProtoField {
-            name: "caller",
-            number: 2,
-            ty: ProtoType::Uint64,
-        },
-        ProtoField {
-            name: "io_wait",
-            number: 3,
-            ty: ProtoType::Uint32,
-        },
-    ],
-};
-
 /// The (event, field) pairs holding a kernel function's address.
-const KERNEL_FUNCTION_FIELDS: [(&str, &str); 5] = [
+const KERNEL_FUNCTION_FIELDS: [(&str, &str); 9] = [
     ("sched_blocked_reason", "caller"),
     ("workqueue_queue_work", "function"),
     ("workqueue_activate_work", "function"),
     ("workqueue_execute_start", "function"),
     ("workqueue_execute_end", "function"),
+    ("funcgraph_entry", "func"),
+    ("funcgraph_exit", "func"),
+    ("mm_shrink_slab_start", "shrink"),
+    ("hrtimer_expire_entry", "function"),
 ];
-
-/// The message layout of `FtraceEvent` field `field`, when known.
-pub fn message(field: u32) -> Option<&'static EventMessage> {
-    if field == SCHED_BLOCKED_REASON.field {
-        return Some(&SCHED_BLOCKED_REASON);
-    }
-    FTRACE_EVENT_MESSAGES.iter().find(|m| m.field == field)
-}
 
 /// Adds the `ftrace_event` row of one event (the `FtraceEvent` bytes),
 /// recorded on `cpu` by thread `tid`.
@@ -89,7 +62,7 @@ pub fn insert(p: &mut Parser, cpu: u32, ts: i64, tid: i64, bytes: &[u8], generat
     if id == SCHED_SWITCH {
         return;
     }
-    let Some(m) = message(id) else {
+    let Some(m) = ftrace_event_schema(id) else {
         return;
     };
     let utid = p.processes.get_or_create_thread(&mut p.storage, tid);
@@ -100,19 +73,23 @@ pub fn insert(p: &mut Parser, cpu: u32, ts: i64, tid: i64, bytes: &[u8], generat
             continue;
         };
         let key = p.storage.strings.intern(pf.name);
-        let value = match pf.ty {
-            ProtoType::String => match f.as_bytes() {
+        let int = match f.value {
+            FieldValue::Varint(v) | FieldValue::Fixed64(v) => Some(v),
+            FieldValue::Fixed32(v) => Some(u64::from(v)),
+            _ => None,
+        };
+        let value = match (pf.ty, int) {
+            (ArgType::String, _) => match f.as_bytes() {
                 Ok(b) => ArgValue::String(p.storage.strings.intern(&String::from_utf8_lossy(b))),
                 Err(_) => continue,
             },
-            ProtoType::Int32 | ProtoType::Int64 => match f.as_u64() {
-                Ok(v) => ArgValue::Int(v as i64),
-                Err(_) => continue,
+            (ArgType::Int, Some(v)) => match f.value {
+                // A 32-bit fixed field is sign-extended from its own width.
+                FieldValue::Fixed32(x) => ArgValue::Int(i64::from(x as i32)),
+                _ => ArgValue::Int(v as i64),
             },
-            ProtoType::Uint32 | ProtoType::Uint64 | ProtoType::RepeatedUint64 => {
-                let Ok(v) = f.as_u64() else {
-                    continue;
-                };
+            (ArgType::Sint, Some(v)) => ArgValue::Int(((v >> 1) as i64) ^ -((v & 1) as i64)),
+            (ArgType::Uint, Some(v)) => {
                 if KERNEL_FUNCTION_FIELDS.contains(&(m.name, pf.name)) {
                     if let Some(sym) = super::sched::kernel_symbol(p, generation, v) {
                         args.add(key, key, ArgValue::String(sym));
@@ -121,6 +98,9 @@ pub fn insert(p: &mut Parser, cpu: u32, ts: i64, tid: i64, bytes: &[u8], generat
                 }
                 ArgValue::Uint(v)
             }
+            (ArgType::Double, Some(v)) => ArgValue::Real(f64::from_bits(v)),
+            (ArgType::Float, Some(v)) => ArgValue::Real(f64::from(f32::from_bits(v as u32))),
+            _ => continue,
         };
         args.add(key, key, value);
     }

@@ -149,7 +149,6 @@ impl Parser {
             return;
         }
         let pkt = TracePacketDecoder::new(&packet.bytes);
-        sched::system_info(self, &pkt);
         if ftrace_stats::parse(self, &packet.bytes) {
             return;
         }

@@ -12,7 +12,7 @@ use zerotrace_protos::protos::{FtraceEventDecoder, SchedSwitchFtraceEventDecoder
 use zerotrace_protos::upstream_tables::interned_data_field::KERNEL_SYMBOLS;
 
 use super::Parser;
-use super::task_state::{parse_release, task_state_text};
+use super::task_state::{kernel_version, task_state_text};
 use crate::load::ftrace_bundle::InlineSched;
 use crate::load::sequence::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -24,15 +24,10 @@ use crate::tracker::sched::{CpuRun, SchedTracker};
 /// `FtraceEvent.sched_blocked_reason`: {pid 1, caller 2, io_wait 3}.
 pub const SCHED_BLOCKED_REASON: u32 = 18;
 
-/// Notes the kernel version of a `system_info` packet.
-pub fn system_info(p: &mut Parser, pkt: &zerotrace_protos::protos::TracePacketDecoder<'_>) {
-    if let Some(release) = pkt
-        .system_info()
-        .and_then(|s| s.utsname())
-        .and_then(|u| u.release())
-    {
-        p.sched.kernel_version = parse_release(release);
-    }
+/// Notes the kernel version a `system_info` packet's `utsname` gives
+/// (`parser/system_info.rs` reads the packet).
+pub fn note_kernel(p: &mut Parser, sysname: &str, release: &str) {
+    p.sched.kernel_version = kernel_version(sysname, release);
 }
 
 /// Handles the scheduler events of one ftrace event; whether it was one.

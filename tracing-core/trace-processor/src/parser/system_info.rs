@@ -13,6 +13,10 @@ pub fn parse(p: &mut Parser, pkt: &TracePacketDecoder<'_>) -> bool {
     };
     let machine = p.machine as usize;
     let host = machine == 0;
+    if let (true, Some(u)) = (host, si.utsname()) {
+        let (sysname, release) = (u.sysname().unwrap_or(""), u.release().unwrap_or(""));
+        super::sched::note_kernel(p, sysname, release);
+    }
     let s = &mut p.storage;
     let mut row = s.machines.get(machine).cloned().unwrap_or_default();
     if let Some(name) = si.machine_name() {

@@ -85,27 +85,48 @@ fn decode(raw: i64, version: Option<KernelVersion>) -> Option<u32> {
 /// The text of a `prev_state`, or None when the bits are invalid (upstream
 /// then stores NULL and counts `task_state_invalid`).
 pub fn task_state_text(raw: i64, version: Option<KernelVersion>) -> Option<String> {
+    task_state_text_sep(raw, version, None)
+}
+
+/// [`task_state_text`] with the letters of a blocked state joined by
+/// `sep` (`S|K`, as `to_ftrace` prints them).
+pub fn task_state_text_sep(
+    raw: i64,
+    version: Option<KernelVersion>,
+    sep: impl Into<Option<char>>,
+) -> Option<String> {
+    let sep = sep.into();
     let flags = decode(raw, version)?;
     if flags & !PREEMPTED == 0 {
         return Some(if flags & PREEMPTED != 0 { "R+" } else { "R" }.to_string());
     }
-    // Upstream keeps at most three letters.
-    Some(
-        LETTERS
-            .iter()
-            .filter(|(f, _)| flags & f != 0)
-            .map(|(_, c)| *c)
-            .take(3)
-            .collect(),
-    )
+    let mut out = String::new();
+    for (_, c) in LETTERS.iter().filter(|(f, _)| flags & f != 0) {
+        if let (Some(s), false) = (sep, out.is_empty()) {
+            out.push(s);
+        }
+        out.push(*c);
+    }
+    // Upstream's text holds at most three characters.
+    Some(out.chars().take(3).collect())
 }
 
-/// A kernel version from a `utsname.release` (`6.1.0-13-amd64` → (6, 1)).
-pub fn parse_release(release: &str) -> Option<KernelVersion> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
-    Some((major, minor))
+/// The kernel version of a `utsname` as upstream reads it: only for
+/// `Linux`, the release's first two dot-separated numbers
+/// (`6.18.44-fc` → (6, 18)); None when either is not a plain number.
+pub fn kernel_version(sysname: &str, release: &str) -> Option<KernelVersion> {
+    if sysname != "Linux" {
+        return None;
+    }
+    let mut parts = release.splitn(3, '.');
+    let number = |s: Option<&str>| -> Option<u32> {
+        let s = s?;
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    };
+    Some((number(parts.next())?, number(parts.next())?))
 }
 
 #[cfg(test)]
@@ -135,8 +156,17 @@ mod tests {
 
     #[test]
     fn releases() {
-        assert_eq!(parse_release("6.1.0-13-amd64"), Some((6, 1)));
-        assert_eq!(parse_release("4.14"), Some((4, 14)));
-        assert_eq!(parse_release("x"), None);
+        assert_eq!(kernel_version("Linux", "6.1.0-13-amd64"), Some((6, 1)));
+        assert_eq!(kernel_version("Linux", "4.14"), Some((4, 14)));
+        assert_eq!(kernel_version("Linux", "6.1-rc1"), None);
+        assert_eq!(kernel_version("Darwin", "6.1.0"), None);
+        assert_eq!(kernel_version("Linux", "x"), None);
+    }
+
+    #[test]
+    fn separated_letters() {
+        assert_eq!(task_state_text_sep(0x81, None, '|').as_deref(), Some("S|K"));
+        assert_eq!(task_state_text_sep(0x800, None, '|').as_deref(), Some("R+"));
+        assert_eq!(task_state_text_sep(0x2, None, '|').as_deref(), Some("D"));
     }
 }

@@ -11,6 +11,7 @@ pub mod catalog;
 mod demangle;
 mod functions;
 pub mod table;
+mod to_ftrace;
 mod views;
 mod views_sched;
 mod vtab;
@@ -70,8 +71,10 @@ impl Engine {
         let mut args = None;
         let names = tables.iter().map(|t| t.name).collect();
         let (mut callsites, mut frames, mut mappings) = (None, None, None);
+        let mut all = Vec::new();
         for t in tables {
             let t = Arc::new(t);
+            all.push(t.clone());
             match t.name {
                 "__intrinsic_args" => args = Some(t.clone()),
                 "__intrinsic_stack_profile_callsite" => callsites = Some(t.clone()),
@@ -99,6 +102,7 @@ impl Engine {
             )?;
         }
         demangle::register(&conn)?;
+        to_ftrace::register(&conn, &all)?;
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;

@@ -140,6 +140,14 @@ impl SchedTracker {
         }
     }
 
+    /// `waker` created `utid` (task_newtask): it starts runnable, woken
+    /// outside interrupt context.
+    pub fn new_task(&mut self, s: &mut Storage, ts: i64, utid: u32, waker: u32) {
+        self.ids(s);
+        let runnable = self.runnable;
+        self.open(s, ts, utid, runnable, None, Some(waker), Some(0));
+    }
+
     /// Why `utid` last blocked: I/O wait and the kernel function.
     pub fn blocked_reason(
         &mut self,
