@@ -85,6 +85,7 @@ impl Parser {
             sessions: concurrent_sessions::Sessions::default(),
             sched: Default::default(),
         };
+        p.sched.tracing_started = sched::tracing_started(&packets);
         let empty = Generation::default();
         for packet in &packets {
             let generation = generations
