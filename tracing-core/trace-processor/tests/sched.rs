@@ -634,3 +634,51 @@ fn a_new_task_starts_runnable_woken_by_its_creator() {
         ]
     );
 }
+
+#[test]
+fn ftrace_before_tracing_started_is_dropped_and_before_valid_data_raw_only() {
+    // Tracing started at 150 (the service says so later in the stream);
+    // CPU 1's data is valid from 250 (its first bundle's previous end).
+    let bytes = trace(&[
+        bundle(0, |b| {
+            switch(b, 100, ("swapper/0", 0), 0, ("early", 10));
+            switch(b, 200, ("early", 10), 1, ("mid", 20));
+            event(b, 220, 20)
+                .begin_cpu_frequency()
+                .set_state(5)
+                .set_cpu_id(0);
+            switch(b, 300, ("mid", 20), 1, ("late", 30));
+        }),
+        bundle(1, |b| {
+            b.set_previous_bundle_end_timestamp(250);
+        }),
+        packet(|p| {
+            p.set_timestamp(150);
+            p.begin_service_event().set_tracing_started(true);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(stat(&tp, "ftrace_packet_before_tracing_start"), 1);
+    // Before 250 an event only gets its raw row (a typed sched_switch,
+    // whose row its parser writes, not even that, as upstream); 300 opens
+    // the one slice.
+    assert_eq!(
+        rows(&tp, "SELECT ts, name FROM ftrace_event ORDER BY ts"),
+        vec![
+            vec![i(220), s("cpu_frequency")],
+            vec![i(300), s("sched_switch")]
+        ]
+    );
+    assert_eq!(rows(&tp, "SELECT COUNT(*) FROM counter"), vec![vec![i(0)]]);
+    assert_eq!(
+        rows(&tp, "SELECT ts, dur FROM sched ORDER BY ts"),
+        vec![vec![i(300), i(-1)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT int_value FROM metadata WHERE name = 'ftrace_latest_data_start_ns'"
+        ),
+        vec![vec![i(250)]]
+    );
+}

@@ -100,6 +100,18 @@ pub fn clock(bundle: &[u8]) -> Option<BundleClock> {
     Some(BundleClock { clock_id, snapshot })
 }
 
+/// The bundle's CPU and the time from which that CPU's data is valid
+/// (`previous_bundle_end_timestamp`, or the older
+/// `last_read_event_timestamp`), on the bundle's clock, when it says.
+pub fn data_start(bundle: &[u8]) -> Option<(u32, i64)> {
+    let b = FtraceEventBundleDecoder::new(bundle);
+    let cpu = b.cpu().filter(|c| *c < MAX_CPUS)?;
+    let raw = b
+        .previous_bundle_end_timestamp()
+        .or_else(|| b.last_read_event_timestamp())?;
+    Some((cpu, i64::try_from(raw).ok()?))
+}
+
 /// One event of a bundle, with its raw (ftrace clock) timestamp.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BundleEvent {

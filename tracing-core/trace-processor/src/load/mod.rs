@@ -88,6 +88,8 @@ pub struct Loader {
     machine: u32,
     /// The last ftrace clock value snapshotted from a bundle.
     ftrace_clock_ts: Option<i64>,
+    /// CPUs whose first ftrace bundle was read.
+    ftrace_cpus_seen: std::collections::HashSet<u32>,
 }
 
 impl Default for Loader {
@@ -111,6 +113,7 @@ impl Default for Loader {
             machine_ids: HashMap::new(),
             machine: 0,
             ftrace_clock_ts: None,
+            ftrace_cpus_seen: Default::default(),
         }
     }
 }
@@ -471,6 +474,7 @@ impl Loader {
                 }
             }
         }
+        self.ftrace_data_start(bundle, key);
         for ev in ftrace_bundle::split(bundle, &mut self.storage.stats) {
             let (bytes, inline_sched) = match ev.item {
                 ftrace_bundle::FtraceItem::Event(b) => (b, None),
@@ -498,6 +502,25 @@ impl Loader {
                     packet,
                 }),
             }
+        }
+    }
+
+    /// A CPU's first bundle says from when its data is valid: the latest
+    /// such time over CPUs is `ftrace_latest_data_start_ns`, before which
+    /// the parsers only keep raw events.
+    fn ftrace_data_start(&mut self, bundle: &[u8], key: u64) {
+        let Some((cpu, raw)) = ftrace_bundle::data_start(bundle) else {
+            return;
+        };
+        if !self.ftrace_cpus_seen.insert(cpu) {
+            return;
+        }
+        let Ok(ts) = self.clocks.trace_time(key, raw) else {
+            return;
+        };
+        const KEY: &str = "ftrace_latest_data_start_ns";
+        if self.storage.metadata_int(KEY).is_none_or(|cur| ts > cur) {
+            self.storage.set_metadata_int(KEY, ts);
         }
     }
 

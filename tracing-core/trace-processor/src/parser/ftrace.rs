@@ -8,6 +8,8 @@
 //! kernel's tracing_mark_write and g2d_tracing_mark_write go to the
 //! systrace parser. The scheduler's events, CPU frequency and idle go to
 //! their own parsers, and every event gets its `ftrace_event` row first.
+//! Events from before tracing started are dropped, and before every CPU's
+//! data is valid only the raw row is kept (`sched::drop_bounds`).
 //!
 //! Events our generated messages lack are read with protozero's
 //! schema-less decoder at upstream's field numbers (`FtraceEvent` field
@@ -44,7 +46,15 @@ pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Gener
     }
     let ev = FtraceEventDecoder::new(bytes);
     let tid = i64::from(ev.pid().unwrap_or(0));
+    let (hard, soft) = super::sched::drop_bounds(p);
+    if ts < hard {
+        p.storage.stats.incr("ftrace_packet_before_tracing_start");
+        return;
+    }
     super::ftrace_raw::insert(p, cpu, ts, tid, bytes, generation);
+    if ts < soft {
+        return;
+    }
     if super::sched::parse(p, cpu, ts, &ev, bytes, generation)
         || super::cpu_freq_idle::parse(p, ts, &ev)
     {

@@ -32,6 +32,9 @@ pub fn parse(p: &mut Parser, packet: &[u8]) -> bool {
         _ => return true,
     };
     let end = phase == "end";
+    if !end && evt.preserve_ftrace_buffer().unwrap_or(false) {
+        p.sched.preserve_ftrace_buffer = true;
+    }
     let stats = &mut p.storage.stats;
     for c in evt.cpu_stats() {
         let cpu = c.cpu().unwrap_or(0) as i64;

@@ -123,6 +123,7 @@ impl Parser {
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
         };
+        p.sched.tracing_started = sched::tracing_started(&packets);
         let empty = Generation::default();
         for packet in &packets {
             let generation = generations

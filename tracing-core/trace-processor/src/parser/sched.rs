@@ -30,6 +30,46 @@ pub fn note_kernel(p: &mut Parser, sysname: &str, release: &str) {
     p.sched.kernel_version = kernel_version(sysname, release);
 }
 
+/// The times before which ftrace events are dropped (before tracing
+/// started ([`tracing_started`]), counted in
+/// `ftrace_packet_before_tracing_start`) and before
+/// which they only get their raw row (not every CPU's data is valid yet:
+/// `ftrace_latest_data_start_ns`), fixed when the first event is parsed,
+/// as upstream does by default.
+pub fn drop_bounds(p: &mut Parser) -> (i64, i64) {
+    if let Some(b) = p.sched.drop_before {
+        return b;
+    }
+    let hard = if p.sched.preserve_ftrace_buffer {
+        0
+    } else {
+        p.sched.tracing_started.unwrap_or(0)
+    };
+    let soft = p
+        .storage
+        .metadata_int("ftrace_latest_data_start_ns")
+        .unwrap_or(0)
+        .max(hard);
+    p.sched.drop_before = Some((hard, soft));
+    (hard, soft)
+}
+
+/// When tracing started, as the service's event last said in stream
+/// order (upstream reads service events while tokenizing, so the time is
+/// known before any ftrace event is parsed).
+pub fn tracing_started(packets: &[crate::load::loaded::Packet]) -> Option<i64> {
+    packets
+        .iter()
+        .filter(|p| p.ftrace_cpu.is_none() && p.track_event.is_none())
+        .filter(|p| {
+            zerotrace_protos::protos::TracePacketDecoder::new(&p.bytes)
+                .service_event()
+                .is_some_and(|e| e.tracing_started() == Some(true))
+        })
+        .max_by_key(|p| p.order)
+        .map(|p| p.ts)
+}
+
 /// Handles the scheduler events of one ftrace event; whether it was one.
 pub fn parse(
     p: &mut Parser,
@@ -212,6 +252,12 @@ pub fn inline(p: &mut Parser, cpu: u32, ts: i64, ev: &InlineSched) {
         p.saw_ftrace = true;
         p.processes.set_pid_zero_is_idle(&mut p.storage);
     }
+    let (hard, soft) = drop_bounds(p);
+    if ts < hard {
+        p.storage.stats.incr("ftrace_packet_before_tracing_start");
+        return;
+    }
+    let raw_only = ts < soft;
     match ev {
         InlineSched::Switch {
             prev_state,
@@ -262,6 +308,19 @@ pub fn inline(p: &mut Parser, cpu: u32, ts: i64, ev: &InlineSched) {
                     next_prio: *next_prio,
                 },
             );
+            if raw_only {
+                // Like the CPU's first compact switch: who runs, no slice.
+                p.sched.set_cpu(
+                    cpu,
+                    CpuRun {
+                        slice: None,
+                        pid: *next_pid,
+                        utid: Some(next),
+                        prio: *next_prio,
+                    },
+                );
+                return;
+            }
             let slice = SchedTracker::start_slice(&mut p.storage, cpu, ts, next, *next_prio);
             p.sched.set_cpu(
                 cpu,
@@ -307,6 +366,9 @@ pub fn inline(p: &mut Parser, cpu: u32, ts: i64, ev: &InlineSched) {
                 common_flags: common_flags.unwrap_or(0),
                 ucpu: cpu,
             });
+            if raw_only {
+                return;
+            }
             let wakee = p.processes.get_or_create_thread(&mut p.storage, *pid);
             p.sched
                 .waking(&mut p.storage, ts, wakee, Some(waker), *common_flags);

@@ -70,6 +70,15 @@ impl Storage {
         });
     }
 
+    /// The integer of a metadata entry, if set.
+    pub fn metadata_int(&self, name: &str) -> Option<i64> {
+        let id = self.strings.find(name)?;
+        self.metadata
+            .iter()
+            .find(|m| m.name == id)
+            .and_then(|m| m.int_value)
+    }
+
     /// Adds a `single` metadata entry with a string.
     pub fn set_metadata_str(&mut self, name: &str, value: &str) {
         let name = self.strings.intern(name);

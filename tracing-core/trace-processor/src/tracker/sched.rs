@@ -40,6 +40,13 @@ pub struct SchedTracker {
     runnable: StrId,
     /// The kernel version from `system_info` (decides `prev_state` bits).
     pub kernel_version: Option<crate::parser::task_state::KernelVersion>,
+    /// Whether ftrace kept its buffer from before tracing started
+    /// (`FtraceStats.preserve_ftrace_buffer`): nothing is dropped then.
+    pub preserve_ftrace_buffer: bool,
+    /// When tracing started (the service's event), read before parsing.
+    pub tracing_started: Option<i64>,
+    /// (drop before, keep only raw before), fixed at the first event.
+    pub drop_before: Option<(i64, i64)>,
 }
 
 impl SchedTracker {
