@@ -316,6 +316,17 @@ fn bench(trace: &Path, runs: u32) -> Result<(), String> {
         after as f64 / size as f64,
         verdict(after as f64 <= GOAL_MEMORY_RATIO * size as f64)
     ));
+    let mb = |kb: u64| kb.saturating_sub(rss.baseline_kb) as f64 * 1024.0 / 1e6;
+    let [pushed, finished, built] = rss.steps_kb;
+    line(format!(
+        "| memory by step, resident / high-water mark (MB over the baseline) | after `push` {:.0} / {:.0}; after `finish` {:.0} / {:.0}; after `from_storage` {:.0} / {:.0} | — | — |",
+        mb(pushed.0),
+        mb(pushed.1),
+        mb(finished.0),
+        mb(finished.1),
+        mb(built.0),
+        mb(built.1)
+    ));
     line(String::new());
     line(format!(
         "| standard query | SQL | time (best of {QUERY_RUNS}) | rows | plan (`EXPLAIN QUERY PLAN`) |"

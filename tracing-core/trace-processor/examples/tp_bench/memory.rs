@@ -1,11 +1,15 @@
 //! Peak memory of a load, measured in a child process of this program (so
 //! nothing the parent holds counts): the child reads its resident set
-//! (`VmRSS` of `/proc/self/status`) before loading, loads the trace with
-//! `TraceProcessor::open`, answers `SELECT 1`, and prints its resident set
-//! then and its high-water mark (`VmHWM`); the parent reads that line.
+//! (`VmRSS` of `/proc/self/status`) before loading, loads the trace as
+//! `TraceProcessor::open` does (the file read in 1 MiB chunks into
+//! [`Loader::push`], then `finish`, then `from_storage`) noting its
+//! resident set and high-water mark (`VmHWM`) after each step, answers
+//! `SELECT 1`, and prints one line; the parent reads it back.
 
 use std::path::Path;
 use std::process::Command;
+
+use zerotrace_trace_processor::{Loader, TraceProcessor};
 
 /// What the child reports, in KiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,30 +20,46 @@ pub struct Rss {
     pub after_kb: u64,
     /// The high-water mark: the peak during the load.
     pub peak_kb: u64,
+    /// (resident, high-water mark) after `push`, `finish`, `from_storage`.
+    pub steps_kb: [(u64, u64); 3],
 }
 
 impl Rss {
     /// The line the child prints.
     pub fn line(&self) -> String {
+        let steps: Vec<String> = self
+            .steps_kb
+            .iter()
+            .map(|(r, h)| format!("{r}/{h}"))
+            .collect();
         format!(
-            "rss baseline_kb={} after_kb={} peak_kb={}",
-            self.baseline_kb, self.after_kb, self.peak_kb
+            "rss baseline_kb={} after_kb={} peak_kb={} steps_kb={}",
+            self.baseline_kb,
+            self.after_kb,
+            self.peak_kb,
+            steps.join(",")
         )
     }
 
     /// Reads [`Rss::line`]'s text back (from anywhere in `out`).
     pub fn parse(out: &str) -> Option<Rss> {
         let line = out.lines().find(|l| l.starts_with("rss "))?;
-        let field = |name: &str| -> Option<u64> {
+        let text = |name: &str| -> Option<&str> {
             line.split_whitespace()
-                .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))?
-                .parse()
-                .ok()
+                .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
         };
+        let field = |name: &str| -> Option<u64> { text(name)?.parse().ok() };
+        let mut steps_kb = [(0, 0); 3];
+        let mut it = text("steps_kb")?.split(',');
+        for s in &mut steps_kb {
+            let (r, h) = it.next()?.split_once('/')?;
+            *s = (r.parse().ok()?, h.parse().ok()?);
+        }
         Some(Rss {
             baseline_kb: field("baseline_kb")?,
             after_kb: field("after_kb")?,
             peak_kb: field("peak_kb")?,
+            steps_kb,
         })
     }
 }
@@ -58,13 +78,31 @@ fn own(key: &str) -> Result<u64, String> {
 
 /// The child's side: load, print the line.
 pub fn child(trace: &Path) -> Result<(), String> {
+    use std::io::Read as _;
     let baseline_kb = own("VmRSS")?;
-    let tp = zerotrace_trace_processor::TraceProcessor::open(trace).map_err(|e| e.to_string())?;
+    let step = || -> Result<(u64, u64), String> { Ok((own("VmRSS")?, own("VmHWM")?)) };
+    let mut f = std::fs::File::open(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    let mut loader = Loader::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        loader.push(&buf[..n]).map_err(|e| e.to_string())?;
+    }
+    drop(buf);
+    let pushed = step()?;
+    let storage = loader.finish().map_err(|e| e.to_string())?;
+    let finished = step()?;
+    let tp = TraceProcessor::from_storage(storage).map_err(|e| e.to_string())?;
     tp.query("SELECT 1").map_err(|e| e.to_string())?;
+    let built = step()?;
     let rss = Rss {
         baseline_kb,
-        after_kb: own("VmRSS")?,
-        peak_kb: own("VmHWM")?,
+        after_kb: built.0,
+        peak_kb: built.1,
+        steps_kb: [pushed, finished, built],
     };
     println!("{}", rss.line());
     drop(tp);
@@ -99,9 +137,17 @@ mod tests {
             baseline_kb: 1,
             after_kb: 22,
             peak_kb: 333,
+            steps_kb: [(4, 5), (6, 7), (8, 9)],
         };
         assert_eq!(Rss::parse(&format!("noise\n{}\n", r.line())), Some(r));
-        assert_eq!(Rss::parse("rss baseline_kb=1 after_kb=x peak_kb=3"), None);
+        assert_eq!(
+            Rss::parse("rss baseline_kb=1 after_kb=x peak_kb=3 steps_kb=1/1,2/2,3/3"),
+            None
+        );
+        assert_eq!(
+            Rss::parse("rss baseline_kb=1 after_kb=2 peak_kb=3 steps_kb=1/1,2/2"),
+            None
+        );
         assert_eq!(Rss::parse(""), None);
     }
 
