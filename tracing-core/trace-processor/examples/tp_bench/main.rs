@@ -177,7 +177,11 @@ fn machine() -> String {
 fn bench(trace: &Path, runs: u32) -> Result<(), String> {
     let bytes = read(trace)?;
     let size = bytes.len() as u64;
-    eprintln!("tp_bench: {} ({} bytes), {runs} runs", trace.display(), size);
+    eprintln!(
+        "tp_bench: {} ({} bytes), {runs} runs",
+        trace.display(),
+        size
+    );
 
     // The floor, with the composition.
     let mut floor = Vec::new();
@@ -401,9 +405,16 @@ mod tests {
 
     #[test]
     fn timings_summarise_as_best_and_median() {
-        let ms = |v: &[u64]| v.iter().map(|m| Duration::from_millis(*m)).collect::<Vec<_>>();
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|m| Duration::from_millis(*m))
+                .collect::<Vec<_>>()
+        };
         let (b, m) = best_median(&ms(&[30, 10, 20]));
-        assert_eq!((b, m), (Duration::from_millis(10), Duration::from_millis(20)));
+        assert_eq!(
+            (b, m),
+            (Duration::from_millis(10), Duration::from_millis(20))
+        );
         assert_eq!(best_median(&[]), (Duration::ZERO, Duration::ZERO));
         assert!((mb_s(200_000_000, Duration::from_secs(2)) - 100.0).abs() < 1e-9);
         assert_eq!(show(Duration::from_micros(250)), "250 µs");

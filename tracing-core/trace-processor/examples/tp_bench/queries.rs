@@ -98,7 +98,10 @@ pub fn summarise_plan(details: &[String]) -> String {
     let mut out = Vec::new();
     for d in details {
         let d = d.trim();
-        if let Some(rest) = d.strip_prefix("SCAN ").or_else(|| d.strip_prefix("SEARCH ")) {
+        if let Some(rest) = d
+            .strip_prefix("SCAN ")
+            .or_else(|| d.strip_prefix("SEARCH "))
+        {
             let table = rest.split_whitespace().next().unwrap_or("?");
             let table = table.strip_prefix("__intrinsic_").unwrap_or(table);
             if let Some((_, idx)) = rest.split_once("VIRTUAL TABLE INDEX ") {
@@ -136,7 +139,10 @@ mod tests {
             summarise_plan(&d(&["SCAN __intrinsic_thread VIRTUAL TABLE INDEX 0:i"])),
             "pushdown `i` on thread"
         );
-        assert_eq!(summarise_plan(&d(&["SCAN CONSTANT ROW"])), "SCAN CONSTANT ROW");
+        assert_eq!(
+            summarise_plan(&d(&["SCAN CONSTANT ROW"])),
+            "SCAN CONSTANT ROW"
+        );
     }
 
     #[test]
@@ -149,6 +155,9 @@ mod tests {
             }
         }
         // The slice query runs on every build of the crate.
-        assert!(matches!(run(&tp, &QUERIES[0], 1), Outcome::Ran { rows: 0, .. }));
+        assert!(matches!(
+            run(&tp, &QUERIES[0], 1),
+            Outcome::Ran { rows: 0, .. }
+        ));
     }
 }
