@@ -14,7 +14,9 @@ mod perf_cost;
 mod private_deps;
 mod scale;
 mod soak;
+mod tp_bench;
 mod tp_conformance;
+mod tp_data;
 mod tsan;
 mod valgrind;
 
@@ -187,6 +189,30 @@ enum Task {
         /// larger file for timing the command-line tools.
         #[arg(long)]
         copies: Option<usize>,
+    },
+    /// Record the trace processor bench's trace (issue 49): TrackEvent
+    /// from several threads, ftrace sched, process and sys stats and
+    /// linux.perf samples through the in-process service, about --mb MB,
+    /// into target/tp-bench-data/tp.pftrace unless --out says otherwise;
+    /// prints its size and packets per kind.
+    TpData {
+        /// The directory to write to.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The target size in MB (default 200).
+        #[arg(long)]
+        mb: Option<u64>,
+    },
+    /// The trace processor's performance figures (issue 49): load
+    /// throughput and its split, the scanner floor, peak memory, the
+    /// standard queries with their plans (release build). Loads TRACE, or
+    /// tp-data's trace (recorded first when missing).
+    TpBench {
+        /// The trace (default: tp-data's).
+        trace: Option<PathBuf>,
+        /// Timed loads (default 3).
+        #[arg(long)]
+        runs: Option<u32>,
     },
     /// Run Perfetto's trace processor diff test cases (index.json, each
     /// case's trace.pb, query.sql, expected.csv) through our trace
@@ -438,6 +464,25 @@ fn main() -> ExitCode {
                     );
                     ExitCode::FAILURE
                 }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::TpData { out, mb } => {
+            match tp_data::run(&workspace_root(), &tp_data::Options { out, mb }) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::TpBench { trace, runs } => {
+            match tp_bench::run(&workspace_root(), &tp_bench::Options { trace, runs }) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
                 Err(e) => {
                     eprintln!("error: {e}");
                     ExitCode::FAILURE

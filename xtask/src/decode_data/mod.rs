@@ -11,7 +11,7 @@
 //! its tests and its examples read them (`zerotrace_decode_bench::data`).
 
 mod probes;
-mod record;
+pub mod record;
 mod workload;
 
 use std::io::Write as _;
@@ -111,6 +111,7 @@ fn write(dir: &Path, set: &DataSet, copies: usize) -> Result<(), String> {
         workers,
         frames,
         probes_ms,
+        ..
     } = set.size;
     let size_path = dir.join(format!("{}.size", set.name));
     std::fs::write(

@@ -1,8 +1,10 @@
-//! The system probes in the decode bench's recording, as `zerotraced
-//! --probes` runs them: their three data sources' configs (`linux.ftrace`
-//! with scheduling, task, timer and irq events in a tracefs instance of its
-//! own, `linux.process_stats`, `linux.sys_stats`), that tracefs instance,
-//! and the probes' producer connected to the in-process service.
+//! The system probes in the recorded traces, as `zerotraced --probes` runs
+//! them: their data sources' configs (`linux.ftrace` with scheduling,
+//! task, timer and irq events in a tracefs instance of its own,
+//! `linux.process_stats`, `linux.sys_stats`, and for the trace processor's
+//! bench `linux.perf`: this process's CPU time sampled with DWARF
+//! callstacks), that tracefs instance, and the probes' producer connected
+//! to the in-process service.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -49,10 +51,17 @@ impl Drop for FtraceInstance {
     }
 }
 
-/// The probes' three data sources of the session, each an encoded
-/// `DataSourceConfig`.
-pub fn configs() -> Vec<Vec<u8>> {
-    use zerotrace_protos::protos::{FtraceConfig, ProcessStatsConfig, SysStatsConfig};
+/// `linux.perf`'s sampling frequency per CPU, Hz.
+const PERF_FREQUENCY: u64 = 1000;
+
+/// The probes' data sources of the session, each an encoded
+/// `DataSourceConfig`: three, and `linux.perf` when `perf`.
+pub fn configs(perf: bool) -> Vec<Vec<u8>> {
+    use zerotrace_protos::protos::perf_event_config::UnwindMode;
+    use zerotrace_protos::protos::perf_events::Counter;
+    use zerotrace_protos::protos::{
+        FtraceConfig, PerfEventConfig, ProcessStatsConfig, SysStatsConfig,
+    };
     use zerotrace_protos::upstream_tables::data_source_field;
     fn config(name: &str, f: impl FnOnce(&mut protozero::Message<'_>)) -> Vec<u8> {
         let mut w = protozero::HeapWriter::new();
@@ -63,7 +72,7 @@ pub fn configs() -> Vec<Vec<u8>> {
         }
         w.finish().unwrap_or_default()
     }
-    vec![
+    let mut out = vec![
         config("linux.ftrace", |m| {
             let mut c =
                 FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
@@ -100,13 +109,30 @@ pub fn configs() -> Vec<Vec<u8>> {
                 .set_meminfo_period_ms(50)
                 .set_stat_period_ms(50);
         }),
-    ]
+    ];
+    if perf {
+        // As `cargo xtask perf-cost` configures it: the CPU clock at a
+        // fixed rate per CPU, user frames unwound with DWARF, this
+        // process (the workload's threads) in scope.
+        out.push(config("linux.perf", |m| {
+            let mut c =
+                PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+            c.begin_timebase()
+                .set_frequency(PERF_FREQUENCY)
+                .set_counter(Counter::SwCpuClock);
+            let mut cs = c.begin_callstack_sampling();
+            cs.set_user_frames(UnwindMode::UnwindDwarf);
+            cs.begin_scope().add_target_pid(std::process::id() as i32);
+        }));
+    }
+    out
 }
 
 /// Connects the system probes to `session`'s service and waits until its
-/// three data sources have started, or failed to (`linux.ftrace` without
-/// tracefs: the trace then holds the other two).
-pub fn start(session: &InProcessSession) -> Result<ProbesProducer, String> {
+/// `sources` data sources have started, or failed to (`linux.ftrace`
+/// without tracefs, `linux.perf` without perf events: the trace then holds
+/// the others; said in one line).
+pub fn start(session: &InProcessSession, sources: u64) -> Result<ProbesProducer, String> {
     let probes = ProbesProducer::start(
         session.producer_endpoint(),
         Registry::standard(),
@@ -119,10 +145,11 @@ pub fn start(session: &InProcessSession) -> Result<ProbesProducer, String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let s = probes.stats();
-        if s.started + s.failed >= 3 {
-            if s.started < 3 {
+        if s.started + s.failed >= sources {
+            if s.started < sources {
                 eprintln!(
-                    "the probes started {} of 3 data sources (ftrace needs root and tracefs)",
+                    "the probes started {} of {sources} data sources (ftrace needs root and \
+                     tracefs, linux.perf root or perf_event_paranoid <= 1)",
                     s.started
                 );
             }

@@ -2,7 +2,7 @@
 //! the value of one arg of a set (typed as stored; NULL when absent).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
@@ -10,25 +10,37 @@ use rusqlite::types::{Value, ValueRef};
 
 use super::table::{Cell, Table};
 
-/// (arg_set_id, key) → row of `__intrinsic_args`.
+/// (arg_set_id, key) → row of `__intrinsic_args`, built on the first
+/// `EXTRACT_ARG` call: a load whose queries never call it does not pay for
+/// it (over every arg of a large trace it was an eighth of the load).
 struct ArgIndex {
     table: Arc<Table>,
-    rows: HashMap<(i64, String), usize>,
+    rows: OnceLock<HashMap<(i64, String), usize>>,
 }
 
 impl ArgIndex {
     fn new(table: Arc<Table>) -> Self {
-        let mut rows = HashMap::new();
-        for r in 0..table.len {
-            if let (Cell::Int(set), Cell::Str(key)) = (table.cell(r, 1), table.cell(r, 3)) {
-                rows.insert((set, key.to_owned()), r);
-            }
+        ArgIndex {
+            table,
+            rows: OnceLock::new(),
         }
-        ArgIndex { table, rows }
+    }
+
+    fn rows(&self) -> &HashMap<(i64, String), usize> {
+        self.rows.get_or_init(|| {
+            let table = &self.table;
+            let mut rows = HashMap::new();
+            for r in 0..table.len {
+                if let (Cell::Int(set), Cell::Str(key)) = (table.cell(r, 1), table.cell(r, 3)) {
+                    rows.insert((set, key.to_owned()), r);
+                }
+            }
+            rows
+        })
     }
 
     fn get(&self, set: i64, key: &str) -> Value {
-        let Some(&r) = self.rows.get(&(set, key.to_owned())) else {
+        let Some(&r) = self.rows().get(&(set, key.to_owned())) else {
             return Value::Null;
         };
         // int_value, string_value, real_value: whichever is set.
