@@ -78,10 +78,18 @@ fn full_event_table(root: &Path, out: &mut String) -> Result<(), PipelineError> 
         );
         for mf in &m.fields {
             let ty = match &mf.ty {
-                FieldType::Scalar(Scalar::Int32 | Scalar::Int64 | Scalar::Sfixed32 | Scalar::Sfixed64 | Scalar::Bool) => "Int",
+                FieldType::Scalar(
+                    Scalar::Int32
+                    | Scalar::Int64
+                    | Scalar::Sfixed32
+                    | Scalar::Sfixed64
+                    | Scalar::Bool,
+                ) => "Int",
                 FieldType::Enum(_) => "Int",
                 FieldType::Scalar(Scalar::Sint32 | Scalar::Sint64) => "Sint",
-                FieldType::Scalar(Scalar::Uint32 | Scalar::Uint64 | Scalar::Fixed32 | Scalar::Fixed64) => "Uint",
+                FieldType::Scalar(
+                    Scalar::Uint32 | Scalar::Uint64 | Scalar::Fixed32 | Scalar::Fixed64,
+                ) => "Uint",
                 FieldType::Scalar(Scalar::String | Scalar::Bytes) => "String",
                 FieldType::Scalar(Scalar::Double) => "Double",
                 FieldType::Scalar(Scalar::Float) => "Float",
