@@ -60,6 +60,7 @@ fn sql_message(message: &str, offset: Option<usize>) -> String {
     }
 }
 
+#[cfg(feature = "sql")]
 impl Error {
     /// SQLite's error for a statement of `whole`: rusqlite reports the
     /// offset inside the text it prepared, the rest of `whole` from the
@@ -84,6 +85,7 @@ impl Error {
     }
 }
 
+#[cfg(feature = "sql")]
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         match e {

@@ -15,32 +15,42 @@
 //! split anywhere and [`Loader::finish`] hands back the tables;
 //! [`TraceProcessor::open`] is the driver that reads a file.
 
+#[cfg(feature = "sql")]
 mod driver;
 pub mod error;
 mod load;
+#[cfg(feature = "sql")]
 mod output;
 pub mod packets;
 mod parser;
+#[cfg(feature = "sql")]
 mod sql;
 mod storage;
 mod tracker;
 
+#[cfg(feature = "sql")]
 use std::path::Path;
 
+#[cfg(feature = "sql")]
 pub use driver::LoadProgress;
 pub use error::{Error, TraceError};
 pub use load::Loader;
+#[cfg(feature = "sql")]
 pub use output::{c_double, shell_csv};
+#[cfg(feature = "sql")]
 pub use sql::catalog::ColumnInfo;
+#[cfg(feature = "sql")]
 pub use sql::{QueryResult, Value};
 pub use storage::Storage;
 
 /// A loaded trace that answers SQL.
+#[cfg(feature = "sql")]
 #[derive(Debug)]
 pub struct TraceProcessor {
     engine: sql::Engine,
 }
 
+#[cfg(feature = "sql")]
 impl TraceProcessor {
     /// Builds the tables of a finished load.
     pub fn from_storage(storage: Storage) -> Result<Self, Error> {

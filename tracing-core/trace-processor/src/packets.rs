@@ -59,9 +59,14 @@ fn split<'a>(
     let base = trace.as_ptr() as usize;
     let mut tok = TraceTokenizer::default();
     tok.push(trace, &mut |p| {
-        // The splitter hands out sub-slices of `trace`: keep their range.
-        let start = p.as_ptr() as usize - base;
-        ranges.push(start..start + p.len());
+        // One push into an empty splitter hands out sub-slices of `trace`:
+        // keep their ranges (anything else would be a splitter bug, and
+        // is kept as a copy rather than trusted).
+        let range = (p.as_ptr() as usize)
+            .checked_sub(base)
+            .map(|start| start..start.saturating_add(p.len()))
+            .filter(|r| r.end <= trace.len());
+        ranges.push(range.ok_or_else(|| p.to_vec()));
     })
     .map_err(|error| PacketsError::Framing {
         error,
@@ -73,9 +78,12 @@ fn split<'a>(
         });
     }
     for (i, r) in ranges.into_iter().enumerate() {
-        let packet = &trace[r];
-        match TracePacketDecoder::new(packet).compressed_packets() {
-            None => out.push(Cow::Borrowed(packet)),
+        let packet: Cow<'a, [u8]> = match r {
+            Ok(r) => Cow::Borrowed(&trace[r]),
+            Err(copy) => Cow::Owned(copy),
+        };
+        match TracePacketDecoder::new(&packet).compressed_packets() {
+            None => out.push(packet),
             Some(compressed) => expand(compressed, i, depth, out)?,
         }
     }

@@ -20,6 +20,8 @@ pub enum Severity {
     Error,
 }
 
+// Read by the SQL tables only.
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 impl Severity {
     /// The name in the `severity` column.
     pub fn as_str(self) -> &'static str {
@@ -41,6 +43,8 @@ pub enum Source {
     Analysis,
 }
 
+// Read by the SQL tables only.
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 impl Source {
     /// The name in the `source` column.
     pub fn as_str(self) -> &'static str {
