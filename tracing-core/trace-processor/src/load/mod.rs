@@ -17,6 +17,7 @@ pub mod descriptors;
 pub mod ftrace_bundle;
 pub mod inflate;
 pub mod loaded;
+mod machines;
 pub mod remote_clock;
 pub mod sequence;
 pub mod sorter;
@@ -589,60 +590,6 @@ impl Loader {
                 .and_then(|f| f.as_u64().ok())
                 .unwrap_or(0);
             g.interned.insert((field.id, iid), msg.to_vec());
-        }
-    }
-
-    /// The index of a packet's machine (0: the host), a new one for a raw
-    /// id not seen before.
-    fn machine_index(&mut self, packet: &[u8]) -> u32 {
-        let raw = Decoder::new(packet)
-            .find_last(MACHINE_ID)
-            .and_then(|f| f.as_u32().ok())
-            .map_or(0, i64::from);
-        if raw == 0 {
-            return 0;
-        }
-        if let Some(i) = self.machine_ids.get(&raw) {
-            return *i;
-        }
-        let i = u32::try_from(self.machines.len()).unwrap_or(u32::MAX);
-        self.machines.push(raw);
-        self.machine_ids.insert(raw, i);
-        i
-    }
-
-    /// A remote machine's clock exchanges with the host: its own clocks'
-    /// snapshots, and for each clock seen on both sides the offset
-    /// estimated from round trips, as an edge between the two machines'
-    /// clocks.
-    fn on_remote_clock_sync(&mut self, bytes: &[u8]) {
-        let rounds = remote_clock::rounds(bytes);
-        for round in &rounds {
-            let clocks: Vec<(u64, u64, u64, bool)> = round
-                .iter()
-                .filter(|(_, (_, client))| *client != 0)
-                .map(|(id, (_, client))| (machine_clock(*id, self.machine), *client, 1, false))
-                .collect();
-            if !clocks.is_empty() && self.clocks.add_snapshot(&clocks).is_none() {
-                self.storage.stats.incr("invalid_clock_snapshots");
-            }
-        }
-        for (id, offset, host_anchor) in remote_clock::offsets(&rounds) {
-            let (Ok(anchor), Some(client)) =
-                (u64::try_from(host_anchor), host_anchor.checked_add(offset))
-            else {
-                continue;
-            };
-            let Ok(client) = u64::try_from(client) else {
-                continue;
-            };
-            let edge = [
-                (machine_clock(id, 0), anchor, 1, false),
-                (machine_clock(id, self.machine), client, 1, false),
-            ];
-            if self.clocks.add_snapshot(&edge).is_none() {
-                self.storage.stats.incr("invalid_clock_snapshots");
-            }
         }
     }
 
