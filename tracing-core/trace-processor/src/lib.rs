@@ -18,6 +18,7 @@
 #[cfg(feature = "sql")]
 mod driver;
 pub mod error;
+mod hash;
 mod load;
 #[cfg(feature = "sql")]
 mod output;

@@ -5,7 +5,8 @@
 //! nearest below the value. Clocks 64..=127 are scoped to one sequence;
 //! incremental clocks carry deltas from their last value.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::hash::{HashMap, HashSet};
+use std::collections::VecDeque;
 
 /// BOOTTIME's id.
 pub const BOOTTIME: u64 = 6;
@@ -104,10 +105,10 @@ impl Default for ClockTracker {
             trace_clock: BOOTTIME,
             used: false,
             snapshots: Vec::new(),
-            edges: HashMap::new(),
-            neighbours: HashMap::new(),
-            clocks: HashMap::new(),
-            paths: HashMap::new(),
+            edges: HashMap::default(),
+            neighbours: HashMap::default(),
+            clocks: HashMap::default(),
+            paths: HashMap::default(),
         }
     }
 }
@@ -133,7 +134,7 @@ impl ClockTracker {
     /// Returns the clocks' values in ns, or None when the snapshot is
     /// invalid (a clock twice).
     pub fn add_snapshot(&mut self, clocks: &[(u64, u64, u64, bool)]) -> Option<Vec<SnapshotClock>> {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut snap = Vec::with_capacity(clocks.len());
         for &(key, raw, unit, incremental) in clocks {
             if !seen.insert(key) {
@@ -219,7 +220,7 @@ impl ClockTracker {
     /// The shortest path of snapshotted pairs from `key` to the trace
     /// clock (breadth first).
     fn find_path(&self, key: u64) -> Option<Vec<u64>> {
-        let mut prev: HashMap<u64, u64> = HashMap::new();
+        let mut prev: HashMap<u64, u64> = HashMap::default();
         let mut queue = VecDeque::from([key]);
         let mut found = false;
         while let Some(c) = queue.pop_front() {

@@ -2,7 +2,7 @@
 //! sorting, as upstream reserves them), so an event resolves its track
 //! whatever order the descriptor and the event arrive in.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 /// What the loader keeps of one `TrackDescriptor`.
 #[derive(Debug, Clone, Default)]

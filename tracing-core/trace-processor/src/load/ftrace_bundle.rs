@@ -57,9 +57,9 @@ pub enum InlineSched {
 
 /// What one event of a bundle carries.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FtraceItem {
+pub enum FtraceItem<'a> {
     /// An `FtraceEvent`'s bytes.
-    Event(Vec<u8>),
+    Event(&'a [u8]),
     /// An event from `compact_sched`.
     Inline(InlineSched),
 }
@@ -114,18 +114,18 @@ pub fn data_start(bundle: &[u8]) -> Option<(u32, i64)> {
 
 /// One event of a bundle, with its raw (ftrace clock) timestamp.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BundleEvent {
+pub struct BundleEvent<'a> {
     /// Timestamp on the bundle's clock (BOOTTIME).
     pub raw_ts: i64,
     /// The CPU.
     pub cpu: u32,
     /// The event.
-    pub item: FtraceItem,
+    pub item: FtraceItem<'a>,
 }
 
 /// Splits a bundle into its events (compact ones first, as upstream reads
 /// them), counting what is malformed.
-pub fn split(bundle: &[u8], stats: &mut Stats) -> Vec<BundleEvent> {
+pub fn split<'a>(bundle: &'a [u8], stats: &mut Stats) -> Vec<BundleEvent<'a>> {
     let b = FtraceEventBundleDecoder::new(bundle);
     let mut out = Vec::new();
     let Some(cpu) = b.cpu() else {
@@ -153,7 +153,7 @@ pub fn split(bundle: &[u8], stats: &mut Stats) -> Vec<BundleEvent> {
         out.push(BundleEvent {
             raw_ts,
             cpu,
-            item: FtraceItem::Event(ev.to_vec()),
+            item: FtraceItem::Event(ev),
         });
     }
     out
@@ -167,7 +167,12 @@ fn column<I: Iterator>(it: I, ok: impl FnOnce(&I) -> bool) -> (Vec<I::Item>, boo
     (v, clean)
 }
 
-fn compact(c: &CompactSchedDecoder<'_>, cpu: u32, stats: &mut Stats, out: &mut Vec<BundleEvent>) {
+fn compact(
+    c: &CompactSchedDecoder<'_>,
+    cpu: u32,
+    stats: &mut Stats,
+    out: &mut Vec<BundleEvent<'_>>,
+) {
     let table: Vec<&str> = c.intern_table().collect();
 
     let (ts, a) = column(c.switch_timestamp(), |i| i.error().is_none());

@@ -1,41 +1,94 @@
 //! What the loading core hands the parsers once it has sorted a trace:
-//! each packet with its trace time, stream position and sequence
-//! generation, and the state the packets point into (generations, track
-//! descriptors, clocks, the storage so far). A leaf that both sides read,
-//! so the parsers need nothing else of the loader.
+//! each packet with its trace time, sequence generation and where its
+//! bytes are, the order to parse them in, and the state the packets point
+//! into (bytes, generations, track descriptors, clocks, the storage so
+//! far). A leaf that both sides read, so the parsers need nothing else of
+//! the loader.
+//!
+//! A queued [`Packet`] is small (40 bytes): its bytes wait in the
+//! [`PacketArena`], and what only some kinds carry (a TrackEvent's thread
+//! time and counter values, a `compact_sched` event) waits in side tables
+//! that `extra` indexes. The parsers see each packet as a [`PacketView`].
 
+use super::arena::{ByteRange, PacketArena};
 use super::clock::ClockTracker;
 use super::descriptors::Descriptors;
+use super::ftrace_bundle::InlineSched;
 use super::sequence::Generation;
 use super::track_event_times::TrackEventTimes;
 use crate::storage::Storage;
 
-/// A packet read and waiting for the sort.
-#[derive(Debug)]
+/// `Packet::extra` when the packet has no side-table entry.
+pub const NO_EXTRA: u32 = u32::MAX;
+
+/// What a queued packet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketKind {
+    /// A trace packet of any other kind.
+    Packet,
+    /// A TrackEvent packet (times in `extra`'s entry when it has more
+    /// than its timestamp).
+    TrackEvent,
+    /// One `FtraceEvent` of a bundle (`cpu` is its CPU).
+    Ftrace,
+    /// One event of a bundle's `compact_sched` (`extra` indexes it).
+    InlineSched,
+    /// A packet whose clock never converted (counted, not parsed).
+    Dropped,
+}
+
+/// A packet read and waiting for the sort; its position in
+/// [`Loaded::packets`] is its position in the stream.
+#[derive(Debug, Clone, Copy)]
 pub struct Packet {
     /// Time on the trace clock.
     pub ts: i64,
-    /// The packet's bytes.
-    pub bytes: Vec<u8>,
+    /// Where the packet's bytes are (an `FtraceEvent`'s for ftrace).
+    pub bytes: ByteRange,
+    /// Index of its sequence's generation.
+    pub generation: u32,
+    /// The machine the packet came from (0: the host).
+    pub machine: u32,
+    /// An ftrace event's CPU.
+    pub cpu: u32,
+    /// Index into the side table of its kind, or [`NO_EXTRA`].
+    pub extra: u32,
+    /// What it is.
+    pub kind: PacketKind,
+}
+
+/// A packet as the parsers see it.
+#[derive(Debug)]
+pub struct PacketView<'a> {
+    /// Time on the trace clock.
+    pub ts: i64,
+    /// The packet's bytes (an `FtraceEvent`'s for an ftrace event; empty
+    /// for a `compact_sched` event).
+    pub bytes: &'a [u8],
     /// Index of its sequence's generation.
     pub generation: u32,
     /// For a TrackEvent: the times and values resolved in stream order.
-    pub track_event: Option<TrackEventTimes>,
-    /// Position in the stream (ties in `ts` keep stream order).
-    pub order: u64,
-    /// For one event of an ftrace bundle: its CPU (`bytes` then hold the
-    /// `FtraceEvent`, not a packet).
+    pub track_event: Option<&'a TrackEventTimes>,
+    /// For one event of an ftrace bundle: its CPU.
     pub ftrace_cpu: Option<u32>,
     /// The machine the packet came from (0: the host).
     pub machine: u32,
-    /// For an event of a bundle's `compact_sched` (`bytes` then empty).
-    pub inline_sched: Option<super::ftrace_bundle::InlineSched>,
+    /// For an event of a bundle's `compact_sched`.
+    pub inline_sched: Option<&'a InlineSched>,
 }
 
 /// Everything `finish` hands the parsers.
 pub struct Loaded {
-    /// The sorted packets.
+    /// The packets in stream order.
     pub packets: Vec<Packet>,
+    /// The order to parse them in: indices into `packets`.
+    pub order: Vec<u32>,
+    /// The packets' bytes.
+    pub arena: PacketArena,
+    /// TrackEvents' times beyond their timestamp, by `extra`.
+    pub track_event_times: Vec<TrackEventTimes>,
+    /// `compact_sched` events, by `extra`.
+    pub inline_sched: Vec<InlineSched>,
     /// Generations the packets point into.
     pub generations: Vec<Generation>,
     /// Track descriptors by uuid.
@@ -46,4 +99,50 @@ pub struct Loaded {
     pub clocks: ClockTracker,
     /// Raw machine ids by machine index (0: the host).
     pub machines: Vec<i64>,
+}
+
+/// The parts of [`Loaded`] a packet's view borrows from.
+pub struct PacketSource<'a> {
+    /// The packets' bytes.
+    pub arena: &'a PacketArena,
+    /// TrackEvents' side table.
+    pub track_event_times: &'a [TrackEventTimes],
+    /// `compact_sched` events.
+    pub inline_sched: &'a [InlineSched],
+}
+
+impl<'a> PacketSource<'a> {
+    /// Calls `f` with the view of `packet` (a TrackEvent without a side
+    /// entry is seen with only its timestamp).
+    pub fn with_view<R>(&self, packet: &Packet, f: impl FnOnce(&PacketView<'_>) -> R) -> R {
+        let local;
+        let track_event = match packet.kind {
+            PacketKind::TrackEvent => match self.track_event_times.get(packet.extra as usize) {
+                Some(t) => Some(t),
+                None => {
+                    local = TrackEventTimes {
+                        ts: packet.ts,
+                        ..TrackEventTimes::default()
+                    };
+                    Some(&local)
+                }
+            },
+            _ => None,
+        };
+        let inline_sched = match packet.kind {
+            PacketKind::InlineSched => self.inline_sched.get(packet.extra as usize),
+            _ => None,
+        };
+        let ftrace_cpu = matches!(packet.kind, PacketKind::Ftrace | PacketKind::InlineSched)
+            .then_some(packet.cpu);
+        f(&PacketView {
+            ts: packet.ts,
+            bytes: self.arena.get(packet.bytes),
+            generation: packet.generation,
+            track_event,
+            ftrace_cpu,
+            machine: packet.machine,
+            inline_sched,
+        })
+    }
 }

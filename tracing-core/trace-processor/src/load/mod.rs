@@ -12,6 +12,7 @@
 //! converted yet are held to `finish` and converted then, as upstream
 //! defers them to the end of the trace.
 
+pub mod arena;
 pub mod clock;
 pub mod descriptors;
 pub mod ftrace_bundle;
@@ -26,7 +27,7 @@ pub mod tokenizer;
 pub mod trace_identity;
 pub mod track_event_times;
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use protozero::Decoder;
 use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacketDecoder, TrackDescriptorDecoder};
@@ -34,11 +35,13 @@ use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacketDecoder, TrackDe
 use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::Storage;
+use arena::{ByteRange, PacketArena};
 use clock::{ClockTracker, MachineClocks, clock_key, machine_clock};
 use descriptors::{Descriptor, Descriptors};
-use loaded::{Loaded, Packet};
+use loaded::{Loaded, NO_EXTRA, Packet, PacketKind};
 use sequence::{Generation, SequenceState};
 use tokenizer::TraceTokenizer;
+use track_event_times::TrackEventTimes;
 
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
 pub const MAX_COMPRESSION_DEPTH: u32 = 2;
@@ -61,7 +64,8 @@ const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 struct Deferred {
     clock: u64,
     ns: i64,
-    packet: Packet,
+    /// Its index in `packets`.
+    index: usize,
 }
 
 /// The loading core: bytes in, [`Storage`] out.
@@ -72,14 +76,17 @@ pub struct Loader {
     sequences: HashMap<u32, SequenceState>,
     generations: Vec<Generation>,
     descriptors: Descriptors,
+    /// Every packet, in stream order.
     packets: Vec<Packet>,
+    arena: PacketArena,
+    track_event_times: Vec<TrackEventTimes>,
+    inline_sched: Vec<ftrace_bundle::InlineSched>,
     deferred: Vec<Deferred>,
     latest_ts: i64,
     storage: Storage,
     /// sequence id → buffer, from TraceStats.writer_stats (read at finish).
     writer_buffers: Vec<(u32, u32)>,
     bytes_pushed: u64,
-    next_order: u64,
     identity: trace_identity::TraceIdentity,
     /// Raw machine ids by machine index (0: the host, raw id 0).
     machines: Vec<i64>,
@@ -90,7 +97,7 @@ pub struct Loader {
     /// The last ftrace clock value snapshotted from a bundle.
     ftrace_clock_ts: Option<i64>,
     /// CPUs whose first ftrace bundle was read.
-    ftrace_cpus_seen: std::collections::HashSet<u32>,
+    ftrace_cpus_seen: crate::hash::HashSet<u32>,
 }
 
 impl Default for Loader {
@@ -98,20 +105,22 @@ impl Default for Loader {
         Loader {
             tokenizer: TraceTokenizer::default(),
             clocks: ClockTracker::default(),
-            sequences: HashMap::new(),
+            sequences: HashMap::default(),
             // Generation 0: packets without a sequence.
             generations: vec![Generation::default()],
             descriptors: Descriptors::default(),
             packets: Vec::new(),
+            arena: PacketArena::default(),
+            track_event_times: Vec::new(),
+            inline_sched: Vec::new(),
             deferred: Vec::new(),
             latest_ts: 0,
             storage: Storage::default(),
             writer_buffers: Vec::new(),
             bytes_pushed: 0,
-            next_order: 0,
             identity: trace_identity::TraceIdentity::default(),
             machines: vec![0],
-            machine_ids: HashMap::new(),
+            machine_ids: HashMap::default(),
             machine: 0,
             ftrace_clock_ts: None,
             ftrace_cpus_seen: Default::default(),
@@ -129,12 +138,12 @@ impl Loader {
     pub fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
         self.bytes_pushed += data.len() as u64;
         self.identity.on_bytes(data);
-        let mut out: Vec<Vec<u8>> = Vec::new();
-        self.tokenizer.push(data, &mut |p| out.push(p.to_vec()))?;
-        for p in out {
-            self.on_packet(p, 0);
-        }
-        Ok(())
+        // The tokenizer hands out slices of `data` (or of its buffer for a
+        // packet split across pushes), read in place.
+        let mut tokenizer = std::mem::take(&mut self.tokenizer);
+        let res = tokenizer.push(data, &mut |p| self.on_packet(p, 0));
+        self.tokenizer = tokenizer;
+        res
     }
 
     /// Ends the trace: converts held packets, sorts, parses.
@@ -144,13 +153,21 @@ impl Loader {
             self.storage.stats.incr("tokenizer_skipped_packets");
         }
         let deferred = std::mem::take(&mut self.deferred);
-        for mut d in deferred {
+        for d in deferred {
+            let Some(packet) = self.packets.get_mut(d.index) else {
+                continue;
+            };
             match self.clocks.trace_time(d.clock, d.ns) {
                 Ok(ts) => {
-                    d.packet.ts = ts;
-                    self.packets.push(d.packet);
+                    packet.ts = ts;
+                    if packet.kind == PacketKind::TrackEvent {
+                        if let Some(t) = self.track_event_times.get_mut(packet.extra as usize) {
+                            t.ts = ts;
+                        }
+                    }
                 }
                 Err(_) => {
+                    packet.kind = PacketKind::Dropped;
                     self.storage.stats.incr("clock_sync_failure");
                     self.storage
                         .stats
@@ -158,12 +175,16 @@ impl Loader {
                 }
             }
         }
-        self.packets = sorter::sort(std::mem::take(&mut self.packets));
+        let order = sorter::sort(&self.packets, &self.inline_sched);
         self.sequence_stats();
         self.identity
             .write(&mut self.storage, self.clocks.trace_clock());
         let loaded = Loaded {
             packets: self.packets,
+            order,
+            arena: self.arena,
+            track_event_times: self.track_event_times,
+            inline_sched: self.inline_sched,
             generations: self.generations,
             descriptors: self.descriptors,
             storage: self.storage,
@@ -177,7 +198,7 @@ impl Loader {
     /// named in `TraceStats.writer_stats`.
     fn sequence_stats(&mut self) {
         let mut per_buffer: std::collections::BTreeMap<u32, (i64, i64)> = Default::default();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hash::HashSet::default();
         for &(seq, buf) in &self.writer_buffers {
             if !seen.insert((seq, buf)) {
                 continue;
@@ -217,16 +238,16 @@ impl Loader {
         id
     }
 
-    fn on_packet(&mut self, bytes: Vec<u8>, depth: u32) {
-        let pkt = TracePacketDecoder::new(&bytes);
-        self.machine = self.machine_index(&bytes);
+    fn on_packet(&mut self, bytes: &[u8], depth: u32) {
+        let pkt = TracePacketDecoder::new(bytes);
+        self.machine = self.machine_index(bytes);
         if let Some(compressed) = pkt.compressed_packets() {
             let machine = self.machine;
             self.on_compressed(compressed, depth);
             self.machine = machine;
             return;
         }
-        if let Some(sync) = Decoder::new(&bytes)
+        if let Some(sync) = Decoder::new(bytes)
             .find_last(REMOTE_CLOCK_SYNC)
             .and_then(|f| f.as_bytes().ok())
         {
@@ -330,7 +351,7 @@ impl Loader {
         if let Some(attrs) = pkt.trace_attributes() {
             self.trace_attributes(&attrs);
         }
-        if let Some(uuid) = Decoder::new(&bytes)
+        if let Some(uuid) = Decoder::new(bytes)
             .find_last(TRACE_UUID)
             .and_then(|f| f.as_bytes().ok())
         {
@@ -408,13 +429,13 @@ impl Loader {
                 ));
             }
         }
-        if let Some(bundle) = Decoder::new(&bytes).find_last(FTRACE_EVENTS) {
+        if let Some(bundle) = Decoder::new(bytes).find_last(FTRACE_EVENTS) {
             if let Ok(bundle) = bundle.as_bytes() {
                 self.split_ftrace(bundle, gen_idx, seq);
             }
             return;
         }
-        if let Some(sp) = Decoder::new(&bytes)
+        if let Some(sp) = Decoder::new(bytes)
             .find_last(streaming_profile::FIELD)
             .and_then(|f| f.as_bytes().ok())
         {
@@ -436,17 +457,19 @@ impl Loader {
         );
         for s in samples {
             self.latest_ts = self.latest_ts.max(s.ts);
+            let Some(bytes) = self.arena.push(&s.bytes) else {
+                self.storage.stats.incr("tokenizer_skipped_packets");
+                continue;
+            };
             self.packets.push(Packet {
                 ts: s.ts,
-                bytes: s.bytes,
+                bytes,
                 generation: gen_idx,
-                track_event: None,
-                order: self.next_order,
-                ftrace_cpu: None,
-                inline_sched: None,
                 machine: self.machine,
+                cpu: 0,
+                extra: NO_EXTRA,
+                kind: PacketKind::Packet,
             });
-            self.next_order += 1;
         }
     }
 
@@ -477,32 +500,41 @@ impl Loader {
         }
         self.ftrace_data_start(bundle, key);
         for ev in ftrace_bundle::split(bundle, &mut self.storage.stats) {
-            let (bytes, inline_sched) = match ev.item {
-                ftrace_bundle::FtraceItem::Event(b) => (b, None),
-                ftrace_bundle::FtraceItem::Inline(i) => (Vec::new(), Some(i)),
+            let (bytes, extra, kind) = match ev.item {
+                ftrace_bundle::FtraceItem::Event(b) => {
+                    let Some(r) = self.arena.push(b) else {
+                        self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
+                        continue;
+                    };
+                    (r, NO_EXTRA, PacketKind::Ftrace)
+                }
+                ftrace_bundle::FtraceItem::Inline(i) => {
+                    let extra = u32::try_from(self.inline_sched.len()).unwrap_or(NO_EXTRA);
+                    self.inline_sched.push(i);
+                    (ByteRange::default(), extra, PacketKind::InlineSched)
+                }
             };
-            let packet = Packet {
+            let mut packet = Packet {
                 ts: ev.raw_ts,
                 bytes,
                 generation: gen_idx,
-                track_event: None,
-                order: self.next_order,
-                ftrace_cpu: Some(ev.cpu),
-                inline_sched,
                 machine: self.machine,
+                cpu: ev.cpu,
+                extra,
+                kind,
             };
-            self.next_order += 1;
             match self.clocks.trace_time(key, ev.raw_ts) {
                 Ok(ts) => {
                     self.latest_ts = self.latest_ts.max(ts);
-                    self.packets.push(Packet { ts, ..packet });
+                    packet.ts = ts;
                 }
                 Err(_) => self.deferred.push(Deferred {
                     clock: key,
                     ns: ev.raw_ts,
-                    packet,
+                    index: self.packets.len(),
                 }),
             }
+            self.packets.push(packet);
         }
     }
 
@@ -561,14 +593,9 @@ impl Loader {
             }
         };
         let mut inner = TraceTokenizer::default();
-        let mut out: Vec<Vec<u8>> = Vec::new();
-        let res = inner.push(&inflated, &mut |p| out.push(p.to_vec()));
+        let res = inner.push(&inflated, &mut |p| self.on_packet(p, depth + 1));
         if res.is_err() || inner.pending_len() > 0 {
             self.storage.stats.incr("tokenizer_skipped_packets");
-        }
-        drop(inflated);
-        for p in out {
-            self.on_packet(p, depth + 1);
         }
     }
 
@@ -665,8 +692,8 @@ impl Loader {
         });
     }
 
-    fn timestamp_and_queue(&mut self, bytes: Vec<u8>, seq: u32, has_seq: bool, gen_idx: u32) {
-        let pkt = TracePacketDecoder::new(&bytes);
+    fn timestamp_and_queue(&mut self, bytes: &[u8], seq: u32, has_seq: bool, gen_idx: u32) {
+        let pkt = TracePacketDecoder::new(bytes);
         let mut clock_id = pkt.timestamp_clock_id().unwrap_or(0);
         if clock_id == 0 {
             if let Some(d) = self
@@ -717,15 +744,13 @@ impl Loader {
         }
         let mut packet = Packet {
             ts,
-            bytes: Vec::new(),
+            bytes: ByteRange::default(),
             generation: gen_idx,
-            track_event: None,
-            order: self.next_order,
-            ftrace_cpu: None,
             machine: self.machine,
-            inline_sched: None,
+            cpu: 0,
+            extra: NO_EXTRA,
+            kind: PacketKind::Packet,
         };
-        self.next_order += 1;
         if pkt.has_track_event() {
             if !has_seq {
                 self.storage.stats.incr("track_event_missing_sequence_id");
@@ -747,16 +772,34 @@ impl Loader {
                         pending_clock = None;
                     }
                     packet.ts = t.ts;
-                    packet.track_event = Some(t);
+                    packet.kind = PacketKind::TrackEvent;
+                    // Only what a timestamp alone does not say is kept.
+                    if t.thread_ts.is_some()
+                        || t.thread_instruction_count.is_some()
+                        || t.counter_value.is_some()
+                        || !t.extra_counters.is_empty()
+                    {
+                        packet.extra =
+                            u32::try_from(self.track_event_times.len()).unwrap_or(NO_EXTRA);
+                        self.track_event_times.push(t);
+                    }
                 }
                 None => return,
             }
         }
-        packet.bytes = bytes;
-        match pending_clock {
-            Some((clock, ns)) => self.deferred.push(Deferred { clock, ns, packet }),
-            None => self.packets.push(packet),
+        let Some(range) = self.arena.push(bytes) else {
+            self.storage.stats.incr("tokenizer_skipped_packets");
+            return;
+        };
+        packet.bytes = range;
+        if let Some((clock, ns)) = pending_clock {
+            self.deferred.push(Deferred {
+                clock,
+                ns,
+                index: self.packets.len(),
+            });
         }
+        self.packets.push(packet);
     }
 }
 

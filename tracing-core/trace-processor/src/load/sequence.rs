@@ -4,7 +4,7 @@
 //! plus the legacy TrackEvent reference times. Packets keep the index of
 //! the generation they were read in, so sorting them later loses nothing.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 /// Incremental state of one sequence between two clears.
 #[derive(Debug, Default)]

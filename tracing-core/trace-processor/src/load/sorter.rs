@@ -9,9 +9,10 @@
 //! gives, not in arrival order, and parsers see it (which thread's state
 //! row comes first at one timestamp, say).
 
-use std::collections::{HashMap, VecDeque};
+use crate::hash::HashMap;
 
-use super::loaded::Packet;
+use super::ftrace_bundle::InlineSched;
+use super::loaded::{Packet, PacketKind};
 
 /// The stream a packet is queued on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,73 +24,81 @@ enum Stream {
     InlineWaking(u32),
 }
 
-fn stream(p: &Packet) -> Stream {
-    match (p.ftrace_cpu, &p.inline_sched, &p.track_event) {
-        (Some(cpu), Some(super::ftrace_bundle::InlineSched::Switch { .. }), _) => {
-            Stream::InlineSwitch(cpu)
-        }
-        (Some(cpu), Some(_), _) => Stream::InlineWaking(cpu),
-        (Some(cpu), None, _) => Stream::Ftrace(cpu),
-        (None, _, Some(_)) => Stream::TrackEvents,
-        (None, _, None) => Stream::Packets,
-    }
+fn stream(p: &Packet, inline: &[InlineSched]) -> Option<Stream> {
+    Some(match p.kind {
+        PacketKind::Packet => Stream::Packets,
+        PacketKind::TrackEvent => Stream::TrackEvents,
+        PacketKind::Ftrace => Stream::Ftrace(p.cpu),
+        PacketKind::InlineSched => match inline.get(p.extra as usize) {
+            Some(InlineSched::Switch { .. }) => Stream::InlineSwitch(p.cpu),
+            _ => Stream::InlineWaking(p.cpu),
+        },
+        PacketKind::Dropped => return None,
+    })
 }
 
-/// Orders `packets` (each with its time and arrival order) as upstream's
-/// sorter would hand them to the parsers.
-pub fn sort(mut packets: Vec<Packet>) -> Vec<Packet> {
-    packets.sort_by_key(|p| p.order);
+/// The order upstream's sorter would hand `packets` (in stream order,
+/// each with its time) to the parsers: indices into `packets`. Dropped
+/// packets are left out. Only 12-byte keys are sorted and moved, never
+/// the packets.
+pub fn sort(packets: &[Packet], inline: &[InlineSched]) -> Vec<u32> {
     // The two streams made first, then the others as their events arrive.
-    let mut index: HashMap<Stream, usize> = HashMap::new();
+    let mut index: HashMap<Stream, usize> = HashMap::default();
     index.insert(Stream::Packets, 0);
     index.insert(Stream::TrackEvents, 1);
-    let mut queues: Vec<Vec<Packet>> = vec![Vec::new(), Vec::new()];
-    let total = packets.len();
-    for p in packets {
-        let s = stream(&p);
+    let mut queues: Vec<Vec<(i64, u32)>> = vec![Vec::new(), Vec::new()];
+    for (i, p) in packets.iter().enumerate() {
+        let Some(s) = stream(p, inline) else {
+            continue;
+        };
+        let Ok(i) = u32::try_from(i) else {
+            break;
+        };
         let next = queues.len();
-        let i = *index.entry(s).or_insert(next);
-        if i == queues.len() {
+        let q = *index.entry(s).or_insert(next);
+        if q == queues.len() {
             queues.push(Vec::new());
         }
-        if let Some(q) = queues.get_mut(i) {
-            q.push(p);
+        if let Some(q) = queues.get_mut(q) {
+            q.push((p.ts, i));
         }
     }
-    let mut queues: Vec<VecDeque<Packet>> = queues
-        .into_iter()
-        .map(|mut q| {
-            q.sort_by_key(|p| (p.ts, p.order));
-            VecDeque::from(q)
-        })
-        .collect();
+    let total = queues.iter().map(Vec::len).sum();
+    for q in &mut queues {
+        // Keys are unique (the index), so an unstable sort keeps arrival
+        // order among equal times; most queues arrive nearly sorted.
+        q.sort_unstable();
+    }
+    let mut heads = vec![0usize; queues.len()];
     let mut out = Vec::with_capacity(total);
     loop {
         let mut min: Option<(usize, i64)> = None;
         let mut second = i64::MAX;
         for (i, q) in queues.iter().enumerate() {
-            let Some(front) = q.front() else {
+            let Some(&(front, _)) = heads.get(i).and_then(|&h| q.get(h)) else {
                 continue;
             };
             match min {
-                Some((_, m)) if front.ts >= m => second = second.min(front.ts),
+                Some((_, m)) if front >= m => second = second.min(front),
                 Some((_, m)) => {
                     second = m;
-                    min = Some((i, front.ts));
+                    min = Some((i, front));
                 }
-                None => min = Some((i, front.ts)),
+                None => min = Some((i, front)),
             }
         }
         let Some((i, _)) = min else {
             break;
         };
-        let Some(q) = queues.get_mut(i) else {
+        let (Some(q), Some(h)) = (queues.get(i), heads.get_mut(i)) else {
             break;
         };
-        while q.front().is_some_and(|p| p.ts <= second) {
-            if let Some(p) = q.pop_front() {
-                out.push(p);
+        while let Some(&(ts, idx)) = q.get(*h) {
+            if ts > second {
+                break;
             }
+            out.push(idx);
+            *h += 1;
         }
     }
     out
@@ -99,37 +108,41 @@ pub fn sort(mut packets: Vec<Packet>) -> Vec<Packet> {
 mod tests {
     use super::*;
 
-    fn ftrace(ts: i64, order: u64, cpu: u32) -> Packet {
+    fn ftrace(ts: i64, cpu: u32) -> Packet {
         Packet {
             ts,
-            bytes: Vec::new(),
+            bytes: Default::default(),
             generation: 0,
-            track_event: None,
-            order,
-            ftrace_cpu: Some(cpu),
-            inline_sched: None,
             machine: 0,
+            cpu,
+            extra: crate::load::loaded::NO_EXTRA,
+            kind: PacketKind::Ftrace,
         }
     }
 
     #[test]
     fn a_queue_drains_through_ties_with_the_next() {
         // cpu 2 arrives first; both CPUs have events at 60 and 900.
-        let packets = vec![
-            ftrace(60, 0, 2),
-            ftrace(900, 1, 2),
-            ftrace(60, 2, 3),
-            ftrace(900, 3, 3),
-        ];
-        let order: Vec<u64> = sort(packets).iter().map(|p| p.order).collect();
+        let packets = vec![ftrace(60, 2), ftrace(900, 2), ftrace(60, 3), ftrace(900, 3)];
+        let order = sort(&packets, &[]);
         // cpu 2 gives 60; cpu 3 then drains 60 and 900 (up to cpu 2's 900).
         assert_eq!(order, vec![0, 2, 3, 1]);
     }
 
     #[test]
+    fn dropped_packets_are_left_out() {
+        let mut packets = vec![ftrace(5, 0), ftrace(1, 0)];
+        packets[0].kind = PacketKind::Dropped;
+        assert_eq!(sort(&packets, &[]), vec![1]);
+    }
+
+    #[test]
     fn times_ascend() {
-        let packets = vec![ftrace(5, 0, 0), ftrace(1, 1, 1), ftrace(3, 2, 0)];
-        let ts: Vec<i64> = sort(packets).iter().map(|p| p.ts).collect();
+        let packets = vec![ftrace(5, 0), ftrace(1, 1), ftrace(3, 0)];
+        let ts: Vec<i64> = sort(&packets, &[])
+            .iter()
+            .map(|&i| packets[i as usize].ts)
+            .collect();
         assert_eq!(ts, vec![1, 3, 5]);
     }
 }

@@ -9,7 +9,7 @@
 //! numbers (`perfetto/concurrent_session_event.proto`) with protozero's
 //! schema-less decoder.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use protozero::Decoder;
 

@@ -6,7 +6,8 @@
 //! all of them joined by " | ". A `/data/app/` path without a package
 //! counts `deobfuscate_location_parse_error`.
 
-use std::collections::{BTreeSet, HashMap};
+use crate::hash::HashMap;
+use std::collections::BTreeSet;
 
 use protozero::Decoder;
 
@@ -101,7 +102,7 @@ pub fn finish(p: &mut Parser) {
             continue;
         }
         // obfuscated "class.method" -> deobfuscated names.
-        let mut methods: HashMap<String, Vec<String>> = HashMap::new();
+        let mut methods: HashMap<String, Vec<String>> = HashMap::default();
         for cls in repeated(packet, 3) {
             let obf_cls = str_field(cls, 1);
             let deobf_cls = str_field(cls, 2);

@@ -35,7 +35,7 @@ mod track_event;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use crate::load::clock::ClockTracker;
-use crate::load::loaded::Loaded;
+use crate::load::loaded::{Loaded, PacketSource, PacketView};
 use crate::load::sequence::Generation;
 use crate::storage::Storage;
 use crate::tracker::process::ProcessTracker;
@@ -87,6 +87,10 @@ impl Parser {
     pub fn run(loaded: Loaded) -> Storage {
         let Loaded {
             packets,
+            order,
+            arena,
+            track_event_times,
+            inline_sched,
             generations,
             descriptors,
             mut storage,
@@ -123,37 +127,45 @@ impl Parser {
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
         };
-        p.sched.tracing_started = sched::tracing_started(&packets);
+        let source = PacketSource {
+            arena: &arena,
+            track_event_times: &track_event_times,
+            inline_sched: &inline_sched,
+        };
+        p.sched.tracing_started = sched::tracing_started(&packets, &arena);
         let empty = Generation::default();
-        for packet in &packets {
+        for &i in &order {
+            let Some(packet) = packets.get(i as usize) else {
+                continue;
+            };
             let generation = generations
                 .get(packet.generation as usize)
                 .unwrap_or(&empty);
-            p.parse(packet, generation);
+            source.with_view(packet, |view| p.parse(view, generation));
         }
         profiling::finish(&mut p);
         service::finish(&mut p);
         p.storage
     }
 
-    fn parse(&mut self, packet: &crate::load::loaded::Packet, generation: &Generation) {
+    fn parse(&mut self, packet: &PacketView<'_>, generation: &Generation) {
         if packet.machine != self.machine {
             self.machine = packet.machine;
             self.processes.set_machine(packet.machine);
             self.tracks.set_machine(packet.machine);
         }
         if let Some(cpu) = packet.ftrace_cpu {
-            match &packet.inline_sched {
+            match packet.inline_sched {
                 Some(ev) => sched::inline(self, cpu, packet.ts, ev),
-                None => ftrace::parse(self, cpu, &packet.bytes, packet.ts, generation),
+                None => ftrace::parse(self, cpu, packet.bytes, packet.ts, generation),
             }
             return;
         }
-        let pkt = TracePacketDecoder::new(&packet.bytes);
-        if ftrace_stats::parse(self, &packet.bytes) {
+        let pkt = TracePacketDecoder::new(packet.bytes);
+        if ftrace_stats::parse(self, packet.bytes) {
             return;
         }
-        if let Some(te) = &packet.track_event {
+        if let Some(te) = packet.track_event {
             track_event::parse(self, &pkt, te, generation);
             return;
         }
@@ -164,25 +176,25 @@ impl Parser {
         if system_info::parse(self, &pkt) {
             return;
         }
-        if process_tree::parse(self, &packet.bytes, packet.ts) {
+        if process_tree::parse(self, packet.bytes, packet.ts) {
             return;
         }
-        if process_stats::parse(self, &packet.bytes, packet.ts) {
+        if process_stats::parse(self, packet.bytes, packet.ts) {
             return;
         }
-        if cpu_info::parse(self, &packet.bytes) {
+        if cpu_info::parse(self, packet.bytes) {
             return;
         }
-        if sys_stats::parse(self, &packet.bytes, packet.ts) {
+        if sys_stats::parse(self, packet.bytes, packet.ts) {
             return;
         }
-        if display_state::parse(self, &packet.bytes, packet.ts) {
+        if display_state::parse(self, packet.bytes, packet.ts) {
             return;
         }
-        if concurrent_sessions::parse(self, &packet.bytes, packet.ts) {
+        if concurrent_sessions::parse(self, packet.bytes, packet.ts) {
             return;
         }
-        if chrome_metadata::parse(self, &packet.bytes, packet.ts) {
+        if chrome_metadata::parse(self, packet.bytes, packet.ts) {
             return;
         }
         if profiling::parse(self, packet, generation) {

@@ -7,7 +7,7 @@
 //! unwinding error. Lost records, skipped samples and guardrail stops are
 //! stats, as upstream counts them.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use protozero::Decoder;
 use zerotrace_protos::protos::{PerfSampleDecoder, PerfSampleDefaultsDecoder};
@@ -193,7 +193,7 @@ fn stream(p: &mut Parser, seq: u32, cpu: u32, generation: &Generation) -> (u32, 
                 seq,
                 PerfSequence {
                     session_id: id,
-                    per_cpu: HashMap::new(),
+                    per_cpu: HashMap::default(),
                 },
             );
             id

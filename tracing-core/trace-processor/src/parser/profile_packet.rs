@@ -7,7 +7,7 @@
 //! into `heap_profile`. Stats as upstream counts them: missing packets,
 //! unknown ids, non-monotonic totals, the client's own errors.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use zerotrace_protos::protos::{
     CallstackDecoder, FrameDecoder, MappingDecoder, ProfilePacketDecoder,

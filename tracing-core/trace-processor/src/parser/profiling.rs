@@ -4,7 +4,7 @@
 //! they share, and what runs once the trace has been read (deobfuscation,
 //! the stats upstream counts at the end).
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use protozero::Decoder;
 use zerotrace_protos::protos::TracePacketDecoder;
@@ -14,7 +14,7 @@ use super::{
     art_process_metadata, deobfuscation, module_symbols, perf_sample, profile_packet, smaps,
     stack_sample, streaming_profile,
 };
-use crate::load::loaded::Packet;
+use crate::load::loaded::PacketView;
 use crate::load::sequence::Generation;
 use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
@@ -52,10 +52,10 @@ pub struct ProfilingState {
 }
 
 /// Parses a profiling packet; false when the packet carries none.
-pub fn parse(p: &mut Parser, packet: &Packet, generation: &Generation) -> bool {
-    let d = Decoder::new(&packet.bytes);
+pub fn parse(p: &mut Parser, packet: &PacketView<'_>, generation: &Generation) -> bool {
+    let d = Decoder::new(packet.bytes);
     let field = |id: u32| d.find_last(id).and_then(|f| f.as_bytes().ok());
-    let seq = TracePacketDecoder::new(&packet.bytes)
+    let seq = TracePacketDecoder::new(packet.bytes)
         .trusted_packet_sequence_id()
         .unwrap_or(0);
     let g = packet.generation;

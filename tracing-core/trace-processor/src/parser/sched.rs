@@ -57,16 +57,19 @@ pub fn drop_bounds(p: &mut Parser) -> (i64, i64) {
 /// When tracing started, as the service's event last said in stream
 /// order (upstream reads service events while tokenizing, so the time is
 /// known before any ftrace event is parsed).
-pub fn tracing_started(packets: &[crate::load::loaded::Packet]) -> Option<i64> {
+pub fn tracing_started(
+    packets: &[crate::load::loaded::Packet],
+    arena: &crate::load::arena::PacketArena,
+) -> Option<i64> {
     packets
         .iter()
-        .filter(|p| p.ftrace_cpu.is_none() && p.track_event.is_none())
-        .filter(|p| {
-            zerotrace_protos::protos::TracePacketDecoder::new(&p.bytes)
+        .rev()
+        .filter(|p| p.kind == crate::load::loaded::PacketKind::Packet)
+        .find(|p| {
+            zerotrace_protos::protos::TracePacketDecoder::new(arena.get(p.bytes))
                 .service_event()
                 .is_some_and(|e| e.tracing_started() == Some(true))
         })
-        .max_by_key(|p| p.order)
         .map(|p| p.ts)
 }
 

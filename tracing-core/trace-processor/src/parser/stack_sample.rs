@@ -6,7 +6,7 @@
 //! `StackSampleDefaults`) become one row of the generic sample table with
 //! the sequence's source.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use protozero::Decoder;
 

@@ -5,7 +5,7 @@
 //! between two readings), pressure stall, thermal zones and CPU idle state
 //! residency. Unknown keys are counted as upstream counts them.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use protozero::Decoder;
 use zerotrace_protos::protos::SysStatsDecoder;

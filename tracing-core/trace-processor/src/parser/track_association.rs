@@ -6,7 +6,7 @@
 //! their own tracks: async phases one per id, scoped instants the global or
 //! process instant track.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use zerotrace_protos::protos::TrackEventDecoder;
 use zerotrace_protos::protos::track_event::LegacyEventDecoder;

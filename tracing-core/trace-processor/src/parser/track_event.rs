@@ -4,7 +4,7 @@
 //! ids and v1 legacy bind ids), debug annotations as args, interned names
 //! and categories, and the legacy event phases B/E/X/I.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use zerotrace_protos::protos::{
     TracePacketDecoder, TracePacketDefaultsDecoder, TrackDescriptorDecoder,
@@ -74,15 +74,15 @@ impl TrackEventState {
     pub fn new(descriptors: Descriptors) -> Self {
         TrackEventState {
             descriptors,
-            resolved: HashMap::new(),
+            resolved: HashMap::default(),
             flows: FlowTracker::default(),
             legacy: LegacyTracks::default(),
-            uuid_by_utid: HashMap::new(),
-            uuid_by_upid: HashMap::new(),
-            open_states: HashMap::new(),
-            current: HashMap::new(),
-            used: HashSet::new(),
-            unnamed: HashSet::new(),
+            uuid_by_utid: HashMap::default(),
+            uuid_by_upid: HashMap::default(),
+            open_states: HashMap::default(),
+            current: HashMap::default(),
+            used: HashSet::default(),
+            unnamed: HashSet::default(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Scalar functions Perfetto's SQL offers: `EXTRACT_ARG(arg_set_id, key)`,
 //! the value of one arg of a set (typed as stored; NULL when absent).
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use rusqlite::Connection;
@@ -29,7 +29,7 @@ impl ArgIndex {
     fn rows(&self) -> &HashMap<(i64, String), usize> {
         self.rows.get_or_init(|| {
             let table = &self.table;
-            let mut rows = HashMap::new();
+            let mut rows = HashMap::default();
             for r in 0..table.len {
                 if let (Cell::Int(set), Cell::Str(key)) = (table.cell(r, 1), table.cell(r, 3)) {
                     rows.insert((set, key.to_owned()), r);

@@ -8,7 +8,7 @@
 //! functions as symbols or hex, softirq vectors by name); any other event
 //! prints each arg as ` key=value` in its arg set's order.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -342,7 +342,7 @@ pub fn register(conn: &Connection, tables: &[Arc<Table>]) -> rusqlite::Result<()
         return Ok(());
     };
     let kernel = find(tables, "__intrinsic_metadata").and_then(|m| kernel_version(&m));
-    let mut arg_start = HashMap::new();
+    let mut arg_start = HashMap::default();
     for r in 0..args.len {
         if let Some(set) = int(&args, r, "arg_set_id") {
             arg_start.entry(set).or_insert(r);

@@ -3,7 +3,7 @@
 //! the id of the first), and its id is the `args` row id of its first arg,
 //! as upstream numbers them.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use super::strings::StrId;
 

@@ -1,7 +1,7 @@
 //! The string pool: every string a table holds is stored once and referred
 //! to by a 32-bit id, so string columns are plain integer vectors.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::sync::Arc;
 
 /// A pooled string's id; [`StrId::NULL`] is SQL's NULL.
@@ -29,7 +29,7 @@ impl Default for StringPool {
     fn default() -> Self {
         StringPool {
             strings: vec![Arc::from("")],
-            ids: HashMap::new(),
+            ids: HashMap::default(),
         }
     }
 }

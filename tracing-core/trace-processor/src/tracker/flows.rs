@@ -4,7 +4,7 @@
 //! category and name, and binds to the slice open on its track, or (an
 //! `f` without `bind_to_enclosing`) to the next slice that begins there.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};

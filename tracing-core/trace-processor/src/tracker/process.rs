@@ -3,7 +3,7 @@
 //! a thread named in another process, or a pid started again, gets a new
 //! row. Names have priorities so a better source wins over a worse one.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::storage::Storage;
 use crate::storage::rows::{ProcessRow, ThreadRow};

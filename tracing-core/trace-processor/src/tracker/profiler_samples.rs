@@ -2,7 +2,7 @@
 //! each, counter sets (the counter values of one sample), and the CPU rows
 //! samples point at, as upstream's profiler sample tracker makes them.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::storage::Storage;
 use crate::storage::profiling_rows::{ExecutionContextRow, ProfilerSampleRow, TaskContextRow};

@@ -5,7 +5,7 @@
 //! `Running` on a CPU, runnable `R` after a wakeup, or the switch-out's
 //! `prev_state` text; the swapper (utid 0) gets no thread states.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::storage::Storage;
 use crate::storage::sched_rows::{SchedSliceRow, ThreadStateRow};

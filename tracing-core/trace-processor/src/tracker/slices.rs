@@ -2,7 +2,7 @@
 //! parent; an end closes the innermost open slice and fills its duration
 //! and thread duration.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::storage::Storage;
 use crate::storage::rows::SliceRow;

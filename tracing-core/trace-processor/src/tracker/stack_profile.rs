@@ -6,7 +6,7 @@
 //! mappings, frames and callstacks (`InternedData`) resolve through here,
 //! cached per generation, with upstream's stats for each missing entry.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use zerotrace_protos::protos::{
     CallstackDecoder, FrameDecoder, InternedStringDecoder, MappingDecoder,

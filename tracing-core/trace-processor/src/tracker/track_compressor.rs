@@ -5,7 +5,7 @@
 //! again once its cookie's slices have all ended. Each track of a pool gets
 //! its index in it as the `track_compressor_idx` dimension.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 /// One track of a pool.
 #[derive(Debug, Clone, Copy)]

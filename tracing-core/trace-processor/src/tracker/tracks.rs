@@ -3,7 +3,7 @@
 //! ...) select on them as upstream's views do; the implicit thread track of
 //! each thread is made once.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
