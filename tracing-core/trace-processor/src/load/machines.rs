@@ -2,19 +2,14 @@
 //! `TracePacket.machine_id`), and a remote machine's `RemoteClockSync`
 //! turned into clock snapshots joining its clocks to the host's.
 
-use protozero::Decoder;
-
 use super::clock::machine_clock;
-use super::{Loader, MACHINE_ID, remote_clock};
+use super::{Loader, remote_clock};
 
 impl Loader {
     /// The index of a packet's machine (0: the host), a new one for a raw
     /// id not seen before.
-    pub(super) fn machine_index(&mut self, packet: &[u8]) -> u32 {
-        let raw = Decoder::new(packet)
-            .find_last(MACHINE_ID)
-            .and_then(|f| f.as_u32().ok())
-            .map_or(0, i64::from);
+    pub(super) fn machine_index(&mut self, machine_id: Option<u32>) -> u32 {
+        let raw = machine_id.map_or(0, i64::from);
         if raw == 0 {
             return 0;
         }

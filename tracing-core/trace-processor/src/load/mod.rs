@@ -48,12 +48,6 @@ pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
 /// `TracePacket.ftrace_events`.
 const FTRACE_EVENTS: u32 = 1;
-/// TracePacket.remote_clock_sync.
-const REMOTE_CLOCK_SYNC: u32 = 107;
-/// TracePacket.machine_id.
-const MACHINE_ID: u32 = 98;
-/// TracePacket.trace_uuid.
-const TRACE_UUID: u32 = 89;
 
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -240,17 +234,14 @@ impl Loader {
 
     fn on_packet(&mut self, bytes: &[u8], depth: u32) {
         let pkt = TracePacketDecoder::new(bytes);
-        self.machine = self.machine_index(bytes);
+        self.machine = self.machine_index(pkt.machine_id());
         if let Some(compressed) = pkt.compressed_packets() {
             let machine = self.machine;
             self.on_compressed(compressed, depth);
             self.machine = machine;
             return;
         }
-        if let Some(sync) = Decoder::new(bytes)
-            .find_last(REMOTE_CLOCK_SYNC)
-            .and_then(|f| f.as_bytes().ok())
-        {
+        if let Some(sync) = pkt.remote_clock_sync_bytes() {
             if self.machine != 0 {
                 self.on_remote_clock_sync(sync);
             }
@@ -351,10 +342,7 @@ impl Loader {
         if let Some(attrs) = pkt.trace_attributes() {
             self.trace_attributes(&attrs);
         }
-        if let Some(uuid) = Decoder::new(bytes)
-            .find_last(TRACE_UUID)
-            .and_then(|f| f.as_bytes().ok())
-        {
+        if let Some(uuid) = pkt.trace_uuid_bytes() {
             let d = Decoder::new(uuid);
             let field = |n| d.find_last(n).and_then(|f| f.as_u64().ok()).unwrap_or(0) as i64;
             self.identity.on_uuid_packet(field(1), field(2));
@@ -429,16 +417,22 @@ impl Loader {
                 ));
             }
         }
-        if let Some(bundle) = Decoder::new(bytes).find_last(FTRACE_EVENTS) {
+        // Two fields outside the generated TracePacket, found in one pass.
+        let (mut bundle, mut profile) = (None, None);
+        for f in Decoder::new(bytes).map_while(Result::ok) {
+            match f.id {
+                FTRACE_EVENTS => bundle = Some(f),
+                streaming_profile::FIELD => profile = Some(f),
+                _ => {}
+            }
+        }
+        if let Some(bundle) = bundle {
             if let Ok(bundle) = bundle.as_bytes() {
                 self.split_ftrace(bundle, gen_idx, seq);
             }
             return;
         }
-        if let Some(sp) = Decoder::new(bytes)
-            .find_last(streaming_profile::FIELD)
-            .and_then(|f| f.as_bytes().ok())
-        {
+        if let Some(sp) = profile.and_then(|f| f.as_bytes().ok()) {
             self.queue_streaming_profile(sp, seq, gen_idx);
             return;
         }

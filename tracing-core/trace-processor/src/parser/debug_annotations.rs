@@ -3,6 +3,8 @@
 //! as upstream types it; interned names and string values resolved through
 //! the packet's sequence.
 
+use std::borrow::Cow;
+
 use zerotrace_protos::protos::DebugAnnotationDecoder;
 use zerotrace_protos::protos::debug_annotation::NestedValueDecoder;
 
@@ -20,11 +22,11 @@ const MAX_DEPTH: u32 = 32;
 
 /// The string of an interned message's field 2 (names and strings are
 /// field 2 of every interned kind used here).
-pub fn interned_str(generation: &Generation, field: u32, iid: u64) -> Option<String> {
+pub fn interned_str(generation: &Generation, field: u32, iid: u64) -> Option<Cow<'_, str>> {
     let bytes = generation.interned(field, iid)?;
     let f = protozero::Decoder::new(bytes).find_last(2)?;
     let b = f.as_bytes().ok()?;
-    Some(String::from_utf8_lossy(b).into_owned())
+    Some(String::from_utf8_lossy(b))
 }
 
 /// Adds one annotation under `debug.`; false when a name was missing.
@@ -35,7 +37,7 @@ pub fn add(
     a: &DebugAnnotationDecoder<'_>,
 ) -> bool {
     let name = match (a.name(), a.name_iid()) {
-        (Some(n), _) => n.to_owned(),
+        (Some(n), _) => Cow::Borrowed(n),
         (None, Some(iid)) => match interned_str(generation, DEBUG_ANNOTATION_NAMES, iid) {
             Some(n) => n,
             None => return false,
@@ -43,7 +45,7 @@ pub fn add(
         (None, None) => return false,
     };
     let key = format!("debug.{name}");
-    add_value(storage, args, generation, a, &key.clone(), &key, 0)
+    add_value(storage, args, generation, a, &key, &key, 0)
 }
 
 fn add_value(
@@ -97,7 +99,7 @@ fn add_value(
     let mut ok = true;
     if a.has_dict_entries() {
         for entry in a.dict_entries() {
-            let Some(n) = entry.name().map(str::to_owned).or_else(|| {
+            let Some(n) = entry.name().map(Cow::Borrowed).or_else(|| {
                 entry
                     .name_iid()
                     .and_then(|i| interned_str(generation, DEBUG_ANNOTATION_NAMES, i))

@@ -162,11 +162,11 @@ impl Parser {
             return;
         }
         let pkt = TracePacketDecoder::new(packet.bytes);
-        if ftrace_stats::parse(self, packet.bytes) {
-            return;
-        }
         if let Some(te) = packet.track_event {
             track_event::parse(self, &pkt, te, generation);
+            return;
+        }
+        if ftrace_stats::parse(self, packet.bytes) {
             return;
         }
         if let Some(td) = pkt.track_descriptor_bytes() {

@@ -305,20 +305,21 @@ pub fn parse(
         ev.name(),
         ev.name_iid().or(legacy.as_ref().and_then(|l| l.name_iid())),
     ) {
-        (Some(n), _) => Some(n.to_owned()),
+        (Some(n), _) => Some(std::borrow::Cow::Borrowed(n)),
         (None, Some(iid)) => interned_str(generation, EVENT_NAMES, iid),
         (None, None) => None,
     };
-    let mut cats: Vec<String> = ev.categories().map(str::to_owned).collect();
+    let mut cats: Vec<std::borrow::Cow<'_, str>> =
+        ev.categories().map(std::borrow::Cow::Borrowed).collect();
     for iid in ev.category_iids() {
         if let Some(c) = interned_str(generation, EVENT_CATEGORIES, iid) {
             cats.push(c);
         }
     }
-    let category = if cats.is_empty() {
-        None
-    } else {
-        Some(cats.join(","))
+    let category = match cats.len() {
+        0 => None,
+        1 => cats.pop(),
+        _ => Some(std::borrow::Cow::Owned(cats.join(","))),
     };
     let name_id = p.storage.strings.intern_opt(name.as_deref());
     let category_id = p.storage.strings.intern_opt(category.as_deref());

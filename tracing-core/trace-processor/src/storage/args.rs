@@ -105,35 +105,70 @@ impl ArgSetBuilder {
 }
 
 /// One arg of a set as the dedup map keys it: key and typed value bits.
-type SetKeyPart = (StrId, (u8, u64));
-
 /// Every arg row, and the sets already stored.
+///
+/// Sets are found again by a hash of their contents and compared with the
+/// stored rows, so a set costs no key of its own beyond its hash (most
+/// slices' sets are distinct, and a copy of each as a key once cost more
+/// memory and time than the rows).
 #[derive(Debug, Default)]
 pub struct ArgTable {
     /// The rows: (arg_set_id, arg).
     pub rows: Vec<(u32, Arg)>,
-    sets: HashMap<Vec<SetKeyPart>, u32>,
+    /// Content hash → the first set with it.
+    sets: HashMap<u64, u32>,
+    /// Content hash → further sets with it (hash collisions).
+    more: HashMap<u64, Vec<u32>>,
+    state: foldhash::fast::RandomState,
 }
 
 impl ArgTable {
     /// Stores a set (or finds the identical one) and returns its id; None
     /// for an empty set.
     pub fn add_set(&mut self, builder: &ArgSetBuilder) -> Option<u32> {
+        use std::hash::{BuildHasher, Hash, Hasher};
         if builder.is_empty() {
             return None;
         }
-        let key: Vec<_> = builder
-            .args
-            .iter()
-            .map(|a| (a.key, a.value.hash_key()))
-            .collect();
-        if let Some(id) = self.sets.get(&key) {
-            return Some(*id);
+        let mut hasher = self.state.build_hasher();
+        for a in &builder.args {
+            a.key.hash(&mut hasher);
+            a.value.hash_key().hash(&mut hasher);
+        }
+        let h = hasher.finish();
+        let first = self.sets.get(&h).copied();
+        let candidates = first
+            .into_iter()
+            .chain(self.more.get(&h).into_iter().flatten().copied());
+        for id in candidates {
+            if self.same(id, &builder.args) {
+                return Some(id);
+            }
         }
         let id = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
         self.rows.extend(builder.args.iter().map(|a| (id, *a)));
-        self.sets.insert(key, id);
+        if first.is_none() {
+            self.sets.insert(h, id);
+        } else {
+            self.more.entry(h).or_default().push(id);
+        }
         Some(id)
+    }
+
+    /// Whether stored set `id` holds exactly `args`, in order.
+    fn same(&self, id: u32, args: &[Arg]) -> bool {
+        let start = id as usize;
+        let Some(rows) = self.rows.get(start..start + args.len()) else {
+            return false;
+        };
+        let next_is_other = self
+            .rows
+            .get(start + args.len())
+            .is_none_or(|(s, _)| *s != id);
+        next_is_other
+            && rows.iter().zip(args).all(|((s, r), a)| {
+                *s == id && r.key == a.key && r.value.hash_key() == a.value.hash_key()
+            })
     }
 
     /// The args of one set (empty for an unknown id).
@@ -150,6 +185,22 @@ impl ArgTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_that_starts_another_is_not_taken_for_it() {
+        let mut t = ArgTable::default();
+        let mut long = ArgSetBuilder::default();
+        long.add(StrId(1), StrId(1), ArgValue::Int(3));
+        long.add(StrId(2), StrId(2), ArgValue::Int(4));
+        let mut short = ArgSetBuilder::default();
+        short.add(StrId(1), StrId(1), ArgValue::Int(3));
+        let a = t.add_set(&long);
+        let b = t.add_set(&short);
+        assert_ne!(a, b);
+        assert_eq!(t.add_set(&short), b);
+        assert_eq!(t.add_set(&long), a);
+        assert_eq!(t.set(b.unwrap()).count(), 1);
+    }
 
     #[test]
     fn identical_sets_share_an_id_and_ids_are_first_rows() {
