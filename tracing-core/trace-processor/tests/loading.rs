@@ -753,3 +753,58 @@ fn event_thread_time_is_a_thread_counter_and_slice_thread_time() {
         ]
     );
 }
+
+#[test]
+fn a_track_event_on_a_clock_snapshotted_later_is_converted_at_the_end() {
+    // Clock 64 (this sequence's own) is unknown when the events are read:
+    // they wait for the end of the trace, when a later snapshot says 1000
+    // on it is 5000 on BOOTTIME. Both the event with thread time (whose
+    // times wait beside it) and the one without land at the converted time.
+    let event = |ts: u64, ty: track_event::Type, thread_time: Option<i64>| {
+        packet(move |p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(ts);
+            p.set_timestamp_clock_id(64);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(3);
+            e.set_type(ty);
+            e.set_name("s");
+            if let Some(t) = thread_time {
+                e.set_thread_time_absolute_us(t);
+            }
+        })
+    };
+    let bytes = trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_sequence_flags(1);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(3);
+            td.set_name("t");
+        }),
+        event(1000, track_event::Type::SliceBegin, Some(7)),
+        event(1100, track_event::Type::SliceEnd, Some(9)),
+        event(1200, track_event::Type::SliceBegin, None),
+        event(1300, track_event::Type::SliceEnd, None),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            let mut cs = p.begin_clock_snapshot();
+            {
+                let mut c = cs.add_clocks();
+                c.set_clock_id(64);
+                c.set_timestamp(1000);
+            }
+            let mut c = cs.add_clocks();
+            c.set_clock_id(6);
+            c.set_timestamp(5000);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        rows(&tp, "SELECT ts, dur FROM slice ORDER BY ts"),
+        vec![
+            vec![Value::Int(5000), Value::Int(100)],
+            vec![Value::Int(5200), Value::Int(100)],
+        ]
+    );
+}
