@@ -22,6 +22,8 @@ pub struct PacketArena {
     blocks: Vec<Vec<u8>>,
     /// The shared block being filled.
     current: Option<u32>,
+    /// Per block, the packets still to read in it (see [`Self::expect`]).
+    unread: Vec<u32>,
 }
 
 impl PacketArena {
@@ -58,6 +60,37 @@ impl PacketArena {
         Some(ByteRange { block, start, len })
     }
 
+    /// Says which ranges will be read once each, so that
+    /// [`Self::release`] can give a block back when its last one was read.
+    pub fn expect(&mut self, ranges: impl Iterator<Item = ByteRange>) {
+        self.unread = vec![0; self.blocks.len()];
+        for r in ranges.filter(|r| r.len > 0) {
+            if let Some(n) = self.unread.get_mut(r.block as usize) {
+                *n += 1;
+            }
+        }
+    }
+
+    /// `range` (one of those [`Self::expect`] was given) was read for the
+    /// last time: its block's memory goes back once all of its ranges were.
+    /// Parsers read in time order, which follows the stream order blocks
+    /// are filled in, so blocks go back as the parsing moves through the
+    /// trace.
+    pub fn release(&mut self, range: ByteRange) {
+        if range.len == 0 {
+            return;
+        }
+        let i = range.block as usize;
+        if let Some(n) = self.unread.get_mut(i) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                if let Some(b) = self.blocks.get_mut(i) {
+                    *b = Vec::new();
+                }
+            }
+        }
+    }
+
     /// The bytes of `range` (empty for a range this arena did not give).
     pub fn get(&self, range: ByteRange) -> &[u8] {
         let start = range.start as usize;
@@ -88,6 +121,24 @@ mod tests {
         // 40 half-MiB packets fill 2 shared blocks (32 per block) and
         // the large one has its own.
         assert_eq!(a.blocks.len(), 3);
+    }
+
+    #[test]
+    fn a_block_goes_back_when_its_last_range_is_read() {
+        let mut a = PacketArena::default();
+        let big = vec![1u8; BLOCK / 2];
+        let r1 = a.push(&big).unwrap();
+        let r2 = a.push(&[2, 3]).unwrap();
+        let r3 = a.push(&[4]).unwrap();
+        a.expect([r1, r2, r3].into_iter());
+        a.release(r2);
+        assert_eq!(a.get(r3), &[4]);
+        a.release(r3);
+        assert!(a.get(r3).is_empty());
+        assert_eq!(a.blocks[r3.block as usize].capacity(), 0);
+        assert_eq!(a.get(r1).len(), BLOCK / 2);
+        a.release(r1);
+        assert!(a.get(r1).is_empty());
     }
 
     #[test]

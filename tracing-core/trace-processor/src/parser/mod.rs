@@ -127,12 +127,16 @@ impl Parser {
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
         };
-        let source = PacketSource {
-            arena: &arena,
-            track_event_times: &track_event_times,
-            inline_sched: &inline_sched,
-        };
+        let mut arena = arena;
         p.sched.tracing_started = sched::tracing_started(&packets, &arena);
+        // Each packet is read once, in `order`: its bytes' memory goes back
+        // as soon as the packets around them were read.
+        arena.expect(
+            order
+                .iter()
+                .filter_map(|&i| packets.get(i as usize))
+                .map(|p| p.bytes),
+        );
         let empty = Generation::default();
         for &i in &order {
             let Some(packet) = packets.get(i as usize) else {
@@ -141,7 +145,13 @@ impl Parser {
             let generation = generations
                 .get(packet.generation as usize)
                 .unwrap_or(&empty);
+            let source = PacketSource {
+                arena: &arena,
+                track_event_times: &track_event_times,
+                inline_sched: &inline_sched,
+            };
             source.with_view(packet, |view| p.parse(view, generation));
+            arena.release(packet.bytes);
         }
         profiling::finish(&mut p);
         service::finish(&mut p);

@@ -8,7 +8,7 @@ use crate::storage::args::ArgValue;
 use crate::storage::stats::STATS;
 use crate::storage::strings::StrId;
 
-use super::table::{Column, ColumnData, Table};
+use super::table::{Column, Table};
 
 fn ids(n: usize) -> Vec<i64> {
     (0..n as i64).collect()
@@ -21,11 +21,7 @@ fn opt(v: Option<u32>) -> Option<i64> {
 /// The sorted column of a table, when its values ascend.
 fn ascending(table: &Table, col: usize) -> Option<usize> {
     let c = table.columns.get(col)?;
-    let ok = match &c.data {
-        ColumnData::Int(v) => v.windows(2).all(|w| w[0] <= w[1]),
-        _ => false,
-    };
-    ok.then_some(col)
+    c.ascends().then_some(col)
 }
 
 /// Builds every intrinsic table from the storage.
@@ -61,7 +57,9 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     };
     let mut out = Vec::new();
 
-    let sl = &s.slices;
+    // The largest tables are given back as soon as their columns exist, so
+    // the rows and the columns of all of them are never held at once.
+    let sl = std::mem::take(&mut s.slices);
     let mut t = table(
         "__intrinsic_slice",
         vec![
@@ -92,6 +90,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     );
     t.sorted_by = ascending(&t, 1);
     out.push(t);
+    drop(sl);
 
     let tr = &s.tracks;
     out.push(table(
@@ -172,7 +171,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         pr.len(),
     ));
 
-    let co = &s.counters;
+    let co = std::mem::take(&mut s.counters);
     let mut t = table(
         "__intrinsic_counter",
         vec![
@@ -189,6 +188,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     );
     t.sorted_by = ascending(&t, 1);
     out.push(t);
+    drop(co);
 
     let st = &s.states;
     out.push(table(
@@ -227,7 +227,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         fl.len(),
     ));
 
-    let ar = &s.args.rows;
+    let ar = std::mem::take(&mut s.args.rows);
     let int_of = |v: &ArgValue| match *v {
         ArgValue::Int(x) => Some(x),
         ArgValue::Uint(x) | ArgValue::Pointer(x) => Some(x as i64),
@@ -270,6 +270,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     );
     t.sorted_by = ascending(&t, 1);
     out.push(t);
+    drop(ar);
 
     out.push(table(
         "__intrinsic_stats",

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::storage::sched_rows::SchedRows;
 use crate::storage::strings::StringPool;
 
-use super::table::{Column, ColumnData, Table};
+use super::table::{Column, Table};
 
 fn ids(n: usize) -> Vec<i64> {
     (0..n as i64).collect()
@@ -21,10 +21,7 @@ fn opt(v: Option<u32>) -> Option<i64> {
 
 /// Column 1 (`ts`) when its values ascend.
 fn ts_sorted(t: &Table) -> Option<usize> {
-    match &t.columns.get(1)?.data {
-        ColumnData::Int(v) if v.windows(2).all(|w| w[0] <= w[1]) => Some(1),
-        _ => None,
-    }
+    t.columns.get(1)?.ascends().then_some(1)
 }
 
 /// Builds the three tables.
