@@ -23,6 +23,7 @@ mod load;
 mod output;
 pub mod packets;
 mod parser;
+pub mod profile_view;
 #[cfg(feature = "sql")]
 mod sql;
 mod storage;

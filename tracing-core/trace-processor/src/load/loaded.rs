@@ -23,6 +23,9 @@ pub struct Packet {
     pub track_event: Option<TrackEventTimes>,
     /// Position in the stream (ties in `ts` keep stream order).
     pub order: u64,
+    /// Index of the trace packet it came from (`compressed_packets`
+    /// expanded), as [`crate::packets::packets`] lists them.
+    pub index: u64,
     /// For one event of an ftrace bundle: its CPU (`bytes` then hold the
     /// `FtraceEvent`, not a packet).
     pub ftrace_cpu: Option<u32>,

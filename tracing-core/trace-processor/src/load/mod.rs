@@ -47,6 +47,11 @@ pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 const FTRACE_EVENTS: u32 = 1;
 /// TracePacket.remote_clock_sync.
 const REMOTE_CLOCK_SYNC: u32 = 107;
+/// `TracePacket.perf_sample`.
+const PERF_SAMPLE: u32 = 66;
+/// `InternedData` fields of the stack profiles: function names, frames,
+/// callstacks, build ids, mapping paths, mappings.
+const STACK_PROFILE_INTERNED: [u32; 6] = [5, 6, 7, 16, 17, 19];
 /// TracePacket.machine_id.
 const MACHINE_ID: u32 = 98;
 /// TracePacket.trace_uuid.
@@ -80,6 +85,8 @@ pub struct Loader {
     writer_buffers: Vec<(u32, u32)>,
     bytes_pushed: u64,
     next_order: u64,
+    /// Trace packets read so far (`compressed_packets` expanded).
+    packet_index: u64,
     identity: trace_identity::TraceIdentity,
     /// Raw machine ids by machine index (0: the host, raw id 0).
     machines: Vec<i64>,
@@ -109,6 +116,7 @@ impl Default for Loader {
             writer_buffers: Vec::new(),
             bytes_pushed: 0,
             next_order: 0,
+            packet_index: 0,
             identity: trace_identity::TraceIdentity::default(),
             machines: vec![0],
             machine_ids: HashMap::new(),
@@ -226,6 +234,7 @@ impl Loader {
             self.machine = machine;
             return;
         }
+        self.packet_index += 1;
         if let Some(sync) = Decoder::new(&bytes)
             .find_last(REMOTE_CLOCK_SYNC)
             .and_then(|f| f.as_bytes().ok())
@@ -324,6 +333,13 @@ impl Loader {
                 self.storage
                     .stats
                     .incr("packet_skipped_seq_needs_incremental_state_invalid");
+                let losses = &mut self.storage.profile_facts.losses;
+                if Decoder::new(&bytes).find_last(PERF_SAMPLE).is_some() {
+                    losses.perf_packets_without_state += 1;
+                }
+                if pkt.profile_packet_bytes().is_some() {
+                    losses.heap_packets_without_state += 1;
+                }
                 return;
             }
         }
@@ -442,6 +458,7 @@ impl Loader {
                 generation: gen_idx,
                 track_event: None,
                 order: self.next_order,
+                index: self.packet_index.saturating_sub(1),
                 ftrace_cpu: None,
                 inline_sched: None,
                 machine: self.machine,
@@ -487,6 +504,7 @@ impl Loader {
                 generation: gen_idx,
                 track_event: None,
                 order: self.next_order,
+                index: self.packet_index.saturating_sub(1),
                 ftrace_cpu: Some(ev.cpu),
                 inline_sched,
                 machine: self.machine,
@@ -585,10 +603,11 @@ impl Loader {
             let Ok(msg) = field.as_bytes() else {
                 continue;
             };
-            let iid = Decoder::new(msg)
-                .find_last(1)
-                .and_then(|f| f.as_u64().ok())
-                .unwrap_or(0);
+            let iid = Decoder::new(msg).find_last(1).and_then(|f| f.as_u64().ok());
+            if iid.is_none() && STACK_PROFILE_INTERNED.contains(&field.id) {
+                self.storage.profile_facts.losses.perf_malformed += 1;
+            }
+            let iid = iid.unwrap_or(0);
             g.interned.insert((field.id, iid), msg.to_vec());
         }
     }
@@ -721,6 +740,7 @@ impl Loader {
             generation: gen_idx,
             track_event: None,
             order: self.next_order,
+            index: self.packet_index.saturating_sub(1),
             ftrace_cpu: None,
             machine: self.machine,
             inline_sched: None,

@@ -106,6 +106,7 @@ mod tests {
             generation: 0,
             track_event: None,
             order,
+            index: 0,
             ftrace_cpu: Some(cpu),
             inline_sched: None,
             machine: 0,
