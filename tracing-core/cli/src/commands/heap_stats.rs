@@ -119,7 +119,7 @@ pub fn heap_section(profile: &Profile) -> Vec<String> {
         (c.rejected, "processes not profiled (rejected_concurrent)"),
         (
             c.legacy_packets,
-            "profile packets in the old format (tables in the packet), not read",
+            "profile packets in the old format (tables in the packet)",
         ),
         (
             c.packets_without_state,

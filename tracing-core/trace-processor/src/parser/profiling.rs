@@ -87,14 +87,20 @@ pub fn parse(p: &mut Parser, packet: &Packet, generation: &Generation) -> bool {
 pub fn finish(p: &mut Parser, generations: &[Generation]) {
     deobfuscation::finish(p);
     // Dumps the trace ended before closing: the views show them resolved
-    // with what was defined.
-    let empty = Generation::default();
-    for (seq, g) in heap_dump_facts::open_dumps(p) {
-        let st = p.profiling.heap.remove(&seq).unwrap_or_default();
-        let generation = generations.get(g as usize).unwrap_or(&empty);
-        let mut cache = HashMap::new();
-        profile_packet::close_facts(p, &st, &mut cache, seq, (g, generation), true);
-        p.profiling.heap.insert(seq, st);
+    // with what was defined. Upstream never resolves them, so what their
+    // resolution would count stays out of `stats`.
+    let open = heap_dump_facts::open_dumps(p);
+    if !open.is_empty() {
+        let stats = p.storage.stats.clone();
+        let empty = Generation::default();
+        for (seq, g) in open {
+            let st = p.profiling.heap.remove(&seq).unwrap_or_default();
+            let generation = generations.get(g as usize).unwrap_or(&empty);
+            let mut cache = HashMap::new();
+            profile_packet::close_facts(p, &st, &mut cache, seq, (g, generation), true);
+            p.profiling.heap.insert(seq, st);
+        }
+        p.storage.stats = stats;
     }
     let unfinished = p
         .profiling

@@ -169,7 +169,7 @@ pub struct HeapCounts {
     /// Processes not profiled because another session profiles them.
     pub rejected: u64,
     /// `ProfilePacket`s in the old format (tables inside the packet, not
-    /// `interned_data`), which this reader does not read.
+    /// `interned_data`); their callstacks resolve through those tables.
     pub legacy_packets: u64,
     /// `ProfilePacket`s dropped because they need incremental state their
     /// sequence did not have (`SEQ_NEEDS_INCREMENTAL_STATE` on a sequence

@@ -202,7 +202,8 @@ pub struct ProfileLosses {
     /// `ProfilePacket`s missing: the sum of the gaps in each sequence's
     /// `index` (upstream's `heapprofd_missing_packet` counts gaps).
     pub heap_missing_packets: u64,
-    /// `ProfilePacket`s with tables of their own (the old format).
+    /// `ProfilePacket`s with tables of their own (the old format; the
+    /// trace processor resolves their callstacks through those tables).
     pub heap_legacy_packets: u64,
     /// Malformed heap messages left out (a `ProfilePacket`,
     /// `process_dumps` entry or `HeapSample` that does not decode).
