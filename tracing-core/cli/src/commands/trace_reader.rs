@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::CliError;
+use zerotrace_trace_processor::Storage;
 use zerotrace_trace_processor::profile_view::Profile;
 
 /// `TracePacket.sequence_flags` bit: the sequence's incremental state was cleared.
@@ -74,12 +75,24 @@ impl Sequences {
     }
 }
 
+/// `TracePacket.perf_sample` and `TracePacket.profile_packet`.
+const PROFILE_FIELDS: [u32; 2] = [66, 37];
+
 /// The CPU samples (`linux.perf`) and heap dumps (`android.heapprofd`) of
 /// the trace in `bytes`, read from the file `path` names: loaded by the
-/// trace processor (without SQL), the one reader of traces.
+/// trace processor (without SQL), the one reader of traces. A trace with
+/// neither is not loaded.
 pub fn cpu_profile(path: &str, bytes: &[u8]) -> Result<Profile, CliError> {
     // A malformed trace is an error naming the offset, as for every command.
-    packets(path, bytes)?;
+    let packets = packets(path, bytes)?;
+    let profiled = packets.iter().any(|p| {
+        protozero::Decoder::new(p)
+            .filter_map(Result::ok)
+            .any(|f| PROFILE_FIELDS.contains(&f.id))
+    });
+    if !profiled {
+        return Ok(Profile::from_storage(&Storage::default()));
+    }
     Profile::from_trace(bytes).map_err(|e| CliError::BadTrace {
         path: path.to_owned(),
         reason: e.to_string(),
