@@ -13,7 +13,15 @@ use heap_support::{HeapSeq, header, hf};
 use perf_support::{Fr, PerfSeq, Trace, app};
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_trace_processor::profile_view::{Profile, Unresolved};
-use zerotrace_trace_processor::{TraceProcessor, Value};
+use zerotrace_trace_processor::{Loader, TraceProcessor, Value};
+
+/// The trace loaded with the views' facts gathered, for SQL: its tables
+/// and stats must be what a plain load gives.
+fn tp_with_facts(bytes: &[u8]) -> TraceProcessor {
+    let mut l = Loader::with_profile_facts();
+    l.push(bytes).unwrap();
+    TraceProcessor::from_storage(l.finish().unwrap()).unwrap()
+}
 
 fn stat(tp: &TraceProcessor, name: &str) -> i64 {
     let r = tp
@@ -53,8 +61,13 @@ fn samples_keep_their_packet_sequence_and_why_a_callstack_did_not_resolve() {
     assert_eq!((c.samples, c.unresolved), (2, 1));
     assert_eq!(c.skipped.get("PROFILER_SKIP_READ_STAGE"), Some(&1));
     assert_eq!(p.cpu_ns_per_sample(), Some(1_000_000));
+    // A load for SQL alone keeps no copy of the samples.
+    let mut plain = Loader::new();
+    plain.push(t.bytes()).unwrap();
+    let storage = plain.finish().unwrap();
+    assert!(Profile::from_storage(&storage).samples().is_empty());
     // The tables and stats are upstream's: one failed lookup counted once.
-    let tp = TraceProcessor::from_bytes(t.bytes()).unwrap();
+    let tp = tp_with_facts(t.bytes());
     assert_eq!(stat(&tp, "stackprofile_invalid_callstack_id"), 1);
 }
 
@@ -74,7 +87,7 @@ fn hex_text_build_ids_of_module_symbols_name_the_raw_mapping() {
     t.module_symbols("/bin/app", b"01020304", &[(0x10, &["named_late"])]);
     let p = Profile::from_trace(t.bytes()).unwrap();
     assert_eq!(p.stack_names(&p.samples()[0]), ["named_late"]);
-    let tp = TraceProcessor::from_bytes(t.bytes()).unwrap();
+    let tp = tp_with_facts(t.bytes());
     assert_eq!(stat(&tp, "stackprofile_invalid_mapping_id"), 0);
 }
 
@@ -125,7 +138,7 @@ fn heap_dumps_as_written_gaps_summed_and_unfinished_dumps_counted_apart() {
     assert_eq!((c.missing_packets, c.unfinished, c.unresolved), (3, 1, 1));
     // Upstream never resolves an unfinished dump: its failed lookup is not
     // a stat, and the gap is one `heapprofd_missing_packet`.
-    let tp = TraceProcessor::from_bytes(bytes).unwrap();
+    let tp = tp_with_facts(bytes);
     assert_eq!(stat(&tp, "stackprofile_invalid_callstack_id"), 0);
     assert_eq!(stat(&tp, "heapprofd_missing_packet"), 1);
 }

@@ -133,6 +133,15 @@ impl Loader {
         Self::default()
     }
 
+    /// A loader that also gathers what the profile views print beyond the
+    /// tables (`storage/profile_facts.rs`, read by
+    /// [`crate::profile_view::Profile::from_storage`]).
+    pub fn with_profile_facts() -> Self {
+        let mut l = Self::default();
+        l.storage.profile_facts.gathered = true;
+        l
+    }
+
     /// Feeds the next bytes of the trace.
     pub fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
         self.bytes_pushed += data.len() as u64;

@@ -46,6 +46,9 @@ fn stats_of(s: &ProcessStatsDecoder<'_>) -> HeapDumpStats {
 /// Takes in one `ProfilePacket` of sequence `seq` (trace packet
 /// `packet`, at trace time `ts`, in generation `generation`).
 pub fn on_packet(p: &mut Parser, encoded: &[u8], seq: u32, packet: u64, ts: i64, generation: u32) {
+    if !p.storage.profile_facts.gathered {
+        return;
+    }
     let pp = ProfilePacketDecoder::new(encoded);
     let losses = &mut p.storage.profile_facts.losses;
     if pp.decode_error().is_some() {

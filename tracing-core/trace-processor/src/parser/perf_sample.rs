@@ -319,12 +319,14 @@ pub fn parse(
 ) {
     let s = PerfSampleDecoder::new(bytes);
     let facts = &mut p.storage.profile_facts;
-    match timebase_of(generation) {
-        Some(t) => {
-            facts.perf_timebases.insert(seq, t);
-        }
-        None => {
-            facts.perf_timebases.remove(&seq);
+    if facts.gathered {
+        match timebase_of(generation) {
+            Some(t) => {
+                facts.perf_timebases.insert(seq, t);
+            }
+            None => {
+                facts.perf_timebases.remove(&seq);
+            }
         }
     }
     if s.decode_error().is_some() {
@@ -426,7 +428,7 @@ pub fn parse(
             counter_set_id,
         },
     );
-    if view_sample {
+    if view_sample && p.storage.profile_facts.gathered {
         p.storage.profile_facts.perf_samples.push(PerfSampleFacts {
             row,
             sequence: seq,

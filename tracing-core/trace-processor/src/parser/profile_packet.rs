@@ -114,6 +114,9 @@ pub fn close_facts(
     generation: (u32, &Generation),
     unfinished: bool,
 ) {
+    if !p.storage.profile_facts.gathered {
+        return;
+    }
     heap_dump_facts::close(p, seq, unfinished, |p, pid, iid| {
         let upid = p
             .processes

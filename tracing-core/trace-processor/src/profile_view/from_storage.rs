@@ -213,7 +213,8 @@ impl<'s> Stacks<'s> {
 }
 
 impl Profile {
-    /// The profile of a loaded trace.
+    /// The profile of a loaded trace; its samples and heap dumps are there
+    /// when the loader gathered them ([`Loader::with_profile_facts`]).
     pub fn from_storage(storage: &Storage) -> Profile {
         let mut stacks = Stacks::new(storage);
         let (samples, counts) = cpu_samples(storage, &mut stacks);
@@ -230,7 +231,7 @@ impl Profile {
 
     /// The profile of the trace in `bytes` (loaded without SQL).
     pub fn from_trace(bytes: &[u8]) -> Result<Profile, TraceError> {
-        let mut loader = Loader::new();
+        let mut loader = Loader::with_profile_facts();
         loader.push(bytes)?;
         Ok(Profile::from_storage(&loader.finish()?))
     }

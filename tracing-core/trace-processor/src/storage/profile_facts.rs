@@ -10,7 +10,9 @@
 //! written (running totals per callstack, each dump's flags and stats)
 //! where `heap_profile_allocation` holds the changes between dumps. The
 //! rows here point into the tables (`__intrinsic_profiler_sample`,
-//! `stack_profile_callsite`) for everything the tables do hold.
+//! `stack_profile_callsite`) for everything the tables do hold. The counts
+//! of losses are kept in every load; the samples and dumps only when asked
+//! for.
 
 use std::collections::BTreeMap;
 
@@ -210,9 +212,13 @@ pub struct ProfileLosses {
     pub heap_malformed: u64,
 }
 
-/// Every fact of the profile views, for one trace.
+/// Every fact of the profile views, for one trace. Gathered only when the
+/// loader is asked to ([`crate::Loader::with_profile_facts`]): a load for
+/// SQL alone keeps no copy of each sample.
 #[derive(Debug, Default)]
 pub struct ProfileFacts {
+    /// Whether the samples and dumps are gathered.
+    pub gathered: bool,
     /// CPU samples (`linux.perf`), in parse order.
     pub perf_samples: Vec<PerfSampleFacts>,
     /// Each perf sequence's latest timebase.
