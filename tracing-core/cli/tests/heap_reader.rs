@@ -11,7 +11,7 @@ use heap_support::{HeapSeq, header, hf};
 use perf_support::Trace;
 use zerotrace_protos::pprof::ProfileDecoder;
 
-use zerotrace_profiling::view::*;
+use zerotrace_trace_processor::profile_view::*;
 
 fn packets_of(trace: &Trace) -> Vec<Vec<u8>> {
     protozero::Decoder::new(trace.bytes())
@@ -20,11 +20,25 @@ fn packets_of(trace: &Trace) -> Vec<Vec<u8>> {
 }
 
 fn profile_of(packets: &[Vec<u8>]) -> Profile {
-    let mut r = SampleReader::new();
+    Profile::from_trace(&framed(packets)).unwrap()
+}
+
+/// `packets` framed as a trace (`Trace.packet` entries), for the trace
+/// processor.
+fn framed<P: AsRef<[u8]>>(packets: &[P]) -> Vec<u8> {
+    let mut out = Vec::new();
     for p in packets {
-        r.push_packet(p);
+        let p = p.as_ref();
+        out.push(0x0a);
+        let mut n = p.len() as u64;
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+        out.extend_from_slice(p);
     }
-    r.finish()
+    out
 }
 
 /// Each sample of `d`: (names root first, allocated, freed, allocs, frees).

@@ -16,9 +16,9 @@ use std::time::Duration;
 use protozero::HeapWriter;
 use zerotrace_core::track_event::{InProcessConfig, InProcessSession};
 use zerotrace_heap_profile::{HeapProfiler, RUST_HEAP, register};
-use zerotrace_profiling::view::SampleReader;
 use zerotrace_protos::protos::DataSourceConfig;
 use zerotrace_trace_processor::Value;
+use zerotrace_trace_processor::profile_view::Profile;
 
 mod tp_support;
 
@@ -160,11 +160,7 @@ fn a_recorded_heap_profile_reads_the_same_in_every_viewer() {
     })
     .collect();
     tp_live.sort_unstable();
-    let mut reader = SampleReader::new();
-    for f in protozero::Decoder::new(&bytes) {
-        reader.push_packet(f.unwrap().as_bytes().unwrap());
-    }
-    let profile = reader.finish();
+    let profile = Profile::from_trace(&bytes).unwrap();
     let mut by_stack: std::collections::BTreeMap<Vec<usize>, i64> = Default::default();
     for dump in profile.last_heap_dumps(Some(u64::from(pid))) {
         for sample in &dump.samples {

@@ -15,7 +15,7 @@ use std::process::Command;
 use heap_support::{HeapSeq, header, hf};
 use perf_support::Trace;
 use zerotrace_heap_profile::ClientError;
-use zerotrace_profiling::view::{HeapValue, SampleReader, heap_folded};
+use zerotrace_trace_processor::profile_view::{HeapValue, Profile, heap_folded};
 
 fn zerotrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_zerotrace"))
@@ -188,11 +188,7 @@ fn flamegraph_heap_draws_the_last_dumps_with_their_shares() {
 /// leaf (flat) and where the stack holds it (cum).
 fn our_flat_and_cum(value: HeapValue) -> BTreeMap<String, (u64, u64)> {
     let t = trace();
-    let mut r = SampleReader::new();
-    for f in protozero::Decoder::new(t.bytes()) {
-        r.push_packet(f.unwrap().as_bytes().unwrap());
-    }
-    let p = r.finish();
+    let p = Profile::from_trace(t.bytes()).unwrap();
     let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for (stack, n) in heap_folded(&p, None, value).stacks {
         let names: Vec<&str> = stack.split(';').collect();

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perf_support::{Fr, PerfSeq, Trace, app};
-use zerotrace_profiling::view::{Filter, SampleReader, folded};
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_protos::protos::profiling::StackUnwindError;
+use zerotrace_trace_processor::profile_view::{Filter, Profile, folded};
 
 fn zerotrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_zerotrace"))
@@ -111,11 +111,7 @@ fn write_trace(d: &Path) -> PathBuf {
 /// samples whose stack holds it (cum).
 fn our_flat_and_cum() -> BTreeMap<String, (u64, u64)> {
     let t = trace();
-    let mut r = SampleReader::new();
-    for f in protozero::Decoder::new(t.bytes()) {
-        r.push_packet(f.unwrap().as_bytes().unwrap());
-    }
-    let p = r.finish();
+    let p = Profile::from_trace(t.bytes()).unwrap();
     let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for (stack, n) in folded(&p, &Filter::default()).stacks {
         let names: Vec<&str> = stack.split(';').collect();

@@ -10,15 +10,29 @@ use zerotrace_protos::pprof::ProfileDecoder;
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_protos::protos::profiling::StackUnwindError;
 
-use zerotrace_profiling::view::*;
+use zerotrace_trace_processor::profile_view::*;
 
-/// Every packet of `trace`, pushed through a reader.
+/// Every packet of `trace`, read by the trace processor.
 fn profile_of(trace: &Trace) -> Profile {
-    let mut r = SampleReader::new();
-    for f in protozero::Decoder::new(trace.bytes()) {
-        r.push_packet(f.unwrap().as_bytes().unwrap());
+    Profile::from_trace(trace.bytes()).unwrap()
+}
+
+/// `packets` framed as a trace (`Trace.packet` entries), for the trace
+/// processor.
+fn framed<P: AsRef<[u8]>>(packets: &[P]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in packets {
+        let p = p.as_ref();
+        out.push(0x0a);
+        let mut n = p.len() as u64;
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+        out.extend_from_slice(p);
     }
-    r.finish()
+    out
 }
 
 fn names(p: &Profile) -> Vec<Vec<String>> {
@@ -246,15 +260,12 @@ fn truncated_and_corrupted_traces_never_panic() {
         .collect();
     for p in &packets {
         for cut in 0..p.len() {
-            let mut r = SampleReader::new();
-            r.push_packet(&p[..cut]);
             let mut flipped = p.clone();
             flipped[cut] ^= 0xff;
-            for q in &packets {
-                r.push_packet(q);
-            }
-            r.push_packet(&flipped);
-            let prof = r.finish();
+            let mut all: Vec<&[u8]> = vec![&p[..cut]];
+            all.extend(packets.iter().map(Vec::as_slice));
+            all.push(&flipped);
+            let prof = Profile::from_trace(&framed(&all)).unwrap();
             for s in prof.samples() {
                 let _ = prof.stack_names(s);
             }

@@ -14,12 +14,10 @@
 //! * [`guardrail`]: the memory guardrail (a profile stops when what the
 //!   profiler holds passes its limit) and the reading of a process's
 //!   anonymous and swapped memory it and heapprofd's admission use.
-//! * [`view`]: the profiles of a trace read back for viewers (sans-IO:
-//!   packets in, CPU samples and heap dumps out, their frames named with
-//!   the trace's own `ModuleSymbols`), the trace-wide symbol tables, the
-//!   pprof model (`go tool pprof`'s `Profile`) and folded stacks for
-//!   flame graphs: what `zerotrace`'s flamegraph, convert, stats, dump and
-//!   symbolize read through.
+//! * [`view`]: symbols for a recorded profile, from the binaries' debug
+//!   information (`zerotrace symbolize`). Reading a trace's samples and
+//!   heap dumps back for the viewers (flame graphs, pprof, `stats`,
+//!   `dump`) is the trace processor's, the one reader of traces.
 //!
 //! It knows nothing of a data source's config or of the service: the
 //! profilers are above it, the producer (`zerotrace-core` without its

@@ -14,6 +14,10 @@
 //! The loading core is sans-IO: [`Loader::push`] takes bytes in chunks
 //! split anywhere and [`Loader::finish`] hands back the tables;
 //! [`TraceProcessor::open`] is the driver that reads a file.
+//!
+//! [`profile_view`] is what the profile viewers (flame graphs, pprof, the
+//! profiles' sections of `zerotrace stats` and `dump`) read: a trace's CPU
+//! samples and heap dumps built from the loaded storage, without SQL.
 
 #[cfg(feature = "sql")]
 mod driver;
@@ -24,6 +28,7 @@ mod load;
 mod output;
 pub mod packets;
 mod parser;
+pub mod profile_view;
 #[cfg(feature = "sql")]
 mod sql;
 mod storage;

@@ -1,8 +1,10 @@
 //! Our own recordings load into Perfetto's profiling tables: a CPU profile
 //! written by the `linux.perf` probe's packet writers and a heap profile
 //! written by our heapprofd's dump writer give, from SQL, the same
-//! "samples per function" and "live heap bytes per callstack" as an
-//! independent reading of the same packets by `zerotrace_profiling::view`.
+//! "samples per function" and "live heap bytes per callstack" as the
+//! profile views' reading (`profile_view`: the samples' callsites walked,
+//! heapprofd's running totals as written rather than the table's changes
+//! between dumps) and as the test wrote them.
 
 use std::collections::BTreeMap;
 
@@ -10,9 +12,9 @@ use zerotrace_heap_profile::{DumpSample, DumpWriter, ProcessHeader};
 use zerotrace_probes::perf::config::{EventKind, EventSpec, Interval};
 use zerotrace_probes::perf::packets::{Defaults, SampleHeader, write_sample, write_start};
 use zerotrace_profiling::intern::{FrameDesc, Interner, MappingDesc};
-use zerotrace_profiling::view::SampleReader;
 use zerotrace_profiling::{BufferSink, PacketSink};
 use zerotrace_protos::protos::perf_events::Counter;
+use zerotrace_trace_processor::profile_view::Profile;
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
 /// `TracePacket.trusted_packet_sequence_id`, as the service stamps it.
@@ -157,11 +159,7 @@ fn perf_samples_per_function_match_the_viewer() {
     let tp = TraceProcessor::from_bytes(&trace(&packets)).unwrap();
     let from_sql = sql_samples_per_function(&tp);
 
-    let mut reader = SampleReader::new();
-    for p in &packets {
-        reader.push_packet(p);
-    }
-    let profile = reader.finish();
+    let profile = Profile::from_trace(&trace(&packets)).unwrap();
     let mut from_view: BTreeMap<String, i64> = BTreeMap::new();
     for s in profile.samples() {
         let names = profile.stack_names(s);
@@ -171,6 +169,13 @@ fn perf_samples_per_function_match_the_viewer() {
     }
     assert_eq!(from_view.values().sum::<i64>(), picks.len() as i64);
     assert_eq!(from_sql, from_view);
+    // As written: each pick's leaf (stacks are leaf first).
+    let mut written: BTreeMap<String, i64> = BTreeMap::new();
+    for pick in &picks {
+        let leaf = stacks[*pick][0].function.clone().unwrap_or_default();
+        *written.entry(leaf).or_default() += 1;
+    }
+    assert_eq!(from_view, written);
     // Every sample is on the session's timebase track.
     let r = tp
         .query("SELECT count(*) FROM counter c JOIN perf_counter_track t ON c.track_id = t.id")
@@ -251,11 +256,7 @@ fn live_heap_bytes_per_callstack_match_the_viewer() {
         *from_sql.entry(paths[cs].clone()).or_default() += live;
     }
 
-    let mut reader = SampleReader::new();
-    for p in &packets {
-        reader.push_packet(p);
-    }
-    let profile = reader.finish();
+    let profile = Profile::from_trace(&trace(&packets)).unwrap();
     let mut from_view: BTreeMap<String, i64> = BTreeMap::new();
     for d in profile.last_heap_dumps(Some(60)) {
         for s in &d.samples {
@@ -265,6 +266,20 @@ fn live_heap_bytes_per_callstack_match_the_viewer() {
     }
     assert_eq!(from_view.values().sum::<i64>(), 4096 + 160 + 64);
     assert_eq!(from_sql, from_view);
+    // As written: the last dump's totals, each stack root first.
+    let stacks = stacks();
+    let written: BTreeMap<String, i64> = [(0, 8192 - 4096), (1, 0), (2, 320 - 160), (3, 64)]
+        .into_iter()
+        .map(|(i, live): (usize, i64)| {
+            let names: Vec<String> = stacks[i]
+                .iter()
+                .rev()
+                .map(|f| f.function.clone().unwrap_or_default())
+                .collect();
+            (names.join(";"), live)
+        })
+        .collect();
+    assert_eq!(from_view, written);
     let r = tp
         .query("SELECT count(*) FROM heap_profile WHERE heap_name = 'libc.malloc'")
         .unwrap();

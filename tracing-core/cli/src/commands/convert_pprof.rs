@@ -3,13 +3,13 @@
 //! gzip-compressed pprof profile, the file `go tool pprof`, `pprof` and
 //! the profilers' UIs read. Which: the CPU samples if the trace has any,
 //! else the heap dumps; `--heap` picks the heap dumps in any case. The
-//! encodings are the profile module's ([`zerotrace_profiling::view::encode_pprof`],
-//! [`zerotrace_profiling::view::encode_heap_pprof`]); this file reads the trace and
+//! encodings are the profile module's ([`zerotrace_trace_processor::profile_view::encode_pprof`],
+//! [`zerotrace_trace_processor::profile_view::encode_heap_pprof`]); this file reads the trace and
 //! writes the file.
 
 use std::path::Path;
 
-use zerotrace_profiling::view::{Filter, Profile, encode_heap_pprof, encode_pprof};
+use zerotrace_trace_processor::profile_view::{Filter, Profile, encode_heap_pprof, encode_pprof};
 
 use super::trace_reader::cpu_profile;
 use super::{CliError, read_input, write_output};

@@ -4,8 +4,8 @@
 //! sequence in a comment line above them, and each CPU sample's
 //! (`perf_sample`'s) callstack resolved to function names likewise. Heap
 //! samples (`profile_packet`'s) are named too, though their callstacks
-//! are defined after them: the whole trace is read first, and each
-//! packet's heap samples get a comment line each.
+//! are defined after them: the trace processor reads the whole trace
+//! first, and each packet's samples get a comment line each.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -14,11 +14,11 @@ use std::path::Path;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::machines::{machine_of, machines};
-use super::trace_reader::{Sequences, cpu_profile_of, packets};
+use super::trace_reader::{Sequences, cpu_profile, packets};
 use super::{CliError, read_input};
 use crate::{schema, text_config};
-use zerotrace_profiling::view::{
-    HeapSample, Profile, Sample, SampleReader, cpu_mode_name, unwind_error_name,
+use zerotrace_trace_processor::profile_view::{
+    HeapSample, Profile, Sample, cpu_mode_name, unwind_error_name,
 };
 
 /// The names a TrackEvent refers to by iid, resolved.
@@ -56,7 +56,7 @@ fn resolved(p: &TracePacketDecoder<'_>, seqs: &mut Sequences) -> Option<String> 
 
 /// A CPU sample's comment line: who, where, and its callstack's names
 /// root first.
-fn sample_comment(s: &Sample, reader: &SampleReader) -> String {
+fn sample_comment(s: &Sample, profile: &Profile) -> String {
     let mut line = format!(
         "perf_sample: pid {} tid {}{} {}",
         s.pid,
@@ -71,7 +71,7 @@ fn sample_comment(s: &Sample, reader: &SampleReader) -> String {
         (Some(u), _) => line.push_str(&format!("; callstack does not resolve: {u}")),
         (None, true) => line.push_str("; no callstack"),
         (None, false) => {
-            let names = reader.stack_names(s);
+            let names = profile.stack_names(s);
             line.push_str(&format!(
                 "; callstack ({} frames, root first): {}",
                 names.len(),
@@ -112,14 +112,15 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let name = path.display().to_string();
     let packets = packets(&name, &bytes)?;
     let mut seqs = Sequences::default();
-    // Symbols a symbolizer appended at the end name the samples before them.
-    let mut samples = SampleReader::new();
-    for p in &packets {
-        samples.preload_symbols(p);
+    // The trace processor reads the whole trace first: symbols a
+    // symbolizer appended at the end name the samples before them, and
+    // heap samples are named once the definitions after them are read.
+    // Samples by the packet that holds them.
+    let profile = cpu_profile(&name, &bytes)?;
+    let mut cpu: HashMap<u64, Vec<&Sample>> = HashMap::new();
+    for s in profile.samples() {
+        cpu.entry(s.packet).or_default().push(s);
     }
-    // Heap samples by the packet that holds them, named once the trace's
-    // definitions are all read.
-    let profile = cpu_profile_of(&packets);
     let mut heap: HashMap<u64, Vec<&HeapSample>> = HashMap::new();
     for d in profile.heap_dumps() {
         for s in &d.samples {
@@ -160,9 +161,8 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         if let Some(r) = resolved(&p, &mut seqs) {
             block.push_str(&format!("  # {r}\n"));
         }
-        if let Some(s) = samples.push_packet(raw) {
-            let s = s.clone();
-            block.push_str(&format!("  # {}\n", sample_comment(&s, &samples)));
+        for s in cpu.get(&(i as u64)).into_iter().flatten() {
+            block.push_str(&format!("  # {}\n", sample_comment(s, &profile)));
         }
         for s in heap.get(&(i as u64)).into_iter().flatten() {
             block.push_str(&format!("  # {}\n", heap_comment(s, &profile)));

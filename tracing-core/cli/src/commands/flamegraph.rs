@@ -11,7 +11,9 @@
 
 use std::path::PathBuf;
 
-use zerotrace_profiling::view::{Filter, Folded, HeapValue, Profile, folded, heap_folded};
+use zerotrace_trace_processor::profile_view::{
+    Filter, Folded, HeapValue, Profile, folded, heap_folded,
+};
 
 use super::trace_reader::cpu_profile;
 use super::{CliError, read_input, write_output};

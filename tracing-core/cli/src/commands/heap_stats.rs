@@ -6,7 +6,7 @@
 //! whose callstack does not resolve (by kind), dumps that never closed,
 //! missing packets, malformed messages.
 
-use zerotrace_profiling::view::{HeapDump, Profile};
+use zerotrace_trace_processor::profile_view::{HeapDump, Profile};
 
 /// How many dumps are listed (the last ones: totals are cumulative).
 const MAX_LISTED: usize = 50;
@@ -119,7 +119,7 @@ pub fn heap_section(profile: &Profile) -> Vec<String> {
         (c.rejected, "processes not profiled (rejected_concurrent)"),
         (
             c.legacy_packets,
-            "profile packets in the old format (tables in the packet), not read",
+            "profile packets in the old format (tables in the packet)",
         ),
         (
             c.packets_without_state,

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use zerotrace_profiling::view::Profile;
+use zerotrace_trace_processor::profile_view::Profile;
 
 /// How many processes and threads are listed.
 const TOP: usize = 10;

@@ -11,7 +11,7 @@ use super::packet_facts::scan;
 use super::perf_stats::perf_section;
 use super::setup_errors::setup_errors_of_trace;
 use super::summary::{buffer_summary, human_bytes, kind_name};
-use super::trace_reader::{cpu_profile_of, packets};
+use super::trace_reader::{cpu_profile, packets};
 use super::{CliError, print_out, read_input};
 
 /// A sequence's packets, bytes and packets per kind.
@@ -167,7 +167,7 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         }
     }
     outln!(o);
-    let profile = cpu_profile_of(&packets);
+    let profile = cpu_profile(&name, &bytes)?;
     for line in perf_section(&profile) {
         outln!(o, "{line}");
     }

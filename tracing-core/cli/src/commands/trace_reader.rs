@@ -2,7 +2,7 @@
 //! an error naming the offset; `compressed_packets` inflated in place, as
 //! Perfetto's readers do), the per-sequence interning state a reader
 //! needs to name TrackEvents, and a trace's CPU samples and heap dumps as
-//! a [`Profile`].
+//! a [`Profile`], read by the trace processor.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::CliError;
-use zerotrace_profiling::view::{Profile, SampleReader};
+use zerotrace_trace_processor::Storage;
+use zerotrace_trace_processor::profile_view::Profile;
 
 /// `TracePacket.sequence_flags` bit: the sequence's incremental state was cleared.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -74,18 +75,26 @@ impl Sequences {
     }
 }
 
-/// The CPU samples (`linux.perf`) and heap dumps (`android.heapprofd`) of
-/// the trace in `bytes`, read from the file `path` names.
-pub fn cpu_profile(path: &str, bytes: &[u8]) -> Result<Profile, CliError> {
-    Ok(cpu_profile_of(&packets(path, bytes)?))
-}
+/// `TracePacket.perf_sample` and `TracePacket.profile_packet`.
+const PROFILE_FIELDS: [u32; 2] = [66, 37];
 
-/// The CPU samples and heap dumps of `packets`: each through a
-/// [`SampleReader`].
-pub fn cpu_profile_of<P: AsRef<[u8]>>(packets: &[P]) -> Profile {
-    let mut reader = SampleReader::new();
-    for p in packets {
-        reader.push_packet(p.as_ref());
+/// The CPU samples (`linux.perf`) and heap dumps (`android.heapprofd`) of
+/// the trace in `bytes`, read from the file `path` names: loaded by the
+/// trace processor (without SQL), the one reader of traces. A trace with
+/// neither is not loaded.
+pub fn cpu_profile(path: &str, bytes: &[u8]) -> Result<Profile, CliError> {
+    // A malformed trace is an error naming the offset, as for every command.
+    let packets = packets(path, bytes)?;
+    let profiled = packets.iter().any(|p| {
+        protozero::Decoder::new(p)
+            .filter_map(Result::ok)
+            .any(|f| PROFILE_FIELDS.contains(&f.id))
+    });
+    if !profiled {
+        return Ok(Profile::from_storage(&Storage::default()));
     }
-    reader.finish()
+    Profile::from_trace(bytes).map_err(|e| CliError::BadTrace {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })
 }

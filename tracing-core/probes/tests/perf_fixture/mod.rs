@@ -530,13 +530,21 @@ pub fn top_chain(stacks: &[Stack], pid: u32, leaf: &str) -> Option<Vec<String>> 
     counts.into_iter().max_by_key(|(_, c)| *c).map(|(k, _)| k)
 }
 
-/// The packets as a trace file (`Trace.packet`, field 1).
+/// The packets as a trace file (`Trace.packet`, field 1), each stamped
+/// with a `trusted_packet_sequence_id` as the tracing service stamps a
+/// writer's packets (a packet without one has no interned state: the
+/// trace processor, as upstream's, drops its interned data).
 pub fn trace_file(packets: &[Vec<u8>]) -> Vec<u8> {
     let mut w = HeapWriter::new();
     {
         let mut root = w.root();
         for p in packets {
-            root.append_bytes(1, p);
+            let mut stamped = p.clone();
+            let mut seq = HeapWriter::new();
+            seq.root()
+                .append_uint32(packet_field::TRUSTED_PACKET_SEQUENCE_ID, 1);
+            stamped.extend(seq.finish().expect("encodes"));
+            root.append_bytes(1, &stamped);
         }
     }
     w.finish().expect("encodes")

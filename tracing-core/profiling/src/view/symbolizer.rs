@@ -5,8 +5,8 @@
 //! machine holds the DWARF that names each address, with inlined functions
 //! and source lines. This module turns the bytes of one such ELF file and
 //! the addresses the samples reached into `ModuleSymbols` entries, as
-//! Perfetto's `traceconv symbolize` appends them (the viewers then read
-//! them, `profile/symbols.rs`). It reads no file itself.
+//! Perfetto's `traceconv symbolize` appends them (the trace processor then
+//! names the frames with them). It reads no file itself.
 //!
 //! DWARF is read by `addr2line` over `gimli` (inlined frames innermost
 //! first, file and line); where a binary has no DWARF for an address, its
@@ -15,8 +15,19 @@
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use super::SymbolLine;
 use zerotrace_unwind::demangle;
+
+/// One function at an address: the innermost comes first when functions
+/// were inlined into each other, as `AddressSymbols.lines` orders them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolLine {
+    /// The function's name (demangled).
+    pub function_name: String,
+    /// The source file, when the debug information knew it.
+    pub source_file: Option<String>,
+    /// The line in that file (0 when unknown).
+    pub line: u32,
+}
 
 /// Why a file cannot name addresses.
 #[derive(Debug, thiserror::Error)]

@@ -51,7 +51,8 @@ pub struct Packet {
     pub machine: u32,
     /// An ftrace event's CPU.
     pub cpu: u32,
-    /// Index into the side table of its kind, or [`NO_EXTRA`].
+    /// Index into the side table of its kind, or [`NO_EXTRA`]; for a
+    /// plain packet, the index of the trace packet it came from.
     pub extra: u32,
     /// What it is.
     pub kind: PacketKind,
@@ -69,6 +70,10 @@ pub struct PacketView<'a> {
     pub generation: u32,
     /// For a TrackEvent: the times and values resolved in stream order.
     pub track_event: Option<&'a TrackEventTimes>,
+    /// Index of the trace packet it came from (`compressed_packets`
+    /// expanded), as [`crate::packets::packets`] lists them; 0 for a
+    /// TrackEvent or an ftrace event, whose parsers do not ask.
+    pub index: u64,
     /// For one event of an ftrace bundle: its CPU.
     pub ftrace_cpu: Option<u32>,
     /// The machine the packet came from (0: the host).
@@ -135,8 +140,13 @@ impl<'a> PacketSource<'a> {
         };
         let ftrace_cpu = matches!(packet.kind, PacketKind::Ftrace | PacketKind::InlineSched)
             .then_some(packet.cpu);
+        let index = match packet.kind {
+            PacketKind::Packet if packet.extra != NO_EXTRA => u64::from(packet.extra),
+            _ => 0,
+        };
         f(&PacketView {
             ts: packet.ts,
+            index,
             bytes: self.arena.get(packet.bytes),
             generation: packet.generation,
             track_event,

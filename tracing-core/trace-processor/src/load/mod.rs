@@ -48,6 +48,11 @@ pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
 /// `TracePacket.ftrace_events`.
 const FTRACE_EVENTS: u32 = 1;
+/// `TracePacket.perf_sample`.
+const PERF_SAMPLE: u32 = 66;
+/// `InternedData` fields of the stack profiles: function names, frames,
+/// callstacks, build ids, mapping paths, mappings.
+const STACK_PROFILE_INTERNED: [u32; 6] = [5, 6, 7, 16, 17, 19];
 
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -81,6 +86,8 @@ pub struct Loader {
     /// sequence id → buffer, from TraceStats.writer_stats (read at finish).
     writer_buffers: Vec<(u32, u32)>,
     bytes_pushed: u64,
+    /// Trace packets read so far (`compressed_packets` expanded).
+    packet_index: u64,
     identity: trace_identity::TraceIdentity,
     /// Raw machine ids by machine index (0: the host, raw id 0).
     machines: Vec<i64>,
@@ -112,6 +119,7 @@ impl Default for Loader {
             storage: Storage::default(),
             writer_buffers: Vec::new(),
             bytes_pushed: 0,
+            packet_index: 0,
             identity: trace_identity::TraceIdentity::default(),
             machines: vec![0],
             machine_ids: HashMap::default(),
@@ -126,6 +134,15 @@ impl Loader {
     /// A loader for a new trace.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A loader that also gathers what the profile views print beyond the
+    /// tables (`storage/profile_facts.rs`, read by
+    /// [`crate::profile_view::Profile::from_storage`]).
+    pub fn with_profile_facts() -> Self {
+        let mut l = Self::default();
+        l.storage.profile_facts.gathered = true;
+        l
     }
 
     /// Feeds the next bytes of the trace.
@@ -218,6 +235,12 @@ impl Loader {
         }
     }
 
+    /// A packet record's `extra` for a plain packet: the index of the
+    /// trace packet it came from (see [`loaded::PacketView::index`]).
+    fn packet_extra(&self) -> u32 {
+        u32::try_from(self.packet_index.saturating_sub(1)).unwrap_or(NO_EXTRA)
+    }
+
     fn new_generation(&mut self, valid: bool, inherit: Option<u32>) -> u32 {
         let id = u32::try_from(self.generations.len()).unwrap_or(u32::MAX);
         let mut g = Generation {
@@ -241,6 +264,7 @@ impl Loader {
             self.machine = machine;
             return;
         }
+        self.packet_index += 1;
         if let Some(sync) = pkt.remote_clock_sync_bytes() {
             if self.machine != 0 {
                 self.on_remote_clock_sync(sync);
@@ -336,6 +360,13 @@ impl Loader {
                 self.storage
                     .stats
                     .incr("packet_skipped_seq_needs_incremental_state_invalid");
+                let losses = &mut self.storage.profile_facts.losses;
+                if Decoder::new(bytes).find_last(PERF_SAMPLE).is_some() {
+                    losses.perf_packets_without_state += 1;
+                }
+                if pkt.profile_packet_bytes().is_some() {
+                    losses.heap_packets_without_state += 1;
+                }
                 return;
             }
         }
@@ -461,7 +492,7 @@ impl Loader {
                 generation: gen_idx,
                 machine: self.machine,
                 cpu: 0,
-                extra: NO_EXTRA,
+                extra: self.packet_extra(),
                 kind: PacketKind::Packet,
             });
         }
@@ -606,10 +637,11 @@ impl Loader {
             let Ok(msg) = field.as_bytes() else {
                 continue;
             };
-            let iid = Decoder::new(msg)
-                .find_last(1)
-                .and_then(|f| f.as_u64().ok())
-                .unwrap_or(0);
+            let iid = Decoder::new(msg).find_last(1).and_then(|f| f.as_u64().ok());
+            if iid.is_none() && STACK_PROFILE_INTERNED.contains(&field.id) {
+                self.storage.profile_facts.losses.perf_malformed += 1;
+            }
+            let iid = iid.unwrap_or(0);
             g.interned.insert((field.id, iid), msg.to_vec());
         }
     }
@@ -742,7 +774,7 @@ impl Loader {
             generation: gen_idx,
             machine: self.machine,
             cpu: 0,
-            extra: NO_EXTRA,
+            extra: self.packet_extra(),
             kind: PacketKind::Packet,
         };
         if pkt.has_track_event() {
@@ -767,6 +799,7 @@ impl Loader {
                     }
                     packet.ts = t.ts;
                     packet.kind = PacketKind::TrackEvent;
+                    packet.extra = NO_EXTRA;
                     // Only what a timestamp alone does not say is kept.
                     if t.thread_ts.is_some()
                         || t.thread_instruction_count.is_some()

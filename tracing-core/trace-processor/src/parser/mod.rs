@@ -14,6 +14,7 @@ mod f2fs_iostat;
 mod ftrace;
 mod ftrace_raw;
 mod ftrace_stats;
+mod heap_dump_facts;
 mod module_symbols;
 mod perf_sample;
 mod process_stats;
@@ -153,7 +154,7 @@ impl Parser {
             source.with_view(packet, |view| p.parse(view, generation));
             arena.release(packet.bytes);
         }
-        profiling::finish(&mut p);
+        profiling::finish(&mut p, &generations);
         service::finish(&mut p);
         p.storage
     }

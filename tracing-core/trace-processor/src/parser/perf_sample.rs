@@ -15,6 +15,7 @@ use zerotrace_protos::protos::{PerfSampleDecoder, PerfSampleDefaultsDecoder};
 use super::Parser;
 use crate::load::sequence::Generation;
 use crate::storage::args::ArgValue;
+use crate::storage::profile_facts::{PerfSampleFacts, Timebase};
 use crate::storage::profiling_rows::{
     ExecutionContextRow, ProfilerSampleRow, ProfilerSessionRow, TaskContextRow,
 };
@@ -294,16 +295,57 @@ fn unwind_error_name(e: i32) -> &'static str {
     }
 }
 
-/// Parses one `PerfSample` of sequence `seq`.
+/// The timebase of a generation's `PerfSampleDefaults`, if it has one.
+fn timebase_of(generation: &Generation) -> Option<Timebase> {
+    let defaults = last_bytes(generation.defaults.as_deref()?, PERF_SAMPLE_DEFAULTS)?;
+    let t = PerfSampleDefaultsDecoder::new(defaults).timebase()?;
+    Some(Timebase {
+        counter: t.counter_raw(),
+        period: t.period(),
+        frequency: t.frequency(),
+    })
+}
+
+/// Parses one `PerfSample` of sequence `seq`, held by trace packet
+/// `packet`.
 pub fn parse(
     p: &mut Parser,
     bytes: &[u8],
     ts: i64,
     seq: u32,
+    packet: u64,
     generation_idx: u32,
     generation: &Generation,
 ) {
     let s = PerfSampleDecoder::new(bytes);
+    let facts = &mut p.storage.profile_facts;
+    if facts.gathered {
+        match timebase_of(generation) {
+            Some(t) => {
+                facts.perf_timebases.insert(seq, t);
+            }
+            None => {
+                facts.perf_timebases.remove(&seq);
+            }
+        }
+    }
+    if s.decode_error().is_some() {
+        facts.losses.perf_malformed += 1;
+    }
+    if let Some(ev) = s.producer_event() {
+        let reason = ev.source_stop_reason_raw().unwrap_or(0);
+        *facts.losses.perf_producer_events.entry(reason).or_default() += 1;
+    }
+    // A packet without a callstack that reports a loss or a skip is no
+    // sample for the views (upstream counts it in the stats).
+    let mut reports_loss = s.kernel_records_lost().is_some() || s.has_producer_event();
+    if s.callstack_iid().is_none() {
+        if let Some(r) = s.sample_skipped_reason_raw() {
+            *facts.losses.perf_skipped.entry(r).or_default() += 1;
+            reports_loss = true;
+        }
+    }
+    let view_sample = s.decode_error().is_none() && (s.callstack_iid().is_some() || !reports_loss);
     let cpu = s.cpu().unwrap_or(0);
     let (session_id, timebase_track, followers) = stream(p, seq, cpu, generation);
     if let Some(lost) = s.kernel_records_lost().filter(|l| *l > 0) {
@@ -338,8 +380,8 @@ pub fn parse(
     let tid = i64::from(s.tid().unwrap_or(0));
     let utid = p.processes.update_thread(&mut p.storage, tid, pid);
     let upid = p.processes.get_or_create_process(&mut p.storage, pid);
-    let callsite_id = s.callstack_iid().and_then(|iid| {
-        p.profiling.stacks.interned_callstack(
+    let resolved = s.callstack_iid().map(|iid| {
+        p.profiling.stacks.resolve_callstack(
             &mut p.storage,
             generation_idx,
             generation,
@@ -347,6 +389,7 @@ pub fn parse(
             iid,
         )
     });
+    let callsite_id = resolved.and_then(Result::ok);
     let mode = s.cpu_mode_raw().unwrap_or(0);
     let cpu_mode = if mode == 0 {
         StrId::NULL
@@ -372,7 +415,7 @@ pub fn parse(
             .samples
             .execution_context(&mut p.storage, ExecutionContextRow { ucpu, cpu_mode })
     });
-    ProfilerSampleTracker::add_sample(
+    let row = ProfilerSampleTracker::add_sample(
         &mut p.storage,
         ProfilerSampleRow {
             ts,
@@ -385,4 +428,15 @@ pub fn parse(
             counter_set_id,
         },
     );
+    if view_sample && p.storage.profile_facts.gathered {
+        p.storage.profile_facts.perf_samples.push(PerfSampleFacts {
+            row,
+            sequence: seq,
+            packet,
+            cpu: s.cpu(),
+            callstack_iid: s.callstack_iid(),
+            unresolved: resolved.and_then(Result::err),
+            timebase_count: s.timebase_count(),
+        });
+    }
 }

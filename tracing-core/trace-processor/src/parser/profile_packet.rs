@@ -13,8 +13,9 @@ use zerotrace_protos::protos::{
     CallstackDecoder, FrameDecoder, MappingDecoder, ProfilePacketDecoder,
 };
 
-use super::Parser;
+use super::{Parser, heap_dump_facts};
 use crate::load::sequence::Generation;
+use crate::storage::profile_facts::Unresolved;
 use crate::storage::profiling_rows::{HeapAllocationRow, HeapProfileRow};
 use crate::storage::strings::StrId;
 use crate::tracker::stack_profile::{MappingParams, mapping_name};
@@ -72,15 +73,71 @@ impl HeapSequence {
     }
 }
 
-/// Parses one `ProfilePacket` of sequence `seq`.
+/// Callsites of the dump being closed, by (upid, callstack iid), so each
+/// resolves (and counts its stat) once.
+pub type Resolved = HashMap<(u32, u64), Result<u32, Unresolved>>;
+
+/// The callsite of a callstack of the dump: the dump's own, else the
+/// sequence's interned one.
+fn resolve(
+    p: &mut Parser,
+    st: &HeapSequence,
+    cache: &mut Resolved,
+    generation: (u32, &Generation),
+    upid: u32,
+    iid: u64,
+) -> Result<u32, Unresolved> {
+    if let Some(r) = cache.get(&(upid, iid)) {
+        return *r;
+    }
+    let r = match st.callstacks.get(&iid) {
+        Some(c) => Ok(*c),
+        None => p.profiling.stacks.resolve_callstack(
+            &mut p.storage,
+            generation.0,
+            generation.1,
+            Some(upid),
+            iid,
+        ),
+    };
+    cache.insert((upid, iid), r);
+    r
+}
+
+/// Closes the open dump of `seq` for the profile views, its callstacks
+/// resolved in `generation` (the caller's cache shared).
+pub fn close_facts(
+    p: &mut Parser,
+    st: &HeapSequence,
+    cache: &mut Resolved,
+    seq: u32,
+    generation: (u32, &Generation),
+    unfinished: bool,
+) {
+    if !p.storage.profile_facts.gathered {
+        return;
+    }
+    heap_dump_facts::close(p, seq, unfinished, |p, pid, iid| {
+        let upid = p
+            .processes
+            .get_or_create_process(&mut p.storage, pid as i64);
+        resolve(p, st, cache, generation, upid, iid)
+    });
+}
+
+/// Parses one `ProfilePacket` of sequence `seq`, held by trace packet
+/// `packet`.
+#[allow(clippy::too_many_arguments)]
 pub fn parse(
     p: &mut Parser,
     bytes: &[u8],
     ts: i64,
     seq: u32,
+    packet: u64,
     generation_idx: u32,
     generation: &Generation,
 ) {
+    heap_dump_facts::on_packet(p, bytes, seq, packet, ts, generation_idx);
     let pkt = ProfilePacketDecoder::new(bytes);
     let mut st = p.profiling.heap.remove(&seq).unwrap_or_default();
     let index = pkt.index().unwrap_or(0);
@@ -212,9 +269,17 @@ pub fn parse(
     }
     if !pkt.continued().unwrap_or(false) {
         let pending = std::mem::take(&mut st.pending);
+        let mut cache = Resolved::default();
         for a in &pending {
-            add_allocation(p, &mut st, generation_idx, generation, a);
+            let upid = p
+                .processes
+                .get_or_create_process(&mut p.storage, a.pid as i64);
+            let gen_ref = (generation_idx, generation);
+            if let Ok(callsite) = resolve(p, &st, &mut cache, gen_ref, upid, a.callstack_iid) {
+                add_allocation(p, &mut st, upid, callsite, a);
+            }
         }
+        close_facts(p, &st, &mut cache, seq, (generation_idx, generation), false);
         st.strings.clear();
         st.mappings.clear();
         st.frames.clear();
@@ -298,29 +363,7 @@ fn add_callstack(p: &mut Parser, st: &mut HeapSequence, bytes: &[u8]) {
     }
 }
 
-fn add_allocation(
-    p: &mut Parser,
-    st: &mut HeapSequence,
-    generation_idx: u32,
-    generation: &Generation,
-    a: &Pending,
-) {
-    let upid = p
-        .processes
-        .get_or_create_process(&mut p.storage, a.pid as i64);
-    let callsite = match st.callstacks.get(&a.callstack_iid) {
-        Some(c) => Some(*c),
-        None => p.profiling.stacks.interned_callstack(
-            &mut p.storage,
-            generation_idx,
-            generation,
-            Some(upid),
-            a.callstack_iid,
-        ),
-    };
-    let Some(callsite) = callsite else {
-        return;
-    };
+fn add_allocation(p: &mut Parser, st: &mut HeapSequence, upid: u32, callsite: u32, a: &Pending) {
     let mut alloc = (a.alloc_count as i64, a.self_allocated as i64);
     let mut free = (-(a.free_count as i64), -(a.self_freed as i64));
     let key = (upid, callsite);

@@ -11,8 +11,8 @@ use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::Parser;
 use super::{
-    art_process_metadata, deobfuscation, module_symbols, perf_sample, profile_packet, smaps,
-    stack_sample, streaming_profile,
+    art_process_metadata, deobfuscation, heap_dump_facts, module_symbols, perf_sample,
+    profile_packet, smaps, stack_sample, streaming_profile,
 };
 use crate::load::loaded::PacketView;
 use crate::load::sequence::Generation;
@@ -41,6 +41,8 @@ pub struct ProfilingState {
     pub samples: ProfilerSampleTracker,
     /// heapprofd's state per sequence.
     pub heap: HashMap<u32, profile_packet::HeapSequence>,
+    /// heapprofd's dumps being read for the profile views, per sequence.
+    pub heap_facts: HashMap<u32, heap_dump_facts::OpenDump>,
     /// (upid, window end, heap) of the `heap_profile` rows made.
     pub seen_heap_profiles: HashSet<(u32, i64, StrId)>,
     /// Perf sessions per sequence.
@@ -60,9 +62,9 @@ pub fn parse(p: &mut Parser, packet: &PacketView<'_>, generation: &Generation) -
         .unwrap_or(0);
     let g = packet.generation;
     if let Some(b) = field(field::PROFILE_PACKET) {
-        profile_packet::parse(p, b, packet.ts, seq, g, generation);
+        profile_packet::parse(p, b, packet.ts, seq, packet.index, g, generation);
     } else if let Some(b) = field(field::PERF_SAMPLE) {
-        perf_sample::parse(p, b, packet.ts, seq, g, generation);
+        perf_sample::parse(p, b, packet.ts, seq, packet.index, g, generation);
     } else if let Some(b) = field(field::STACK_SAMPLE) {
         stack_sample::parse(p, b, packet.ts, seq, g, generation);
     } else if let Some(b) = field(field::STREAMING_PROFILE_PACKET) {
@@ -82,8 +84,24 @@ pub fn parse(p: &mut Parser, packet: &PacketView<'_>, generation: &Generation) -
 }
 
 /// What runs once every packet has been parsed.
-pub fn finish(p: &mut Parser) {
+pub fn finish(p: &mut Parser, generations: &[Generation]) {
     deobfuscation::finish(p);
+    // Dumps the trace ended before closing: the views show them resolved
+    // with what was defined. Upstream never resolves them, so what their
+    // resolution would count stays out of `stats`.
+    let open = heap_dump_facts::open_dumps(p);
+    if !open.is_empty() {
+        let stats = p.storage.stats.clone();
+        let empty = Generation::default();
+        for (seq, g) in open {
+            let st = p.profiling.heap.remove(&seq).unwrap_or_default();
+            let generation = generations.get(g as usize).unwrap_or(&empty);
+            let mut cache = HashMap::default();
+            profile_packet::close_facts(p, &st, &mut cache, seq, (g, generation), true);
+            p.profiling.heap.insert(seq, st);
+        }
+        p.storage.stats = stats;
+    }
     let unfinished = p
         .profiling
         .heap

@@ -2,6 +2,7 @@
 //! stats, and each table's rows.
 
 pub mod args;
+pub mod profile_facts;
 pub mod profiling_rows;
 pub mod rows;
 pub mod sched_rows;
@@ -54,6 +55,8 @@ pub struct Storage {
     pub sched: sched_rows::SchedRows,
     /// The profiling tables.
     pub profiling: profiling_rows::ProfilingRows,
+    /// What the profile views print beyond the profiling tables.
+    pub profile_facts: profile_facts::ProfileFacts,
 }
 
 impl Storage {

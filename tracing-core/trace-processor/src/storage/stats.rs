@@ -61,6 +61,15 @@ impl Stats {
             .unwrap_or(0)
     }
 
+    /// The sum of an indexed stat over its indices.
+    pub fn sum_indexed(&self, name: &str) -> i64 {
+        stat_index(name).map_or(0, |i| {
+            self.indexed
+                .range((i, i64::MIN)..=(i, i64::MAX))
+                .fold(0i64, |t, (_, v)| t.saturating_add(*v))
+        })
+    }
+
     /// Whether one index of an indexed stat was set.
     pub fn has_indexed(&self, name: &str, idx: i64) -> bool {
         stat_index(name).is_some_and(|i| self.indexed.contains_key(&(i, idx)))

@@ -14,6 +14,7 @@ use zerotrace_protos::protos::{
 
 use crate::load::sequence::Generation;
 use crate::storage::Storage;
+use crate::storage::profile_facts::Unresolved;
 use crate::storage::profiling_rows::{CallsiteRow, FrameRow, MappingRow, SymbolRow};
 use crate::storage::strings::StrId;
 
@@ -306,22 +307,39 @@ impl StackProfileTracker {
         upid: Option<u32>,
         iid: u64,
     ) -> Option<u32> {
+        self.resolve_callstack(storage, generation_idx, generation, upid, iid)
+            .ok()
+    }
+
+    /// The callsite of an interned callstack of a sequence, or the first
+    /// id that does not resolve (counted in the stats as upstream counts
+    /// it).
+    pub fn resolve_callstack(
+        &mut self,
+        storage: &mut Storage,
+        generation_idx: u32,
+        generation: &Generation,
+        upid: Option<u32>,
+        iid: u64,
+    ) -> Result<u32, Unresolved> {
         let key = (generation_idx, upid, iid);
         if let Some(id) = self.cached_callstacks.get(&key) {
-            return Some(*id);
+            return Ok(*id);
         }
         let Some(bytes) = generation.interned(interned::CALLSTACKS, iid) else {
             storage.stats.incr("stackprofile_invalid_callstack_id");
-            return None;
+            return Err(Unresolved::Callstack(iid));
         };
         let cs = CallstackDecoder::new(bytes);
         let mut frames = Vec::new();
         for f in cs.frame_ids() {
             frames.push(self.interned_frame(storage, generation_idx, generation, upid, f)?);
         }
-        let id = self.callsite_of_frames(storage, &frames)?;
+        let id = self
+            .callsite_of_frames(storage, &frames)
+            .ok_or(Unresolved::EmptyCallstack(iid))?;
         self.cached_callstacks.insert(key, id);
-        Some(id)
+        Ok(id)
     }
 
     fn interned_frame(
@@ -331,30 +349,29 @@ impl StackProfileTracker {
         generation: &Generation,
         upid: Option<u32>,
         iid: u64,
-    ) -> Option<u32> {
+    ) -> Result<u32, Unresolved> {
         let key = (generation_idx, upid, iid);
         if let Some(id) = self.cached_frames.get(&key) {
-            return Some(*id);
+            return Ok(*id);
         }
         let Some(bytes) = generation.interned(interned::FRAMES, iid) else {
             storage.stats.incr("stackprofile_invalid_frame_id");
-            return None;
+            return Err(Unresolved::Frame(iid));
         };
         let f = FrameDecoder::new(bytes);
         let name_iid = f.function_name_id().unwrap_or(0);
         let name = if name_iid == 0 {
             String::new()
         } else {
-            interned_string(storage, generation, interned::FUNCTION_NAMES, name_iid)?
+            interned_string(storage, generation, interned::FUNCTION_NAMES, name_iid)
+                .ok_or(Unresolved::FunctionName(name_iid))?
         };
         let source_file = match f.source_path_iid() {
             Some(0) | None => None,
-            Some(i) => Some(interned_string(
-                storage,
-                generation,
-                interned::SOURCE_PATHS,
-                i,
-            )?),
+            Some(i) => Some(
+                interned_string(storage, generation, interned::SOURCE_PATHS, i)
+                    .ok_or(Unresolved::Frame(iid))?,
+            ),
         };
         let line = f.line_number();
         let id = match f.mapping_id().unwrap_or(0) {
@@ -395,7 +412,7 @@ impl StackProfileTracker {
             }
         }
         self.cached_frames.insert(key, id);
-        Some(id)
+        Ok(id)
     }
 
     fn interned_mapping(
@@ -405,14 +422,14 @@ impl StackProfileTracker {
         generation: &Generation,
         upid: Option<u32>,
         iid: u64,
-    ) -> Option<u32> {
+    ) -> Result<u32, Unresolved> {
         let key = (generation_idx, upid, iid);
         if let Some(id) = self.cached_mappings.get(&key) {
-            return Some(*id);
+            return Ok(*id);
         }
         let Some(bytes) = generation.interned(interned::MAPPINGS, iid) else {
             storage.stats.incr("stackprofile_invalid_mapping_id");
-            return None;
+            return Err(Unresolved::Mapping(iid));
         };
         let m = MappingDecoder::new(bytes);
         let mut components = Vec::new();
@@ -424,7 +441,9 @@ impl StackProfileTracker {
         }
         let build_id = match m.build_id().unwrap_or(0) {
             0 => Vec::new(),
-            b => interned_bytes(storage, generation, interned::BUILD_IDS, b)?.to_vec(),
+            b => interned_bytes(storage, generation, interned::BUILD_IDS, b)
+                .ok_or(Unresolved::BuildId(b))?
+                .to_vec(),
         };
         let parts: Vec<&str> = components.iter().map(String::as_str).collect();
         let params = MappingParams {
@@ -443,7 +462,7 @@ impl StackProfileTracker {
             self.intern_mapping(storage, params)
         };
         self.cached_mappings.insert(key, id);
-        Some(id)
+        Ok(id)
     }
 }
 

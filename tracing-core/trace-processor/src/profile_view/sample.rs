@@ -1,8 +1,7 @@
-//! What the sample reader hands out: a CPU sample with its callstack as
-//! frame indices, the counts that say what a trace lost or could not
-//! resolve, and the sampling timebase its sequences declared. Enum values
-//! are kept as numbers (a trace may carry values newer than our schema)
-//! and named here.
+//! A CPU sample as the views see it, with its callstack as frame indices,
+//! and the counts that say what a trace lost or could not resolve. Enum
+//! values are kept as numbers (a trace may carry values newer than our
+//! schema) and named here.
 
 use std::collections::BTreeMap;
 
@@ -10,16 +9,21 @@ use zerotrace_protos::protos::perf_events::Counter;
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_protos::protos::profiling::{CpuMode, StackUnwindError};
 
-use super::interning::Unresolved;
+pub use crate::storage::profile_facts::Timebase;
+use crate::storage::profile_facts::Unresolved;
 
 /// One CPU sample (`TracePacket.perf_sample` with a callstack, or none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
-    /// `TracePacket.timestamp`, in the packet's clock (the sequence's
-    /// `timestamp_clock_id`; BOOTTIME unless the recorder said otherwise).
+    /// When it was taken, on the trace clock (BOOTTIME unless the trace
+    /// said otherwise).
     pub ts: u64,
     /// `trusted_packet_sequence_id`.
     pub sequence: u32,
+    /// Which packet held it: its index among the trace's packets
+    /// (`compressed_packets` expanded), as [`crate::packets::packets`]
+    /// lists them.
+    pub packet: u64,
     /// The CPU it was taken on.
     pub cpu: Option<u32>,
     /// Process id.
@@ -65,17 +69,6 @@ pub struct Counts {
     /// entries without an iid, `ModuleSymbols` entries without an address
     /// or lines.
     pub malformed: u64,
-}
-
-/// A sequence's sampling timebase (`PerfSampleDefaults.timebase`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Timebase {
-    /// `PerfEvents.Counter` as a number, if the timebase is a counter.
-    pub counter: Option<i32>,
-    /// Events per sample, when sampling by period.
-    pub period: Option<u64>,
-    /// Samples per second, when sampling by frequency.
-    pub frequency: Option<u64>,
 }
 
 impl Timebase {

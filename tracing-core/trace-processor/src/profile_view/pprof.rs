@@ -21,7 +21,7 @@ use std::io::Write as _;
 use zerotrace_protos::pprof::Profile as PprofProfile;
 
 use super::folded::Filter;
-use super::reader::Profile;
+use super::profile::Profile;
 
 /// Why a pprof profile could not be written.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::pprof::{PprofError, PprofTables, gzipped};
-use super::reader::Profile;
+use super::profile::Profile;
 
 /// The last heap dump of each process and heap (of process `pid` only, if
 /// given) as a gzip-compressed pprof `Profile`.

@@ -1,14 +1,13 @@
-//! Code locations of a whole trace. Each sequence interns its mappings and
-//! frames under ids of its own that a clear reuses, so a sample's frames
-//! are copied out of the sequence into these tables, where one mapping
-//! (same file, build id and place in memory) or one frame (same mapping,
-//! `rel_pc` and name) gets one index however many sequences or clears
-//! named it. Viewers read frames by index and name them here, with the
-//! trace's `ModuleSymbols` ([`super::symbols`]) taking precedence.
+//! Code locations of a whole trace, as the views name them. The trace
+//! processor's `stack_profile_mapping` keeps a process's mapping apart
+//! from another process's mapping of the same file, and its frames are
+//! per mapping; the views want one mapping per file placed in memory
+//! (same path, build id and place) and one frame per (mapping, `rel_pc`,
+//! name), however many processes or sequences named them, so the rows
+//! are folded into these tables. A frame's `ModuleSymbols` lines (its
+//! `stack_profile_symbol` set) take precedence over the recorder's name.
 
 use std::collections::HashMap;
-
-use super::symbols::{SymbolLine, Symbols, hex};
 
 /// A mapped file, as the recorder saw it in a process's memory.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -53,14 +52,37 @@ pub struct Frame {
     pub name: Option<String>,
 }
 
-/// The deduplicated mappings and frames, and the trace's symbols.
+/// One function at an address: the innermost comes first when functions
+/// were inlined into each other, as `AddressSymbols.lines` orders them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolLine {
+    /// The function's name (demangled, as symbolizers write it).
+    pub function_name: String,
+    /// The source file, when the symbolizer knew it.
+    pub source_file: Option<String>,
+    /// The line in that file (0 when unknown).
+    pub line: u32,
+}
+
+/// Lower-case hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// The deduplicated mappings and frames, and each frame's symbols.
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     mappings: Vec<Mapping>,
     mapping_index: HashMap<Mapping, usize>,
     frames: Vec<Frame>,
     frame_index: HashMap<Frame, usize>,
-    pub(crate) symbols: Symbols,
+    /// By frame index: its `ModuleSymbols` lines, innermost first.
+    symbols: Vec<Option<Vec<SymbolLine>>>,
 }
 
 impl Tables {
@@ -75,13 +97,18 @@ impl Tables {
         i
     }
 
-    /// The index of `f`, added if new.
-    pub(crate) fn intern_frame(&mut self, f: Frame) -> usize {
+    /// The index of `f`, added if new; `symbols` name it unless an
+    /// equal frame already had some.
+    pub(crate) fn intern_frame(&mut self, f: Frame, symbols: Option<Vec<SymbolLine>>) -> usize {
         if let Some(&i) = self.frame_index.get(&f) {
+            if let Some(slot) = self.symbols.get_mut(i).filter(|s| s.is_none()) {
+                *slot = symbols;
+            }
             return i;
         }
         let i = self.frames.len();
         self.frames.push(f.clone());
+        self.symbols.push(symbols);
         self.frame_index.insert(f, i);
         i
     }
@@ -96,10 +123,12 @@ impl Tables {
         &self.frames
     }
 
-    /// The `ModuleSymbols` lines of frame `f`, innermost function first.
-    pub(crate) fn symbol_lines(&self, f: &Frame) -> Option<&[SymbolLine]> {
-        let m = self.mappings.get(f.mapping?)?;
-        self.symbols.lookup(&m.path, &m.build_id, f.rel_pc)
+    /// The `ModuleSymbols` lines of frame `index`, innermost first.
+    pub(crate) fn symbol_lines(&self, index: usize) -> Option<&[SymbolLine]> {
+        self.symbols
+            .get(index)?
+            .as_deref()
+            .filter(|l| !l.is_empty())
     }
 
     /// The functions at frame `index`, innermost first (more than one where
@@ -109,7 +138,7 @@ impl Tables {
         let Some(f) = self.frames.get(index) else {
             return vec!["[no such frame]".to_owned()];
         };
-        if let Some(lines) = self.symbol_lines(f) {
+        if let Some(lines) = self.symbol_lines(index) {
             return lines.iter().map(|l| l.function_name.clone()).collect();
         }
         if let Some(n) = f.name.as_ref().filter(|n| !n.is_empty()) {
@@ -161,9 +190,9 @@ mod tests {
             rel_pc: pc,
             name: None,
         };
-        let x = t.intern_frame(f(a, 0x10));
-        assert_eq!(t.intern_frame(f(a, 0x10)), x);
-        assert_ne!(t.intern_frame(f(b, 0x10)), x);
+        let x = t.intern_frame(f(a, 0x10), None);
+        assert_eq!(t.intern_frame(f(a, 0x10), None), x);
+        assert_ne!(t.intern_frame(f(b, 0x10), None), x);
         assert_eq!(t.frames().len(), 2);
         assert_eq!(t.mappings()[b].build_id_hex(), "beef");
     }
@@ -172,21 +201,30 @@ mod tests {
     fn unnamed_frames_are_named_by_mapping_and_rel_pc() {
         let mut t = Tables::default();
         let m = t.intern_mapping(mapping("/usr/lib/libc.so.6"));
-        let unnamed = t.intern_frame(Frame {
-            mapping: Some(m),
-            rel_pc: 0x2a,
-            name: None,
-        });
-        let empty = t.intern_frame(Frame {
-            mapping: None,
-            rel_pc: 0x3,
-            name: Some(String::new()),
-        });
-        let named = t.intern_frame(Frame {
-            mapping: Some(m),
-            rel_pc: 0x2b,
-            name: Some("malloc".into()),
-        });
+        let unnamed = t.intern_frame(
+            Frame {
+                mapping: Some(m),
+                rel_pc: 0x2a,
+                name: None,
+            },
+            None,
+        );
+        let empty = t.intern_frame(
+            Frame {
+                mapping: None,
+                rel_pc: 0x3,
+                name: Some(String::new()),
+            },
+            None,
+        );
+        let named = t.intern_frame(
+            Frame {
+                mapping: Some(m),
+                rel_pc: 0x2b,
+                name: Some("malloc".into()),
+            },
+            None,
+        );
         assert_eq!(t.function_names(unnamed), ["libc.so.6+0x2a"]);
         assert_eq!(t.function_names(empty), ["[unknown]+0x3"]);
         assert_eq!(
@@ -194,5 +232,27 @@ mod tests {
             ["malloc", "libc.so.6+0x2a"]
         );
         assert_eq!(t.function_names(99), ["[no such frame]"]);
+    }
+
+    #[test]
+    fn symbols_name_a_frame_inlined_expanded() {
+        let mut t = Tables::default();
+        let line = |n: &str| SymbolLine {
+            function_name: n.into(),
+            source_file: None,
+            line: 0,
+        };
+        let f = Frame {
+            mapping: None,
+            rel_pc: 1,
+            name: Some("recorded".into()),
+        };
+        let i = t.intern_frame(f.clone(), None);
+        // A later equal frame brings symbols: they name the first.
+        assert_eq!(
+            t.intern_frame(f, Some(vec![line("inner"), line("outer")])),
+            i
+        );
+        assert_eq!(t.stack_names(&[i]), ["outer", "inner"]);
     }
 }

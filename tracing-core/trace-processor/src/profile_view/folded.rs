@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::heap::HeapValue;
-use super::reader::Profile;
+use super::profile::Profile;
 use super::sample::Sample;
 
 /// Which samples to keep; `None` keeps all.
