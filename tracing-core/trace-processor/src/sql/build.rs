@@ -54,6 +54,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         has_id: true,
         sorted_by: None,
         strings: strings.clone(),
+        orders: Default::default(),
     };
     let mut out = Vec::new();
 

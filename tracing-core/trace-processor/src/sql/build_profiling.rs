@@ -27,6 +27,7 @@ pub fn build(r: &ProfilingRows, strings: &Arc<StringPool>) -> Vec<Table> {
         has_id: true,
         sorted_by: None,
         strings: strings.clone(),
+        orders: Default::default(),
     };
     let mut out = Vec::new();
     let m = &r.mappings;

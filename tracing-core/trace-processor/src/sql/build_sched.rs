@@ -34,6 +34,7 @@ pub fn build(s: &SchedRows, strings: &Arc<StringPool>) -> Vec<Table> {
             has_id: true,
             sorted_by: None,
             strings: strings.clone(),
+            orders: Default::default(),
         };
         t.sorted_by = ts_sorted(&t);
         t

@@ -105,6 +105,9 @@ pub struct Table {
     pub sorted_by: Option<usize>,
     /// The strings the columns refer to.
     pub strings: Arc<StringPool>,
+    /// Per column, its rows in value order, built on first use
+    /// ([`Table::order`]).
+    pub orders: std::sync::Mutex<Vec<Option<Arc<[u32]>>>>,
 }
 
 impl Column {
@@ -206,6 +209,85 @@ impl Table {
         }
     }
 
+    /// The pooled id of a string cell (None for another kind of column).
+    pub fn str_id(&self, row: usize, col: usize) -> Option<StrId> {
+        match &self.columns.get(col)?.data {
+            ColumnData::Str(v) => v.get(row).copied(),
+            _ => None,
+        }
+    }
+
+    /// Whether `col` holds pooled strings.
+    pub fn is_text(&self, col: usize) -> bool {
+        self.columns
+            .get(col)
+            .is_some_and(|c| matches!(c.data, ColumnData::Str(_)))
+    }
+
+    /// The rows of `col` in value order (an index, built once on first use,
+    /// as `CREATE INDEX` would, and kept): ascending as SQL orders them
+    /// (NULL first; strings by their bytes, SQLite's BINARY collation), so
+    /// the rows holding one value are one run. Ties keep row order.
+    pub fn order(&self, col: usize) -> Arc<[u32]> {
+        let mut orders = self
+            .orders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if orders.len() < self.columns.len() {
+            orders.resize(self.columns.len(), None);
+        }
+        if let Some(Some(o)) = orders.get(col) {
+            return o.clone();
+        }
+        let n = u32::try_from(self.len).unwrap_or(u32::MAX);
+        let mut rows: Vec<u32> = (0..n).collect();
+        match self.columns.get(col).map(|c| &c.data) {
+            Some(ColumnData::RowIndex(_)) | None => {}
+            Some(ColumnData::Str(v)) => {
+                // Rank each distinct string by its bytes (SQLite's BINARY
+                // collation), NULL first, then sort rows by rank: the text
+                // of each distinct string is compared, not of each row.
+                let mut ids: Vec<StrId> = v.clone();
+                ids.sort_unstable_by_key(|s| s.0);
+                ids.dedup();
+                ids.sort_by(|a, b| {
+                    let key = |s: &StrId| (*s != StrId::NULL, self.strings.get(*s).unwrap_or(""));
+                    key(a).cmp(&key(b))
+                });
+                let rank: crate::hash::HashMap<StrId, u32> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (*s, u32::try_from(i).unwrap_or(u32::MAX)))
+                    .collect();
+                rows.sort_by_key(|&r| v.get(r as usize).and_then(|s| rank.get(s).copied()));
+            }
+            Some(ColumnData::Real(v)) => {
+                rows.sort_by(|&a, &b| {
+                    let x = v.get(a as usize).copied().unwrap_or(f64::NAN);
+                    let y = v.get(b as usize).copied().unwrap_or(f64::NAN);
+                    x.total_cmp(&y)
+                });
+            }
+            Some(ColumnData::OptReal(v)) => {
+                let key = |r: u32| v.get(r as usize).copied().flatten();
+                rows.sort_by(|&a, &b| match (key(a), key(b)) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    (x, y) => x.is_some().cmp(&y.is_some()),
+                });
+            }
+            Some(_) => {
+                if let Some(c) = self.columns.get(col) {
+                    rows.sort_by_key(|&r| c.int_at(r as usize));
+                }
+            }
+        }
+        let o: Arc<[u32]> = rows.into();
+        if let Some(slot) = orders.get_mut(col) {
+            *slot = Some(o.clone());
+        }
+        o
+    }
+
     /// The `CREATE TABLE` text SQLite is told the table's shape with.
     pub fn schema(&self) -> String {
         let cols: Vec<String> = self
@@ -220,6 +302,25 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_column_orders_by_text_with_null_first() {
+        let mut pool = StringPool::default();
+        let b = pool.intern("b");
+        let a = pool.intern("a");
+        let upper = pool.intern("Z");
+        let t = Table {
+            name: "t",
+            columns: vec![Column::str("s", vec![b, StrId::NULL, a, upper, b])],
+            len: 5,
+            has_id: false,
+            sorted_by: None,
+            strings: Arc::new(pool),
+            orders: Default::default(),
+        };
+        // NULL, then "Z" (0x5a) before "a" and "b", ties in row order.
+        assert_eq!(&*t.order(0), &[1, 3, 2, 0, 4]);
+    }
 
     #[test]
     fn compact_columns_read_back_what_they_were_given() {
@@ -239,6 +340,24 @@ mod tests {
             assert_eq!(opt.int_at(i), *x);
         }
         assert_eq!(opt.int_at(130), None);
+        let t = Table {
+            name: "t",
+            columns: vec![
+                Column::int("id", vec![0, 1, 2, 3]),
+                Column::opt_int("v", vec![Some(5), None, Some(-1), Some(5)]),
+                Column::opt_real("r", vec![Some(2.5), Some(-1.0), None, Some(0.0)]),
+                Column::str("s", vec![StrId(4), StrId::NULL, StrId(2), StrId(4)]),
+            ],
+            len: 4,
+            has_id: true,
+            sorted_by: None,
+            strings: Arc::new(StringPool::default()),
+            orders: Default::default(),
+        };
+        assert_eq!(&*t.order(1), &[1, 2, 0, 3]);
+        assert_eq!(&*t.order(2), &[2, 1, 3, 0]);
+        assert_eq!(&*t.order(0), &[0, 1, 2, 3]);
+        assert!(t.is_text(3) && !t.is_text(1));
         let none = Column::opt_int("n", vec![None; 10]);
         assert!(matches!(&none.data, ColumnData::OptInt(n) if n.values.is_empty()));
         assert_eq!(none.int_at(4), None);

@@ -2,9 +2,15 @@
 //! columns in place (nothing is copied into SQLite's own tables). Pushed
 //! down: `id = ?` (a direct row), and `=`, `<`, `<=`, `>`, `>=` on the
 //! column a table is sorted by (a binary search); an `ORDER BY` on `id`,
-//! or on the sorted column, ascending, is consumed. SQLite still checks
-//! every constraint itself (none is omitted), so a narrowing that cannot be
-//! applied (a non-integer bound) only costs time, never a wrong answer.
+//! or on the sorted column, ascending, is consumed. Through a column's
+//! value order ([`Table::order`], an index built on first use): an
+//! `ORDER BY` (or `GROUP BY`) of one column, either way, is consumed, so
+//! `ORDER BY dur DESC LIMIT 10` reads ten rows and a `GROUP BY track_id`
+//! aggregates as it goes; and `=` or `GLOB` on a string column is matched
+//! once per distinct string, then only the rows holding a matching string
+//! are visited. SQLite still checks every constraint
+//! itself (none is omitted), so a narrowing that cannot be applied (a
+//! non-integer bound) only costs time, never a wrong answer.
 
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -15,6 +21,7 @@ use rusqlite::vtab::{
 };
 
 use super::table::{Cell, Table};
+use crate::storage::strings::StrId;
 
 /// The virtual table over one columnar table.
 #[repr(C)]
@@ -33,6 +40,10 @@ enum Op {
     Le,
     Gt,
     Ge,
+    /// `=` on the string column `idx_num` names.
+    StrEq,
+    /// `GLOB` on the string column `idx_num` names.
+    Glob,
 }
 
 impl Op {
@@ -44,6 +55,8 @@ impl Op {
             Op::Le => 'l',
             Op::Gt => '>',
             Op::Ge => 'g',
+            Op::StrEq => 's',
+            Op::Glob => '*',
         }
     }
 
@@ -55,6 +68,8 @@ impl Op {
             'l' => Op::Le,
             '>' => Op::Gt,
             'g' => Op::Ge,
+            's' => Op::StrEq,
+            '*' => Op::Glob,
             _ => return None,
         })
     }
@@ -88,6 +103,8 @@ unsafe impl<'vtab> VTab<'vtab> for ColumnarTab {
         let mut plan: Vec<(usize, Op)> = Vec::new();
         let mut id_eq = false;
         let mut range = 0;
+        // The string column a `=` or `GLOB` is pushed down on (one only).
+        let mut text_col: Option<usize> = None;
         for (i, c) in info.constraints().enumerate() {
             if !c.is_usable() {
                 continue;
@@ -113,6 +130,51 @@ unsafe impl<'vtab> VTab<'vtab> for ColumnarTab {
                 };
                 plan.push((i, op));
                 range += 1;
+                continue;
+            }
+            let Ok(ucol) = usize::try_from(col) else {
+                continue;
+            };
+            if text_col.is_none() && self.table.is_text(ucol) {
+                let op = match op {
+                    IndexConstraintOp::SQLITE_INDEX_CONSTRAINT_EQ => Op::StrEq,
+                    IndexConstraintOp::SQLITE_INDEX_CONSTRAINT_GLOB => Op::Glob,
+                    _ => continue,
+                };
+                plan.push((i, op));
+                text_col = Some(ucol);
+            }
+        }
+        let obs: Vec<(c_int, bool)> = info
+            .order_bys()
+            .map(|o| (o.column(), o.is_order_by_desc()))
+            .collect();
+        let natural = obs.len() == 1
+            && !obs[0].1
+            && ((self.table.has_id && obs[0].0 == 0)
+                || self.table.sorted_by.map(|s| s as c_int) == Some(obs[0].0));
+        // An order of one column through its value order (either way),
+        // when no narrower plan reads the rows (an id, a range). A string
+        // filter visits its matches in the column's order too, so it serves
+        // an ascending order (or grouping) of its own column.
+        let single = match obs.as_slice() {
+            [(c, desc)] => usize::try_from(*c).ok().map(|c| (c, *desc)),
+            _ => None,
+        };
+        // With a string filter, the natural order is kept by sorting the
+        // matches by row (`n`).
+        let mut consumed = natural;
+        let keep_rows = natural && text_col.is_some();
+        let mut by_order = None;
+        if let (false, false, 0, Some((c, desc))) = (natural, id_eq, range, single) {
+            match text_col {
+                Some(t) => consumed = t == c && !desc,
+                None => {
+                    if c < self.table.columns.len() {
+                        consumed = true;
+                        by_order = Some((c, desc));
+                    }
+                }
             }
         }
         let mut codes = String::new();
@@ -122,28 +184,33 @@ unsafe impl<'vtab> VTab<'vtab> for ColumnarTab {
             u.set_omit(false);
             codes.push(op.code());
         }
+        // idx_num: the column of a string filter or of an order, plus one
+        // (0: none); an order adds `d` (descending) or `a` to the codes.
+        let mut idx_num = 0;
+        if let Some(c) = text_col {
+            idx_num = c_int::try_from(c + 1).unwrap_or(0);
+            if keep_rows {
+                codes.push('n');
+            }
+        } else if let Some((c, desc)) = by_order {
+            idx_num = c_int::try_from(c + 1).unwrap_or(0);
+            codes.push(if desc { 'd' } else { 'a' });
+        }
+        info.set_idx_num(idx_num);
         info.set_idx_str(&codes);
         let rows = self.table.len.max(1) as f64;
         let cost = if id_eq {
             1.0
         } else if range > 0 {
             rows.log2().max(1.0) + rows / (4.0 * range as f64)
+        } else if text_col.is_some() {
+            rows.log2().max(1.0) + rows / 16.0
         } else {
             rows
         };
         info.set_estimated_cost(cost);
         info.set_estimated_rows(if id_eq { 1 } else { cost as i64 });
-        let consumed = {
-            let obs: Vec<(c_int, bool)> = info
-                .order_bys()
-                .map(|o| (o.column(), o.is_order_by_desc()))
-                .collect();
-            obs.len() == 1
-                && !obs[0].1
-                && ((self.table.has_id && obs[0].0 == 0)
-                    || self.table.sorted_by.map(|s| s as c_int) == Some(obs[0].0))
-        };
-        info.set_order_by_consumed(consumed);
+        info.set_order_by_consumed(consumed && (natural || idx_num > 0));
         Ok(())
     }
 
@@ -153,21 +220,105 @@ unsafe impl<'vtab> VTab<'vtab> for ColumnarTab {
             table: self.table.clone(),
             row: 0,
             end: 0,
+            through: None,
         })
     }
 }
 
-/// A scan over a row range.
+/// A scan over a row range, directly or through a column's value order.
 #[repr(C)]
 pub struct ColumnarCursor {
     /// SQLite's part; must be first.
     base: rusqlite::ffi::sqlite3_vtab_cursor,
     table: Arc<Table>,
+    /// The current row (a row index, or with `through` a position in it).
     row: usize,
     end: usize,
+    through: Option<Through>,
+}
+
+/// Rows visited in a given order: a column's value order, or the rows a
+/// string filter matched.
+struct Through {
+    /// The rows, in the order to visit them.
+    rows: Arc<[u32]>,
+    /// Backwards (`ORDER BY ... DESC`): `row` counts from the end.
+    desc: bool,
 }
 
 impl ColumnarCursor {
+    /// The table row the cursor is on.
+    fn current(&self) -> usize {
+        match &self.through {
+            None => self.row,
+            Some(t) => {
+                let pos = if t.desc {
+                    t.rows.len().saturating_sub(self.row + 1)
+                } else {
+                    self.row
+                };
+                t.rows.get(pos).map_or(usize::MAX, |r| *r as usize)
+            }
+        }
+    }
+
+    /// Starts a visit of `rows` in their order (or backwards).
+    fn begin_through(&mut self, rows: Arc<[u32]>, desc: bool) {
+        self.end = rows.len();
+        self.row = 0;
+        self.through = Some(Through { rows, desc });
+    }
+
+    /// The rows in `lo..hi` whose string in `col` matches, in the column's
+    /// value order (each distinct string is tested once), or in row order
+    /// when `by_row`.
+    fn matching_rows(
+        &self,
+        col: usize,
+        op: Op,
+        pattern: &str,
+        span: (usize, usize),
+        by_row: bool,
+    ) -> Vec<u32> {
+        let mut out = Vec::new();
+        let Ok(pat) = std::ffi::CString::new(pattern) else {
+            return out;
+        };
+        let order = self.table.order(col);
+        let id_at = |pos: usize| {
+            order
+                .get(pos)
+                .and_then(|r| self.table.str_id(*r as usize, col))
+        };
+        let mut start = 0;
+        while start < order.len() {
+            let id = id_at(start);
+            let mut end = start + 1;
+            while end < order.len() && id_at(end) == id {
+                end += 1;
+            }
+            let hit = match id.and_then(|i| self.table.strings.get(i)) {
+                Some(s) if id != Some(StrId::NULL) => match op {
+                    Op::Glob => glob(&pat, s),
+                    _ => s == pattern,
+                },
+                _ => false,
+            };
+            if hit {
+                let run = order.get(start..end).unwrap_or(&[]);
+                out.extend(
+                    run.iter()
+                        .filter(|r| (span.0..span.1).contains(&(**r as usize))),
+                );
+            }
+            start = end;
+        }
+        if by_row {
+            out.sort_unstable();
+        }
+        out
+    }
+
     /// First row whose sorted column is >= v (or > v when `strict`).
     fn lower(&self, col: usize, v: i64, strict: bool) -> usize {
         let c = &self.table.columns[col];
@@ -185,22 +336,57 @@ impl ColumnarCursor {
     }
 }
 
+/// SQLite's own `GLOB` (case-sensitive, `*`, `?`, `[...]`), so a pushed-down
+/// `GLOB` matches exactly what SQLite would.
+fn glob(pattern: &std::ffi::CStr, s: &str) -> bool {
+    // A C string ends at its first NUL, as SQLite's comparison of it does.
+    let Ok(s) = std::ffi::CString::new(s.split('\0').next().unwrap_or("")) else {
+        return false;
+    };
+    // SAFETY: both are valid NUL-terminated strings that outlive the call;
+    // sqlite3_strglob only reads them.
+    unsafe { rusqlite::ffi::sqlite3_strglob(pattern.as_ptr(), s.as_ptr()) == 0 }
+}
+
 // SAFETY: `ColumnarCursor` is `#[repr(C)]` with `sqlite3_vtab_cursor` as its
 // first field, as rusqlite's `VTabCursor` contract requires.
 unsafe impl VTabCursor for ColumnarCursor {
     fn filter(
         &mut self,
-        _idx_num: c_int,
+        idx_num: c_int,
         idx_str: Option<&str>,
         args: &Filters<'_>,
     ) -> rusqlite::Result<()> {
         let (mut lo, mut hi) = (0usize, self.table.len);
         let sorted = self.table.sorted_by;
-        for (n, code) in idx_str.unwrap_or("").chars().enumerate() {
+        let column = usize::try_from(idx_num).ok().and_then(|c| c.checked_sub(1));
+        self.through = None;
+        let mut text: Option<(Op, String)> = None;
+        let mut desc = None;
+        let mut by_row = false;
+        let mut n = 0;
+        for code in idx_str.unwrap_or("").chars() {
+            match code {
+                'a' | 'd' => {
+                    desc = Some(code == 'd');
+                    continue;
+                }
+                'n' => {
+                    by_row = true;
+                    continue;
+                }
+                _ => {}
+            }
             let Some(op) = Op::from_code(code) else {
                 continue;
             };
-            let v = match args.iter().nth(n) {
+            let arg = args.iter().nth(n);
+            n += 1;
+            if let (Op::StrEq | Op::Glob, Some(ValueRef::Text(t))) = (op, arg) {
+                text = Some((op, String::from_utf8_lossy(t).into_owned()));
+                continue;
+            }
+            let v = match arg {
                 Some(ValueRef::Integer(v)) => v,
                 _ => continue,
             };
@@ -224,8 +410,20 @@ unsafe impl VTabCursor for ColumnarCursor {
                 _ => {}
             }
         }
-        self.row = lo;
-        self.end = hi.max(lo);
+        match (column, text, desc) {
+            (Some(c), Some((op, pattern)), _) => {
+                let rows = self.matching_rows(c, op, &pattern, (lo, hi), by_row);
+                self.begin_through(rows.into(), false);
+            }
+            (Some(c), None, Some(desc)) => {
+                let order = self.table.order(c);
+                self.begin_through(order, desc);
+            }
+            _ => {
+                self.row = lo;
+                self.end = hi.max(lo);
+            }
+        }
         Ok(())
     }
 
@@ -240,7 +438,7 @@ unsafe impl VTabCursor for ColumnarCursor {
 
     fn column(&self, ctx: &mut Context, i: c_int) -> rusqlite::Result<()> {
         let col = usize::try_from(i).unwrap_or(usize::MAX);
-        match self.table.cell(self.row, col) {
+        match self.table.cell(self.current(), col) {
             Cell::Null => ctx.set_result(&Null),
             Cell::Int(v) => ctx.set_result(&v),
             Cell::Real(v) => ctx.set_result(&v),
@@ -249,6 +447,6 @@ unsafe impl VTabCursor for ColumnarCursor {
     }
 
     fn rowid(&self) -> rusqlite::Result<i64> {
-        Ok(self.row as i64)
+        Ok(self.current() as i64)
     }
 }
