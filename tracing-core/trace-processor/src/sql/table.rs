@@ -24,24 +24,33 @@ pub enum ColumnData {
     /// Non-null doubles.
     Real(Vec<f64>),
     /// Nullable doubles.
-    OptReal(Vec<Option<f64>>),
+    OptReal(Nullable<f64>),
     /// Pooled strings (NULL as [`StrId::NULL`]).
     Str(Vec<StrId>),
 }
 
-/// Nullable integers: the values (0 where NULL) and one bit per row set
-/// where a value is present; both empty when every row is NULL.
-#[derive(Debug, Default)]
-pub struct NullableInts {
-    values: Vec<i64>,
+/// Nullable values: the values (a filler where NULL) and one bit per row
+/// set where a value is present; both empty when every row is NULL.
+#[derive(Debug)]
+pub struct Nullable<T> {
+    values: Vec<T>,
     present: Vec<u64>,
 }
 
-impl NullableInts {
-    /// Packs `v`.
-    pub fn new(v: Vec<Option<i64>>) -> Self {
+impl<T> Default for Nullable<T> {
+    fn default() -> Self {
+        Nullable {
+            values: Vec::new(),
+            present: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy + Default> Nullable<T> {
+    /// Packs `v`, each value converted by `f`.
+    fn pack<U>(v: Vec<Option<U>>, f: impl Fn(U) -> T) -> Self {
         if v.iter().all(Option::is_none) {
-            return NullableInts::default();
+            return Nullable::default();
         }
         let mut present = vec![0u64; v.len().div_ceil(64)];
         let mut values = Vec::with_capacity(v.len());
@@ -51,18 +60,46 @@ impl NullableInts {
                     *w |= 1 << (i % 64);
                 }
             }
-            values.push(x.unwrap_or(0));
+            values.push(x.map_or_else(T::default, &f));
         }
-        NullableInts { values, present }
+        Nullable { values, present }
     }
 
     /// The value of `row` (None for NULL or past the end).
-    pub fn get(&self, row: usize) -> Option<i64> {
+    pub fn get(&self, row: usize) -> Option<T> {
         let w = self.present.get(row / 64)?;
         if w & (1 << (row % 64)) == 0 {
             return None;
         }
         self.values.get(row).copied()
+    }
+}
+
+/// Nullable integers, in 4 bytes each when every value fits 32 bits.
+#[derive(Debug)]
+pub enum NullableInts {
+    /// Values that fit 32 bits.
+    Narrow(Nullable<i32>),
+    /// Any values.
+    Wide(Nullable<i64>),
+}
+
+impl NullableInts {
+    /// Packs `v`.
+    pub fn new(v: Vec<Option<i64>>) -> Self {
+        if v.iter().flatten().all(|x| i32::try_from(*x).is_ok()) {
+            NullableInts::Narrow(Nullable::pack(v, |x| x as i32))
+        } else {
+            NullableInts::Wide(Nullable::pack(v, |x| x))
+        }
+    }
+
+    /// The value of `row` (None for NULL or past the end).
+    pub fn get(&self, row: usize) -> Option<i64> {
+        match self {
+            NullableInts::Narrow(n) => n.get(row).map(i64::from),
+            NullableInts::Wide(n) => n.get(row),
+        }
     }
 }
 
@@ -154,7 +191,7 @@ impl Column {
         Column {
             name,
             sql_type: "DOUBLE",
-            data: ColumnData::OptReal(v),
+            data: ColumnData::OptReal(Nullable::pack(v, |x| x)),
         }
     }
 
@@ -201,7 +238,7 @@ impl Table {
             }
             ColumnData::OptInt(v) => v.get(row).map_or(Cell::Null, Cell::Int),
             ColumnData::Real(v) => v.get(row).map_or(Cell::Null, |x| Cell::Real(*x)),
-            ColumnData::OptReal(v) => v.get(row).copied().flatten().map_or(Cell::Null, Cell::Real),
+            ColumnData::OptReal(v) => v.get(row).map_or(Cell::Null, Cell::Real),
             ColumnData::Str(v) => v
                 .get(row)
                 .and_then(|s| self.strings.get(*s))
@@ -269,7 +306,7 @@ impl Table {
                 });
             }
             Some(ColumnData::OptReal(v)) => {
-                let key = |r: u32| v.get(r as usize).copied().flatten();
+                let key = |r: u32| v.get(r as usize);
                 rows.sort_by(|&a, &b| match (key(a), key(b)) {
                     (Some(x), Some(y)) => x.total_cmp(&y),
                     (x, y) => x.is_some().cmp(&y.is_some()),
@@ -359,7 +396,31 @@ mod tests {
         assert_eq!(&*t.order(0), &[0, 1, 2, 3]);
         assert!(t.is_text(3) && !t.is_text(1));
         let none = Column::opt_int("n", vec![None; 10]);
-        assert!(matches!(&none.data, ColumnData::OptInt(n) if n.values.is_empty()));
+        assert!(
+            matches!(&none.data, ColumnData::OptInt(NullableInts::Narrow(n)) if n.values.is_empty())
+        );
+        let wide = Column::opt_int("w", vec![None, Some(i64::MIN), Some(3)]);
+        assert!(matches!(
+            &wide.data,
+            ColumnData::OptInt(NullableInts::Wide(_))
+        ));
+        assert_eq!(
+            (0..4).map(|i| wide.int_at(i)).collect::<Vec<_>>(),
+            vec![None, Some(i64::MIN), Some(3), None]
+        );
+        let reals = Column::opt_real("r", vec![Some(1.5), None, Some(-0.0)]);
+        let t = Table {
+            name: "t",
+            columns: vec![reals],
+            len: 3,
+            has_id: false,
+            sorted_by: None,
+            strings: Arc::new(StringPool::default()),
+            orders: Default::default(),
+        };
+        assert_eq!(t.cell(0, 0), Cell::Real(1.5));
+        assert_eq!(t.cell(1, 0), Cell::Null);
+        assert_eq!(t.cell(2, 0), Cell::Real(-0.0));
         assert_eq!(none.int_at(4), None);
         assert!(id.ascends() && !small.ascends() && big.ascends());
     }
