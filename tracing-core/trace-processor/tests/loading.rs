@@ -5,38 +5,11 @@
 
 use std::io::Write;
 
-use zerotrace_protos::protos::{TracePacket, track_event};
-use zerotrace_trace_processor::{Loader, QueryResult, TraceProcessor, Value};
+use zerotrace_protos::protos::track_event;
+use zerotrace_trace_processor::{Loader, TraceProcessor, Value};
 
-/// One packet's bytes, written by `f`.
-fn packet(f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
-    let mut w = protozero::HeapWriter::new();
-    {
-        let mut p = TracePacket::from_message(w.root());
-        f(&mut p);
-    }
-    w.finish().expect("heap writer")
-}
-
-/// Packets framed as a `Trace` (field 1 each).
-fn trace(packets: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in packets {
-        out.push(0x0a);
-        let mut n = p.len() as u64;
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-        out.extend_from_slice(p);
-    }
-    out
-}
+mod common;
+use common::{packet, rows, s, trace};
 
 fn slices_trace() -> Vec<u8> {
     trace(&[
@@ -87,15 +60,6 @@ fn slices_trace() -> Vec<u8> {
             e.set_type(track_event::Type::SliceEnd);
         }),
     ])
-}
-
-fn rows(tp: &TraceProcessor, sql: &str) -> Vec<Vec<Value>> {
-    let r: QueryResult = tp.query(sql).expect("query");
-    r.rows
-}
-
-fn s(v: &str) -> Value {
-    Value::Text(v.into())
 }
 
 #[test]

@@ -17,32 +17,15 @@ use zerotrace_protos::protos::perf_events::Counter;
 use zerotrace_trace_processor::profile_view::Profile;
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
+mod common;
+use common::trace;
+
 /// `TracePacket.trusted_packet_sequence_id`, as the service stamps it.
 fn stamp(mut packet: Vec<u8>, seq: u32) -> Vec<u8> {
     let mut w = protozero::HeapWriter::new();
     w.root().append_uint32(10, seq);
     packet.extend(w.finish().expect("heap writer"));
     packet
-}
-
-/// Packets framed as a `Trace`.
-fn trace(packets: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in packets {
-        out.push(0x0a);
-        let mut n = p.len() as u64;
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-        out.extend_from_slice(p);
-    }
-    out
 }
 
 fn frame(path: &str, build_id: u8, rel_pc: u64, name: &str) -> FrameDesc {

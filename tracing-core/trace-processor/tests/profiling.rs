@@ -7,6 +7,9 @@ use protozero::Message;
 use zerotrace_protos::protos::TracePacket;
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
+mod common;
+use common::{rows, s, trace};
+
 /// One packet's bytes, written by `f`.
 fn packet(f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
     let mut w = protozero::HeapWriter::new();
@@ -15,34 +18,6 @@ fn packet(f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
         f(p.message());
     }
     w.finish().expect("heap writer")
-}
-
-/// Packets framed as a `Trace`.
-fn trace(packets: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in packets {
-        out.push(0x0a);
-        let mut n = p.len() as u64;
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-        out.extend_from_slice(p);
-    }
-    out
-}
-
-fn rows(tp: &TraceProcessor, sql: &str) -> Vec<Vec<Value>> {
-    tp.query(sql).expect("query").rows
-}
-
-fn s(v: &str) -> Value {
-    Value::Text(v.into())
 }
 
 fn i(v: i64) -> Value {

@@ -7,39 +7,14 @@
 //! and malformed bundles counted as stats without panicking.
 
 use zerotrace_protos::protos::ftrace_event_bundle::CompactSched;
-use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundle, TracePacket};
+use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundle};
 use zerotrace_trace_processor::{TraceProcessor, Value};
+
+mod common;
+use common::{packet, rows, s, trace};
 
 /// `TracePacket.ftrace_events`.
 const FTRACE_EVENTS: u32 = 1;
-
-fn packet(f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
-    let mut w = protozero::HeapWriter::new();
-    {
-        let mut p = TracePacket::from_message(w.root());
-        f(&mut p);
-    }
-    w.finish().expect("heap writer")
-}
-
-fn trace(packets: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in packets {
-        out.push(0x0a);
-        let mut n = p.len() as u64;
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-        out.extend_from_slice(p);
-    }
-    out
-}
 
 /// A packet holding one bundle of CPU `cpu`, written by `f`.
 fn bundle(cpu: u32, f: impl FnOnce(&mut FtraceEventBundle<'_>)) -> Vec<u8> {
@@ -94,14 +69,6 @@ fn release(r: &str) -> Vec<u8> {
             .set_sysname("Linux")
             .set_release(r);
     })
-}
-
-fn rows(tp: &TraceProcessor, sql: &str) -> Vec<Vec<Value>> {
-    tp.query(sql).expect("query").rows
-}
-
-fn s(v: &str) -> Value {
-    Value::Text(v.into())
 }
 
 fn i(v: i64) -> Value {
