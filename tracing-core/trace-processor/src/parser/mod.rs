@@ -32,6 +32,7 @@ mod systrace;
 pub mod task_state;
 mod track_association;
 mod track_event;
+mod track_event_callstack;
 
 use zerotrace_protos::protos::TracePacketDecoder;
 
@@ -174,7 +175,7 @@ impl Parser {
         }
         let pkt = TracePacketDecoder::new(packet.bytes);
         if let Some(te) = packet.track_event {
-            track_event::parse(self, &pkt, te, generation);
+            track_event::parse(self, &pkt, te, packet.generation, generation);
             return;
         }
         if ftrace_stats::parse(self, packet.bytes) {

@@ -285,6 +285,7 @@ pub fn parse(
     p: &mut Parser,
     pkt: &TracePacketDecoder<'_>,
     te: &TrackEventTimes,
+    generation_idx: u32,
     generation: &Generation,
 ) {
     let Some(ev) = pkt.track_event() else {
@@ -526,6 +527,15 @@ pub fn parse(
     let Some(slice_id) = slice_id else {
         return;
     };
+    let upid = assoc
+        .utid
+        .and_then(|u| p.storage.threads.get(u as usize))
+        .and_then(|t| t.upid);
+    if let Some(callsite) =
+        super::track_event_callstack::callsite(p, &ev, generation_idx, generation, upid)
+    {
+        super::track_event_callstack::record(p, &ev, slice_id, track_id, callsite, ty == 2);
+    }
     if !matches!((ty, phase), (2, _) | (0, b'E' | b'e' | b'F')) {
         p.track_event
             .flows

@@ -228,6 +228,32 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         fl.len(),
     ));
 
+    let tc = &s.track_event_callstacks;
+    out.push(table(
+        "__intrinsic_track_event_callstacks",
+        vec![
+            Column::int("id", ids(tc.len())),
+            Column::int(
+                "slice_id",
+                tc.iter().map(|r| i64::from(r.slice_id)).collect(),
+            ),
+            Column::int(
+                "track_id",
+                tc.iter().map(|r| i64::from(r.track_id)).collect(),
+            ),
+            Column::opt_int(
+                "callsite_id",
+                tc.iter().map(|r| opt(r.callsite_id)).collect(),
+            ),
+            Column::opt_int(
+                "end_callsite_id",
+                tc.iter().map(|r| opt(r.end_callsite_id)).collect(),
+            ),
+            Column::opt_real("weight", tc.iter().map(|r| r.weight).collect()),
+        ],
+        tc.len(),
+    ));
+
     let ar = std::mem::take(&mut s.args.rows);
     let int_of = |v: &ArgValue| match *v {
         ArgValue::Int(x) => Some(x),

@@ -41,6 +41,8 @@ pub struct Storage {
     pub states: Vec<StateRow>,
     /// `flow`.
     pub flows: Vec<FlowRow>,
+    /// `__intrinsic_track_event_callstacks`.
+    pub track_event_callstacks: Vec<rows::TrackEventCallstackRow>,
     /// `metadata`.
     pub metadata: Vec<MetadataRow>,
     /// `clock_snapshot`.

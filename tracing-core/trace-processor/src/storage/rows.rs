@@ -139,6 +139,22 @@ pub struct StateRow {
     pub arg_set_id: Option<u32>,
 }
 
+/// A row of `__intrinsic_track_event_callstacks`: the callstack a
+/// TrackEvent carried, on the slice it began, ended or was.
+#[derive(Debug, Clone, Default)]
+pub struct TrackEventCallstackRow {
+    /// The slice.
+    pub slice_id: u32,
+    /// Its track.
+    pub track_id: u32,
+    /// The callsite of a begin (or instant, or complete) event.
+    pub callsite_id: Option<u32>,
+    /// The callsite of an end event.
+    pub end_callsite_id: Option<u32>,
+    /// `callstack_weight`.
+    pub weight: Option<f64>,
+}
+
 /// A row of `flow`.
 #[derive(Debug, Clone, Default)]
 pub struct FlowRow {

@@ -95,6 +95,8 @@ pub enum DummyOwner {
     StackSampleInline,
     /// ART's OOME stacks.
     ArtProcessMetadata,
+    /// TrackEvent's inline callstacks.
+    TrackEventInline,
 }
 
 impl DummyOwner {
@@ -103,6 +105,7 @@ impl DummyOwner {
             DummyOwner::Generation(_) => "",
             DummyOwner::StackSampleInline => "stack_sample_inline",
             DummyOwner::ArtProcessMetadata => "art_process_metadata",
+            DummyOwner::TrackEventInline => "track_event_inline",
         }
     }
 }
