@@ -467,7 +467,7 @@ impl Loader {
             self.queue_streaming_profile(sp, seq, gen_idx);
             return;
         }
-        self.timestamp_and_queue(bytes, seq, seq_id.is_some(), gen_idx);
+        self.timestamp_and_queue(bytes, &pkt, seq, seq_id.is_some(), gen_idx);
     }
 
     /// Queues each sample of a `StreamingProfilePacket` at its own time.
@@ -718,8 +718,14 @@ impl Loader {
         });
     }
 
-    fn timestamp_and_queue(&mut self, bytes: &[u8], seq: u32, has_seq: bool, gen_idx: u32) {
-        let pkt = TracePacketDecoder::new(bytes);
+    fn timestamp_and_queue(
+        &mut self,
+        bytes: &[u8],
+        pkt: &TracePacketDecoder<'_>,
+        seq: u32,
+        has_seq: bool,
+        gen_idx: u32,
+    ) {
         let mut clock_id = pkt.timestamp_clock_id().unwrap_or(0);
         if clock_id == 0 {
             if let Some(d) = self
@@ -783,7 +789,7 @@ impl Loader {
                 return;
             }
             let times = track_event_times::tokenize(
-                &pkt,
+                pkt,
                 ts,
                 self.sequences.entry(seq).or_default(),
                 self.generations.get(gen_idx as usize),
