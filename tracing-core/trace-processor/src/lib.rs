@@ -22,6 +22,7 @@
 #[cfg(feature = "sql")]
 mod driver;
 pub mod error;
+mod free_memory;
 mod hash;
 mod load;
 #[cfg(feature = "sql")]
@@ -61,9 +62,10 @@ impl TraceProcessor {
     /// Builds the tables of a finished load.
     pub fn from_storage(storage: Storage) -> Result<Self, Error> {
         let tables = sql::build::build(storage);
-        Ok(TraceProcessor {
-            engine: sql::Engine::new(tables)?,
-        })
+        let engine = sql::Engine::new(tables)?;
+        // The load freed more than it keeps: give it back.
+        free_memory::release();
+        Ok(TraceProcessor { engine })
     }
 
     /// Loads a whole trace held in memory (plain protobuf).
