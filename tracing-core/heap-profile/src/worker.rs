@@ -221,6 +221,7 @@ impl Books {
         client: ClientStatus,
     ) {
         let now = zerotrace_core::platform::boottime_ns();
+        let books_at = monotonic_coarse_ns();
         let ClientStatus {
             overrun,
             blocked_ns,
@@ -242,7 +243,7 @@ impl Books {
             .collect();
         let header = ProcessHeader {
             pid: u64::from(self.pid),
-            timestamp: now,
+            timestamp: books_at,
             from_startup: self.from_startup,
             disconnected: self.disconnected,
             buffer_overran: overrun.is_some(),
@@ -454,6 +455,17 @@ fn guardrail_hit(
     false
 }
 
+/// `CLOCK_MONOTONIC_COARSE` in nanoseconds: the clock of a dump's
+/// `ProcessHeapSamples.timestamp`, as heapprofd stamps it (the packet
+/// itself stays on BOOTTIME), and the clock Perfetto's trace processor
+/// converts it from.
+fn monotonic_coarse_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+    (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+}
+
 /// This thread's CPU time.
 fn thread_cpu_time() -> Option<Duration> {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
@@ -461,4 +473,39 @@ fn thread_cpu_time() -> Option<Duration> {
         u64::try_from(t.tv_sec).ok()?,
         u32::try_from(t.tv_nsec).ok()?,
     ))
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use zerotrace_profiling::BufferSink;
+    use zerotrace_protos::protos::TracePacketDecoder;
+
+    #[test]
+    fn a_dumps_process_timestamp_is_on_monotonic_coarse_and_its_packet_on_boottime() {
+        // sampling_interval_bytes (field 1): 4096.
+        let cfg = HeapConfig::parse(&[0x08, 0x80, 0x20]).unwrap();
+        let mut books = Books::new(7, "libc.malloc", &cfg, 4096, false);
+        let mut sink = BufferSink::default();
+        let mut writer = DumpWriter::new();
+        let coarse_before = monotonic_coarse_ns();
+        let boot_before = zerotrace_core::platform::boottime_ns();
+        books.dump(&mut sink, &mut writer, ClientStatus::default());
+        let coarse_after = monotonic_coarse_ns();
+        let boot_after = zerotrace_core::platform::boottime_ns();
+        let (packet_ts, dump_ts) = sink
+            .packets
+            .iter()
+            .find_map(|b| {
+                let p = TracePacketDecoder::new(b);
+                let d = p.profile_packet()?.process_dumps().next()?;
+                Some((p.timestamp().unwrap(), d.timestamp().unwrap()))
+            })
+            .expect("a process dump");
+        assert!((boot_before..=boot_after).contains(&packet_ts));
+        assert!(
+            (coarse_before..=coarse_after).contains(&dump_ts),
+            "{dump_ts} not in MONOTONIC_COARSE [{coarse_before}, {coarse_after}]"
+        );
+    }
 }
