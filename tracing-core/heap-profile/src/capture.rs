@@ -223,7 +223,7 @@ unsafe fn copy_stack(bounds: &mut StackBounds, sp: u64, dst: *mut u8, len: usize
 }
 
 /// Whether [`copy_bytes_asm`] copies here.
-const ASM_COPY: bool = cfg!(all(target_arch = "x86_64", not(miri)));
+pub(crate) const ASM_COPY: bool = cfg!(all(target_arch = "x86_64", not(miri)));
 
 /// Copies `len` bytes at address `from` to `dst` with one `rep movsb`, out
 /// of the compiler's sight: to the program the block is an opaque write of
@@ -235,7 +235,7 @@ const ASM_COPY: bool = cfg!(all(target_arch = "x86_64", not(miri)));
 /// for writes of `len` bytes that nothing else accesses meanwhile.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[inline(always)]
-unsafe fn copy_bytes_asm(from: u64, dst: *mut u8, len: usize) {
+pub(crate) unsafe fn copy_bytes_asm(from: u64, dst: *mut u8, len: usize) {
     // SAFETY: caller contract; `rep movsb` copies forwards (the direction
     // flag is clear on entry to an `asm!` block), moves rsi, rdi and rcx
     // (declared clobbered), touches no flags and no stack.
@@ -252,7 +252,7 @@ unsafe fn copy_bytes_asm(from: u64, dst: *mut u8, len: usize) {
 
 /// Elsewhere (and under Miri, which runs no `asm!`) the kernel copies.
 #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-unsafe fn copy_bytes_asm(_from: u64, _dst: *mut u8, _len: usize) {}
+pub(crate) unsafe fn copy_bytes_asm(_from: u64, _dst: *mut u8, _len: usize) {}
 
 /// Copies `len` bytes at address `from` of this process to `dst` through
 /// the kernel; the bytes copied.

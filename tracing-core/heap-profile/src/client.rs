@@ -185,6 +185,7 @@ fn free_slow(addr: u64) {
             return;
         };
         let mut waited: Option<Instant> = None;
+        let mut waits = 0u32;
         loop {
             let Some(Turn {
                 ring,
@@ -207,7 +208,7 @@ fn free_slow(addr: u64) {
             }
             drop(writing);
             drop(live);
-            std::thread::yield_now();
+            pause(&mut waits);
         }
     });
 }
@@ -321,6 +322,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         t.stack = StackBounds::of(here);
     }
     let mut waited: Option<Instant> = None;
+    let mut waits = 0u32;
     loop {
         let Some(Turn {
             ring,
@@ -379,7 +381,19 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         }
         drop(writing);
         drop(live);
+        pause(&mut waits);
+    }
+}
+
+/// A thread waiting for room lets the helper run: it yields a few times,
+/// then sleeps a little (on a machine with few cores a thread that only
+/// yields takes the time the helper needs to make room).
+fn pause(waits: &mut u32) {
+    *waits = waits.saturating_add(1);
+    if *waits <= 8 {
         std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(50));
     }
 }
 

@@ -29,8 +29,14 @@ use zerotrace_profiling::frame_desc::{error_frame, frame_desc};
 use zerotrace_profiling::guardrail::MemoryGuardrail;
 use zerotrace_profiling::intern::{FrameDesc, Interner};
 
-/// How often the thread takes the queue's records.
+/// How often the thread takes the queue's records when none come.
 pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(5);
+
+/// While records come, the thread drains again at once; after the last
+/// came, every `BUSY_DRAIN_PERIOD` for `BUSY_DRAINS` drains (a client
+/// producing faster than a `DRAIN_PERIOD` would fill its ring, and wait).
+const BUSY_DRAIN_PERIOD: Duration = Duration::from_micros(100);
+const BUSY_DRAINS: u32 = 50;
 
 /// What the data source and the thread share.
 #[derive(Debug, Default)]
@@ -299,8 +305,9 @@ pub(crate) struct ClientStatus {
 pub(crate) trait RecordSource {
     /// Called once on the profiler's thread before the first record.
     fn on_thread_start(&mut self) {}
-    /// Hands every pending record of the session to `books`, in order.
-    fn drain_into(&mut self, books: &mut Books);
+    /// Hands every pending record of the session to `books`, in order;
+    /// whether there were any (the thread then comes back at once).
+    fn drain_into(&mut self, books: &mut Books) -> bool;
     /// The client's side of the dump's header.
     fn status(&self) -> ClientStatus;
     /// Bytes the profiler holds for the guardrail: its own heap and the
@@ -329,7 +336,7 @@ impl RecordSource for QueueSource {
         exclude_this_thread();
     }
 
-    fn drain_into(&mut self, books: &mut Books) {
+    fn drain_into(&mut self, books: &mut Books) -> bool {
         let records = {
             let mut q = QUEUE.lock();
             if q.session == self.session {
@@ -338,10 +345,12 @@ impl RecordSource for QueueSource {
                 Default::default()
             }
         };
+        let took = !records.is_empty();
         let buffers: Vec<Vec<u8>> = records.into_iter().filter_map(|r| books.take(r)).collect();
         if !buffers.is_empty() {
             QUEUE.lock().give_back(buffers);
         }
+        took
     }
 
     fn status(&self) -> ClientStatus {
@@ -402,9 +411,16 @@ pub(crate) fn run(
     let mut next_dump = cfg
         .continuous_dump
         .map(|(phase, _)| started + Duration::from_millis(u64::from(phase)));
+    // Drains since records last came: the thread comes back at once while
+    // they come, soon for a while after, then every DRAIN_PERIOD.
+    let mut quiet = u32::MAX;
     loop {
         let stopping = ctl.stop.load(Ordering::Acquire);
-        source.drain_into(&mut books);
+        quiet = if source.drain_into(&mut books) {
+            0
+        } else {
+            quiet.saturating_add(1)
+        };
         if link.gone() {
             source.end_lost();
             return;
@@ -430,7 +446,11 @@ pub(crate) fn run(
         if source.finished() {
             break;
         }
-        std::thread::sleep(DRAIN_PERIOD);
+        match quiet {
+            0 => {}
+            q if q < BUSY_DRAINS => std::thread::sleep(BUSY_DRAIN_PERIOD),
+            _ => std::thread::sleep(DRAIN_PERIOD),
+        }
     }
     books.dump(sink, &mut writer, source.status());
     sink.flush();
