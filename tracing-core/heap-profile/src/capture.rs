@@ -61,15 +61,25 @@ impl StackBounds {
         self.top != 0 && self.top != u64::MAX
     }
 
-    /// The bounds of the stack that holds `sp`: its mapping.
+    /// The bounds of the stack that holds `sp`: its mapping; on the main
+    /// thread, its top is where the program's first frame starts
+    /// ([`initial_sp`]): above are only the arguments, the environment and
+    /// the auxiliary vector (kilobytes no unwinder reads, the outermost
+    /// frame, `_start`, says its caller is undefined), which every sample
+    /// would otherwise copy.
     pub(crate) fn of(sp: u64) -> StackBounds {
-        stack_mapping(sp).map_or(
-            StackBounds {
+        let Some((bottom, mut top)) = stack_mapping(sp) else {
+            return StackBounds {
                 bottom: 0,
                 top: u64::MAX,
-            },
-            |(bottom, top)| StackBounds { bottom, top },
-        )
+            };
+        };
+        if let Some(init) = initial_sp() {
+            if (bottom..top).contains(&init) && sp <= init {
+                top = init.saturating_add(INITIAL_FRAME_SLACK).min(top);
+            }
+        }
+        StackBounds { bottom, top }
     }
 
     /// Whether the `len` bytes at `sp` lie inside the mapping (and so may
@@ -86,6 +96,29 @@ impl StackBounds {
         }
         inside
     }
+}
+
+/// Bytes kept above the program's initial stack pointer: `argc` and
+/// whatever `_start` pushes before its first call.
+const INITIAL_FRAME_SLACK: u64 = 64;
+
+/// The stack pointer the program started with (glibc's
+/// `__libc_stack_end`, set by the dynamic loader before any code of the
+/// program runs): the main thread's outermost frame lies below it.
+#[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+fn initial_sp() -> Option<u64> {
+    unsafe extern "C" {
+        static __libc_stack_end: *const libc::c_void;
+    }
+    // SAFETY: a pointer-sized static glibc's loader defines and sets once,
+    // before the program's first instruction; read by value.
+    let at = unsafe { __libc_stack_end } as u64;
+    (at != 0).then_some(at)
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu", not(miri))))]
+fn initial_sp() -> Option<u64> {
+    None
 }
 
 /// The mapping that holds `sp`: (start, end).
@@ -292,7 +325,8 @@ mod tests {
         let mut bounds = StackBounds::of(here);
         assert!(bounds.is_known() && bounds.bottom != 0);
         let top = bounds.top;
-        assert_eq!(stack_top(here), Some(top));
+        // The mapping's end, or the main thread's initial frame below it.
+        assert!(top <= stack_top(here).unwrap());
         let c = capture(&mut bounds, 1 << 20, Vec::new()).expect("captured");
         assert_ne!(bounds.bottom, 0, "copied without the kernel");
         assert!(c.sp <= here && here < top);
@@ -305,6 +339,21 @@ mod tests {
         let cut = capture(&mut bounds, 256, c.stack).unwrap();
         assert_eq!(cut.stack.len(), 256);
         assert!(cut.maxed);
+    }
+
+    #[test]
+    fn the_main_threads_stack_ends_above_its_first_frame_not_at_the_environment() {
+        let init = initial_sp().expect("glibc's __libc_stack_end");
+        let mapping_end = stack_top(init).expect("the main thread's stack is mapped");
+        let b = StackBounds::of(init - 256);
+        assert_eq!(b.top, (init + INITIAL_FRAME_SLACK).min(mapping_end));
+        assert!(b.top < mapping_end, "the environment is left out");
+        // Another thread's stack keeps its mapping's end.
+        let here = 0u64;
+        let own = StackBounds::of(std::hint::black_box(&here) as *const u64 as u64);
+        if !(own.bottom..own.top).contains(&init) {
+            assert_eq!(Some(own.top), stack_top(&here as *const u64 as u64));
+        }
     }
 
     #[test]

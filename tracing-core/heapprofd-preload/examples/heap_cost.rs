@@ -146,13 +146,15 @@ impl Session {
 /// Checks a trace's heap profile is whole: samples taken, the buffer never
 /// overran, no guardrail hit, the stream not corrupted; the samples.
 fn whole_profile(trace: &[u8]) -> Result<u64, String> {
-    profile_figures(trace).map(|(samples, _)| samples)
+    profile_figures(trace).map(|(samples, _, _)| samples)
 }
 
-/// As [`whole_profile`]: the samples and `client_spinlock_blocked_us`.
-fn profile_figures(trace: &[u8]) -> Result<(u64, u64), String> {
+/// As [`whole_profile`]: the samples, `client_spinlock_blocked_us` and
+/// `unwinding_errors`.
+fn profile_figures(trace: &[u8]) -> Result<(u64, u64, u64), String> {
     let mut samples = 0;
     let mut blocked_us = 0;
+    let mut errors = 0;
     for f in protozero::Decoder::new(trace).filter_map(Result::ok) {
         let Ok(b) = f.as_bytes() else { continue };
         if f.id != 1 {
@@ -171,13 +173,14 @@ fn profile_figures(trace: &[u8]) -> Result<(u64, u64), String> {
             if let Some(st) = d.stats() {
                 samples = samples.max(st.heap_samples().unwrap_or(0));
                 blocked_us = blocked_us.max(st.client_spinlock_blocked_us().unwrap_or(0));
+                errors = errors.max(st.unwinding_errors().unwrap_or(0));
             }
         }
     }
     if samples == 0 {
         return Err("no heap samples in the profile".into());
     }
-    Ok((samples, blocked_us))
+    Ok((samples, blocked_us, errors))
 }
 
 fn main() -> Result<(), String> {
@@ -512,7 +515,7 @@ fn churn(tmp: &Path, lib: &Path, rounds: usize, heaptrack: bool) -> Result<(), S
     .filter(|n| heaptrack || *n != "heaptrack")
     .collect();
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); names.len()];
-    let mut figures: Vec<(u64, u64)> = Vec::new();
+    let mut figures: Vec<(u64, u64, u64)> = Vec::new();
     let _ = timed(&mut Command::new(&bin)); // warm-up
     for round in 0..rounds {
         for k in 0..names.len() {
@@ -575,9 +578,10 @@ fn churn(tmp: &Path, lib: &Path, rounds: usize, heaptrack: bool) -> Result<(), S
     };
     let samples = median(figures.iter().map(|f| f.0 as f64).collect());
     let blocked = median(figures.iter().map(|f| f.1 as f64).collect());
+    let errors = median(figures.iter().map(|f| f.2 as f64).collect());
     let vs_plain = wall(prof) / wall(0);
     println!(
-        "samples {samples:.0}, client_spinlock_blocked_us {blocked:.0}, client CPU per sample over idle {:.3} us",
+        "samples {samples:.0}, unwinding_errors {errors:.0}, client_spinlock_blocked_us {blocked:.0}, client CPU per sample over idle {:.3} us",
         (cpu(prof) - cpu(idle)).max(0.0) / samples * 1e6
     );
     println!(
