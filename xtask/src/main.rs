@@ -173,6 +173,10 @@ enum Task {
         /// Rounds of the workload in each run (default 40).
         #[arg(long, default_value_t = 40)]
         work: u32,
+        /// Only issue #51's allocation-heavy C program (plain, idle,
+        /// lossless at 4096 bytes, heaptrack).
+        #[arg(long)]
+        churn_only: bool,
     },
     /// Record the decode bench's data sets (protos/decode-bench): traces
     /// of TrackEvent and the system probes through the in-process service,
@@ -418,7 +422,11 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::HeapCost { rounds, work } => match heap_cost::run(&workspace_root(), rounds, work) {
+        Task::HeapCost {
+            rounds,
+            work,
+            churn_only,
+        } => match heap_cost::run(&workspace_root(), rounds, work, churn_only) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,
             Err(e) => {

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 #[cfg(zerotrace_loom)]
 use loom::sync::atomic::{AtomicU32, AtomicU64};
 
-use super::capture::{capture, stack_top};
+use super::capture::{StackBounds, capture};
 use super::record_queue::{AllocRecord, Overrun, Pushed, QUEUE, maybe_sampled};
 use super::sampler::Sampler;
 use super::thread_hook::{self, Ran, ThreadState};
@@ -336,15 +336,15 @@ fn seed(addr: u64, epoch: u32) -> u64 {
 
 fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
     let session = PARAMS.session();
-    if t.stack_top == 0 {
-        let here = &t.stack_top as *const u64 as u64;
-        t.stack_top = stack_top(here).unwrap_or(u64::MAX);
+    if !t.stack.is_read() {
+        let here = std::hint::black_box(&session) as *const u32 as u64;
+        t.stack = StackBounds::of(here);
     }
-    let stack = if t.stack_top == u64::MAX {
+    let stack = if !t.stack.is_known() {
         None
     } else {
         let buffer = QUEUE.lock().take_buffer();
-        match capture(t.stack_top, STACK_COPY_BYTES, buffer) {
+        match capture(&mut t.stack, STACK_COPY_BYTES, buffer) {
             Ok(c) => Some(c),
             Err(buffer) => {
                 QUEUE.lock().give_back([buffer]);

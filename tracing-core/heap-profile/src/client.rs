@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::allocator::STACK_COPY_BYTES;
-use super::capture::{capture_with, stack_top};
+use super::capture::{StackBounds, capture_with};
 use super::sampler::Sampler;
 use super::shared_ring::{
     ALLOC_FIXED, CONTROL_BYTES, Control, FreeFilter, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL,
@@ -185,6 +185,7 @@ fn free_slow(addr: u64) {
             return;
         };
         let mut waited: Option<Instant> = None;
+        let mut waits = 0u32;
         loop {
             let Some(Turn {
                 ring,
@@ -207,7 +208,7 @@ fn free_slow(addr: u64) {
             }
             drop(writing);
             drop(live);
-            std::thread::yield_now();
+            pause(&mut waits);
         }
     });
 }
@@ -316,11 +317,12 @@ fn writer(ctl: &Control) -> Option<RingWriter<'_>> {
 }
 
 fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
-    if t.stack_top == 0 {
-        let here = &t.stack_top as *const u64 as u64;
-        t.stack_top = stack_top(here).unwrap_or(u64::MAX);
+    if !t.stack.is_read() {
+        let here = std::hint::black_box(&sample_size) as *const u64 as u64;
+        t.stack = StackBounds::of(here);
     }
     let mut waited: Option<Instant> = None;
+    let mut waits = 0u32;
     loop {
         let Some(Turn {
             ring,
@@ -335,14 +337,14 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         // A stack copy that could never fit this ring would have the
         // thread wait for room forever (block_client): cut to what fits.
         let max_stack = STACK_COPY_BYTES.min(ring.max_stack_bytes());
-        let stack = if t.stack_top == u64::MAX {
+        let stack = if !t.stack.is_known() {
             None
         } else {
             // SAFETY: a slot reserved by the ring's one writer holds the
             // stack's length after its fixed part, and the reader does not
             // look at it before the commit.
             unsafe {
-                capture_with(t.stack_top, max_stack, |len| {
+                capture_with(&mut t.stack, max_stack, |len| {
                     match ring.reserve(ALLOC_FIXED + len, u64::MAX) {
                         Ok(s) => {
                             slot = Some(s);
@@ -379,7 +381,19 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         }
         drop(writing);
         drop(live);
+        pause(&mut waits);
+    }
+}
+
+/// A thread waiting for room lets the helper run: it yields a few times,
+/// then sleeps a little (on a machine with few cores a thread that only
+/// yields takes the time the helper needs to make room).
+fn pause(waits: &mut u32) {
+    *waits = waits.saturating_add(1);
+    if *waits <= 8 {
         std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(50));
     }
 }
 

@@ -59,7 +59,8 @@ pub struct DumpStats {
 pub struct ProcessHeader {
     /// The process.
     pub pid: u64,
-    /// When the books were taken (BOOTTIME ns).
+    /// When the books were taken (`CLOCK_MONOTONIC_COARSE` ns, as
+    /// heapprofd stamps it; the packet's own timestamp is BOOTTIME).
     pub timestamp: u64,
     /// Profiled from its start (the session was running when it began).
     pub from_startup: bool,

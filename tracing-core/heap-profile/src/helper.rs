@@ -455,9 +455,9 @@ struct RingSource {
 }
 
 impl RecordSource for RingSource {
-    fn drain_into(&mut self, books: &mut Books) {
+    fn drain_into(&mut self, books: &mut Books) -> bool {
         if self.corrupted {
-            return;
+            return false;
         }
         // SAFETY: the ring's bytes follow the control block in a mapping of
         // MAPPING_BYTES, and `ring <= MAX_SHMEM_SIZE`.
@@ -498,6 +498,7 @@ impl RecordSource for RingSource {
             }
         }
         r.release();
+        n > 0
     }
 
     fn status(&self) -> ClientStatus {

@@ -19,7 +19,7 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-use super::capture::Captured;
+use super::capture::{ASM_COPY, Captured, copy_bytes_asm};
 use super::record_queue::{AllocRecord, Record};
 
 /// The control block's page, at the mapping's start.
@@ -378,12 +378,22 @@ impl<'a> RingReader<'a> {
         }
     }
 
-    /// Copies `out.len()` ring bytes at `off` out.
+    /// Copies `out.len()` ring bytes at `off` out: a stack copy's bytes by
+    /// the `asm!` copy the client uses (out of Rust's sight, so whatever
+    /// the client does to them is no race: ARCHITECTURE.md's soundness
+    /// rules), the rest with atomic loads.
     fn copy(&self, off: usize, out: &mut [u8]) {
-        // SAFETY: callers keep `off + out.len() <= ring` (checked against
-        // the frame's length, itself checked against the ring); the bytes
-        // are read with atomic loads only, whatever the client does.
-        unsafe { zerotrace_core::abi::copy_from_shared(self.data.wrapping_add(off), out) }
+        let from = self.data.wrapping_add(off);
+        if ASM_COPY && out.len() >= 256 {
+            // SAFETY: callers keep `off + out.len() <= ring` (checked against
+            // the frame's length, itself checked against the ring), so the
+            // bytes are in our mapping; `out` is ours to write.
+            unsafe { copy_bytes_asm(from as u64, out.as_mut_ptr(), out.len()) };
+            return;
+        }
+        // SAFETY: as above; the bytes are read with atomic loads only,
+        // whatever the client does.
+        unsafe { zerotrace_core::abi::copy_from_shared(from, out) }
     }
 
     /// The next record and the session it belongs to; `None` when the ring

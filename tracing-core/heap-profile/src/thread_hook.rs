@@ -9,6 +9,7 @@
 use std::cell::Cell;
 use std::thread::LocalKey;
 
+use super::capture::StackBounds;
 use super::sampler::Sampler;
 
 /// One thread's hook state.
@@ -20,8 +21,8 @@ pub(crate) struct ThreadState {
     pub epoch: u32,
     /// This thread's sampler.
     pub sampler: Sampler,
-    /// This thread's stack top (0: not yet read; `u64::MAX`: unknown).
-    pub stack_top: u64,
+    /// This thread's stack (read at its first sample).
+    pub stack: StackBounds,
 }
 
 impl ThreadState {
@@ -30,7 +31,7 @@ impl ThreadState {
         busy: false,
         epoch: u32::MAX,
         sampler: Sampler::UNSET,
-        stack_top: 0,
+        stack: StackBounds::UNREAD,
     };
 }
 

@@ -29,8 +29,14 @@ use zerotrace_profiling::frame_desc::{error_frame, frame_desc};
 use zerotrace_profiling::guardrail::MemoryGuardrail;
 use zerotrace_profiling::intern::{FrameDesc, Interner};
 
-/// How often the thread takes the queue's records.
+/// How often the thread takes the queue's records when none come.
 pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(5);
+
+/// While records come, the thread drains again at once; after the last
+/// came, every `BUSY_DRAIN_PERIOD` for `BUSY_DRAINS` drains (a client
+/// producing faster than a `DRAIN_PERIOD` would fill its ring, and wait).
+const BUSY_DRAIN_PERIOD: Duration = Duration::from_micros(100);
+const BUSY_DRAINS: u32 = 50;
 
 /// What the data source and the thread share.
 #[derive(Debug, Default)]
@@ -221,6 +227,7 @@ impl Books {
         client: ClientStatus,
     ) {
         let now = zerotrace_core::platform::boottime_ns();
+        let books_at = monotonic_coarse_ns();
         let ClientStatus {
             overrun,
             blocked_ns,
@@ -242,7 +249,7 @@ impl Books {
             .collect();
         let header = ProcessHeader {
             pid: u64::from(self.pid),
-            timestamp: now,
+            timestamp: books_at,
             from_startup: self.from_startup,
             disconnected: self.disconnected,
             buffer_overran: overrun.is_some(),
@@ -298,8 +305,10 @@ pub(crate) struct ClientStatus {
 pub(crate) trait RecordSource {
     /// Called once on the profiler's thread before the first record.
     fn on_thread_start(&mut self) {}
-    /// Hands every pending record of the session to `books`, in order.
-    fn drain_into(&mut self, books: &mut Books);
+    /// Hands every pending record of the session to `books`, in order;
+    /// whether the thread should come back at once (records came, and
+    /// draining again soon costs the client nothing).
+    fn drain_into(&mut self, books: &mut Books) -> bool;
     /// The client's side of the dump's header.
     fn status(&self) -> ClientStatus;
     /// Bytes the profiler holds for the guardrail: its own heap and the
@@ -328,7 +337,7 @@ impl RecordSource for QueueSource {
         exclude_this_thread();
     }
 
-    fn drain_into(&mut self, books: &mut Books) {
+    fn drain_into(&mut self, books: &mut Books) -> bool {
         let records = {
             let mut q = QUEUE.lock();
             if q.session == self.session {
@@ -341,6 +350,9 @@ impl RecordSource for QueueSource {
         if !buffers.is_empty() {
             QUEUE.lock().give_back(buffers);
         }
+        // The queue's lock is the hook's: the thread keeps to its period
+        // rather than contend for it with the allocating threads.
+        false
     }
 
     fn status(&self) -> ClientStatus {
@@ -401,9 +413,16 @@ pub(crate) fn run(
     let mut next_dump = cfg
         .continuous_dump
         .map(|(phase, _)| started + Duration::from_millis(u64::from(phase)));
+    // Drains since records last came: the thread comes back at once while
+    // they come, soon for a while after, then every DRAIN_PERIOD.
+    let mut quiet = u32::MAX;
     loop {
         let stopping = ctl.stop.load(Ordering::Acquire);
-        source.drain_into(&mut books);
+        quiet = if source.drain_into(&mut books) {
+            0
+        } else {
+            quiet.saturating_add(1)
+        };
         if link.gone() {
             source.end_lost();
             return;
@@ -429,7 +448,11 @@ pub(crate) fn run(
         if source.finished() {
             break;
         }
-        std::thread::sleep(DRAIN_PERIOD);
+        match quiet {
+            0 => {}
+            q if q < BUSY_DRAINS => std::thread::sleep(BUSY_DRAIN_PERIOD),
+            _ => std::thread::sleep(DRAIN_PERIOD),
+        }
     }
     books.dump(sink, &mut writer, source.status());
     sink.flush();
@@ -454,6 +477,17 @@ fn guardrail_hit(
     false
 }
 
+/// `CLOCK_MONOTONIC_COARSE` in nanoseconds: the clock of a dump's
+/// `ProcessHeapSamples.timestamp`, as heapprofd stamps it (the packet
+/// itself stays on BOOTTIME), and the clock Perfetto's trace processor
+/// converts it from.
+fn monotonic_coarse_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+    (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+}
+
 /// This thread's CPU time.
 fn thread_cpu_time() -> Option<Duration> {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
@@ -461,4 +495,39 @@ fn thread_cpu_time() -> Option<Duration> {
         u64::try_from(t.tv_sec).ok()?,
         u32::try_from(t.tv_nsec).ok()?,
     ))
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use zerotrace_profiling::BufferSink;
+    use zerotrace_protos::protos::TracePacketDecoder;
+
+    #[test]
+    fn a_dumps_process_timestamp_is_on_monotonic_coarse_and_its_packet_on_boottime() {
+        // sampling_interval_bytes (field 1): 4096.
+        let cfg = HeapConfig::parse(&[0x08, 0x80, 0x20]).unwrap();
+        let mut books = Books::new(7, "libc.malloc", &cfg, 4096, false);
+        let mut sink = BufferSink::default();
+        let mut writer = DumpWriter::new();
+        let coarse_before = monotonic_coarse_ns();
+        let boot_before = zerotrace_core::platform::boottime_ns();
+        books.dump(&mut sink, &mut writer, ClientStatus::default());
+        let coarse_after = monotonic_coarse_ns();
+        let boot_after = zerotrace_core::platform::boottime_ns();
+        let (packet_ts, dump_ts) = sink
+            .packets
+            .iter()
+            .find_map(|b| {
+                let p = TracePacketDecoder::new(b);
+                let d = p.profile_packet()?.process_dumps().next()?;
+                Some((p.timestamp().unwrap(), d.timestamp().unwrap()))
+            })
+            .expect("a process dump");
+        assert!((boot_before..=boot_after).contains(&packet_ts));
+        assert!(
+            (coarse_before..=coarse_after).contains(&dump_ts),
+            "{dump_ts} not in MONOTONIC_COARSE [{coarse_before}, {coarse_after}]"
+        );
+    }
 }

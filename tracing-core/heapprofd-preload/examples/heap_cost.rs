@@ -13,8 +13,15 @@
 //! medians and the ratios to plain are printed, with the goals: profiled
 //! at most 1.5x the plain run time, installed-but-idle at most 1.05x.
 //!
-//! `heap_cost [ROUNDS_OF_THE_TABLE] [WORKLOAD_ROUNDS]` (defaults 5, 40).
-//! Run from `cargo xtask heap-cost`, which builds the examples first.
+//! Issue #51's allocation-heavy C program (`heap_churn.c`: 5 M
+//! `malloc`/`free` pairs of 16-4096 B) plain, under the preload library
+//! idle and profiled losslessly at 4096 bytes (`block_client`), and under
+//! heaptrack, with the ratios to plain and to heaptrack, the samples taken,
+//! the client's time blocked, and its CPU time per sample over the idle run.
+//!
+//! `heap_cost [ROUNDS_OF_THE_TABLE] [WORKLOAD_ROUNDS] [ONLY]` (defaults 5,
+//! 40; ONLY `churn` runs the allocation-heavy table alone). Run from
+//! `cargo xtask heap-cost`, which builds the examples first.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -139,7 +146,15 @@ impl Session {
 /// Checks a trace's heap profile is whole: samples taken, the buffer never
 /// overran, no guardrail hit, the stream not corrupted; the samples.
 fn whole_profile(trace: &[u8]) -> Result<u64, String> {
+    profile_figures(trace).map(|(samples, _, _)| samples)
+}
+
+/// As [`whole_profile`]: the samples, `client_spinlock_blocked_us` and
+/// `unwinding_errors`.
+fn profile_figures(trace: &[u8]) -> Result<(u64, u64, u64), String> {
     let mut samples = 0;
+    let mut blocked_us = 0;
+    let mut errors = 0;
     for f in protozero::Decoder::new(trace).filter_map(Result::ok) {
         let Ok(b) = f.as_bytes() else { continue };
         if f.id != 1 {
@@ -157,19 +172,22 @@ fn whole_profile(trace: &[u8]) -> Result<u64, String> {
             }
             if let Some(st) = d.stats() {
                 samples = samples.max(st.heap_samples().unwrap_or(0));
+                blocked_us = blocked_us.max(st.client_spinlock_blocked_us().unwrap_or(0));
+                errors = errors.max(st.unwinding_errors().unwrap_or(0));
             }
         }
     }
     if samples == 0 {
         return Err("no heap samples in the profile".into());
     }
-    Ok(samples)
+    Ok((samples, blocked_us, errors))
 }
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     let table_rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     let work = args.get(2).cloned().unwrap_or_else(|| "40".into());
+    let only_churn = args.get(3).is_some_and(|a| a == "churn");
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = exe.parent().ok_or("no examples directory")?.to_path_buf();
     let bin = |name: &str| dir.join(name);
@@ -197,6 +215,11 @@ fn main() -> Result<(), String> {
     let heaptrack = has("heaptrack");
     if !heaptrack {
         println!("heaptrack not installed: its rows are left out (Debian package heaptrack)");
+    }
+    churn(&tmp, &lib, table_rounds, heaptrack)?;
+    if only_churn {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Ok(());
     }
 
     type Variant = (&'static str, Box<dyn Fn() -> Result<Run, String>>);
@@ -462,6 +485,118 @@ fn memory(rust: &Path, tmp: &Path, lib: &Path, rounds: usize) -> Result<(), Stri
             "goal {lang} memory <= 1% of the heap + fixed: {:.2}% + {fixed:.1} MiB ({})",
             share * 100.0,
             if share <= 0.01 { "met" } else { "NOT met" }
+        );
+    }
+    Ok(())
+}
+
+/// Issue #51's table: the allocation-heavy C program (`heap_churn.c`)
+/// plain, preload idle, preload lossless at 4096 bytes, heaptrack, in
+/// rotated rounds; the medians, the ratios and the goals.
+fn churn(tmp: &Path, lib: &Path, rounds: usize, heaptrack: bool) -> Result<(), String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/heap_churn.c");
+    let bin = tmp.join("heap_churn_c");
+    let cc = Command::new("cc")
+        .args(["-O2", "-g", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .map_err(|e| format!("cc: {e}"))?;
+    if !cc.success() {
+        return Err("cc failed".into());
+    }
+    let names: Vec<&str> = [
+        "plain",
+        "preload idle",
+        "preload 4096 lossless",
+        "heaptrack",
+    ]
+    .into_iter()
+    .filter(|n| heaptrack || *n != "heaptrack")
+    .collect();
+    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); names.len()];
+    let mut figures: Vec<(u64, u64, u64)> = Vec::new();
+    let _ = timed(&mut Command::new(&bin)); // warm-up
+    for round in 0..rounds {
+        for k in 0..names.len() {
+            let i = (round + k) % names.len();
+            let r = match names[i] {
+                "plain" => timed(&mut Command::new(&bin))?,
+                "preload idle" => {
+                    let (service, session, p) = service_for("no_such_program")?;
+                    let r = timed(
+                        Command::new(&bin)
+                            .env("LD_PRELOAD", lib)
+                            .env("PERFETTO_PRODUCER_SOCK_NAME", p.to_string()),
+                    );
+                    let _ = session.end();
+                    drop(service);
+                    r?
+                }
+                "preload 4096 lossless" => {
+                    let (service, session, p) = service_for("heap_churn_c")?;
+                    let r = timed(
+                        Command::new(&bin)
+                            .env("LD_PRELOAD", lib)
+                            .env("PERFETTO_PRODUCER_SOCK_NAME", p.to_string())
+                            .env("PERFETTO_HEAPPROFD_BLOCKING_INIT", "1"),
+                    );
+                    let f = session.end().and_then(|t| profile_figures(&t));
+                    drop(service);
+                    figures.push(f?);
+                    r?
+                }
+                _ => timed(
+                    Command::new("heaptrack")
+                        .arg("-o")
+                        .arg(tmp.join("ht-churn"))
+                        .arg(&bin),
+                )?,
+            };
+            runs[i].push(r);
+        }
+    }
+    let wall = |i: usize| median(runs[i].iter().map(|r| r.wall).collect());
+    let cpu = |i: usize| median(runs[i].iter().map(|r| r.cpu).collect());
+    println!();
+    println!(
+        "Allocation-heavy C program (5 M malloc/free pairs, 16-4096 B), {rounds} rounds; medians"
+    );
+    println!("| variant | wall s | CPU s | wall / plain |");
+    println!("|---|---:|---:|---:|");
+    for (i, n) in names.iter().enumerate() {
+        println!(
+            "| {n} | {:.3} | {:.3} | {:.2}x |",
+            wall(i),
+            cpu(i),
+            wall(i) / wall(0)
+        );
+    }
+    let at = |n: &str| names.iter().position(|v| *v == n);
+    let (Some(idle), Some(prof)) = (at("preload idle"), at("preload 4096 lossless")) else {
+        return Ok(());
+    };
+    let samples = median(figures.iter().map(|f| f.0 as f64).collect());
+    let blocked = median(figures.iter().map(|f| f.1 as f64).collect());
+    let errors = median(figures.iter().map(|f| f.2 as f64).collect());
+    let vs_plain = wall(prof) / wall(0);
+    println!(
+        "samples {samples:.0}, unwinding_errors {errors:.0}, client_spinlock_blocked_us {blocked:.0}, client CPU per sample over idle {:.3} us",
+        (cpu(prof) - cpu(idle)).max(0.0) / samples * 1e6
+    );
+    println!(
+        "goal churn lossless 4096 <= 2.5x plain: {vs_plain:.2}x ({})",
+        if vs_plain <= 2.5 { "met" } else { "NOT met" }
+    );
+    println!(
+        "goal churn idle <= 1.05x plain: {:.2}x",
+        wall(idle) / wall(0)
+    );
+    if let Some(ht) = at("heaptrack") {
+        let r = wall(prof) / wall(ht);
+        println!(
+            "goal churn lossless 4096 <= 0.55x heaptrack: {r:.2}x ({})",
+            if r <= 0.55 { "met" } else { "NOT met" }
         );
     }
     Ok(())
