@@ -83,7 +83,9 @@ impl TraceTokenizer {
             };
             let field = tag >> 3;
             let wire = tag & 7;
-            if field == 0 {
+            // Field 0 does not exist, and `Trace.packet` (1) is a message:
+            // either is a stream that is not a trace.
+            if field == 0 || (field == 1 && wire != 2) {
                 return Err(bad);
             }
             let body = pos + tag_len;
@@ -167,6 +169,10 @@ mod tests {
         assert!(packets(&[&[0x0b, 1, 2]]).is_err());
         assert!(packets(&[&[0x00]]).is_err());
         assert!(packets(&[&[0xff; 20]]).is_err());
+        // `Trace.packet` as a varint after a good packet: not a trace.
+        assert!(packets(&[&[0x0a, 0x00, 0x08, 0x06]]).is_err());
+        // Another field as a varint is skipped.
+        assert!(packets(&[&[0x0a, 0x00, 0x10, 0x06]]).is_ok());
         let huge = [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f];
         assert!(matches!(
             packets(&[&huge]),
