@@ -16,6 +16,7 @@ pub mod arena;
 pub mod clock;
 pub mod descriptors;
 pub mod ftrace_bundle;
+mod ftrace_queue;
 pub mod inflate;
 pub mod loaded;
 mod machines;
@@ -495,90 +496,6 @@ impl Loader {
                 extra: self.packet_extra(),
                 kind: PacketKind::Packet,
             });
-        }
-    }
-
-    /// Queues each event of an ftrace bundle on its own, at its own time
-    /// (BOOTTIME), as upstream sorts ftrace events one by one.
-    fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32, seq: u32) {
-        let Some(bc) = ftrace_bundle::clock(bundle) else {
-            self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
-            return;
-        };
-        let key = clock_key(bc.clock_id, seq, self.machine);
-        if let Some((ftrace_ts, boot_ts)) = bc.snapshot {
-            if self.ftrace_clock_ts != Some(ftrace_ts) {
-                self.ftrace_clock_ts = Some(ftrace_ts);
-                let pair = [
-                    (key, ftrace_ts as u64, 1, false),
-                    (
-                        machine_clock(clock::BOOTTIME, self.machine),
-                        boot_ts as u64,
-                        1,
-                        false,
-                    ),
-                ];
-                if self.clocks.add_snapshot(&pair).is_none() {
-                    self.storage.stats.incr("invalid_clock_snapshots");
-                }
-            }
-        }
-        self.ftrace_data_start(bundle, key);
-        for ev in ftrace_bundle::split(bundle, &mut self.storage.stats) {
-            let (bytes, extra, kind) = match ev.item {
-                ftrace_bundle::FtraceItem::Event(b) => {
-                    let Some(r) = self.arena.push(b) else {
-                        self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
-                        continue;
-                    };
-                    (r, NO_EXTRA, PacketKind::Ftrace)
-                }
-                ftrace_bundle::FtraceItem::Inline(i) => {
-                    let extra = u32::try_from(self.inline_sched.len()).unwrap_or(NO_EXTRA);
-                    self.inline_sched.push(i);
-                    (ByteRange::default(), extra, PacketKind::InlineSched)
-                }
-            };
-            let mut packet = Packet {
-                ts: ev.raw_ts,
-                bytes,
-                generation: gen_idx,
-                machine: self.machine,
-                cpu: ev.cpu,
-                extra,
-                kind,
-            };
-            match self.clocks.trace_time(key, ev.raw_ts) {
-                Ok(ts) => {
-                    self.latest_ts = self.latest_ts.max(ts);
-                    packet.ts = ts;
-                }
-                Err(_) => self.deferred.push(Deferred {
-                    clock: key,
-                    ns: ev.raw_ts,
-                    index: self.packets.len(),
-                }),
-            }
-            self.packets.push(packet);
-        }
-    }
-
-    /// A CPU's first bundle says from when its data is valid: the latest
-    /// such time over CPUs is `ftrace_latest_data_start_ns`, before which
-    /// the parsers only keep raw events.
-    fn ftrace_data_start(&mut self, bundle: &[u8], key: u64) {
-        let Some((cpu, raw)) = ftrace_bundle::data_start(bundle) else {
-            return;
-        };
-        if !self.ftrace_cpus_seen.insert(cpu) {
-            return;
-        }
-        let Ok(ts) = self.clocks.trace_time(key, raw) else {
-            return;
-        };
-        const KEY: &str = "ftrace_latest_data_start_ns";
-        if self.storage.metadata_int(KEY).is_none_or(|cur| ts > cur) {
-            self.storage.set_metadata_int(KEY, ts);
         }
     }
 
