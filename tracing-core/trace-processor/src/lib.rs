@@ -25,6 +25,8 @@ mod output;
 pub mod packets;
 mod parser;
 #[cfg(feature = "sql")]
+pub mod rpc;
+#[cfg(feature = "sql")]
 mod sql;
 mod storage;
 mod tracker;
