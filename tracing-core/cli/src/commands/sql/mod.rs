@@ -22,8 +22,10 @@ mod errors;
 mod format;
 mod progress;
 mod prompt;
+mod serve;
 mod session;
 mod statements;
+pub mod tp_shell;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -41,8 +43,10 @@ use session::{Output, Session, Step};
 /// `zerotrace sql`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct SqlArgs {
-    /// The trace file (protobuf, plain or gzip-compressed).
-    pub trace: PathBuf,
+    /// The trace file (protobuf, plain or gzip-compressed); with --httpd it
+    /// may be left out, for a client to send one.
+    #[arg(required_unless_present = "httpd")]
+    pub trace: Option<PathBuf>,
     /// The SQL to run (its last statement's rows are printed).
     #[arg(short = 'Q', long = "query-string", conflicts_with = "query_file")]
     pub query_string: Option<String>,
@@ -55,10 +59,31 @@ pub struct SqlArgs {
     /// values).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Serve Perfetto's trace processor RPC over HTTP on ADDR (default
+    /// 127.0.0.1:9001), as `trace_processor_shell --httpd` does: for
+    /// Perfetto's Python client (`TraceProcessor(addr=...)`).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = crate::tp_httpd::DEFAULT_ADDR,
+        conflicts_with_all = ["query_string", "query_file"]
+    )]
+    pub httpd: Option<String>,
 }
 
 /// Runs the command.
 pub fn run(args: &SqlArgs) -> Result<(), CliError> {
+    if let Some(addr) = &args.httpd {
+        return serve::serve(
+            args.trace.as_deref(),
+            addr,
+            crate::tp_httpd::ServerOptions::default(),
+        );
+    }
+    let Some(trace) = &args.trace else {
+        return Err(CliError::Usage("give a trace file".into()));
+    };
     let sql = match (&args.query_string, &args.query_file) {
         (Some(s), _) => Some(s.clone()),
         (None, Some(f)) => {
@@ -66,7 +91,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
         }
         (None, None) => None,
     };
-    let tp = load(&args.trace)?;
+    let tp = load(trace)?;
     match sql {
         Some(sql) => {
             let result = tp
