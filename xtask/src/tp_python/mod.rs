@@ -303,6 +303,9 @@ impl Ctx {
                 queries.len()
             ));
         }
+        for e in got["pandas_errors"].as_array().into_iter().flatten() {
+            fails.push(e.as_str().unwrap_or_default().to_owned());
+        }
         match got["bad_sql_error"].as_str() {
             Some(e) if e.contains("no_such_table") || e.contains("no such table") => {}
             other => fails.push(format!("bad SQL did not raise as expected: {other:?}")),
