@@ -348,3 +348,14 @@ fn the_framed_stream_works_over_rpc_and_the_websocket() {
         [[zerotrace_trace_processor::Value::Text("ws".into())]]
     );
 }
+
+#[test]
+fn connections_past_the_limit_are_turned_away() {
+    let addr = start();
+    let held: Vec<TcpStream> = (0..zerotrace_cli::tp_httpd::MAX_CONNECTIONS)
+        .map(|_| TcpStream::connect(addr).unwrap())
+        .collect();
+    let r = send(&mut connect(addr), "GET", "/status", &[], b"");
+    assert_eq!(r.status, "HTTP/1.1 503 Service Unavailable");
+    drop(held);
+}

@@ -11,7 +11,7 @@
 //! payload on an 8-byte boundary of the message sent, so that JavaScript
 //! can view them in place), the blobs, and the end marker.
 //!
-//! The rows come from SQLite as it steps ([`RowSink`]); a statement that
+//! The rows come from SQLite as it steps (`sql/streaming.rs`); a statement that
 //! is not the last one drops what the earlier ones produced, so only the
 //! last statement's rows are sent, as upstream sends them.
 

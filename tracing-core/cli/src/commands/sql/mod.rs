@@ -12,6 +12,11 @@
 //!   the same core, each statement's rows printed, stopping at the first
 //!   error.
 //!
+//! - `--httpd [ADDR]`: Perfetto's trace processor RPC over HTTP on ADDR
+//!   (127.0.0.1:9001), the trace (if given) loaded, for Perfetto's Python
+//!   client and UI (`serve.rs`, over `crate::tp_httpd`). `tp_shell.rs` is
+//!   `zerotrace-tp`, the same behind `trace_processor_shell`'s flags.
+//!
 //! Bad SQL is a usage error (exit 1) showing SQLite's message, the line
 //! and a caret under the spot; a trace that does not load is a bad trace
 //! (exit 5) naming the file, the byte and the packet (`errors.rs`). While a
