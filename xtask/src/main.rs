@@ -240,6 +240,10 @@ enum Task {
         /// An interpreter with `perfetto` installed, instead of the venv.
         #[arg(long)]
         python: Option<PathBuf>,
+        /// Measure the cells per second of an answer this many rows long
+        /// (release binaries) instead of comparing.
+        #[arg(long, value_name = "ROWS")]
+        throughput: Option<u64>,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -498,11 +502,13 @@ fn main() -> ExitCode {
             traces,
             cases,
             python,
+            throughput,
         } => {
             let opts = tp_python::Options {
                 python,
                 cases,
                 traces,
+                throughput,
             };
             match tp_python::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,

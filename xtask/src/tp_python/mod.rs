@@ -17,6 +17,11 @@
 //! `--cases` each Perfetto diff test case's `trace.pb` and `query.sql`
 //! (through `bin_path` only).
 //!
+//! With `--throughput ROWS` it measures instead (release binaries): the
+//! cells per second a large answer (ROWS rows of an integer, a double, a
+//! string and an integer) reaches the Python client, through `query()`,
+//! through iterating the rows, and as a pandas frame (issue 50's figure).
+//!
 //! Without Python, `venv` or the package the step says why and passes,
 //! unless `ZEROTRACE_REQUIRE_PYTHON_PERFETTO=1` (CI), where that fails.
 
@@ -55,6 +60,8 @@ pub struct Options {
     pub cases: Option<PathBuf>,
     /// More traces to ask [`QUERIES`].
     pub traces: Vec<PathBuf>,
+    /// Measure the throughput of an answer this many rows long instead.
+    pub throughput: Option<u64>,
 }
 
 /// Runs the comparison; `Ok(false)` when an answer differs.
@@ -72,7 +79,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
             return Ok(true);
         }
     };
-    let bins = build(root)?;
+    let bins = build(root, opts.throughput.is_some())?;
     let script = work.join("oracle.py");
     std::fs::write(&script, ORACLE_PY).map_err(|e| format!("{}: {e}", script.display()))?;
 
@@ -92,6 +99,9 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
         bins,
         work,
     };
+    if let Some(rows) = opts.throughput {
+        return ctx.throughput(&demo, rows);
+    }
     let queries: Vec<String> = QUERIES.iter().map(|q| (*q).to_owned()).collect();
     let mut ok = true;
     for trace in std::iter::once(&demo).chain(&opts.traces) {
@@ -154,14 +164,17 @@ fn venv_python(work: &Path) -> Result<PathBuf, String> {
     Ok(python)
 }
 
-/// Builds `zerotrace` and `zerotrace-tp`; the directory holding them.
-fn build(root: &Path) -> Result<PathBuf, String> {
+/// Builds `zerotrace` and `zerotrace-tp` (optimised if `release`); the
+/// directory holding them.
+fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(root)
-        .args(["build", "--quiet", "-p", "zerotrace-cli", "--bins"])
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
+    let mut c = Command::new(cargo);
+    c.current_dir(root)
+        .args(["build", "--quiet", "-p", "zerotrace-cli", "--bins"]);
+    if release {
+        c.arg("--release");
+    }
+    let status = c.status().map_err(|e| format!("cargo build: {e}"))?;
     if !status.success() {
         return Err(format!("cargo build -p zerotrace-cli: {status}"));
     }
@@ -169,7 +182,7 @@ fn build(root: &Path) -> Result<PathBuf, String> {
         .map(PathBuf::from)
         .map(|t| if t.is_absolute() { t } else { root.join(t) })
         .unwrap_or_else(|| root.join("target"));
-    Ok(target.join("debug"))
+    Ok(target.join(if release { "release" } else { "debug" }))
 }
 
 struct Ctx {
@@ -190,6 +203,47 @@ impl Drop for Served {
 }
 
 impl Ctx {
+    /// Prints the cells per second of a `rows`-row answer to the client.
+    fn throughput(&self, trace: &Path, rows: u64) -> Result<bool, String> {
+        let spec = serde_json::json!({
+            "mode": "throughput",
+            "bin": self.bins.join("zerotrace-tp"),
+            "trace": trace,
+            "rows": rows,
+        });
+        let spec_file = self.work.join("spec.json");
+        std::fs::write(&spec_file, spec.to_string())
+            .map_err(|e| format!("{}: {e}", spec_file.display()))?;
+        let out = Command::new(&self.python)
+            .arg(&self.script)
+            .arg(&spec_file)
+            .output()
+            .map_err(|e| format!("{}: {e}", self.python.display()))?;
+        if !out.status.success() {
+            println!(
+                "tp-python: the client failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return Ok(false);
+        }
+        let got: Value =
+            serde_json::from_slice(&out.stdout).map_err(|e| format!("the client's output: {e}"))?;
+        println!("tp-python: {rows} rows x 4 columns to Google's Python client (best of 3):");
+        for (key, what) in [
+            ("query", "query() (transfer and decode)"),
+            ("iterate", "query() and iterating the rows"),
+            ("pandas", "as_pandas_dataframe()"),
+        ] {
+            if let (Some(s), Some(c)) = (
+                got[key]["seconds"].as_f64(),
+                got[key]["cells_per_s"].as_f64(),
+            ) {
+                println!("  {what}: {s:.3} s, {:.2} M cells/s", c / 1e6);
+            }
+        }
+        Ok(true)
+    }
+
     /// What `zerotrace sql TRACE -q FILE --format json` answers: the rows,
     /// or Err with its message.
     fn expected(&self, trace: &Path, sql: &str) -> Result<Result<Vec<Value>, String>, String> {
