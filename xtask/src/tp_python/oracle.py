@@ -61,7 +61,10 @@ def main():
         throughput(spec)
         return
     if mode == "bin":
-        config = TraceProcessorConfig(bin_path=spec["bin"], load_timeout=60)
+        # ftrace_event filled, as `zerotrace sql` fills it (the client
+        # passes --no-ftrace-raw otherwise).
+        config = TraceProcessorConfig(bin_path=spec["bin"], load_timeout=60,
+                                      ingest_ftrace_in_raw=True)
         tp = TraceProcessor(trace=spec["trace"], config=config)
     elif mode == "addr":
         tp = TraceProcessor(addr=spec["addr"])

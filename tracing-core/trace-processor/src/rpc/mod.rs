@@ -32,7 +32,7 @@ use zerotrace_protos::protos::{
     TraceProcessorRpcStream,
 };
 
-use crate::{Loader, TraceProcessor};
+use crate::{LoadOptions, Loader, TraceProcessor};
 use batches::{BatchLimits, Framing, ResultEncoder};
 pub use framing::MAX_FRAME_BYTES;
 use framing::{Frame, FrameReader};
@@ -74,6 +74,7 @@ pub struct RpcSession {
     eof: bool,
     version: String,
     limits: BatchLimits,
+    load_options: LoadOptions,
     rx: FrameReader,
     rx_seq: i64,
     tx_seq: i64,
@@ -96,6 +97,7 @@ impl RpcSession {
             eof,
             version: format!("zerotrace v{}", env!("CARGO_PKG_VERSION")),
             limits: BatchLimits::default(),
+            load_options: LoadOptions::default(),
             rx: FrameReader::default(),
             rx_seq: 0,
             tx_seq: 0,
@@ -105,6 +107,11 @@ impl RpcSession {
     /// Cuts batches at other limits than upstream's (for tests).
     pub fn set_batch_limits(&mut self, limits: BatchLimits) {
         self.limits = limits;
+    }
+
+    /// What traces loaded over `/parse` keep (`--no-ftrace-raw`).
+    pub fn set_load_options(&mut self, options: LoadOptions) {
+        self.load_options = options;
     }
 
     /// `/status`: an encoded `StatusResult`.
@@ -162,21 +169,24 @@ impl RpcSession {
     pub fn notify_eof(&mut self) -> Result<(), String> {
         self.eof = true;
         let trace = std::mem::replace(&mut self.trace, Trace::Failed(String::new()));
-        let (trace, result) = match trace {
-            Trace::Loading(loader) => match loader
-                .finish()
-                .map_err(crate::Error::from)
-                .and_then(TraceProcessor::from_storage)
-            {
-                Ok(tp) => {
-                    let initial = InitialObjects::of(&tp);
-                    (Trace::Ready(Box::new(tp), initial), Ok(()))
-                }
-                Err(e) => (Trace::Failed(e.to_string()), Err(e.to_string())),
-            },
-            Trace::Failed(e) => (Trace::Failed(e.clone()), Err(e)),
-            ready => (ready, Ok(())),
-        };
+        let (trace, result) =
+            match trace {
+                Trace::Loading(loader) => match loader
+                    .finish()
+                    .map_err(crate::Error::from)
+                    .and_then(|mut storage| {
+                        self.load_options.apply(&mut storage);
+                        TraceProcessor::from_storage(storage)
+                    }) {
+                    Ok(tp) => {
+                        let initial = InitialObjects::of(&tp);
+                        (Trace::Ready(Box::new(tp), initial), Ok(()))
+                    }
+                    Err(e) => (Trace::Failed(e.to_string()), Err(e.to_string())),
+                },
+                Trace::Failed(e) => (Trace::Failed(e.clone()), Err(e)),
+                ready => (ready, Ok(())),
+            };
         self.trace = trace;
         result
     }

@@ -36,7 +36,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use zerotrace_trace_processor::TraceProcessor;
+use zerotrace_trace_processor::{LoadOptions, TraceProcessor};
 
 pub use format::Format;
 
@@ -75,6 +75,19 @@ pub struct SqlArgs {
         conflicts_with_all = ["query_string", "query_file"]
     )]
     pub httpd: Option<String>,
+    /// Leave `ftrace_event` empty, as `trace_processor_shell --no-ftrace-raw`
+    /// does (Perfetto's Python client passes it unless told otherwise).
+    #[arg(long = "no-ftrace-raw")]
+    pub no_ftrace_raw: bool,
+}
+
+impl SqlArgs {
+    /// What the load keeps.
+    fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            ftrace_raw: !self.no_ftrace_raw,
+        }
+    }
 }
 
 /// Runs the command.
@@ -84,6 +97,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
             args.trace.as_deref(),
             addr,
             crate::tp_httpd::ServerOptions::default(),
+            args.load_options(),
         );
     }
     let Some(trace) = &args.trace else {
@@ -96,7 +110,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
         }
         (None, None) => None,
     };
-    let tp = load(trace)?;
+    let tp = load(trace, args.load_options())?;
     match sql {
         Some(sql) => {
             let result = tp
@@ -116,9 +130,10 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
 }
 
 /// Loads the trace, with a progress line on stderr if it is a terminal.
-fn load(path: &Path) -> Result<TraceProcessor, CliError> {
+fn load(path: &Path, options: LoadOptions) -> Result<TraceProcessor, CliError> {
     if !std::io::stderr().is_terminal() {
-        return TraceProcessor::open(path).map_err(|e| load_error(path, e));
+        return TraceProcessor::open_with_options(path, options, |_| {})
+            .map_err(|e| load_error(path, e));
     }
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
@@ -132,7 +147,8 @@ fn load(path: &Path) -> Result<TraceProcessor, CliError> {
             let _ = err.flush();
         }
     };
-    let loaded = TraceProcessor::open_with_progress(path, |p| draw(line.update(p, Instant::now())));
+    let loaded =
+        TraceProcessor::open_with_options(path, options, |p| draw(line.update(p, Instant::now())));
     draw(line.clear());
     loaded.map_err(|e| load_error(path, e))
 }

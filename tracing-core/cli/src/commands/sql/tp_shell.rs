@@ -8,8 +8,8 @@
 //! - `-D` / `--httpd`, `--http-port PORT`, `--http-ip-address IP`,
 //!   `--http-additional-cors-origins A,B`: serve the RPC (after running
 //!   `-q`/`-Q` if given), on loopback port 9001 unless told.
-//! - `--no-ftrace-raw`: accepted; zerotrace's tables never copy typed
-//!   ftrace events into a raw table, so there is nothing to turn off.
+//! - `--no-ftrace-raw`: `ftrace_event` (upstream's raw table) left empty,
+//!   for the trace given and for traces sent over `/parse`.
 //! - `-v` / `--version`: the version and the RPC API version, as the shell
 //!   prints them.
 //!
@@ -23,6 +23,7 @@ use clap::Parser;
 use super::{Format, SqlArgs, serve::serve};
 use crate::commands::CliError;
 use crate::tp_httpd::ServerOptions;
+use zerotrace_trace_processor::LoadOptions;
 use zerotrace_trace_processor::rpc::API_VERSION;
 
 /// The shell's port when none is given.
@@ -62,7 +63,7 @@ pub struct TpArgs {
         value_delimiter = ','
     )]
     pub http_additional_cors_origins: Vec<String>,
-    /// Accepted for compatibility: typed ftrace events never go to a raw table here.
+    /// Leave ftrace_event (the raw table) empty.
     #[arg(long = "no-ftrace-raw")]
     pub no_ftrace_raw: bool,
     /// Print the version.
@@ -109,6 +110,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             query_file: args.query_file.clone(),
             format: Some(Format::Csv).filter(|_| has_query),
             httpd: None,
+            no_ftrace_raw: args.no_ftrace_raw,
         })?;
     } else if !args.httpd {
         return Err(CliError::Usage(
@@ -128,7 +130,10 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
         extra_origins: args.http_additional_cors_origins.clone(),
         log: false,
     };
-    serve(args.trace.as_deref(), &addr, options)
+    let load = LoadOptions {
+        ftrace_raw: !args.no_ftrace_raw,
+    };
+    serve(args.trace.as_deref(), &addr, options, load)
 }
 
 #[cfg(test)]
