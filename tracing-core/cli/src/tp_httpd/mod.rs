@@ -14,9 +14,10 @@
 //!   allowed origin.
 //! - Bounds: loopback unless told otherwise; heads and bodies as
 //!   `request.rs` bounds them; at most [`MAX_CONNECTIONS`] connections at
-//!   once (the rest get 503); a request once begun must arrive within
-//!   [`REQUEST_TIMEOUT`]. Requests are served one at a time, as upstream's
-//!   single-threaded server serves them.
+//!   once (the rest get 503); a begun request that stalls for
+//!   [`REQUEST_TIMEOUT`] is dropped (an idle keep-alive connection is not:
+//!   the Python client holds one between queries). Requests are served one
+//!   at a time, as upstream's single-threaded server serves them.
 
 pub mod request;
 
@@ -37,7 +38,7 @@ use request::{Head, MAX_BODY_BYTES, parse_head};
 pub const DEFAULT_ADDR: &str = "127.0.0.1:9001";
 /// The most connections served at once.
 pub const MAX_CONNECTIONS: usize = 64;
-/// How long a begun request may take to arrive whole.
+/// How long a begun request may stall before it is dropped.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The help page at `/`.
@@ -241,22 +242,25 @@ fn route(
             session().restore_initial_tables();
             respond(conn, "200 OK", &PROTOBUF, b"", ka, origin)?;
         }
-        "/query" => {
-            let frames = session().query(body);
+        "/query" | "/rpc" => {
             write_head(conn, "200 OK", &CHUNKED, None, ka, origin)?;
-            for f in &frames {
-                write_chunk(conn, f)?;
-            }
+            // Each message is a chunk, sent as soon as it is made; a client
+            // gone mid-answer only stops the sending.
+            let mut sent: io::Result<()> = Ok(());
+            let mut out = |f: &[u8]| {
+                if sent.is_ok() {
+                    sent = write_chunk(conn, f);
+                }
+            };
+            let close = if head.uri == "/query" {
+                session().query_into(body, &mut out);
+                false
+            } else {
+                session().rpc_into(body, &mut out)
+            };
+            sent?;
             conn.write_all(b"0\r\n\r\n")?;
-        }
-        "/rpc" => {
-            let out = session().rpc(body);
-            write_head(conn, "200 OK", &CHUNKED, None, ka, origin)?;
-            for f in &out.frames {
-                write_chunk(conn, f)?;
-            }
-            conn.write_all(b"0\r\n\r\n")?;
-            if out.close {
+            if close {
                 return Ok(false);
             }
         }
@@ -308,17 +312,18 @@ fn websocket(
             Message::Close(_) => return Ok(()),
             _ => continue,
         };
-        let out = shared
+        let mut sent = true;
+        let close = shared
             .session
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .rpc(&data);
-        for f in out.frames {
-            if ws.send(Message::binary(f)).is_err() {
-                return Ok(());
-            }
+            .rpc_into(&data, &mut |f| {
+                sent = sent && ws.send(Message::binary(f.to_vec())).is_ok();
+            });
+        if !sent {
+            return Ok(());
         }
-        if out.close {
+        if close {
             let _ = ws.close(None);
             let _ = ws.flush();
             return Ok(());

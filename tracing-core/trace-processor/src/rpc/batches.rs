@@ -11,9 +11,11 @@
 //! payload on an 8-byte boundary of the message sent, so that JavaScript
 //! can view them in place), the blobs, and the end marker.
 //!
-//! The rows come from SQLite as it steps (`sql/streaming.rs`); a statement that
-//! is not the last one drops what the earlier ones produced, so only the
-//! last statement's rows are sent, as upstream sends them.
+//! The rows come from SQLite as it steps (`sql/streaming.rs`); a statement
+//! drops what the earlier ones produced, so only the last statement's rows
+//! are sent, as upstream sends them. The last statement's messages go out
+//! as they are made; an earlier one's (or one not known to be the last)
+//! wait until the query ends.
 
 use protozero::HeapWriter;
 use zerotrace_protos::protos::trace_processor_rpc::TraceProcessorMethod;
@@ -85,8 +87,13 @@ impl Default for BatchLimits {
 }
 
 /// Encodes a query's rows into the messages that answer it.
-#[derive(Debug)]
-pub(crate) struct ResultEncoder {
+pub(crate) struct ResultEncoder<'o> {
+    /// Where finished messages go.
+    out: &'o mut dyn FnMut(&[u8]),
+    /// The current statement is the last: its messages go out as made.
+    streaming: bool,
+    /// Some message went out already.
+    streamed: bool,
     framing: Framing,
     limits: BatchLimits,
     first_seq: i64,
@@ -111,10 +118,28 @@ pub(crate) struct ResultEncoder {
     writer: HeapWriter,
 }
 
-impl ResultEncoder {
-    /// An encoder whose first message (for [`Framing::Rpc`]) gets `seq`.
-    pub(crate) fn new(framing: Framing, limits: BatchLimits, seq: i64) -> Self {
+impl std::fmt::Debug for ResultEncoder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResultEncoder")
+            .field("framing", &self.framing)
+            .field("next_seq", &self.next_seq)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'o> ResultEncoder<'o> {
+    /// An encoder whose first message (for [`Framing::Rpc`]) gets `seq`,
+    /// handing each finished message to `out`.
+    pub(crate) fn new(
+        framing: Framing,
+        limits: BatchLimits,
+        seq: i64,
+        out: &'o mut dyn FnMut(&[u8]),
+    ) -> Self {
         ResultEncoder {
+            out,
+            streaming: false,
+            streamed: false,
             framing,
             limits,
             first_seq: seq,
@@ -138,15 +163,19 @@ impl ResultEncoder {
     }
 
     /// Ends the result: the last batch, with `error` when the query failed
-    /// (after `rows_kept` is false, what was encoded is dropped first: the
-    /// answer is the error alone). Returns the messages and the next `seq`.
-    pub(crate) fn finish(mut self, error: Option<&str>, rows_kept: bool) -> (Vec<Vec<u8>>, i64) {
-        if !rows_kept {
+    /// (when `rows_kept` is false, what was encoded and not yet sent is
+    /// dropped first: the answer is the error alone). Sends what waited;
+    /// returns the next `seq`.
+    pub(crate) fn finish(mut self, error: Option<&str>, rows_kept: bool) -> i64 {
+        if !rows_kept && !self.streamed {
             self.discard();
             self.columns.clear();
         }
         self.flush(true, error);
-        (self.frames, self.next_seq)
+        for f in std::mem::take(&mut self.frames) {
+            (self.out)(&f);
+        }
+        self.next_seq
     }
 
     /// Whether a statement failed while handing over its rows (not before
@@ -197,7 +226,12 @@ impl ResultEncoder {
         };
         self.writer = writer;
         self.wrote_metadata = true;
-        self.frames.push(frame);
+        if self.streaming {
+            self.streamed = true;
+            (self.out)(&frame);
+        } else {
+            self.frames.push(frame);
+        }
         self.next_seq = seq.saturating_add(1);
         self.clear_batch();
     }
@@ -343,9 +377,10 @@ fn push_varint(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&buf[..n]);
 }
 
-impl RowSink for ResultEncoder {
-    fn statement(&mut self, sql: &str, columns: &[&str]) {
+impl RowSink for ResultEncoder<'_> {
+    fn statement(&mut self, sql: &str, columns: &[&str], last: bool) {
         self.discard();
+        self.streaming = last;
         self.columns = columns.iter().map(|c| (*c).to_owned()).collect();
         self.last_sql.clear();
         self.last_sql.push_str(sql);

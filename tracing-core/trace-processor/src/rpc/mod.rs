@@ -202,12 +202,20 @@ impl RpcSession {
     /// `/query`: runs the `QueryArgs` in `args`; the `QueryResult`
     /// messages that answer it, one per batch (each an HTTP chunk).
     pub fn query(&mut self, args: &[u8]) -> Vec<Vec<u8>> {
-        let sql = QueryArgsDecoder::new(args).sql_query().unwrap_or_default();
-        self.run_query(sql, Framing::Query, 0).0
+        let mut frames = Vec::new();
+        self.query_into(args, &mut |f| frames.push(f.to_vec()));
+        frames
     }
 
-    fn run_query(&self, sql: &str, framing: Framing, seq: i64) -> (Vec<Vec<u8>>, i64) {
-        let mut enc = ResultEncoder::new(framing, self.limits, seq);
+    /// [`RpcSession::query`], each message handed to `out` as soon as it
+    /// is made (the last statement's batches while SQLite steps).
+    pub fn query_into(&mut self, args: &[u8], out: &mut dyn FnMut(&[u8])) {
+        let sql = QueryArgsDecoder::new(args).sql_query().unwrap_or_default();
+        self.run_query(sql, Framing::Query, 0, out);
+    }
+
+    fn run_query(&self, sql: &str, framing: Framing, seq: i64, out: &mut dyn FnMut(&[u8])) -> i64 {
+        let mut enc = ResultEncoder::new(framing, self.limits, seq, out);
         let tp = match &self.trace {
             Trace::Ready(tp, _) => tp,
             Trace::Loading(_) => {
@@ -230,32 +238,37 @@ impl RpcSession {
     /// `/rpc` and `/websocket`: takes the stream's next bytes and answers
     /// every whole `TraceProcessorRpc` among them.
     pub fn rpc(&mut self, bytes: &[u8]) -> RpcOutput {
-        let mut out = RpcOutput::default();
+        let mut frames = Vec::new();
+        let close = self.rpc_into(bytes, &mut |f| frames.push(f.to_vec()));
+        RpcOutput { frames, close }
+    }
+
+    /// [`RpcSession::rpc`], each stream entry handed to `out` as soon as it
+    /// is made; true when the stream is broken and must be closed.
+    pub fn rpc_into(&mut self, bytes: &[u8], out: &mut dyn FnMut(&[u8])) -> bool {
         self.rx.push(bytes);
         loop {
             match self.rx.next_frame() {
                 Frame::Message(m) => {
-                    if !self.request(&m, &mut out) {
-                        out.close = true;
-                        return out;
+                    if !self.request(&m, out) {
+                        return true;
                     }
                 }
-                Frame::Incomplete => return out,
+                Frame::Incomplete => return false,
                 Frame::Error => {
-                    out.frames.push(fatal("RPC framing error"));
-                    out.close = true;
-                    return out;
+                    out(&fatal("RPC framing error"));
+                    return true;
                 }
             }
         }
     }
 
     /// Answers one request; false when the stream must close.
-    fn request(&mut self, msg: &[u8], out: &mut RpcOutput) -> bool {
+    fn request(&mut self, msg: &[u8], out: &mut dyn FnMut(&[u8])) -> bool {
         let req = TraceProcessorRpcDecoder::new(msg);
         let seq = req.seq().unwrap_or(0);
         if seq != 0 && self.rx_seq != 0 && seq != self.rx_seq.wrapping_add(1) {
-            out.frames.push(fatal(&format!(
+            out(&fatal(&format!(
                 "RPC request out of order. Expected {}, got {} (ERR:rpc_seq)",
                 self.rx_seq.wrapping_add(1),
                 seq
@@ -271,7 +284,7 @@ impl RpcSession {
                     Some(data) => self.append(data).err(),
                     None => Some(NOT_SET.to_owned()),
                 };
-                out.frames.push(self.response(method, |m| {
+                out(&self.response(method, |m| {
                     let mut r = m.begin_append_result();
                     if let Some(e) = &error {
                         r.set_error(e);
@@ -280,7 +293,7 @@ impl RpcSession {
             }
             Some(TraceProcessorMethod::TpmFinalizeTraceData) => {
                 let error = self.notify_eof().err();
-                out.frames.push(self.response(method, |m| {
+                out(&self.response(method, |m| {
                     let mut r = m.begin_finalize_data_result();
                     if let Some(e) = &error {
                         r.set_error(e);
@@ -290,21 +303,19 @@ impl RpcSession {
             Some(TraceProcessorMethod::TpmQueryStreaming) => match req.query_args() {
                 Some(args) => {
                     let sql = args.sql_query().unwrap_or_default();
-                    let (frames, next) = self.run_query(sql, Framing::Rpc, self.tx_seq);
-                    self.tx_seq = next;
-                    out.frames.extend(frames);
+                    self.tx_seq = self.run_query(sql, Framing::Rpc, self.tx_seq, out);
                 }
-                None => out.frames.push(self.response(method, |m| {
+                None => out(&self.response(method, |m| {
                     m.begin_query_result().set_error(NOT_SET);
                 })),
             },
             Some(TraceProcessorMethod::TpmRestoreInitialTables) => {
                 self.restore_initial_tables();
-                out.frames.push(self.response(method, |_| {}));
+                out(&self.response(method, |_| {}));
             }
             Some(TraceProcessorMethod::TpmGetStatus) => {
                 let status = self.status();
-                out.frames.push(self.response(method, |m| {
+                out(&self.response(method, |m| {
                     m.message().append_bytes(
                         zerotrace_protos::protos::TraceProcessorRpc::FIELD_STATUS,
                         &status,
@@ -321,7 +332,7 @@ impl RpcSession {
                     }
                     Err(e) => Trace::Failed(e.to_string()),
                 };
-                out.frames.push(self.response(method, |_| {}));
+                out(&self.response(method, |_| {}));
             }
             _ => {
                 let seq = self.next_tx_seq();
@@ -333,7 +344,7 @@ impl RpcSession {
                         .set_response_raw(method)
                         .set_invalid_request_raw(method);
                 }
-                out.frames.push(w.to_vec());
+                out(&w.to_vec());
             }
         }
         true

@@ -413,3 +413,42 @@ fn append_and_finalize_over_the_stream_load_a_trace() {
     let d = decode_query_result(m.query_result_bytes().unwrap()).unwrap();
     assert_eq!(d.rows, [[Value::Text("worker".into())]]);
 }
+
+#[test]
+fn an_error_while_the_last_statement_steps_keeps_the_batches_already_sent() {
+    let mut s = RpcSession::new().unwrap();
+    s.set_batch_limits(BatchLimits {
+        cells_per_batch: 3,
+        split_threshold: usize::MAX,
+    });
+    let sql = "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < 20) \
+               SELECT CASE WHEN i < 7 THEN i ELSE abs(-9223372036854775807 - 1) END AS v FROM s";
+    let mut sent = Vec::new();
+    s.query_into(&query_args(sql), &mut |f| sent.push(f.to_vec()));
+    let d = decode_query_result(&sent.concat()).unwrap();
+    assert_eq!(d.columns, ["v"]);
+    // Every row before the one that failed: two batches sent while
+    // stepping, then the one being filled, ended by the error.
+    assert_eq!(sent.len(), 3);
+    assert_eq!(
+        d.rows,
+        (0..7).map(|i| vec![Value::Int(i)]).collect::<Vec<_>>()
+    );
+    assert!(d.complete);
+    assert!(d.error.unwrap().contains("integer overflow"));
+}
+
+#[test]
+fn whatever_follows_the_last_statement_the_answer_is_its_rows() {
+    let mut s = RpcSession::new().unwrap();
+    for sql in [
+        "SELECT 1 AS a; SELECT 2 AS b",
+        "SELECT 1 AS a; SELECT 2 AS b;;  \n",
+        "SELECT 1 AS a; SELECT 2 AS b; -- a comment",
+        "SELECT 2 AS b; /* c */",
+    ] {
+        let (_, d) = query(&mut s, sql);
+        assert_eq!(d.columns, ["b"], "{sql}");
+        assert_eq!(d.rows, [[Value::Int(2)]], "{sql}");
+    }
+}

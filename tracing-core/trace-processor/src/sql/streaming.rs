@@ -31,7 +31,9 @@ pub(crate) enum Cell<'a> {
 pub(crate) trait RowSink {
     /// A statement (its text, trimmed) is about to run, with these
     /// columns; whatever earlier statements sent is no longer the answer.
-    fn statement(&mut self, sql: &str, columns: &[&str]);
+    /// `last` when nothing but blanks and semicolons follows it in the
+    /// query (when unsure, false).
+    fn statement(&mut self, sql: &str, columns: &[&str], last: bool);
     /// A row of the current statement begins.
     fn row(&mut self);
     /// The next cell of the current row.
@@ -45,12 +47,27 @@ impl Engine {
     /// rows handed over before a failure stay handed over.
     pub(crate) fn query_streaming(&self, sql: &str, sink: &mut dyn RowSink) -> Result<(), Error> {
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        // Where the previous statement's text ended in `sql`.
+        let mut pos = 0;
         while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, sql))? {
             let text = stmt.expanded_sql().unwrap_or_default();
+            // A statement's text is its span of the query (no parameters
+            // are bound, so nothing was expanded); what follows it says
+            // whether another statement can come.
+            let last = match sql.get(pos..).and_then(|rest| rest.find(text.as_str())) {
+                Some(at) if !text.is_empty() => {
+                    pos += at + text.len();
+                    sql.get(pos..).is_some_and(|rest| {
+                        rest.trim_matches(|c: char| c.is_whitespace() || c == ';')
+                            .is_empty()
+                    })
+                }
+                _ => false,
+            };
             let n = stmt.column_count();
             {
                 let names = stmt.column_names();
-                sink.statement(text.trim(), &names);
+                sink.statement(text.trim(), &names, last);
             }
             let mut q = stmt.raw_query();
             while let Some(row) = q.next()? {
