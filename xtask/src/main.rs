@@ -17,6 +17,7 @@ mod soak;
 mod tp_bench;
 mod tp_conformance;
 mod tp_data;
+mod tp_python;
 mod tsan;
 mod valgrind;
 
@@ -229,6 +230,24 @@ enum Task {
         /// passes today, so that no change takes a passing case back).
         #[arg(long)]
         min_pass: Option<usize>,
+    },
+    /// Google's Python client (`perfetto` from PyPI, in a venv under
+    /// target/tp-python) against zerotrace-tp and `zerotrace sql --httpd`:
+    /// every answer must equal `zerotrace sql -q`'s. Skips without Python
+    /// unless ZEROTRACE_REQUIRE_PYTHON_PERFETTO=1.
+    TpPython {
+        /// More traces to query (a demo recording is always queried).
+        traces: Vec<PathBuf>,
+        /// Perfetto diff test cases (index.json) to query too.
+        #[arg(long)]
+        cases: Option<PathBuf>,
+        /// An interpreter with `perfetto` installed, instead of the venv.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Measure the cells per second of an answer this many rows long
+        /// (release binaries) instead of comparing.
+        #[arg(long, value_name = "ROWS")]
+        throughput: Option<u64>,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -481,6 +500,27 @@ fn main() -> ExitCode {
         Task::TpData { out, mb } => {
             match tp_data::run(&workspace_root(), &tp_data::Options { out, mb }) {
                 Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::TpPython {
+            traces,
+            cases,
+            python,
+            throughput,
+        } => {
+            let opts = tp_python::Options {
+                python,
+                cases,
+                traces,
+                throughput,
+            };
+            match tp_python::run(&workspace_root(), &opts) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
                 Err(e) => {
                     eprintln!("error: {e}");
                     ExitCode::FAILURE

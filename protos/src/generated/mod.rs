@@ -57,6 +57,7 @@ pub mod perfetto {
         include!("perfetto/trace/track_event/track_descriptor.rs");
         include!("perfetto/trace/track_event/track_event.rs");
         include!("perfetto/trace/trigger.rs");
+        include!("perfetto/trace_processor/trace_processor.rs");
         include!("upstream/perfetto/common/perf_events.rs");
         include!("upstream/perfetto/common/sys_stats_counters.rs");
         include!("upstream/perfetto/config/ftrace/ftrace_config.rs");

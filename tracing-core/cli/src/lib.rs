@@ -11,4 +11,6 @@ pub mod commands;
 pub mod relay;
 pub mod schema;
 pub mod text_config;
+#[cfg(feature = "sql")]
+pub mod tp_httpd;
 pub mod websocket;

@@ -25,11 +25,14 @@ pub mod error;
 mod free_memory;
 mod hash;
 mod load;
+mod load_options;
 #[cfg(feature = "sql")]
 mod output;
 pub mod packets;
 mod parser;
 pub mod profile_view;
+#[cfg(feature = "sql")]
+pub mod rpc;
 #[cfg(feature = "sql")]
 mod sql;
 mod storage;
@@ -42,6 +45,7 @@ use std::path::Path;
 pub use driver::LoadProgress;
 pub use error::{Error, TraceError};
 pub use load::Loader;
+pub use load_options::LoadOptions;
 #[cfg(feature = "sql")]
 pub use output::{c_double, shell_csv};
 #[cfg(feature = "sql")]
@@ -87,6 +91,18 @@ impl TraceProcessor {
         mut progress: impl FnMut(LoadProgress),
     ) -> Result<Self, Error> {
         Self::from_storage(driver::load_file_with_progress(path, &mut progress)?)
+    }
+
+    /// Loads a trace file as [`TraceProcessor::open_with_progress`] does,
+    /// keeping what `options` keep.
+    pub fn open_with_options(
+        path: &Path,
+        options: LoadOptions,
+        mut progress: impl FnMut(LoadProgress),
+    ) -> Result<Self, Error> {
+        let mut storage = driver::load_file_with_progress(path, &mut progress)?;
+        options.apply(&mut storage);
+        Self::from_storage(storage)
     }
 
     /// Loads a trace from a reader, plain or gzip-compressed.

@@ -242,6 +242,12 @@ impl Command {
     }
 }
 
+/// `zerotrace-tp`'s `main`: the `trace_processor_shell` stand-in.
+#[cfg(feature = "sql")]
+pub fn tp_main() -> ExitCode {
+    sql::tp_shell::main()
+}
+
 /// Runs the command line; the exit code says how it went.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();

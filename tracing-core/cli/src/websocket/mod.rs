@@ -42,7 +42,7 @@
 //! * `pump.rs`: the byte streams, both ways, after the handshake.
 
 mod admission;
-mod origin;
+pub(crate) mod origin;
 mod peer;
 mod pump;
 mod upstream;

@@ -10,6 +10,7 @@ pub mod build_sched;
 pub mod catalog;
 mod demangle;
 mod functions;
+pub(crate) mod streaming;
 pub mod table;
 mod to_ftrace;
 mod views;

@@ -12,6 +12,11 @@
 //!   the same core, each statement's rows printed, stopping at the first
 //!   error.
 //!
+//! - `--httpd [ADDR]`: Perfetto's trace processor RPC over HTTP on ADDR
+//!   (127.0.0.1:9001), the trace (if given) loaded, for Perfetto's Python
+//!   client and UI (`serve.rs`, over `crate::tp_httpd`). `tp_shell.rs` is
+//!   `zerotrace-tp`, the same behind `trace_processor_shell`'s flags.
+//!
 //! Bad SQL is a usage error (exit 1) showing SQLite's message, the line
 //! and a caret under the spot; a trace that does not load is a bad trace
 //! (exit 5) naming the file, the byte and the packet (`errors.rs`). While a
@@ -22,14 +27,16 @@ mod errors;
 mod format;
 mod progress;
 mod prompt;
+mod serve;
 mod session;
 mod statements;
+pub mod tp_shell;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use zerotrace_trace_processor::TraceProcessor;
+use zerotrace_trace_processor::{LoadOptions, TraceProcessor};
 
 pub use format::Format;
 
@@ -41,8 +48,10 @@ use session::{Output, Session, Step};
 /// `zerotrace sql`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct SqlArgs {
-    /// The trace file (protobuf, plain or gzip-compressed).
-    pub trace: PathBuf,
+    /// The trace file (protobuf, plain or gzip-compressed); with --httpd it
+    /// may be left out, for a client to send one.
+    #[arg(required_unless_present = "httpd")]
+    pub trace: Option<PathBuf>,
     /// The SQL to run (its last statement's rows are printed).
     #[arg(short = 'Q', long = "query-string", conflicts_with = "query_file")]
     pub query_string: Option<String>,
@@ -55,10 +64,45 @@ pub struct SqlArgs {
     /// values).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Serve Perfetto's trace processor RPC over HTTP on ADDR (default
+    /// 127.0.0.1:9001), as `trace_processor_shell --httpd` does: for
+    /// Perfetto's Python client (`TraceProcessor(addr=...)`).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = crate::tp_httpd::DEFAULT_ADDR,
+        conflicts_with_all = ["query_string", "query_file"]
+    )]
+    pub httpd: Option<String>,
+    /// Leave `ftrace_event` empty, as `trace_processor_shell --no-ftrace-raw`
+    /// does (Perfetto's Python client passes it unless told otherwise).
+    #[arg(long = "no-ftrace-raw")]
+    pub no_ftrace_raw: bool,
+}
+
+impl SqlArgs {
+    /// What the load keeps.
+    fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            ftrace_raw: !self.no_ftrace_raw,
+        }
+    }
 }
 
 /// Runs the command.
 pub fn run(args: &SqlArgs) -> Result<(), CliError> {
+    if let Some(addr) = &args.httpd {
+        return serve::serve(
+            args.trace.as_deref(),
+            addr,
+            crate::tp_httpd::ServerOptions::default(),
+            args.load_options(),
+        );
+    }
+    let Some(trace) = &args.trace else {
+        return Err(CliError::Usage("give a trace file".into()));
+    };
     let sql = match (&args.query_string, &args.query_file) {
         (Some(s), _) => Some(s.clone()),
         (None, Some(f)) => {
@@ -66,7 +110,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
         }
         (None, None) => None,
     };
-    let tp = load(&args.trace)?;
+    let tp = load(trace, args.load_options())?;
     match sql {
         Some(sql) => {
             let result = tp
@@ -86,9 +130,10 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
 }
 
 /// Loads the trace, with a progress line on stderr if it is a terminal.
-fn load(path: &Path) -> Result<TraceProcessor, CliError> {
+fn load(path: &Path, options: LoadOptions) -> Result<TraceProcessor, CliError> {
     if !std::io::stderr().is_terminal() {
-        return TraceProcessor::open(path).map_err(|e| load_error(path, e));
+        return TraceProcessor::open_with_options(path, options, |_| {})
+            .map_err(|e| load_error(path, e));
     }
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
@@ -102,7 +147,8 @@ fn load(path: &Path) -> Result<TraceProcessor, CliError> {
             let _ = err.flush();
         }
     };
-    let loaded = TraceProcessor::open_with_progress(path, |p| draw(line.update(p, Instant::now())));
+    let loaded =
+        TraceProcessor::open_with_options(path, options, |p| draw(line.update(p, Instant::now())));
     draw(line.clear());
     loaded.map_err(|e| load_error(path, e))
 }

@@ -1,0 +1,41 @@
+//! `zerotrace sql --httpd [ADDR]` and `zerotrace-tp -D`: the trace (if
+//! one is given) loaded into an RPC session and served over HTTP as
+//! `trace_processor_shell --httpd` serves it (`crate::tp_httpd`).
+
+use std::path::Path;
+
+use zerotrace_trace_processor::LoadOptions;
+use zerotrace_trace_processor::rpc::RpcSession;
+
+use super::load;
+use crate::commands::CliError;
+use crate::tp_httpd::{Server, ServerOptions};
+
+/// Loads `trace` (when given) and serves it on `addr` until killed;
+/// `load` says what it and the traces sent later keep.
+pub fn serve(
+    trace: Option<&Path>,
+    addr: &str,
+    options: ServerOptions,
+    load_options: LoadOptions,
+) -> Result<(), CliError> {
+    let mut session = match trace {
+        Some(path) => {
+            let tp = load(path, load_options)?;
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            RpcSession::with_trace(tp, Some(name))
+        }
+        None => RpcSession::new().map_err(|e| CliError::Usage(e.to_string()))?,
+    };
+    session.set_load_options(load_options);
+    let server = Server::bind(addr, session, options).map_err(|e| CliError::io(addr, e))?;
+    let bound = server.local_addr().map_err(|e| CliError::io(addr, e))?;
+    eprintln!(
+        "[HTTP] serving Perfetto's trace processor RPC on http://{bound} \
+         (Python: perfetto.TraceProcessor(addr='{bound}'))"
+    );
+    server.run().map_err(|e| CliError::io(addr, e))
+}

@@ -1,0 +1,388 @@
+//! The trace processor's HTTP server (`zerotrace sql --httpd`,
+//! `zerotrace-tp -D`): Perfetto's `trace_processor_shell --httpd` endpoints
+//! over one [`RpcSession`], which does all the protocol work; this file
+//! only moves bytes.
+//!
+//! - `/status`, `/parse`, `/notify_eof`, `/restore_initial_tables`: one
+//!   response each; `/query` and `/rpc`: chunked, one chunk per message;
+//!   `/websocket`: the framed stream as binary WebSocket messages
+//!   (tungstenite); `/`: a help page; anything else 404.
+//! - Origins as upstream: a browser's request from an origin outside the
+//!   UI's (`https://ui.perfetto.dev`, a local UI build on port 10000, and
+//!   any given) gets 403; an allowed one gets `Access-Control-Allow-Origin`
+//!   back; `OPTIONS` gets the CORS preflight answer; the WebSocket needs an
+//!   allowed origin.
+//! - Bounds: loopback unless told otherwise; heads and bodies as
+//!   `request.rs` bounds them; at most [`MAX_CONNECTIONS`] connections at
+//!   once (the rest get 503); a begun request that stalls for
+//!   [`REQUEST_TIMEOUT`] is dropped (an idle keep-alive connection is not:
+//!   the Python client holds one between queries). Requests are served one
+//!   at a time, as upstream's single-threaded server serves them.
+
+pub mod request;
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tungstenite::protocol::{Role, WebSocketConfig};
+use tungstenite::{Message, WebSocket};
+use zerotrace_trace_processor::rpc::{MAX_FRAME_BYTES, RpcSession};
+
+use crate::websocket::origin::origin_allowed;
+use request::{Head, MAX_BODY_BYTES, parse_head};
+
+/// Where the server listens by default (upstream's port, on loopback).
+pub const DEFAULT_ADDR: &str = "127.0.0.1:9001";
+/// The most connections served at once.
+pub const MAX_CONNECTIONS: usize = 64;
+/// How long a begun request may stall before it is dropped.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The help page at `/`.
+const HELP: &str = "zerotrace trace processor (Perfetto's trace processor RPC)\n\n\
+Python: perfetto.TraceProcessor(addr='127.0.0.1:9001') queries the trace loaded here.\n\
+Endpoints: /status /parse /notify_eof /query /restore_initial_tables /rpc /websocket\n";
+
+/// What the server is configured with.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// Origins let in besides the UI's.
+    pub extra_origins: Vec<String>,
+    /// Print a line on stderr per request.
+    pub log: bool,
+}
+
+/// A listening server; [`Server::run`] serves until the process ends.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    session: Mutex<RpcSession>,
+    options: ServerOptions,
+    connections: AtomicUsize,
+}
+
+impl Server {
+    /// Binds `addr` (`IP:PORT`; port 0 picks one).
+    pub fn bind(addr: &str, session: RpcSession, options: ServerOptions) -> io::Result<Self> {
+        let addrs: Vec<SocketAddr> = addr.to_socket_addrs()?.collect();
+        let listener = TcpListener::bind(&addrs[..])?;
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                session: Mutex::new(session),
+                options,
+                connections: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    /// The address bound.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts and serves connections, each on its own thread.
+    pub fn run(self) -> io::Result<()> {
+        for conn in self.listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let shared = self.shared.clone();
+            if shared.connections.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+                shared.connections.fetch_sub(1, Ordering::AcqRel);
+                let _ = refuse(
+                    &conn,
+                    "503 Service Unavailable",
+                    "Too many connections",
+                    None,
+                );
+                continue;
+            }
+            let spawned = std::thread::Builder::new()
+                .name("tp-httpd".into())
+                .spawn(move || {
+                    let _ = serve(conn, &shared);
+                    shared.connections.fetch_sub(1, Ordering::AcqRel);
+                });
+            if spawned.is_err() {
+                self.shared.connections.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Serves one connection's requests until it closes.
+fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
+    let _ = conn.set_nodelay(true);
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        // Wait as long as it takes for a request to begin.
+        conn.set_read_timeout(None)?;
+        let (head, head_len) = loop {
+            match parse_head(&buf) {
+                Ok(Some(h)) => break h,
+                Ok(None) => {}
+                Err(r) => return refuse(&conn, r.status, r.body, None),
+            }
+            if read_more(&mut conn, &mut buf)? == 0 {
+                return Ok(());
+            }
+            conn.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+        };
+        let total = head_len + head.content_length;
+        while buf.len() < total {
+            if read_more(&mut conn, &mut buf)? == 0 {
+                return Ok(());
+            }
+        }
+        let body: Vec<u8> = buf.drain(..total).skip(head_len).collect();
+        if shared.options.log {
+            eprintln!("[HTTP] {} {} [body={}B]", head.method, head.uri, body.len());
+        }
+        let allowed = head
+            .origin
+            .as_deref()
+            .filter(|o| origin_allowed(Some(o), &shared.options.extra_origins))
+            .map(str::to_owned);
+        if head.method == "OPTIONS" {
+            return respond(
+                &mut conn,
+                "204 No Content",
+                &[
+                    "Access-Control-Allow-Methods: POST, GET, OPTIONS",
+                    "Access-Control-Allow-Headers: *",
+                    "Access-Control-Max-Age: 86400",
+                    "Access-Control-Allow-Private-Network: true",
+                ],
+                b"",
+                false,
+                allowed.as_deref(),
+            );
+        }
+        if head.origin.as_deref().is_some_and(|o| !o.is_empty()) && allowed.is_none() {
+            return refuse(&conn, "403 Forbidden", "Origin not allowed", None);
+        }
+        if head.uri == "/websocket" && head.upgrade {
+            if allowed.is_none() {
+                return refuse(&conn, "403 Forbidden", "Origin not allowed", None);
+            }
+            return websocket(conn, &head, buf, shared, allowed.as_deref());
+        }
+        if !route(&mut conn, &head, &body, shared, allowed.as_deref())? || !head.keep_alive {
+            return Ok(());
+        }
+    }
+}
+
+/// Reads what is there into `buf`; 0 at the end of the stream.
+fn read_more(conn: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let mut chunk = [0u8; 64 * 1024];
+    let n = conn.read(&mut chunk)?;
+    if buf.len() + n > MAX_BODY_BYTES + request::MAX_HEAD_BYTES {
+        return Err(io::Error::other("request too large"));
+    }
+    buf.extend_from_slice(&chunk[..n]);
+    Ok(n)
+}
+
+const PROTOBUF: [&str; 2] = [
+    "Cache-Control: no-cache",
+    "Content-Type: application/x-protobuf",
+];
+const CHUNKED: [&str; 3] = [
+    "Cache-Control: no-cache",
+    "Content-Type: application/x-protobuf",
+    "Transfer-Encoding: chunked",
+];
+
+/// Serves one plain request; false when the connection must close.
+fn route(
+    conn: &mut TcpStream,
+    head: &Head,
+    body: &[u8],
+    shared: &Shared,
+    origin: Option<&str>,
+) -> io::Result<bool> {
+    let ka = head.keep_alive;
+    let session = || {
+        shared
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    };
+    match head.uri.as_str() {
+        "/" => respond(
+            conn,
+            "200 OK",
+            &["Content-Type: text/plain"],
+            HELP.as_bytes(),
+            ka,
+            origin,
+        )?,
+        "/status" => {
+            let status = session().status();
+            respond(conn, "200 OK", &PROTOBUF, &status, ka, origin)?;
+        }
+        "/parse" => {
+            let result = session().parse(body);
+            respond(conn, "200 OK", &PROTOBUF, &result, ka, origin)?;
+        }
+        "/notify_eof" => {
+            let _ = session().notify_eof();
+            respond(conn, "200 OK", &PROTOBUF, b"", ka, origin)?;
+        }
+        "/restore_initial_tables" => {
+            session().restore_initial_tables();
+            respond(conn, "200 OK", &PROTOBUF, b"", ka, origin)?;
+        }
+        "/query" | "/rpc" => {
+            write_head(conn, "200 OK", &CHUNKED, None, ka, origin)?;
+            // Each message is a chunk, sent as soon as it is made; a client
+            // gone mid-answer only stops the sending.
+            let mut sent: io::Result<()> = Ok(());
+            let mut out = |f: &[u8]| {
+                if sent.is_ok() {
+                    sent = write_chunk(conn, f);
+                }
+            };
+            let close = if head.uri == "/query" {
+                session().query_into(body, &mut out);
+                false
+            } else {
+                session().rpc_into(body, &mut out)
+            };
+            sent?;
+            conn.write_all(b"0\r\n\r\n")?;
+            if close {
+                return Ok(false);
+            }
+        }
+        _ => {
+            respond(conn, "404 Not Found", &PROTOBUF, b"", false, origin)?;
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `/websocket`: answers the handshake, then carries the framed stream.
+fn websocket(
+    mut conn: TcpStream,
+    head: &Head,
+    leftover: Vec<u8>,
+    shared: &Shared,
+    origin: Option<&str>,
+) -> io::Result<()> {
+    if head.websocket_version.as_deref() != Some("13") {
+        return refuse(&conn, "505 HTTP Version Not Supported", "", origin);
+    }
+    let Some(key) = head.websocket_key.as_deref() else {
+        return refuse(&conn, "400 Bad Request", "", origin);
+    };
+    let accept = format!(
+        "Sec-WebSocket-Accept: {}",
+        tungstenite::handshake::derive_accept_key(key.as_bytes())
+    );
+    let mut out = String::from("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n");
+    out += "Connection: Upgrade\r\n";
+    out += &accept;
+    out += "\r\n";
+    if let Some(o) = origin {
+        out += &format!("Access-Control-Allow-Origin: {o}\r\nVary: Origin\r\n");
+    }
+    out += "\r\n";
+    conn.write_all(out.as_bytes())?;
+    conn.set_read_timeout(None)?;
+    let config = WebSocketConfig::default().max_message_size(Some(MAX_FRAME_BYTES));
+    let mut ws = WebSocket::from_partially_read(conn, leftover, Role::Server, Some(config));
+    loop {
+        let msg = match ws.read() {
+            Ok(m) => m,
+            Err(_) => return Ok(()),
+        };
+        let data = match msg {
+            Message::Binary(b) => b,
+            Message::Close(_) => return Ok(()),
+            _ => continue,
+        };
+        let mut sent = true;
+        let close = shared
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .rpc_into(&data, &mut |f| {
+                sent = sent && ws.send(Message::binary(f.to_vec())).is_ok();
+            });
+        if !sent {
+            return Ok(());
+        }
+        if close {
+            let _ = ws.close(None);
+            let _ = ws.flush();
+            return Ok(());
+        }
+    }
+}
+
+/// Writes a status line and headers; `len` is the `Content-Length`, or
+/// none for a chunked body.
+fn write_head(
+    conn: &mut TcpStream,
+    status: &str,
+    headers: &[&str],
+    len: Option<usize>,
+    keep_alive: bool,
+    origin: Option<&str>,
+) -> io::Result<()> {
+    let mut out = format!("HTTP/1.1 {status}\r\n");
+    for h in headers {
+        out += h;
+        out += "\r\n";
+    }
+    if let Some(n) = len {
+        out += &format!("Content-Length: {n}\r\n");
+    }
+    out += if keep_alive {
+        "Connection: keep-alive\r\n"
+    } else {
+        "Connection: close\r\n"
+    };
+    if let Some(o) = origin {
+        out += &format!("Access-Control-Allow-Origin: {o}\r\nVary: Origin\r\n");
+    }
+    out += "\r\n";
+    conn.write_all(out.as_bytes())
+}
+
+fn write_chunk(conn: &mut TcpStream, data: &[u8]) -> io::Result<()> {
+    conn.write_all(format!("{:x}\r\n", data.len()).as_bytes())?;
+    conn.write_all(data)?;
+    conn.write_all(b"\r\n")
+}
+
+fn respond(
+    conn: &mut TcpStream,
+    status: &str,
+    headers: &[&str],
+    body: &[u8],
+    keep_alive: bool,
+    origin: Option<&str>,
+) -> io::Result<()> {
+    write_head(conn, status, headers, Some(body.len()), keep_alive, origin)?;
+    conn.write_all(body)
+}
+
+/// Answers `status` with `body` and closes.
+fn refuse(conn: &TcpStream, status: &str, body: &str, origin: Option<&str>) -> io::Result<()> {
+    let mut c = conn.try_clone()?;
+    respond(&mut c, status, &[], body.as_bytes(), false, origin)?;
+    let _ = c.shutdown(std::net::Shutdown::Both);
+    Ok(())
+}

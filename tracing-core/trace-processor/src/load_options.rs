@@ -1,0 +1,55 @@
+//! What a load keeps, as `trace_processor_shell`'s load flags choose:
+//! `--no-ftrace-raw` leaves `ftrace_event` (upstream's raw table) empty,
+//! as upstream's `ingest_ftrace_in_raw_table = false` does. It is applied
+//! to the finished load, so the arg sets of the dropped rows stay in
+//! `args` (upstream never makes them).
+
+use crate::Storage;
+
+/// Choices about what a loaded trace keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Keep every ftrace event in `ftrace_event` (upstream's default).
+    pub ftrace_raw: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { ftrace_raw: true }
+    }
+}
+
+impl LoadOptions {
+    /// Drops from a finished load what these options leave out.
+    pub fn apply(&self, storage: &mut Storage) {
+        if !self.ftrace_raw {
+            storage.sched.ftrace_events = Vec::new();
+        }
+    }
+}
+
+#[cfg(all(test, feature = "sql"))]
+mod tests {
+    use super::*;
+    use crate::TraceProcessor;
+    use crate::storage::sched_rows::FtraceEventRow;
+
+    #[test]
+    fn no_ftrace_raw_leaves_ftrace_event_empty() {
+        let one_event = || {
+            let mut s = crate::Loader::new().finish().unwrap();
+            s.sched.ftrace_events.push(FtraceEventRow::default());
+            s
+        };
+        let mut kept = one_event();
+        LoadOptions::default().apply(&mut kept);
+        let mut storage = one_event();
+        let count = |s: Storage| {
+            let tp = TraceProcessor::from_storage(s).unwrap();
+            tp.query("SELECT count(*) FROM ftrace_event").unwrap().rows[0][0].clone()
+        };
+        assert_eq!(count(kept), crate::Value::Int(1));
+        LoadOptions { ftrace_raw: false }.apply(&mut storage);
+        assert_eq!(count(storage), crate::Value::Int(0));
+    }
+}

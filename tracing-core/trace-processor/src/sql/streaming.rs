@@ -1,0 +1,89 @@
+//! Queries whose rows are handed over cell by cell as SQLite steps, not
+//! collected: the RPC's query results (`rpc/batches.rs`) are encoded
+//! straight from SQLite's values.
+//!
+//! Every statement of the text runs, as [`Engine::query`] runs them; the
+//! sink is told when a statement starts, so it can drop what an earlier
+//! statement produced and keep only the last one's rows.
+
+use rusqlite::fallible_iterator::FallibleIterator;
+use rusqlite::types::ValueRef;
+
+use super::Engine;
+use crate::error::Error;
+
+/// One cell of a row, borrowed from SQLite for the duration of the call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Cell<'a> {
+    /// NULL.
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A double.
+    Real(f64),
+    /// Text, as SQLite holds it (UTF-8 unless a function made it otherwise).
+    Text(&'a [u8]),
+    /// Bytes.
+    Blob(&'a [u8]),
+}
+
+/// Where [`Engine::query_streaming`] hands a query's rows.
+pub(crate) trait RowSink {
+    /// A statement (its text, trimmed) is about to run, with these
+    /// columns; whatever earlier statements sent is no longer the answer.
+    /// `last` when nothing but blanks and semicolons follows it in the
+    /// query (when unsure, false).
+    fn statement(&mut self, sql: &str, columns: &[&str], last: bool);
+    /// A row of the current statement begins.
+    fn row(&mut self);
+    /// The next cell of the current row.
+    fn cell(&mut self, cell: Cell<'_>);
+    /// The current statement has run to its end.
+    fn statement_done(&mut self);
+}
+
+impl Engine {
+    /// Runs every statement of `sql`, handing each one's rows to `sink`;
+    /// rows handed over before a failure stay handed over.
+    pub(crate) fn query_streaming(&self, sql: &str, sink: &mut dyn RowSink) -> Result<(), Error> {
+        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        // Where the previous statement's text ended in `sql`.
+        let mut pos = 0;
+        while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, sql))? {
+            let text = stmt.expanded_sql().unwrap_or_default();
+            // A statement's text is its span of the query (no parameters
+            // are bound, so nothing was expanded); what follows it says
+            // whether another statement can come.
+            let last = match sql.get(pos..).and_then(|rest| rest.find(text.as_str())) {
+                Some(at) if !text.is_empty() => {
+                    pos += at + text.len();
+                    sql.get(pos..).is_some_and(|rest| {
+                        rest.trim_matches(|c: char| c.is_whitespace() || c == ';')
+                            .is_empty()
+                    })
+                }
+                _ => false,
+            };
+            let n = stmt.column_count();
+            {
+                let names = stmt.column_names();
+                sink.statement(text.trim(), &names, last);
+            }
+            let mut q = stmt.raw_query();
+            while let Some(row) = q.next()? {
+                sink.row();
+                for i in 0..n {
+                    sink.cell(match row.get_ref(i)? {
+                        ValueRef::Null => Cell::Null,
+                        ValueRef::Integer(v) => Cell::Int(v),
+                        ValueRef::Real(v) => Cell::Real(v),
+                        ValueRef::Text(t) => Cell::Text(t),
+                        ValueRef::Blob(b) => Cell::Blob(b),
+                    });
+                }
+            }
+            sink.statement_done();
+        }
+        Ok(())
+    }
+}
