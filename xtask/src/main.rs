@@ -17,6 +17,7 @@ mod soak;
 mod tp_bench;
 mod tp_conformance;
 mod tp_data;
+mod tp_parquet;
 mod tp_python;
 mod tsan;
 mod valgrind;
@@ -248,6 +249,23 @@ enum Task {
         /// (release binaries) instead of comparing.
         #[arg(long, value_name = "ROWS")]
         throughput: Option<u64>,
+    },
+    /// DuckDB (PyPI, in tp-python's venv) over the Parquet dataset
+    /// `zerotrace export` writes: every answer must equal `zerotrace sql`'s,
+    /// per trace and over a fleet of 20 or more traces. Skips without
+    /// Python unless ZEROTRACE_REQUIRE_PYTHON_PERFETTO=1.
+    TpParquet {
+        /// Perfetto diff test cases (index.json): their traces join the
+        /// fleet.
+        #[arg(long)]
+        cases: Option<PathBuf>,
+        /// An interpreter with `duckdb` installed, instead of the venv.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Measure on this trace (release binaries): the export's
+        /// throughput, and the standard queries in DuckDB beside ours.
+        #[arg(long, value_name = "TRACE")]
+        bench: Option<PathBuf>,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -519,6 +537,25 @@ fn main() -> ExitCode {
                 throughput,
             };
             match tp_python::run(&workspace_root(), &opts) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::TpParquet {
+            cases,
+            python,
+            bench,
+        } => {
+            let opts = tp_parquet::Options {
+                python,
+                cases,
+                bench,
+            };
+            match tp_parquet::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::FAILURE,
                 Err(e) => {

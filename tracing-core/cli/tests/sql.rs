@@ -276,3 +276,116 @@ fn a_script_on_stdin_prints_each_statement() {
         "{err}"
     );
 }
+
+/// The rows of `file` (one Parquet file), each column as text, and its
+/// Arrow schema's (name, type) pairs.
+fn read_parquet(file: &Path) -> (Vec<(String, String)>, Vec<Vec<String>>) {
+    use arrow_array::{Array, RecordBatchReader};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let f = std::fs::File::open(file).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
+    let schema = reader.schema();
+    let fields = schema
+        .fields()
+        .iter()
+        .map(|f| (f.name().clone(), f.data_type().to_string()))
+        .collect();
+    let mut rows = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        for r in 0..batch.num_rows() {
+            let row = batch
+                .columns()
+                .iter()
+                .map(|c| {
+                    if c.is_null(r) {
+                        "NULL".to_owned()
+                    } else if let Some(a) = c.as_any().downcast_ref::<arrow_array::Int64Array>() {
+                        a.value(r).to_string()
+                    } else if let Some(a) = c.as_any().downcast_ref::<arrow_array::StringArray>() {
+                        a.value(r).to_owned()
+                    } else if let Some(a) = c.as_any().downcast_ref::<arrow_array::Float64Array>() {
+                        a.value(r).to_string()
+                    } else {
+                        panic!("unexpected column type {}", c.data_type())
+                    }
+                })
+                .collect();
+            rows.push(row);
+        }
+    }
+    (fields, rows)
+}
+
+#[test]
+fn export_writes_a_hive_partitioned_parquet_dataset_and_names_a_bad_trace() {
+    let d = dir("export");
+    let traces = d.join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    std::fs::write(traces.join("one.pftrace"), trace()).unwrap();
+    std::fs::write(traces.join("two.pftrace"), trace()).unwrap();
+    // Field 1 as a varint: not a trace.
+    std::fs::write(traces.join("bad.pftrace"), [0x08, 0x01]).unwrap();
+    let out = d.join("dataset");
+    let o = zerotrace()
+        .arg("export")
+        .arg(&traces)
+        .args(["--format", "parquet", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    // The bad trace is named, the exit code is a bad trace's, and the
+    // others are written all the same.
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("trace=bad"), "{err}");
+    assert!(err.contains("exported 2 of 3 traces"), "{err}");
+    assert!(!out.join("slice").join("trace=bad").exists());
+    for id in ["one", "two"] {
+        let part = out.join("slice").join(format!("trace={id}"));
+        let files: Vec<_> = std::fs::read_dir(&part)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        // No temporary file is left beside the finished one.
+        assert_eq!(files, ["part-0.parquet"]);
+        let (fields, rows) = read_parquet(&part.join("part-0.parquet"));
+        // Typed as in SQL, in the view's column order, no `trace` column
+        // inside the file (it is the partition's).
+        assert_eq!(fields[0], ("id".to_owned(), "Int64".to_owned()));
+        assert!(fields.contains(&("name".to_owned(), "Utf8".to_owned())));
+        assert!(fields.contains(&("thread_dur".to_owned(), "Int64".to_owned())));
+        assert!(fields.iter().all(|(n, _)| n != "trace"));
+        let ts = fields.iter().position(|(n, _)| n == "ts").unwrap();
+        let dur = fields.iter().position(|(n, _)| n == "dur").unwrap();
+        let name = fields.iter().position(|(n, _)| n == "name").unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (
+                rows[0][ts].as_str(),
+                rows[0][dur].as_str(),
+                rows[0][name].as_str()
+            ),
+            ("100", "250", "work")
+        );
+        // An empty table still has its file and schema.
+        let (fields, rows) = read_parquet(
+            &out.join("perf_sample")
+                .join(format!("trace={id}"))
+                .join("part-0.parquet"),
+        );
+        assert!(!fields.is_empty());
+        assert!(rows.is_empty());
+    }
+    // Internal tables only when asked.
+    assert!(!out.join("__intrinsic_slice").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}

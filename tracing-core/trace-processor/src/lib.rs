@@ -29,6 +29,8 @@ mod load_options;
 #[cfg(feature = "sql")]
 mod output;
 pub mod packets;
+#[cfg(feature = "parquet")]
+pub mod parquet_export;
 mod parser;
 pub mod profile_view;
 #[cfg(feature = "sql")]

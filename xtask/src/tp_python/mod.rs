@@ -132,13 +132,14 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
     Ok(ok)
 }
 
-/// The venv's interpreter, made (with `perfetto` and `pandas`) if missing.
-fn venv_python(work: &Path) -> Result<PathBuf, String> {
+/// The venv's interpreter, made (with `perfetto`, `pandas` and, for
+/// `cargo xtask tp-parquet`, `duckdb`) if missing.
+pub(crate) fn venv_python(work: &Path) -> Result<PathBuf, String> {
     let venv = work.join("venv");
     let python = venv.join("bin").join("python");
     let has_perfetto = |p: &Path| {
         Command::new(p)
-            .args(["-c", "import perfetto.trace_processor"])
+            .args(["-c", "import perfetto.trace_processor, pandas, duckdb"])
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
@@ -155,18 +156,18 @@ fn venv_python(work: &Path) -> Result<PathBuf, String> {
         return Err(format!("python3 -m venv {}: {made}", venv.display()));
     }
     let pip = Command::new(venv.join("bin").join("pip"))
-        .args(["install", "--quiet", "perfetto", "pandas"])
+        .args(["install", "--quiet", "perfetto", "pandas", "duckdb"])
         .status()
         .map_err(|e| format!("pip: {e}"))?;
     if !pip.success() || !has_perfetto(&python) {
-        return Err(format!("pip install perfetto pandas: {pip}"));
+        return Err(format!("pip install perfetto pandas duckdb: {pip}"));
     }
     Ok(python)
 }
 
 /// Builds `zerotrace` and `zerotrace-tp` (optimised if `release`); the
 /// directory holding them.
-fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
+pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut c = Command::new(cargo);
     c.current_dir(root)

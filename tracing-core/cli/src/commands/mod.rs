@@ -18,6 +18,8 @@ mod convert;
 mod convert_pprof;
 mod demo;
 mod dump;
+#[cfg(feature = "sql")]
+mod export;
 mod flamegraph;
 mod heap_stats;
 mod machines;
@@ -33,6 +35,8 @@ mod stats;
 mod summary;
 mod symbolize;
 mod trace_reader;
+#[cfg(feature = "sql")]
+mod trace_set;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -205,6 +209,11 @@ pub enum Command {
     /// on a terminal, or the statements of a script on stdin.
     #[cfg(feature = "sql")]
     Sql(sql::SqlArgs),
+    /// Write traces' tables for other engines: `--format parquet` makes a
+    /// hive-partitioned Parquet dataset (DIR/TABLE/trace=ID/*.parquet) for
+    /// DuckDB, DataFusion, Spark or Trino.
+    #[cfg(feature = "sql")]
+    Export(export::ExportArgs),
     /// Record a demo trace with an embedded service: no daemon, no config.
     Demo {
         /// Where to write it.
@@ -237,6 +246,8 @@ impl Command {
             Command::Relay(_) => "relay",
             #[cfg(feature = "sql")]
             Command::Sql(_) => "sql",
+            #[cfg(feature = "sql")]
+            Command::Export(_) => "export",
             Command::Demo { .. } => "demo",
         }
     }
@@ -302,6 +313,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Symbolize(args) => symbolize::run(&args),
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(&args),
+        #[cfg(feature = "sql")]
+        Command::Export(args) => export::run(&args),
         Command::Demo { output } => demo::run(&output),
         Command::Relay(args) => relay_cmd::run(args),
     }

@@ -38,6 +38,9 @@ enum Mode {
     Composition(PathBuf),
     /// The memory child.
     PeakRss(PathBuf),
+    /// Only the standard queries' best times, one line each, for
+    /// `cargo xtask tp-parquet --bench` to set beside DuckDB's.
+    QueriesOnly(PathBuf),
 }
 
 /// Timed loads when `--runs` is not given.
@@ -65,7 +68,7 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("--runs: not a positive number: {v}"))?;
             }
-            "--composition" | "--peak-rss" => mode = Some(a.clone()),
+            "--composition" | "--peak-rss" | "--queries-only" => mode = Some(a.clone()),
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s if trace.is_none() => trace = Some(PathBuf::from(s)),
             s => return Err(format!("one trace only (also given {s})")),
@@ -74,6 +77,7 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
     let trace = trace.ok_or("usage: tp_bench [--runs N | --composition | --peak-rss] TRACE")?;
     Ok(match mode.as_deref() {
         Some("--composition") => Mode::Composition(trace),
+        Some("--queries-only") => Mode::QueriesOnly(trace),
         Some(_) => Mode::PeakRss(trace),
         None => Mode::Bench { trace, runs },
     })
@@ -118,6 +122,7 @@ fn main() -> ExitCode {
         Ok(Mode::Bench { trace, runs }) => bench(&trace, runs),
         Ok(Mode::Composition(trace)) => composition(&trace),
         Ok(Mode::PeakRss(trace)) => memory::child(&trace),
+        Ok(Mode::QueriesOnly(trace)) => queries_only(&trace),
         Err(e) => Err(e),
     };
     match res {
@@ -358,6 +363,20 @@ fn bench(trace: &Path, runs: u32) -> Result<(), String> {
         }
     }
     print!("{out}");
+    Ok(())
+}
+
+/// Prints `query I: best SECONDS` for each standard query (best of 5).
+fn queries_only(trace: &Path) -> Result<(), String> {
+    let tp = TraceProcessor::open(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    for (i, q) in queries::QUERIES.iter().enumerate() {
+        match queries::run(&tp, q, 5) {
+            queries::Outcome::Ran { best, .. } => {
+                println!("query {i}: best {:.6}", best.as_secs_f64());
+            }
+            queries::Outcome::NotAvailable(why) => println!("query {i}: not available: {why}"),
+        }
+    }
     Ok(())
 }
 

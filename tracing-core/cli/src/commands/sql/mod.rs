@@ -41,7 +41,8 @@ use zerotrace_trace_processor::{LoadOptions, TraceProcessor};
 pub use format::Format;
 
 use super::{CliError, print_out};
-use errors::{describe_query_error, load_error};
+use errors::describe_query_error;
+pub(super) use errors::load_error;
 use progress::ProgressLine;
 use session::{Output, Session, Step};
 

@@ -1,0 +1,240 @@
+//! Every table of a loaded trace written as Parquet, for engines that read
+//! many traces at once (DuckDB, DataFusion, Spark, Trino): one file per
+//! table and trace, laid out as a hive-partitioned dataset,
+//! `DIR/TABLE/trace=ID/part-0.parquet`, so the readers see one table per
+//! name with a `trace` column taken from the path. Each column's type comes
+//! from the SQL schema (`schema.rs`), never from one trace's values, so all
+//! traces of a dataset share one schema and a trace added later fits.
+//!
+//! A file is written under a temporary name and renamed when complete: a
+//! reader globbing `*.parquet` never sees half a file, and exporting a
+//! trace again replaces its partition's files only.
+
+mod schema;
+mod sink;
+
+use std::path::{Path, PathBuf};
+
+pub use parquet::basic::Compression;
+pub use schema::{ColumnType, ExportedTable, exported_tables};
+
+use crate::TraceProcessor;
+use sink::TableSink;
+
+/// What an export writes.
+#[derive(Debug, Clone, Copy)]
+pub struct ExportOptions {
+    /// The internal tables too (`__intrinsic_*`), not only the public tables
+    /// and views.
+    pub internal: bool,
+    /// The pages' compression (Snappy by default, what every reader reads).
+    pub compression: Compression,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            internal: false,
+            compression: Compression::SNAPPY,
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// Files (one per table).
+    pub files: usize,
+    /// Rows over all tables.
+    pub rows: u64,
+    /// Bytes of Parquet written.
+    pub bytes: u64,
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// Reading a table failed.
+    #[error(transparent)]
+    Query(#[from] crate::Error),
+    /// Writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The Parquet writer refused.
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// Arrow refused a batch.
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// A view column has no declared type and none is known for it.
+    #[error("{table}.{column}: no type is known for this column (declared {declared:?})")]
+    UntypedColumn {
+        /// The table or view.
+        table: String,
+        /// The column.
+        column: String,
+        /// What SQLite declares.
+        declared: String,
+    },
+    /// A value does not fit its column's type.
+    #[error("{table}.{column}: a {expected:?} column holds {found}")]
+    ValueType {
+        /// The table or view.
+        table: String,
+        /// The column.
+        column: String,
+        /// The column's type.
+        expected: ColumnType,
+        /// What was found.
+        found: &'static str,
+    },
+    /// A table answered with other columns than its schema lists.
+    #[error("{table}: its rows do not have the columns its schema lists")]
+    ColumnCount {
+        /// The table or view.
+        table: String,
+    },
+    /// The trace's name cannot be a partition value.
+    #[error("{0:?} cannot name a trace in a dataset (empty, or only dots)")]
+    TraceId(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
+    move |source| ExportError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The directory of `table`'s partition for trace `id` under `dir`.
+pub fn partition_dir(dir: &Path, table: &str, id: &str) -> PathBuf {
+    dir.join(table).join(format!("trace={id}"))
+}
+
+/// A partition value for each trace file: its file name without the trace
+/// extensions, every character but ASCII letters, digits, `.`, `_` and `-`
+/// made `_`, and `-2`, `-3`... added where names would repeat.
+pub fn trace_ids(paths: &[PathBuf]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        let mut name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for ext in [
+            ".gz",
+            ".pftrace",
+            ".perfetto-trace",
+            ".perfetto",
+            ".trace",
+            ".pb",
+        ] {
+            if let Some(stem) = name.strip_suffix(ext) {
+                if !stem.is_empty() {
+                    name = stem.to_owned();
+                }
+            }
+        }
+        let mut id: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if id.trim_matches('.').is_empty() {
+            id = format!("trace_{}", out.len());
+        }
+        let mut unique = id.clone();
+        let mut n = 2;
+        while !seen.insert(unique.clone()) {
+            unique = format!("{id}-{n}");
+            n += 1;
+        }
+        out.push(unique);
+    }
+    out
+}
+
+impl TraceProcessor {
+    /// Writes every exported table (see [`exported_tables`]) as
+    /// `dir/TABLE/trace=ID/part-0.parquet`, replacing what that trace's
+    /// partitions held.
+    pub fn export_parquet(
+        &self,
+        dir: &Path,
+        id: &str,
+        options: &ExportOptions,
+    ) -> Result<ExportSummary, ExportError> {
+        if id.is_empty() || id.trim_matches('.').is_empty() || id.contains(['/', '\\', '=']) {
+            return Err(ExportError::TraceId(id.to_owned()));
+        }
+        let mut summary = ExportSummary::default();
+        for table in exported_tables(self, options.internal)? {
+            let part = partition_dir(dir, &table.name, id);
+            std::fs::create_dir_all(&part).map_err(io(&part))?;
+            let tmp = part.join("part-0.parquet.tmp");
+            let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+            let mut sink = TableSink::new(&table, file, options.compression)?;
+            let cols: Vec<String> = table
+                .columns
+                .iter()
+                .map(|(c, _)| format!("\"{}\"", c.replace('"', "\"\"")))
+                .collect();
+            let sql = format!(
+                "SELECT {} FROM \"{}\"",
+                cols.join(", "),
+                table.name.replace('"', "\"\"")
+            );
+            self.engine.query_streaming(&sql, &mut sink)?;
+            summary.rows += sink.finish()?;
+            let done = part.join("part-0.parquet");
+            std::fs::rename(&tmp, &done).map_err(io(&done))?;
+            summary.bytes += std::fs::metadata(&done).map_err(io(&done))?.len();
+            summary.files += 1;
+        }
+        Ok(summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_ids_are_partition_values_and_unique() {
+        let paths: Vec<PathBuf> = [
+            "/a/run 1.pftrace",
+            "/b/run 1.pftrace",
+            "x.perfetto-trace.gz",
+            "=odd/..",
+            "t.pb",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(trace_ids(&paths), ["run_1", "run_1-2", "x", "trace_3", "t"]);
+    }
+
+    #[test]
+    fn a_bad_id_is_refused_before_anything_is_written() {
+        let tp = TraceProcessor::from_bytes(&[]).unwrap();
+        let dir = std::env::temp_dir().join(format!("zt-pq-bad-{}", std::process::id()));
+        for id in ["", "..", "a/b", "k=v"] {
+            assert!(matches!(
+                tp.export_parquet(&dir, id, &ExportOptions::default()),
+                Err(ExportError::TraceId(_))
+            ));
+        }
+        assert!(!dir.exists());
+    }
+}
