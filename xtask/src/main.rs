@@ -249,6 +249,10 @@ enum Task {
         /// (release binaries) instead of comparing.
         #[arg(long, value_name = "ROWS")]
         throughput: Option<u64>,
+        /// Take zerotrace and zerotrace-tp from DIR instead of building
+        /// them (CI: the ones `cargo test` built).
+        #[arg(long, value_name = "DIR")]
+        bins: Option<PathBuf>,
     },
     /// DuckDB (PyPI, in tp-python's venv) over the Parquet dataset
     /// `zerotrace export` writes: every answer must equal `zerotrace sql`'s,
@@ -266,6 +270,9 @@ enum Task {
         /// throughput, and the standard queries in DuckDB beside ours.
         #[arg(long, value_name = "TRACE")]
         bench: Option<PathBuf>,
+        /// Take zerotrace from DIR instead of building it.
+        #[arg(long, value_name = "DIR")]
+        bins: Option<PathBuf>,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -529,12 +536,14 @@ fn main() -> ExitCode {
             cases,
             python,
             throughput,
+            bins,
         } => {
             let opts = tp_python::Options {
                 python,
                 cases,
                 traces,
                 throughput,
+                bins,
             };
             match tp_python::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,
@@ -549,11 +558,13 @@ fn main() -> ExitCode {
             cases,
             python,
             bench,
+            bins,
         } => {
             let opts = tp_parquet::Options {
                 python,
                 cases,
                 bench,
+                bins,
             };
             match tp_parquet::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,

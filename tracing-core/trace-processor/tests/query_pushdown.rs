@@ -193,3 +193,35 @@ fn strings_order_by_their_bytes_either_way() {
         ":d",
     );
 }
+
+#[test]
+fn integer_equality_on_any_column_visits_one_run_of_its_order() {
+    let tp = sample();
+    // A nullable column (NULLs match nothing), a plain one, a value no
+    // row holds, and a non-integer that SQLite compares itself.
+    for (col, v) in [
+        ("parent_id", "0"),
+        ("parent_id", "3"),
+        ("depth", "1"),
+        ("track_id", "-5"),
+        ("depth", "1.0"),
+        ("depth", "'1'"),
+    ] {
+        let sql = format!("SELECT id FROM slice WHERE {col} = {v} ORDER BY id");
+        let plain = format!("SELECT id FROM slice WHERE {col} + 0 = {v} ORDER BY id");
+        assert_eq!(rows(&tp, &sql), rows(&tp, &plain), "{col} = {v}");
+        assert!(
+            plan(&tp, &sql).contains(":e"),
+            "{col} = {v}: {}",
+            plan(&tp, &sql)
+        );
+    }
+    // A join on a column that is neither an id nor sorted: each probe is a
+    // run of the inner table's order, not a scan of it.
+    let sql = "SELECT a.id, b.id FROM slice a JOIN slice b ON b.depth = a.depth \
+               WHERE a.id < 3 ORDER BY a.id, b.id";
+    let plain = "SELECT a.id, b.id FROM slice a JOIN slice b ON b.depth + 0 = a.depth \
+                 WHERE a.id < 3 ORDER BY a.id, b.id";
+    assert_eq!(rows(&tp, sql), rows(&tp, plain));
+    assert!(plan(&tp, sql).contains(":e"), "{}", plan(&tp, sql));
+}

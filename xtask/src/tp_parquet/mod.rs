@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::tp_python::{build, venv_python};
+use crate::tp_python::{build, prebuilt, venv_python};
 
 /// The client side, run by the venv's interpreter.
 const ORACLE_PY: &str = include_str!("duckdb_oracle.py");
@@ -80,6 +80,8 @@ pub struct Options {
     pub cases: Option<PathBuf>,
     /// Measure on this trace instead of comparing.
     pub bench: Option<PathBuf>,
+    /// Take `zerotrace` from here instead of building it.
+    pub bins: Option<PathBuf>,
 }
 
 /// Runs the comparison; `Ok(false)` when an answer differs.
@@ -102,7 +104,10 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
             return Ok(true);
         }
     };
-    let bins = build(root, opts.bench.is_some())?;
+    let bins = match &opts.bins {
+        Some(dir) => prebuilt(dir)?,
+        None => build(root, opts.bench.is_some())?,
+    };
     let ctx = Ctx {
         python,
         script: work.join("duckdb_oracle.py"),
@@ -503,6 +508,63 @@ impl Ctx {
                 _ => println!("  (no figure) {q}"),
             }
         }
+        self.fleet_bench()?;
         Ok(true)
     }
+
+    /// A fleet query over [`FLEET`] copies of a demo recording: the
+    /// export's cost, DuckDB over the dataset (cold, from the files), and
+    /// the same answer from `zerotrace sql` trace by trace.
+    fn fleet_bench(&self) -> Result<(), String> {
+        let dir = self.work.join("fleet");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let first = dir.join("t000.pftrace");
+        self.zerotrace(&[OsArg::S("demo"), OsArg::S("-o"), OsArg::P(&first)])?;
+        let mut traces = vec![first.clone()];
+        for i in 1..FLEET {
+            let t = dir.join(format!("t{i:03}.pftrace"));
+            std::fs::copy(&first, &t).map_err(|e| format!("{}: {e}", t.display()))?;
+            traces.push(t);
+        }
+        let size: u64 = traces
+            .iter()
+            .filter_map(|t| std::fs::metadata(t).ok())
+            .map(|m| m.len())
+            .sum();
+        let dataset = self.work.join("fleet-dataset");
+        let started = Instant::now();
+        self.zerotrace(&[
+            OsArg::S("export"),
+            OsArg::P(&dir),
+            OsArg::S("-o"),
+            OsArg::P(&dataset),
+        ])?;
+        let export = started.elapsed().as_secs_f64();
+        let q = "SELECT name, COUNT(*) AS n, SUM(dur) AS total FROM slice GROUP BY name";
+        let got = self.oracle(&serde_json::json!({
+            "dataset": dataset, "jobs": [], "bench": null,
+            "fleet": {"query": FLEET_QUERY, "runs": 3}
+        }))?;
+        let duck = got["fleet"].as_f64().unwrap_or(f64::NAN);
+        let started = Instant::now();
+        for t in &traces {
+            self.expected(t, q)?
+                .map_err(|e| format!("zerotrace sql: {e}"))?;
+        }
+        let ours = started.elapsed().as_secs_f64();
+        println!(
+            "fleet of {FLEET} demo recordings ({:.1} MB): export {export:.2} s ({:.1} MB/s,              both cores); DuckDB over the dataset (from the files, best of 3) {:.1} ms for              {FLEET_QUERY:?}; zerotrace sql trace by trace (load and query, one at a time)              {ours:.2} s",
+            size as f64 / 1e6,
+            size as f64 / 1e6 / export,
+            duck * 1e3
+        );
+        Ok(())
+    }
 }
+
+/// Traces in the fleet measure.
+const FLEET: usize = 100;
+
+/// The fleet measure's query, over the whole dataset.
+const FLEET_QUERY: &str =
+    "SELECT trace, name, COUNT(*) AS n, SUM(dur) AS total FROM slice GROUP BY trace, name";

@@ -62,6 +62,9 @@ pub struct Options {
     pub traces: Vec<PathBuf>,
     /// Measure the throughput of an answer this many rows long instead.
     pub throughput: Option<u64>,
+    /// Take `zerotrace` and `zerotrace-tp` from here instead of building
+    /// them (CI: the ones `cargo test` built).
+    pub bins: Option<PathBuf>,
 }
 
 /// Runs the comparison; `Ok(false)` when an answer differs.
@@ -79,7 +82,10 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
             return Ok(true);
         }
     };
-    let bins = build(root, opts.throughput.is_some())?;
+    let bins = match &opts.bins {
+        Some(dir) => prebuilt(dir)?,
+        None => build(root, opts.throughput.is_some())?,
+    };
     let script = work.join("oracle.py");
     std::fs::write(&script, ORACLE_PY).map_err(|e| format!("{}: {e}", script.display()))?;
 
@@ -114,19 +120,17 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
             .map_err(|e| format!("{}: {e}", dir.join("index.json").display()))?;
         let cases: Vec<String> =
             serde_json::from_str(&index).map_err(|e| format!("index.json: {e}"))?;
-        let (mut passed, mut total) = (0, 0);
+        let mut jobs = Vec::new();
         for case in &cases {
             let d = dir.join(case);
             let Ok(sql) = std::fs::read_to_string(d.join("query.sql")) else {
                 continue;
             };
-            total += 1;
-            if ctx.compare(&d.join("trace.pb"), &[sql], "bin")? {
-                passed += 1;
-            } else {
-                ok = false;
-            }
+            jobs.push((d.join("trace.pb"), vec![sql]));
         }
+        let total = jobs.len();
+        let passed = ctx.compare_many(&jobs)?;
+        ok &= passed == total;
         println!("tp-python: {passed} of {total} cases answer alike");
     }
     Ok(ok)
@@ -163,6 +167,17 @@ pub(crate) fn venv_python(work: &Path) -> Result<PathBuf, String> {
         return Err(format!("pip install perfetto pandas duckdb: {pip}"));
     }
     Ok(python)
+}
+
+/// `dir`, made absolute, once it holds `zerotrace` and `zerotrace-tp`.
+pub(crate) fn prebuilt(dir: &Path) -> Result<PathBuf, String> {
+    let dir = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for bin in ["zerotrace", "zerotrace-tp"] {
+        if !dir.join(bin).is_file() {
+            return Err(format!("--bins: {} has no {bin}", dir.display()));
+        }
+    }
+    Ok(dir)
 }
 
 /// Builds `zerotrace` and `zerotrace-tp` (optimised if `release`); the
@@ -338,51 +353,117 @@ impl Ctx {
         }
         let got: Value = serde_json::from_slice(&out.stdout)
             .map_err(|e| format!("{label}: the client's output: {e}"))?;
-        let answers = got["answers"].as_array().cloned().unwrap_or_default();
-        let mut fails = Vec::new();
-        for ((q, want), got) in queries.iter().zip(&expected).zip(&answers) {
-            match (want, got.get("rows")) {
-                (Ok(rows), Some(Value::Array(got_rows))) if rows == got_rows => {}
-                (Err(_), None) if got.get("error").is_some() => {}
-                (want, _) => fails.push(format!(
-                    "{q:?}: zerotrace sql gave {}, Python {}",
-                    short(&format!("{want:?}")),
-                    short(&got.to_string())
-                )),
+        Ok(check(&label, queries, &expected, &got))
+    }
+
+    /// Asks each trace its queries through `bin_path` (one interpreter for
+    /// all, so the client's imports are paid once); how many traces
+    /// answered alike.
+    fn compare_many(&self, jobs: &[(PathBuf, Vec<String>)]) -> Result<usize, String> {
+        let mut expected = Vec::with_capacity(jobs.len());
+        let mut specs = Vec::with_capacity(jobs.len());
+        for (trace, queries) in jobs {
+            let mut want = Vec::new();
+            for q in queries {
+                want.push(self.expected(trace, q)?);
             }
+            expected.push(want);
+            specs.push(serde_json::json!({
+                "mode": "bin",
+                "bin": self.bins.join("zerotrace-tp"),
+                "trace": trace,
+                "queries": queries,
+            }));
         }
-        if answers.len() != queries.len() {
-            fails.push(format!(
-                "{} answers for {} queries",
-                answers.len(),
-                queries.len()
+        let spec_file = self.work.join("spec.json");
+        std::fs::write(&spec_file, serde_json::json!({ "jobs": specs }).to_string())
+            .map_err(|e| format!("{}: {e}", spec_file.display()))?;
+        let out = Command::new(&self.python)
+            .arg(&self.script)
+            .arg(&spec_file)
+            .output()
+            .map_err(|e| format!("{}: {e}", self.python.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the client failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        for e in got["pandas_errors"].as_array().into_iter().flatten() {
-            fails.push(e.as_str().unwrap_or_default().to_owned());
+        let got: Value =
+            serde_json::from_slice(&out.stdout).map_err(|e| format!("the client's output: {e}"))?;
+        let results = got["results"].as_array().cloned().unwrap_or_default();
+        if results.len() != jobs.len() {
+            return Err(format!(
+                "{} results for {} traces",
+                results.len(),
+                jobs.len()
+            ));
         }
-        match got["bad_sql_error"].as_str() {
-            Some(e) if e.contains("no_such_table") || e.contains("no such table") => {}
-            other => fails.push(format!("bad SQL did not raise as expected: {other:?}")),
-        }
-        if fails.is_empty() {
-            println!(
-                "PASS {label}: {} queries{}",
-                queries.len(),
-                if got["pandas"] == Value::Bool(true) {
-                    ", pandas frames alike"
-                } else {
-                    ""
-                }
-            );
-            Ok(true)
-        } else {
-            println!("FAIL {label}:");
-            for f in fails {
-                println!("  {f}");
+        let mut passed = 0;
+        for (((trace, queries), want), got) in jobs.iter().zip(&expected).zip(&results) {
+            let label = format!("{} (bin)", trace.display());
+            if let Some(fatal) = got.get("fatal") {
+                println!("FAIL {label}: the client failed: {fatal}");
+            } else if check(&label, queries, want, got) {
+                passed += 1;
             }
-            Ok(false)
         }
+        Ok(passed)
+    }
+}
+
+/// Compares what the client `got` for `queries` with what `zerotrace sql`
+/// answered; prints PASS or FAIL; true when every answer matches.
+fn check(
+    label: &str,
+    queries: &[String],
+    expected: &[Result<Vec<Value>, String>],
+    got: &Value,
+) -> bool {
+    let answers = got["answers"].as_array().cloned().unwrap_or_default();
+    let mut fails = Vec::new();
+    for ((q, want), got) in queries.iter().zip(expected).zip(&answers) {
+        match (want, got.get("rows")) {
+            (Ok(rows), Some(Value::Array(got_rows))) if rows == got_rows => {}
+            (Err(_), None) if got.get("error").is_some() => {}
+            (want, _) => fails.push(format!(
+                "{q:?}: zerotrace sql gave {}, Python {}",
+                short(&format!("{want:?}")),
+                short(&got.to_string())
+            )),
+        }
+    }
+    if answers.len() != queries.len() {
+        fails.push(format!(
+            "{} answers for {} queries",
+            answers.len(),
+            queries.len()
+        ));
+    }
+    for e in got["pandas_errors"].as_array().into_iter().flatten() {
+        fails.push(e.as_str().unwrap_or_default().to_owned());
+    }
+    match got["bad_sql_error"].as_str() {
+        Some(e) if e.contains("no_such_table") || e.contains("no such table") => {}
+        other => fails.push(format!("bad SQL did not raise as expected: {other:?}")),
+    }
+    if fails.is_empty() {
+        println!(
+            "PASS {label}: {} queries{}",
+            queries.len(),
+            if got["pandas"] == Value::Bool(true) {
+                ", pandas frames alike"
+            } else {
+                ""
+            }
+        );
+        true
+    } else {
+        println!("FAIL {label}:");
+        for f in fails {
+            println!("  {f}");
+        }
+        false
     }
 }
 

@@ -10,8 +10,10 @@
 //! reader globbing `*.parquet` never sees half a file, and exporting a
 //! trace again replaces its partition's files only.
 
+mod plan;
 mod schema;
 mod sink;
+mod stored;
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,7 @@ pub use parquet::basic::Compression;
 pub use schema::{ColumnType, ExportedTable, exported_tables};
 
 use crate::TraceProcessor;
+use plan::{ColumnSource, Source, plan};
 use sink::TableSink;
 
 /// What an export writes.
@@ -49,6 +52,9 @@ pub struct ExportSummary {
     pub rows: u64,
     /// Bytes of Parquet written.
     pub bytes: u64,
+    /// Views left out as other names of exported ones, each as
+    /// `NAME (OTHER)`: `slices (slice)`, `raw (ftrace_event)`.
+    pub aliases_left_out: Vec<String>,
 }
 
 /// Why an export failed.
@@ -168,7 +174,9 @@ pub fn trace_ids(paths: &[PathBuf]) -> Vec<String> {
 impl TraceProcessor {
     /// Writes every exported table (see [`exported_tables`]) as
     /// `dir/TABLE/trace=ID/part-0.parquet`, replacing what that trace's
-    /// partitions held.
+    /// partitions held; a view that is only another name of an exported
+    /// one (`slices`, `raw`) is left out. Tables and views that project one
+    /// table are read from its columns, not through SQL (`plan.rs`).
     pub fn export_parquet(
         &self,
         dir: &Path,
@@ -180,29 +188,97 @@ impl TraceProcessor {
         }
         let mut summary = ExportSummary::default();
         for table in exported_tables(self, options.internal)? {
+            let source = plan(self, &table.name)?;
+            if let Source::Alias(of) = &source {
+                summary
+                    .aliases_left_out
+                    .push(format!("{} ({of})", table.name));
+                continue;
+            }
             let part = partition_dir(dir, &table.name, id);
             std::fs::create_dir_all(&part).map_err(io(&part))?;
             let tmp = part.join("part-0.parquet.tmp");
             let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-            let mut sink = TableSink::new(&table, file, options.compression)?;
-            let cols: Vec<String> = table
-                .columns
-                .iter()
-                .map(|(c, _)| format!("\"{}\"", c.replace('"', "\"\"")))
-                .collect();
-            let sql = format!(
-                "SELECT {} FROM \"{}\"",
-                cols.join(", "),
-                table.name.replace('"', "\"\"")
-            );
-            self.engine.query_streaming(&sql, &mut sink)?;
-            summary.rows += sink.finish()?;
+            match source {
+                Source::Alias(_) => {}
+                Source::Columns {
+                    table: stored,
+                    columns,
+                } => {
+                    let computed = self.computed_columns(&table, &columns, stored.len)?;
+                    summary.rows += stored::write(
+                        &stored,
+                        &table,
+                        &columns,
+                        &computed,
+                        file,
+                        options.compression,
+                    )?;
+                }
+                Source::Sql => {
+                    let mut sink = TableSink::new(&table, file, options.compression)?;
+                    self.engine
+                        .query_streaming(&select(&table, None), &mut sink)?;
+                    summary.rows += sink.finish()?;
+                }
+            }
             let done = part.join("part-0.parquet");
             std::fs::rename(&tmp, &done).map_err(io(&done))?;
             summary.bytes += std::fs::metadata(&done).map_err(io(&done))?.len();
             summary.files += 1;
         }
         Ok(summary)
+    }
+}
+
+/// `SELECT` of `table`'s columns (those of `only`'s kind when given).
+fn select(table: &ExportedTable, only: Option<&[ColumnSource]>) -> String {
+    let cols: Vec<String> = table
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| only.is_none_or(|o| o.get(*i) == Some(&ColumnSource::Computed)))
+        .map(|(_, (c, _))| format!("\"{}\"", c.replace('"', "\"\"")))
+        .collect();
+    format!(
+        "SELECT {} FROM \"{}\"",
+        cols.join(", "),
+        table.name.replace('"', "\"\"")
+    )
+}
+
+impl TraceProcessor {
+    /// A view's computed columns (`columns` says which), read whole
+    /// through SQL; `rows` long, as its table.
+    fn computed_columns(
+        &self,
+        table: &ExportedTable,
+        columns: &[ColumnSource],
+        rows: usize,
+    ) -> Result<Vec<arrow_array::ArrayRef>, ExportError> {
+        if !columns.contains(&ColumnSource::Computed) {
+            return Ok(Vec::new());
+        }
+        let only = ExportedTable {
+            name: table.name.clone(),
+            columns: table
+                .columns
+                .iter()
+                .zip(columns)
+                .filter(|(_, s)| **s == ColumnSource::Computed)
+                .map(|(c, _)| c.clone())
+                .collect(),
+        };
+        let mut sink = TableSink::collect(&only);
+        self.engine
+            .query_streaming(&select(table, Some(columns)), &mut sink)?;
+        let (arrays, n) = sink.into_columns()?;
+        if n != rows {
+            return Err(ExportError::ColumnCount {
+                table: table.name.clone(),
+            });
+        }
+        Ok(arrays)
     }
 }
 

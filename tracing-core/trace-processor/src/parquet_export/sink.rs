@@ -17,17 +17,17 @@ use super::schema::{ColumnType, ExportedTable};
 use crate::sql::streaming::{Cell, RowSink};
 
 /// Rows per record batch handed to the Parquet writer.
-const BATCH_ROWS: usize = 64 * 1024;
+pub(super) const BATCH_ROWS: usize = 64 * 1024;
 
 /// One column's builder.
-enum Builder {
+pub(super) enum Builder {
     Int(Int64Builder),
     Real(Float64Builder),
     Text(StringBuilder),
 }
 
 impl Builder {
-    fn new(ty: ColumnType) -> Builder {
+    pub(super) fn new(ty: ColumnType) -> Builder {
         match ty {
             ColumnType::Int => Builder::Int(Int64Builder::with_capacity(BATCH_ROWS)),
             ColumnType::Real => Builder::Real(Float64Builder::with_capacity(BATCH_ROWS)),
@@ -35,7 +35,7 @@ impl Builder {
         }
     }
 
-    fn finish(&mut self) -> ArrayRef {
+    pub(super) fn finish(&mut self) -> ArrayRef {
         match self {
             Builder::Int(b) => Arc::new(b.finish()),
             Builder::Real(b) => Arc::new(b.finish()),
@@ -44,11 +44,33 @@ impl Builder {
     }
 }
 
-/// Writes one table's rows to one Parquet file.
+/// A Parquet writer of `table`'s schema into `file`.
+pub(super) fn writer(
+    table: &ExportedTable,
+    file: File,
+    compression: Compression,
+) -> Result<(SchemaRef, ArrowWriter<File>), ExportError> {
+    let fields: Vec<Field> = table
+        .columns
+        .iter()
+        .map(|(name, ty)| Field::new(name, ty.arrow(), true))
+        .collect();
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let props = WriterProperties::builder()
+        .set_compression(compression)
+        .build();
+    let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))?;
+    Ok((schema, writer))
+}
+
+/// Writes one table's rows to one Parquet file, or with no file collects
+/// them as whole columns ([`TableSink::collect`]).
 pub(super) struct TableSink<'a> {
     table: &'a ExportedTable,
     schema: SchemaRef,
     writer: Option<ArrowWriter<File>>,
+    /// Whole columns are kept, not written in batches.
+    collect: bool,
     builders: Vec<Builder>,
     /// The column the next cell goes to.
     col: usize,
@@ -67,20 +89,12 @@ impl<'a> TableSink<'a> {
         file: File,
         compression: Compression,
     ) -> Result<Self, ExportError> {
-        let fields: Vec<Field> = table
-            .columns
-            .iter()
-            .map(|(name, ty)| Field::new(name, ty.arrow(), true))
-            .collect();
-        let schema: SchemaRef = Arc::new(Schema::new(fields));
-        let props = WriterProperties::builder()
-            .set_compression(compression)
-            .build();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))?;
+        let (schema, writer) = writer(table, file, compression)?;
         Ok(TableSink {
             table,
             schema,
             writer: Some(writer),
+            collect: false,
             builders: table
                 .columns
                 .iter()
@@ -91,6 +105,39 @@ impl<'a> TableSink<'a> {
             rows: 0,
             error: None,
         })
+    }
+
+    /// A sink that keeps `table`'s rows as whole columns.
+    pub(super) fn collect(table: &'a ExportedTable) -> Self {
+        let fields: Vec<Field> = table
+            .columns
+            .iter()
+            .map(|(name, ty)| Field::new(name, ty.arrow(), true))
+            .collect();
+        TableSink {
+            table,
+            schema: Arc::new(Schema::new(fields)),
+            writer: None,
+            collect: true,
+            builders: table
+                .columns
+                .iter()
+                .map(|(_, ty)| Builder::new(*ty))
+                .collect(),
+            col: 0,
+            pending: 0,
+            rows: 0,
+            error: None,
+        }
+    }
+
+    /// The collected columns and their length.
+    pub(super) fn into_columns(mut self) -> Result<(Vec<ArrayRef>, usize), ExportError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let n = self.pending;
+        Ok((self.builders.iter_mut().map(Builder::finish).collect(), n))
     }
 
     /// Writes what the builders hold as one record batch.
@@ -185,7 +232,7 @@ impl RowSink for TableSink<'_> {
         if self.error.is_some() {
             return;
         }
-        if self.pending >= BATCH_ROWS {
+        if !self.collect && self.pending >= BATCH_ROWS {
             if let Err(e) = self.flush() {
                 self.error = Some(e);
                 return;

@@ -10,9 +10,10 @@ use rusqlite::types::{Value, ValueRef};
 
 use super::table::{Cell, Table};
 
-/// (arg_set_id, key) → row of `__intrinsic_args`, built on the first
-/// `EXTRACT_ARG` call: a load whose queries never call it does not pay for
-/// it (over every arg of a large trace it was an eighth of the load).
+/// (arg_set_id, key) → row of `__intrinsic_args`: a binary search over the
+/// table in arg set order, or (should it not be in that order) a map built
+/// on the first `EXTRACT_ARG` call, so a load whose queries never call it
+/// does not pay for it.
 struct ArgIndex {
     table: Arc<Table>,
     rows: OnceLock<HashMap<(i64, String), usize>>,
@@ -39,8 +40,31 @@ impl ArgIndex {
         })
     }
 
+    /// The row of (`set`, `key`): by a binary search when the table is in
+    /// arg set order (as the loader writes it: no index to build or keep),
+    /// else through the map.
+    fn row(&self, set: i64, key: &str) -> Option<usize> {
+        let table = &self.table;
+        if table.sorted_by != Some(1) {
+            return self.rows().get(&(set, key.to_owned())).copied();
+        }
+        let set_of = |r: usize| table.columns.get(1).and_then(|c| c.int_at(r));
+        let (mut lo, mut hi) = (0usize, table.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if set_of(mid) < Some(set) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo..table.len)
+            .take_while(|&r| set_of(r) == Some(set))
+            .find(|&r| table.cell(r, 3) == Cell::Str(key))
+    }
+
     fn get(&self, set: i64, key: &str) -> Value {
-        let Some(&r) = self.rows().get(&(set, key.to_owned())) else {
+        let Some(r) = self.row(set, key) else {
             return Value::Null;
         };
         // int_value, string_value, real_value: whichever is set.

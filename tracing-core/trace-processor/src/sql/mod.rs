@@ -52,11 +52,20 @@ pub struct QueryResult {
     pub rows: Vec<Vec<Value>>,
 }
 
+/// A column's name, and the table and column it reads when it is a plain
+/// column reference.
+#[cfg(feature = "parquet")]
+pub(crate) type ColumnOrigin = (String, Option<(String, String)>);
+
 /// An SQLite connection over one trace's tables.
 pub struct Engine {
     conn: Connection,
     /// The virtual tables' names (the views are in `sqlite_master`).
     tables: Vec<&'static str>,
+    /// The virtual tables' storage, for readers that take columns as
+    /// they are (the Parquet export).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    storage: Vec<Arc<Table>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -110,7 +119,48 @@ impl Engine {
         Ok(Engine {
             conn,
             tables: names,
+            storage: all,
         })
+    }
+
+    /// The storage of virtual table `name`.
+    #[cfg(feature = "parquet")]
+    pub(crate) fn table(&self, name: &str) -> Option<Arc<Table>> {
+        self.storage.iter().find(|t| t.name == name).cloned()
+    }
+
+    /// The text view `name` was created with.
+    #[cfg(feature = "parquet")]
+    pub(crate) fn view_sql(&self, name: &str) -> Result<Option<String>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?1")?;
+        let mut rows = stmt.query([name])?;
+        Ok(match rows.next()? {
+            Some(row) => row.get(0)?,
+            None => None,
+        })
+    }
+
+    /// For each column of `SELECT * FROM name`: its name, and the table
+    /// and column it is read from when it is a plain column reference
+    /// (SQLite's column metadata), None when computed.
+    #[cfg(feature = "parquet")]
+    pub(crate) fn column_origins(&self, name: &str) -> Result<Vec<ColumnOrigin>, Error> {
+        let stmt = self
+            .conn
+            .prepare(&format!("SELECT * FROM \"{}\"", name.replace('"', "\"\"")))?;
+        Ok(stmt
+            .columns_with_metadata()
+            .iter()
+            .map(|c| {
+                let origin = match (c.table_name(), c.origin_name()) {
+                    (Some(t), Some(o)) => Some((t.to_owned(), o.to_owned())),
+                    _ => None,
+                };
+                (c.name().to_owned(), origin)
+            })
+            .collect())
     }
 
     /// Runs every statement of `sql`; the last statement's rows.

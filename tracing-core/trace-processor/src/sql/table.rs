@@ -254,6 +254,19 @@ impl Table {
         }
     }
 
+    /// Whether `col` holds integers.
+    pub fn is_int(&self, col: usize) -> bool {
+        self.columns.get(col).is_some_and(|c| {
+            matches!(
+                c.data,
+                ColumnData::RowIndex(_)
+                    | ColumnData::Int(_)
+                    | ColumnData::Int32(_)
+                    | ColumnData::OptInt(_)
+            )
+        })
+    }
+
     /// Whether `col` holds pooled strings.
     pub fn is_text(&self, col: usize) -> bool {
         self.columns

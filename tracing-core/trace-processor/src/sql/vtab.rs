@@ -44,6 +44,8 @@ enum Op {
     StrEq,
     /// `GLOB` on the string column `idx_num` names.
     Glob,
+    /// `=` on the integer column `idx_num` names (through its value order).
+    IntEq,
 }
 
 impl Op {
@@ -57,6 +59,7 @@ impl Op {
             Op::Ge => 'g',
             Op::StrEq => 's',
             Op::Glob => '*',
+            Op::IntEq => 'e',
         }
     }
 
@@ -70,6 +73,7 @@ impl Op {
             'g' => Op::Ge,
             's' => Op::StrEq,
             '*' => Op::Glob,
+            'e' => Op::IntEq,
             _ => return None,
         })
     }
@@ -142,6 +146,15 @@ unsafe impl<'vtab> VTab<'vtab> for ColumnarTab {
                     _ => continue,
                 };
                 plan.push((i, op));
+                text_col = Some(ucol);
+            } else if text_col.is_none()
+                && self.table.is_int(ucol)
+                && op == IndexConstraintOp::SQLITE_INDEX_CONSTRAINT_EQ
+            {
+                // Integer equality on any other column (a join's key)
+                // through the column's value order: the equal rows are one
+                // run of it. It takes the string filter's slot.
+                plan.push((i, Op::IntEq));
                 text_col = Some(ucol);
             }
         }
@@ -319,6 +332,41 @@ impl ColumnarCursor {
         out
     }
 
+    /// The rows in `lo..hi` whose integer in `col` equals `v` (every row
+    /// when `v` is None), found as one run of the column's value order;
+    /// in row order when `by_row`.
+    fn equal_rows(
+        &self,
+        col: usize,
+        v: Option<i64>,
+        span: (usize, usize),
+        by_row: bool,
+    ) -> Vec<u32> {
+        let order = self.table.order(col);
+        let Some(c) = self.table.columns.get(col) else {
+            return Vec::new();
+        };
+        let run = match v {
+            Some(v) => {
+                // NULLs sort first; they equal nothing.
+                let key = |r: &u32| c.int_at(*r as usize).map_or((0, 0), |x| (1, x));
+                let a = order.partition_point(|r| key(r) < (1, v));
+                let b = order.partition_point(|r| key(r) <= (1, v));
+                order.get(a..b).unwrap_or(&[])
+            }
+            None => &order[..],
+        };
+        let mut out: Vec<u32> = run
+            .iter()
+            .copied()
+            .filter(|r| (span.0..span.1).contains(&(*r as usize)))
+            .collect();
+        if by_row {
+            out.sort_unstable();
+        }
+        out
+    }
+
     /// First row whose sorted column is >= v (or > v when `strict`).
     fn lower(&self, col: usize, v: i64, strict: bool) -> usize {
         let c = &self.table.columns[col];
@@ -362,6 +410,7 @@ unsafe impl VTabCursor for ColumnarCursor {
         let column = usize::try_from(idx_num).ok().and_then(|c| c.checked_sub(1));
         self.through = None;
         let mut text: Option<(Op, String)> = None;
+        let mut int_eq: Option<Option<i64>> = None;
         let mut desc = None;
         let mut by_row = false;
         let mut n = 0;
@@ -384,6 +433,15 @@ unsafe impl VTabCursor for ColumnarCursor {
             n += 1;
             if let (Op::StrEq | Op::Glob, Some(ValueRef::Text(t))) = (op, arg) {
                 text = Some((op, String::from_utf8_lossy(t).into_owned()));
+                continue;
+            }
+            if op == Op::IntEq {
+                // Not an integer: every row, in the column's order (SQLite
+                // checks each one again, as the constraint is not omitted).
+                int_eq = Some(match arg {
+                    Some(ValueRef::Integer(v)) => Some(v),
+                    _ => None,
+                });
                 continue;
             }
             let v = match arg {
@@ -411,6 +469,10 @@ unsafe impl VTabCursor for ColumnarCursor {
             }
         }
         match (column, text, desc) {
+            (Some(c), None, _) if int_eq.is_some() => {
+                let rows = self.equal_rows(c, int_eq.flatten(), (lo, hi), by_row);
+                self.begin_through(rows.into(), false);
+            }
             (Some(c), Some((op, pattern)), _) => {
                 let rows = self.matching_rows(c, op, &pattern, (lo, hi), by_row);
                 self.begin_through(rows.into(), false);
