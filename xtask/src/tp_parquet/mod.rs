@@ -553,7 +553,7 @@ impl Ctx {
         }
         let ours = started.elapsed().as_secs_f64();
         println!(
-            "fleet of {FLEET} demo recordings ({:.1} MB): export {export:.2} s ({:.1} MB/s,              both cores); DuckDB over the dataset (from the files, best of 3) {:.1} ms for              {FLEET_QUERY:?}; zerotrace sql trace by trace (load and query, one at a time)              {ours:.2} s",
+            "fleet of {FLEET} demo recordings ({:.1} MB): export {export:.2} s ({:.1} MB/s, both cores); DuckDB over the dataset (from the files, best of 3) {:.1} ms for {FLEET_QUERY:?}; zerotrace sql trace by trace (load and query, one at a time) {ours:.2} s",
             size as f64 / 1e6,
             size as f64 / 1e6 / export,
             duck * 1e3
