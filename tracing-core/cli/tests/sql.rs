@@ -389,3 +389,45 @@ fn export_writes_a_hive_partitioned_parquet_dataset_and_names_a_bad_trace() {
     assert!(!out.join("__intrinsic_slice").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn several_traces_or_a_directory_answer_as_one_set_of_tables() {
+    let d = dir("many");
+    let traces = d.join("traces");
+    std::fs::create_dir_all(traces.join("nested")).unwrap();
+    std::fs::write(traces.join("a.pftrace"), trace()).unwrap();
+    std::fs::write(traces.join("nested").join("b.pftrace"), trace()).unwrap();
+    let q = "SELECT trace, name, dur FROM slice ORDER BY trace";
+    let o = zerotrace()
+        .arg("sql")
+        .arg(&traces)
+        .args(["-Q", q])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "\"trace\",\"name\",\"dur\"\n\"a\",\"work\",250\n\"b\",\"work\",250\n"
+    );
+    // Files named one by one, the same; a bad one is named.
+    std::fs::write(d.join("bad.pftrace"), [0x08, 0x01]).unwrap();
+    let o = zerotrace()
+        .arg("sql")
+        .arg(traces.join("a.pftrace"))
+        .arg(d.join("bad.pftrace"))
+        .args(["-Q", q])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.pftrace"));
+    // --httpd serves one trace.
+    let o = zerotrace()
+        .arg("sql")
+        .arg(traces.join("a.pftrace"))
+        .arg(traces.join("nested").join("b.pftrace"))
+        .args(["--httpd", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -51,6 +51,10 @@ pub enum Error {
     /// Reading the trace file.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// A table's shape is not what a reader of it needs (a view column
+    /// with no known type, traces whose tables differ).
+    #[error("schema: {0}")]
+    Schema(String),
 }
 
 fn sql_message(message: &str, offset: Option<usize>) -> String {

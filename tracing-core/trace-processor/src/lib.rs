@@ -53,6 +53,8 @@ pub use output::{c_double, shell_csv};
 #[cfg(feature = "sql")]
 pub use sql::catalog::ColumnInfo;
 #[cfg(feature = "sql")]
+pub use sql::public_schema::{ColumnType, PublicTable};
+#[cfg(feature = "sql")]
 pub use sql::{QueryResult, Value};
 pub use storage::Storage;
 
@@ -70,6 +72,18 @@ impl TraceProcessor {
         let tables = sql::build::build(storage);
         let engine = sql::Engine::new(tables)?;
         // The load freed more than it keeps: give it back.
+        free_memory::release();
+        Ok(TraceProcessor { engine })
+    }
+
+    /// Several loaded traces as one set of tables: every public table and
+    /// view with a `trace` column first (each trace's name, in the order
+    /// given) and the traces' rows one after another; ids stay each
+    /// trace's own, so joins match `trace` too. Each trace is dropped once
+    /// read. `EXTRACT_ARG` and the callstack functions are not offered.
+    pub fn union(traces: Vec<(String, TraceProcessor)>) -> Result<Self, Error> {
+        let (tables, aliases) = sql::union::union(traces)?;
+        let engine = sql::Engine::new_union(tables, &aliases)?;
         free_memory::release();
         Ok(TraceProcessor { engine })
     }
@@ -115,6 +129,16 @@ impl TraceProcessor {
     /// Runs SQL (several statements allowed); the last statement's rows.
     pub fn query(&self, sql: &str) -> Result<QueryResult, Error> {
         self.engine.query(sql)
+    }
+
+    /// Every public table and view with its columns' types (the internal
+    /// `__intrinsic_*` tables too when `internal`): what the Parquet export
+    /// writes and the union of several traces shows.
+    pub fn public_tables(
+        &self,
+        internal: bool,
+    ) -> Result<Vec<sql::public_schema::PublicTable>, Error> {
+        sql::public_schema::public_tables(&self.engine, internal)
     }
 
     /// The names of every table and view, sorted.

@@ -12,7 +12,8 @@
 //!   recordings, and with `--cases` every Perfetto diff test trace), two
 //!   fleet queries: rows and total duration of `slice` per trace, and
 //!   slices per name over all traces, each equal to what `zerotrace sql`
-//!   answers trace by trace, added up.
+//!   answers trace by trace, added up, and to what `zerotrace sql DIR`
+//!   answers over all of them at once.
 //!
 //! With `--bench TRACE` it measures instead (release binaries): the
 //! export's throughput, and the standard queries' best times in DuckDB
@@ -234,11 +235,23 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
         .into_values()
         .map(|(name, n)| serde_json::json!({"name": name, "n": n}))
         .collect();
+    // The same queries of `zerotrace sql` over the directory: every trace
+    // as one set of tables with a `trace` column.
+    let mut union = Vec::new();
+    for q in &fleet_queries {
+        union.push(ctx.expected(&traces_dir, q)?);
+    }
     jobs.push(serde_json::json!({"trace": null, "queries": fleet_queries}));
     expected.push((
         format!("{} traces", traces.len()),
-        fleet_queries,
+        fleet_queries.clone(),
         vec![Ok(per_trace), Ok(per_name)],
+    ));
+    jobs.push(serde_json::json!({"trace": null, "queries": fleet_queries}));
+    expected.push((
+        format!("{} traces through zerotrace sql DIR", traces.len()),
+        fleet_queries,
+        union,
     ));
 
     let got = ctx.oracle(&serde_json::json!({

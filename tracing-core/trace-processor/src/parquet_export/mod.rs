@@ -10,18 +10,16 @@
 //! reader globbing `*.parquet` never sees half a file, and exporting a
 //! trace again replaces its partition's files only.
 
-mod plan;
-mod schema;
 mod sink;
 mod stored;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::sql::public_schema::{ColumnType, PublicTable};
 pub use parquet::basic::Compression;
-pub use schema::{ColumnType, ExportedTable, exported_tables};
 
 use crate::TraceProcessor;
-use plan::{ColumnSource, Source, plan};
+use crate::sql::read_plan::{ColumnSource, Source, plan};
 use sink::TableSink;
 
 /// What an export writes.
@@ -77,16 +75,6 @@ pub enum ExportError {
     /// Arrow refused a batch.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
-    /// A view column has no declared type and none is known for it.
-    #[error("{table}.{column}: no type is known for this column (declared {declared:?})")]
-    UntypedColumn {
-        /// The table or view.
-        table: String,
-        /// The column.
-        column: String,
-        /// What SQLite declares.
-        declared: String,
-    },
     /// A value does not fit its column's type.
     #[error("{table}.{column}: a {expected:?} column holds {found}")]
     ValueType {
@@ -172,7 +160,7 @@ pub fn trace_ids(paths: &[PathBuf]) -> Vec<String> {
 }
 
 impl TraceProcessor {
-    /// Writes every exported table (see [`exported_tables`]) as
+    /// Writes every public table (see [`TraceProcessor::public_tables`]) as
     /// `dir/TABLE/trace=ID/part-0.parquet`, replacing what that trace's
     /// partitions held; a view that is only another name of an exported
     /// one (`slices`, `raw`) is left out. Tables and views that project one
@@ -187,8 +175,8 @@ impl TraceProcessor {
             return Err(ExportError::TraceId(id.to_owned()));
         }
         let mut summary = ExportSummary::default();
-        for table in exported_tables(self, options.internal)? {
-            let source = plan(self, &table.name)?;
+        for table in self.public_tables(options.internal)? {
+            let source = plan(&self.engine, &table.name)?;
             if let Source::Alias(of) = &source {
                 summary
                     .aliases_left_out
@@ -232,7 +220,7 @@ impl TraceProcessor {
 }
 
 /// `SELECT` of `table`'s columns (those of `only`'s kind when given).
-fn select(table: &ExportedTable, only: Option<&[ColumnSource]>) -> String {
+fn select(table: &PublicTable, only: Option<&[ColumnSource]>) -> String {
     let cols: Vec<String> = table
         .columns
         .iter()
@@ -252,14 +240,14 @@ impl TraceProcessor {
     /// through SQL; `rows` long, as its table.
     fn computed_columns(
         &self,
-        table: &ExportedTable,
+        table: &PublicTable,
         columns: &[ColumnSource],
         rows: usize,
     ) -> Result<Vec<arrow_array::ArrayRef>, ExportError> {
         if !columns.contains(&ColumnSource::Computed) {
             return Ok(Vec::new());
         }
-        let only = ExportedTable {
+        let only = PublicTable {
             name: table.name.clone(),
             columns: table
                 .columns

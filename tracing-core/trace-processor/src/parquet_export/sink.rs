@@ -13,7 +13,7 @@ use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
 use super::ExportError;
-use super::schema::{ColumnType, ExportedTable};
+use crate::sql::public_schema::{ColumnType, PublicTable};
 use crate::sql::streaming::{Cell, RowSink};
 
 /// Rows per record batch handed to the Parquet writer.
@@ -44,16 +44,25 @@ impl Builder {
     }
 }
 
+/// The Arrow type a column of `ty` is written as.
+pub(super) fn arrow_type(ty: ColumnType) -> arrow_schema::DataType {
+    match ty {
+        ColumnType::Int => arrow_schema::DataType::Int64,
+        ColumnType::Real => arrow_schema::DataType::Float64,
+        ColumnType::Text => arrow_schema::DataType::Utf8,
+    }
+}
+
 /// A Parquet writer of `table`'s schema into `file`.
 pub(super) fn writer(
-    table: &ExportedTable,
+    table: &PublicTable,
     file: File,
     compression: Compression,
 ) -> Result<(SchemaRef, ArrowWriter<File>), ExportError> {
     let fields: Vec<Field> = table
         .columns
         .iter()
-        .map(|(name, ty)| Field::new(name, ty.arrow(), true))
+        .map(|(name, ty)| Field::new(name, arrow_type(*ty), true))
         .collect();
     let schema: SchemaRef = Arc::new(Schema::new(fields));
     let props = WriterProperties::builder()
@@ -66,7 +75,7 @@ pub(super) fn writer(
 /// Writes one table's rows to one Parquet file, or with no file collects
 /// them as whole columns ([`TableSink::collect`]).
 pub(super) struct TableSink<'a> {
-    table: &'a ExportedTable,
+    table: &'a PublicTable,
     schema: SchemaRef,
     writer: Option<ArrowWriter<File>>,
     /// Whole columns are kept, not written in batches.
@@ -85,7 +94,7 @@ pub(super) struct TableSink<'a> {
 impl<'a> TableSink<'a> {
     /// A sink writing `table` to `file`.
     pub(super) fn new(
-        table: &'a ExportedTable,
+        table: &'a PublicTable,
         file: File,
         compression: Compression,
     ) -> Result<Self, ExportError> {
@@ -108,11 +117,11 @@ impl<'a> TableSink<'a> {
     }
 
     /// A sink that keeps `table`'s rows as whole columns.
-    pub(super) fn collect(table: &'a ExportedTable) -> Self {
+    pub(super) fn collect(table: &'a PublicTable) -> Self {
         let fields: Vec<Field> = table
             .columns
             .iter()
-            .map(|(name, ty)| Field::new(name, ty.arrow(), true))
+            .map(|(name, ty)| Field::new(name, arrow_type(*ty), true))
             .collect();
         TableSink {
             table,

@@ -10,9 +10,9 @@ use arrow_array::{ArrayRef, RecordBatch};
 use parquet::basic::Compression;
 
 use super::ExportError;
-use super::plan::ColumnSource;
-use super::schema::{ColumnType, ExportedTable};
 use super::sink::{BATCH_ROWS, writer};
+use crate::sql::public_schema::{ColumnType, PublicTable};
+use crate::sql::read_plan::ColumnSource;
 use crate::sql::table::{Cell, Table};
 
 /// Writes `table`'s rows as `exported` lists them (`sources` per column;
@@ -20,7 +20,7 @@ use crate::sql::table::{Cell, Table};
 /// table); the rows written.
 pub(super) fn write(
     table: &Table,
-    exported: &ExportedTable,
+    exported: &PublicTable,
     sources: &[ColumnSource],
     computed: &[ArrayRef],
     file: File,
@@ -57,7 +57,7 @@ fn stored(
     ty: ColumnType,
     start: usize,
     n: usize,
-    exported: &ExportedTable,
+    exported: &PublicTable,
     name: &str,
 ) -> Result<ArrayRef, ExportError> {
     let mismatch = |found| ExportError::ValueType {

@@ -10,9 +10,12 @@ pub mod build_sched;
 pub mod catalog;
 mod demangle;
 mod functions;
+pub mod public_schema;
+pub(crate) mod read_plan;
 pub(crate) mod streaming;
 pub mod table;
 mod to_ftrace;
+pub(crate) mod union;
 mod views;
 mod views_sched;
 mod vtab;
@@ -54,7 +57,6 @@ pub struct QueryResult {
 
 /// A column's name, and the table and column it reads when it is a plain
 /// column reference.
-#[cfg(feature = "parquet")]
 pub(crate) type ColumnOrigin = (String, Option<(String, String)>);
 
 /// An SQLite connection over one trace's tables.
@@ -64,7 +66,6 @@ pub struct Engine {
     tables: Vec<&'static str>,
     /// The virtual tables' storage, for readers that take columns as
     /// they are (the Parquet export).
-    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     storage: Vec<Arc<Table>>,
 }
 
@@ -123,14 +124,41 @@ impl Engine {
         })
     }
 
+    /// The tables of a union of traces ([`union::union`]), and views that
+    /// are other names of them; none of the per-trace views or functions.
+    pub(crate) fn new_union(
+        tables: Vec<Table>,
+        aliases: &[(String, String)],
+    ) -> Result<Self, Error> {
+        let conn = Connection::open_in_memory()?;
+        let names = tables.iter().map(|t| t.name).collect();
+        let mut all = Vec::new();
+        for t in tables {
+            let t = Arc::new(t);
+            all.push(t.clone());
+            conn.create_module(t.name, eponymous_only_module::<ColumnarTab>(), Some(t))?;
+        }
+        demangle::register(&conn)?;
+        for (name, of) in aliases {
+            conn.execute_batch(&format!(
+                "CREATE VIEW \"{}\" AS SELECT * FROM \"{}\"",
+                name.replace('"', "\"\""),
+                of.replace('"', "\"\"")
+            ))?;
+        }
+        Ok(Engine {
+            conn,
+            tables: names,
+            storage: all,
+        })
+    }
+
     /// The storage of virtual table `name`.
-    #[cfg(feature = "parquet")]
     pub(crate) fn table(&self, name: &str) -> Option<Arc<Table>> {
         self.storage.iter().find(|t| t.name == name).cloned()
     }
 
     /// The text view `name` was created with.
-    #[cfg(feature = "parquet")]
     pub(crate) fn view_sql(&self, name: &str) -> Result<Option<String>, Error> {
         let mut stmt = self
             .conn
@@ -145,7 +173,6 @@ impl Engine {
     /// For each column of `SELECT * FROM name`: its name, and the table
     /// and column it is read from when it is a plain column reference
     /// (SQLite's column metadata), None when computed.
-    #[cfg(feature = "parquet")]
     pub(crate) fn column_origins(&self, name: &str) -> Result<Vec<ColumnOrigin>, Error> {
         let stmt = self
             .conn

@@ -25,6 +25,7 @@
 
 mod errors;
 mod format;
+mod many;
 mod progress;
 mod prompt;
 mod serve;
@@ -49,10 +50,13 @@ use session::{Output, Session, Step};
 /// `zerotrace sql`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct SqlArgs {
-    /// The trace file (protobuf, plain or gzip-compressed); with --httpd it
-    /// may be left out, for a client to send one.
+    /// The trace file (protobuf, plain or gzip-compressed). Several files,
+    /// or a directory standing for the files under it, show as one set of
+    /// tables with a `trace` column (the file names, as `zerotrace export`
+    /// names its partitions). With --httpd one trace, or none for a client
+    /// to send one.
     #[arg(required_unless_present = "httpd")]
-    pub trace: Option<PathBuf>,
+    pub traces: Vec<PathBuf>,
     /// The SQL to run (its last statement's rows are printed).
     #[arg(short = 'Q', long = "query-string", conflicts_with = "query_file")]
     pub query_string: Option<String>,
@@ -94,15 +98,20 @@ impl SqlArgs {
 /// Runs the command.
 pub fn run(args: &SqlArgs) -> Result<(), CliError> {
     if let Some(addr) = &args.httpd {
+        if args.traces.len() > 1 {
+            return Err(CliError::Usage("--httpd serves one trace".into()));
+        }
         return serve::serve(
-            args.trace.as_deref(),
+            args.traces.first().map(PathBuf::as_path),
             addr,
             crate::tp_httpd::ServerOptions::default(),
             args.load_options(),
         );
     }
-    let Some(trace) = &args.trace else {
-        return Err(CliError::Usage("give a trace file".into()));
+    let one = match args.traces.as_slice() {
+        [] => return Err(CliError::Usage("give a trace file".into())),
+        [t] if !t.is_dir() => Some(t),
+        _ => None,
     };
     let sql = match (&args.query_string, &args.query_file) {
         (Some(s), _) => Some(s.clone()),
@@ -111,7 +120,13 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
         }
         (None, None) => None,
     };
-    let tp = load(trace, args.load_options())?;
+    let tp = match one {
+        Some(trace) => load(trace, args.load_options())?,
+        None => many::load_many(
+            &super::trace_set::expand(&args.traces)?,
+            args.load_options(),
+        )?,
+    };
     match sql {
         Some(sql) => {
             let result = tp

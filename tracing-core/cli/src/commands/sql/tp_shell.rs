@@ -105,7 +105,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
         && (has_query || !args.httpd)
     {
         super::run(&SqlArgs {
-            trace: Some(trace.clone()),
+            traces: vec![trace.clone()],
             query_string: args.query_string.clone(),
             query_file: args.query_file.clone(),
             format: Some(Format::Csv).filter(|_| has_query),

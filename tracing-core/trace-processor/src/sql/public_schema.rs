@@ -1,13 +1,12 @@
-//! Which tables a Parquet export writes and each column's Arrow type, fixed
-//! by the SQL schema alone (never by the values of one trace), so every
-//! trace of a dataset has the same schema: `BIGINT` is `Int64`, `DOUBLE` is
-//! `Float64`, `TEXT` is `Utf8`, and a view's computed column, which SQLite
-//! declares without a type, takes its type from [`COMPUTED`].
+//! The public tables (what the Parquet export writes and the union of
+//! several traces shows) and each column's type, fixed by the SQL schema
+//! alone (never by the values of one trace), so every trace has the same
+//! schema: `BIGINT` an integer, `DOUBLE` a double, `TEXT` text, and a
+//! view's computed column, which SQLite declares without a type, the type
+//! [`COMPUTED`] gives it.
 
-use arrow_schema::DataType;
-
-use super::ExportError;
-use crate::TraceProcessor;
+use super::Engine;
+use crate::error::Error;
 
 /// The type of each view column SQLite declares without one (an
 /// expression, a function's result); a view that adds such a column must
@@ -39,7 +38,7 @@ const COMPUTED: &[(&str, &str, ColumnType)] = &[
     ("thread_counter_track", "description", ColumnType::Text),
 ];
 
-/// A column's type in the export.
+/// A public column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
     /// 64-bit signed integers (`BIGINT`).
@@ -51,15 +50,6 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
-    /// The Arrow type the column is written as.
-    pub fn arrow(self) -> DataType {
-        match self {
-            ColumnType::Int => DataType::Int64,
-            ColumnType::Real => DataType::Float64,
-            ColumnType::Text => DataType::Utf8,
-        }
-    }
-
     fn from_declared(declared: &str) -> Option<ColumnType> {
         match declared.to_ascii_uppercase().as_str() {
             "BIGINT" | "INT" | "INTEGER" | "UINT" | "BOOL" => Some(ColumnType::Int),
@@ -70,27 +60,24 @@ impl ColumnType {
     }
 }
 
-/// One exported table: its name and typed columns.
+/// One public table or view: its name and typed columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExportedTable {
-    /// The table's or view's SQL name (the dataset's directory name).
+pub struct PublicTable {
+    /// The table's or view's SQL name.
     pub name: String,
     /// Its columns in SQL order, with their types.
     pub columns: Vec<(String, ColumnType)>,
 }
 
-/// The tables an export writes: every public table and view (whose names
-/// do not start with `__`), and the internal ones too when `internal`.
-pub fn exported_tables(
-    tp: &TraceProcessor,
-    internal: bool,
-) -> Result<Vec<ExportedTable>, ExportError> {
+/// Every public table and view (whose names do not start with `__`), and
+/// the internal ones too when `internal`.
+pub fn public_tables(engine: &Engine, internal: bool) -> Result<Vec<PublicTable>, Error> {
     let mut out = Vec::new();
-    for name in tp.table_names()? {
+    for name in engine.table_names()? {
         if name.starts_with("sqlite_") || (!internal && name.starts_with("__")) {
             continue;
         }
-        let Some(cols) = tp.columns(&name)? else {
+        let Some(cols) = engine.columns(&name)? else {
             continue;
         };
         let mut columns = Vec::with_capacity(cols.len());
@@ -102,14 +89,15 @@ pub fn exported_tables(
                         .find(|(t, col, _)| *t == name && *col == c.name)
                         .map(|(_, _, ty)| *ty)
                 })
-                .ok_or_else(|| ExportError::UntypedColumn {
-                    table: name.clone(),
-                    column: c.name.clone(),
-                    declared: c.sql_type.clone(),
+                .ok_or_else(|| {
+                    Error::Schema(format!(
+                        "{name}.{}: no type is known for this column (declared {:?})",
+                        c.name, c.sql_type
+                    ))
                 })?;
             columns.push((c.name, ty));
         }
-        out.push(ExportedTable { name, columns });
+        out.push(PublicTable { name, columns });
     }
     Ok(out)
 }
@@ -117,11 +105,12 @@ pub fn exported_tables(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TraceProcessor;
 
     #[test]
     fn every_table_and_view_column_has_a_type() {
         let tp = TraceProcessor::from_bytes(&[]).unwrap();
-        let tables = exported_tables(&tp, true).unwrap();
+        let tables = public_tables(&tp.engine, true).unwrap();
         assert!(tables.iter().any(|t| t.name == "slice"));
         assert!(tables.iter().any(|t| t.name == "__intrinsic_slice"));
         let args = tables.iter().find(|t| t.name == "args").unwrap();
@@ -141,7 +130,7 @@ mod tests {
     #[test]
     fn public_export_leaves_internal_tables_out() {
         let tp = TraceProcessor::from_bytes(&[]).unwrap();
-        let tables = exported_tables(&tp, false).unwrap();
+        let tables = public_tables(&tp.engine, false).unwrap();
         assert!(tables.iter().all(|t| !t.name.starts_with("__")));
         assert!(tables.iter().any(|t| t.name == "thread"));
     }

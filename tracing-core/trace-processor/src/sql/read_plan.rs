@@ -1,4 +1,5 @@
-//! How each exported table is read: straight from the columnar storage
+//! How each public table is read (by the Parquet export and by the union
+//! of several traces): straight from the columnar storage
 //! when it is a virtual table or a view that only picks and renames a
 //! table's columns (row i of the view is row i of the table, so its plain
 //! columns are the stored ones and only its computed columns go through
@@ -8,13 +9,13 @@
 
 use std::sync::Arc;
 
-use super::ExportError;
-use crate::TraceProcessor;
-use crate::sql::table::Table;
+use super::Engine;
+use super::table::Table;
+use crate::error::Error;
 
 /// Where one exported column's values come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ColumnSource {
+pub(crate) enum ColumnSource {
     /// The stored column at this index of the table.
     Stored(usize),
     /// Computed by the view's SQL.
@@ -22,7 +23,7 @@ pub(super) enum ColumnSource {
 }
 
 /// How one table is read.
-pub(super) enum Source {
+pub(crate) enum Source {
     /// The table's storage, row for row; computed columns through SQL.
     Columns {
         /// The table read.
@@ -54,8 +55,7 @@ const NOT_A_PROJECTION: &[&str] = &[
 ];
 
 /// How `name`'s rows are best read.
-pub(super) fn plan(tp: &TraceProcessor, name: &str) -> Result<Source, ExportError> {
-    let engine = &tp.engine;
+pub(crate) fn plan(engine: &Engine, name: &str) -> Result<Source, Error> {
     if let Some(table) = engine.table(name) {
         let columns = (0..table.columns.len()).map(ColumnSource::Stored).collect();
         return Ok(Source::Columns { table, columns });
@@ -87,7 +87,7 @@ pub(super) fn plan(tp: &TraceProcessor, name: &str) -> Result<Source, ExportErro
     // column metadata names the table underneath).
     let table = match engine.table(source) {
         Some(t) => t,
-        None => match plan(tp, source)? {
+        None => match plan(engine, source)? {
             Source::Columns { table, .. } => table,
             _ => return Ok(Source::Sql),
         },
@@ -105,9 +105,10 @@ pub(super) fn plan(tp: &TraceProcessor, name: &str) -> Result<Source, ExportErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TraceProcessor;
 
     fn kind(tp: &TraceProcessor, name: &str) -> String {
-        match plan(tp, name).unwrap() {
+        match plan(&tp.engine, name).unwrap() {
             Source::Columns { columns, .. } => {
                 let computed = columns
                     .iter()
