@@ -238,10 +238,11 @@ fn origins_are_checked_as_upstream_checks_them() {
     );
     assert_eq!(r.status, "HTTP/1.1 403 Forbidden");
     assert_eq!(r.body, b"Origin not allowed");
+    // The UI's origin is let in (CORS headers back) ...
     let r = send(
         &mut connect(addr),
         "GET",
-        "/status",
+        "/",
         &["Origin: https://ui.perfetto.dev"],
         b"",
     );
@@ -251,6 +252,24 @@ fn origins_are_checked_as_upstream_checks_them() {
         Some("https://ui.perfetto.dev")
     );
     assert_eq!(r.header("vary"), Some("Origin"));
+    // ... but its probe of /status, as the UI sends it, is told no (with
+    // the reason, readable by the page), so it keeps its built-in engine
+    // rather than draw a trace with SQL this server does not have.
+    for origin in ["https://ui.perfetto.dev", "http://localhost:10000"] {
+        let r = send(
+            &mut connect(addr),
+            "POST",
+            "/status",
+            &[&format!("Origin: {origin}")],
+            b"",
+        );
+        assert_eq!(r.status, "HTTP/1.1 403 Forbidden", "{origin}");
+        assert_eq!(r.header("access-control-allow-origin"), Some(origin));
+        assert!(
+            String::from_utf8_lossy(&r.body).contains("PerfettoSQL's standard library"),
+            "{origin}"
+        );
+    }
     let r = send(
         &mut connect(addr),
         "OPTIONS",

@@ -11,7 +11,10 @@
 //!   UI's (`https://ui.perfetto.dev`, a local UI build on port 10000, and
 //!   any given) gets 403; an allowed one gets `Access-Control-Allow-Origin`
 //!   back; `OPTIONS` gets the CORS preflight answer; the WebSocket needs an
-//!   allowed origin.
+//!   allowed origin. The Perfetto UI's own origins are let in, but its
+//!   `/status` probe gets 403 (the reason in the body, and on stderr once):
+//!   it would draw with PerfettoSQL's standard library, which is not
+//!   served, and any answer but 200 keeps it on its built-in engine.
 //! - Bounds: loopback unless told otherwise; heads and bodies as
 //!   `request.rs` bounds them; at most [`MAX_CONNECTIONS`] connections at
 //!   once (the rest get 503); a begun request that stalls for
@@ -67,6 +70,8 @@ struct Shared {
     session: Mutex<RpcSession>,
     options: ServerOptions,
     connections: AtomicUsize,
+    /// The Perfetto UI was told no once (said on stderr once).
+    ui_refused: std::sync::atomic::AtomicBool,
 }
 
 impl Server {
@@ -80,6 +85,7 @@ impl Server {
                 session: Mutex::new(session),
                 options,
                 connections: AtomicUsize::new(0),
+                ui_refused: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -169,6 +175,9 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
         if head.origin.as_deref().is_some_and(|o| !o.is_empty()) && allowed.is_none() {
             return refuse(&conn, "403 Forbidden", "Origin not allowed", None);
         }
+        if head.uri == "/status" && is_perfetto_ui(head.origin.as_deref()) {
+            return refuse_ui(&conn, shared, allowed.as_deref());
+        }
         if head.uri == "/websocket" && head.upgrade {
             if allowed.is_none() {
                 return refuse(&conn, "403 Forbidden", "Origin not allowed", None);
@@ -179,6 +188,36 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
             return Ok(());
         }
     }
+}
+
+/// Whether `origin` is the Perfetto UI's own (its site, or a local build of
+/// it), not an origin the user let in.
+fn is_perfetto_ui(origin: Option<&str>) -> bool {
+    origin.is_some_and(|o| {
+        crate::websocket::origin::ALLOWED_ORIGINS
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(o))
+    })
+}
+
+/// What the Perfetto UI is told when it probes `/status`. The UI draws a
+/// trace with PerfettoSQL's standard library modules and internal tables
+/// that are not served here, so a "yes" would leave it half-drawn; any
+/// answer but 200 makes it keep its built-in engine without asking (its
+/// `checkConnection`). The person running the server reads why, once.
+const UI_REFUSED: &str = "zerotrace serves Perfetto's trace processor RPC for the Python \
+client; the Perfetto UI needs PerfettoSQL's standard library, which it does not serve, \
+so the UI keeps its built-in engine.";
+
+/// Refuses the Perfetto UI's `/status` probe (403, the reason in the body).
+fn refuse_ui(conn: &TcpStream, shared: &Shared, origin: Option<&str>) -> io::Result<()> {
+    if !shared.ui_refused.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "zerotrace: the Perfetto UI ({}) asked to use this server: {UI_REFUSED}",
+            origin.unwrap_or("?")
+        );
+    }
+    refuse(conn, "403 Forbidden", UI_REFUSED, origin)
 }
 
 /// Reads what is there into `buf`; 0 at the end of the stream.
