@@ -85,6 +85,8 @@ pub fn run(args: &ExportArgs) -> Result<(), CliError> {
             ExportCompression::Snappy => Compression::SNAPPY,
             ExportCompression::None => Compression::UNCOMPRESSED,
         },
+        // Cores not loading a trace write tables of one.
+        threads: (cores / jobs.max(1)).max(1),
     };
 
     let started = Instant::now();

@@ -14,12 +14,14 @@ mod sink;
 mod stored;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 pub use crate::sql::public_schema::{ColumnType, PublicTable};
 pub use parquet::basic::Compression;
 
 use crate::TraceProcessor;
 use crate::sql::read_plan::{ColumnSource, Source, plan};
+use crate::sql::table::Table;
 use sink::TableSink;
 
 /// What an export writes.
@@ -30,6 +32,8 @@ pub struct ExportOptions {
     pub internal: bool,
     /// The pages' compression (Snappy by default, what every reader reads).
     pub compression: Compression,
+    /// Threads writing tables at once (this one included; at least one).
+    pub threads: usize,
 }
 
 impl Default for ExportOptions {
@@ -37,6 +41,7 @@ impl Default for ExportOptions {
         ExportOptions {
             internal: false,
             compression: Compression::SNAPPY,
+            threads: 1,
         }
     }
 }
@@ -175,48 +180,131 @@ impl TraceProcessor {
             return Err(ExportError::TraceId(id.to_owned()));
         }
         let mut summary = ExportSummary::default();
-        for table in self.public_tables(options.internal)? {
-            let source = plan(&self.engine, &table.name)?;
-            if let Source::Alias(of) = &source {
-                summary
-                    .aliases_left_out
-                    .push(format!("{} ({of})", table.name));
-                continue;
+        // Tables read from storage are written by worker threads while
+        // this thread, SQLite's, reads what needs SQL; a one-slot queue
+        // keeps at most one table waiting.
+        let workers = options.threads.saturating_sub(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<StoredJob>(1);
+        let rx = Mutex::new(rx);
+        let done: Mutex<Vec<Result<(u64, u64), ExportError>>> = Mutex::new(Vec::new());
+        let walked = std::thread::scope(|s| -> Result<(), ExportError> {
+            for _ in 0..workers {
+                s.spawn(|| drain(&rx, &done));
             }
-            let part = partition_dir(dir, &table.name, id);
-            std::fs::create_dir_all(&part).map_err(io(&part))?;
-            let tmp = part.join("part-0.parquet.tmp");
-            let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-            match source {
-                Source::Alias(_) => {}
-                Source::Columns {
-                    table: stored,
-                    columns,
-                } => {
-                    let computed = self.computed_columns(&table, &columns, stored.len)?;
-                    summary.rows += stored::write(
-                        &stored,
-                        &table,
-                        &columns,
-                        &computed,
-                        file,
-                        options.compression,
-                    )?;
+            let walked = (|| {
+                for table in self.public_tables(options.internal)? {
+                    let source = plan(&self.engine, &table.name)?;
+                    if let Source::Alias(of) = &source {
+                        summary
+                            .aliases_left_out
+                            .push(format!("{} ({of})", table.name));
+                        continue;
+                    }
+                    let part = partition_dir(dir, &table.name, id);
+                    std::fs::create_dir_all(&part).map_err(io(&part))?;
+                    let tmp = part.join("part-0.parquet.tmp");
+                    let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+                    let finished = part.join("part-0.parquet");
+                    match source {
+                        Source::Alias(_) => {}
+                        Source::Columns {
+                            table: stored,
+                            columns,
+                        } => {
+                            let computed = self.computed_columns(&table, &columns, stored.len)?;
+                            let job = StoredJob {
+                                stored,
+                                table,
+                                columns,
+                                computed,
+                                file,
+                                tmp,
+                                finished,
+                                compression: options.compression,
+                            };
+                            if workers == 0 {
+                                push(&done, job.run());
+                            } else if let Err(e) = tx.send(job) {
+                                push(&done, e.0.run());
+                            }
+                        }
+                        Source::Sql => {
+                            let mut sink = TableSink::new(&table, file, options.compression)?;
+                            self.engine
+                                .query_streaming(&select(&table, None), &mut sink)?;
+                            let rows = sink.finish()?;
+                            push(&done, finish_file(&tmp, &finished).map(|b| (rows, b)));
+                        }
+                    }
                 }
-                Source::Sql => {
-                    let mut sink = TableSink::new(&table, file, options.compression)?;
-                    self.engine
-                        .query_streaming(&select(&table, None), &mut sink)?;
-                    summary.rows += sink.finish()?;
-                }
-            }
-            let done = part.join("part-0.parquet");
-            std::fs::rename(&tmp, &done).map_err(io(&done))?;
-            summary.bytes += std::fs::metadata(&done).map_err(io(&done))?.len();
+                Ok(())
+            })();
+            drop(tx);
+            walked
+        });
+        walked?;
+        for r in done.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            let (rows, bytes) = r?;
+            summary.rows += rows;
+            summary.bytes += bytes;
             summary.files += 1;
         }
         Ok(summary)
     }
+}
+
+/// One table to write from its stored columns, on any thread.
+struct StoredJob {
+    stored: Arc<Table>,
+    table: PublicTable,
+    columns: Vec<ColumnSource>,
+    computed: Vec<arrow_array::ArrayRef>,
+    file: std::fs::File,
+    tmp: PathBuf,
+    finished: PathBuf,
+    compression: Compression,
+}
+
+impl StoredJob {
+    /// Writes the file; its rows and bytes.
+    fn run(self) -> Result<(u64, u64), ExportError> {
+        let rows = stored::write(
+            &self.stored,
+            &self.table,
+            &self.columns,
+            &self.computed,
+            self.file,
+            self.compression,
+        )?;
+        Ok((rows, finish_file(&self.tmp, &self.finished)?))
+    }
+}
+
+/// Writes the jobs `rx` hands over until it closes.
+fn drain(
+    rx: &Mutex<std::sync::mpsc::Receiver<StoredJob>>,
+    done: &Mutex<Vec<Result<(u64, u64), ExportError>>>,
+) {
+    loop {
+        let job = match rx.lock() {
+            Ok(r) => r.recv(),
+            Err(_) => return,
+        };
+        match job {
+            Ok(job) => push(done, job.run()),
+            Err(_) => return,
+        }
+    }
+}
+
+fn push(done: &Mutex<Vec<Result<(u64, u64), ExportError>>>, r: Result<(u64, u64), ExportError>) {
+    done.lock().unwrap_or_else(|e| e.into_inner()).push(r);
+}
+
+/// Gives the finished file its name; its size.
+fn finish_file(tmp: &Path, finished: &Path) -> Result<u64, ExportError> {
+    std::fs::rename(tmp, finished).map_err(io(finished))?;
+    Ok(std::fs::metadata(finished).map_err(io(finished))?.len())
 }
 
 /// `SELECT` of `table`'s columns (those of `only`'s kind when given).
@@ -287,6 +375,36 @@ mod tests {
         .map(PathBuf::from)
         .collect();
         assert_eq!(trace_ids(&paths), ["run_1", "run_1-2", "x", "trace_3", "t"]);
+    }
+
+    #[test]
+    fn writing_on_several_threads_writes_the_same_files() {
+        let tp = TraceProcessor::from_bytes(&[]).unwrap();
+        let base = std::env::temp_dir().join(format!("zt-pq-threads-{}", std::process::id()));
+        let mut got = Vec::new();
+        for threads in [1, 3] {
+            let dir = base.join(threads.to_string());
+            let options = ExportOptions {
+                threads,
+                ..ExportOptions::default()
+            };
+            let summary = tp.export_parquet(&dir, "t", &options).unwrap();
+            let mut files: Vec<(String, u64)> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| {
+                    let name = e.unwrap().file_name().into_string().unwrap();
+                    let f = partition_dir(&dir, &name, "t").join("part-0.parquet");
+                    (name, std::fs::metadata(f).unwrap().len())
+                })
+                .collect();
+            files.sort();
+            assert_eq!(files.len(), summary.files);
+            assert!(files.iter().any(|(n, _)| n == "slice"));
+            assert!(!files.iter().any(|(n, _)| n == "slices"));
+            got.push((files, summary.rows));
+        }
+        assert_eq!(got[0], got[1]);
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
