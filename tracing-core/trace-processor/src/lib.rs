@@ -22,6 +22,7 @@
 #[cfg(feature = "sql")]
 mod driver;
 pub mod error;
+#[cfg(feature = "sql")]
 mod free_memory;
 mod hash;
 mod load;

@@ -565,6 +565,15 @@ impl Ctx {
                 .map_err(|e| format!("zerotrace sql: {e}"))?;
         }
         let ours = started.elapsed().as_secs_f64();
+        // All of them at once: loaded in parallel, one set of tables.
+        let started = Instant::now();
+        self.expected(&dir, FLEET_QUERY)?
+            .map_err(|e| format!("zerotrace sql DIR: {e}"))?;
+        let union = started.elapsed().as_secs_f64();
+        println!(
+            "fleet: zerotrace sql DIR (all {FLEET} loaded in parallel as one set of tables, \
+             and the fleet query): {union:.2} s"
+        );
         println!(
             "fleet of {FLEET} demo recordings ({:.1} MB): export {export:.2} s ({:.1} MB/s, both cores); DuckDB over the dataset (from the files, best of 3) {:.1} ms for {FLEET_QUERY:?}; zerotrace sql trace by trace (load and query, one at a time) {ours:.2} s",
             size as f64 / 1e6,
