@@ -50,19 +50,23 @@ thread_local! {
 struct Live {
     session: u32,
     stopped: bool,
+    /// The ring's read position as last loaded, this session.
+    read_seen: Option<u64>,
 }
 
 static LIVE: SpinLock<Live> = SpinLock::new(Live {
     session: 0,
     stopped: false,
+    read_seen: None,
 });
 
 impl Live {
-    /// Follows the helper to `session`.
+    /// Follows the helper to `session` (whose ring starts empty).
     fn follow(&mut self, session: u32) {
         if self.session != session {
             self.session = session;
             self.stopped = false;
+            self.read_seen = None;
         }
     }
 }
@@ -195,7 +199,7 @@ fn free_slow(addr: u64) {
             else {
                 return;
             };
-            match ring.push_free(writing.session, addr, u64::MAX) {
+            match ring.push_free(writing.session, addr, u64::MAX, &mut live.read_seen) {
                 Ok(()) => {
                     account_wait(ctl, waited);
                     return;
@@ -345,7 +349,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
             // look at it before the commit.
             unsafe {
                 capture_with(&mut t.stack, max_stack, |len| {
-                    match ring.reserve(ALLOC_FIXED + len, u64::MAX) {
+                    match ring.reserve(ALLOC_FIXED + len, u64::MAX, &mut live.read_seen) {
                         Ok(s) => {
                             slot = Some(s);
                             Some(ring.stack_ptr(s))
@@ -360,7 +364,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         };
         if slot.is_none() && refused.is_none() {
             // No stack to copy: the allocation alone.
-            match ring.reserve(ALLOC_FIXED, u64::MAX) {
+            match ring.reserve(ALLOC_FIXED, u64::MAX, &mut live.read_seen) {
                 Ok(s) => slot = Some(s),
                 Err(e) => refused = Some(e),
             }
@@ -371,7 +375,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
             if let Some(f) = filter() {
                 f.add(addr);
             }
-            adapt(ctl, ring.pending());
+            adapt(ctl, || ring.pending());
             account_wait(ctl, waited);
             return;
         }
@@ -446,9 +450,9 @@ fn stop(ctl: &Control, live: &mut Live, why: u64) {
 
 /// Adaptive sampling: above the threshold of pending bytes, the interval
 /// doubles (up to its cap), and every thread draws anew.
-fn adapt(ctl: &Control, pending: u64) {
+fn adapt(ctl: &Control, pending: impl FnOnce() -> u64) {
     let threshold = ctl.adaptive_threshold.load(Ordering::Relaxed);
-    if threshold == 0 || pending <= threshold {
+    if threshold == 0 || pending() <= threshold {
         return;
     }
     let max = ctl.adaptive_max_interval.load(Ordering::Relaxed);

@@ -26,19 +26,22 @@ use super::config::{HEAPPROFD_DATA_SOURCE, MAX_SHMEM_SIZE};
 use super::data_source::admit;
 use super::dump::DumpWriter;
 use super::forked::{CONNECT_TRY, keep_only, program_gone, quiet_stdio};
-use super::record_queue::{Overrun, Record};
+use super::record_queue::Overrun;
 use super::session_link::SessionLink;
 use super::shared_ring::{
-    CONTROL_BYTES, Control, FreeFilter, OVERRUN_CORRUPT, OVERRUN_FULL, OVERRUN_TIMEOUT,
-    RING_OFFSET, RingReader,
+    CONTROL_BYTES, Control, FreeFilter, LaggedReleases, OVERRUN_CORRUPT, OVERRUN_FULL,
+    OVERRUN_TIMEOUT, RING_OFFSET, RingReader, RingRecord,
 };
-use super::worker::{Books, ClientStatus, Control as WorkerControl, RecordSource, run};
+use super::worker::{
+    Books, ClientStatus, Control as WorkerControl, RecordSource, SampleStack, run,
+};
 use zerotrace_core::ipc::{Endpoint, producer_socket_name};
 use zerotrace_core::producer::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError, ProducerOptions,
 };
 use zerotrace_profiling::PacketSink;
 use zerotrace_profiling::guardrail::anon_and_swap_kb;
+use zerotrace_unwind::UserRegs;
 
 /// The shared mapping's size: the control block's page, the free filter,
 /// and a ring as large as `shmem_size_bytes` may ask (reserved, not
@@ -371,7 +374,7 @@ impl Helper {
             session,
             ring,
             corrupted: false,
-            buf: Vec::new(),
+            releases: LaggedReleases::default(),
         };
         let link = SessionLink::new(producer);
         let l = link.clone();
@@ -450,8 +453,7 @@ struct RingSource {
     session: u32,
     ring: u64,
     corrupted: bool,
-    /// A recycled stack buffer.
-    buf: Vec<u8>,
+    releases: LaggedReleases,
 }
 
 impl RecordSource for RingSource {
@@ -464,23 +466,30 @@ impl RecordSource for RingSource {
         let mut r = unsafe { RingReader::new(self.shared.ctl, self.shared.data, self.ring) };
         let mut n = 0u32;
         loop {
-            match r.next(&mut self.buf) {
+            match r.next_in_place() {
                 Ok(Some((session, rec))) => {
                     if session == self.session {
-                        let addr = match &rec {
-                            Record::Alloc(a) => a.addr,
-                            Record::Free { addr } => *addr,
+                        let (addr, released) = match rec {
+                            RingRecord::Alloc {
+                                addr,
+                                sample_size,
+                                stack,
+                            } => {
+                                let stack = stack.as_ref().map(|s| SampleStack {
+                                    regs: UserRegs {
+                                        ip: s.ip,
+                                        sp: s.sp,
+                                        bp: s.bp,
+                                    },
+                                    copy: s.copy(),
+                                    maxed: s.maxed,
+                                });
+                                (addr, books.alloc(addr, sample_size, stack))
+                            }
+                            RingRecord::Free { addr } => (addr, books.free(addr)),
                         };
-                        let (buf, released) = books.take_released(rec);
                         if released {
-                            self.shared.filter.release(addr);
-                        }
-                        if let Some(b) = buf {
-                            self.buf = b;
-                        }
-                    } else if let Record::Alloc(a) = rec {
-                        if let Some(c) = a.stack {
-                            self.buf = c.stack;
+                            self.releases.release(self.shared.filter, addr);
                         }
                     }
                     n += 1;
@@ -498,6 +507,7 @@ impl RecordSource for RingSource {
             }
         }
         r.release();
+        self.releases.flush(self.shared.filter);
         n > 0
     }
 

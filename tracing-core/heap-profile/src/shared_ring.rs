@@ -19,8 +19,16 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-use super::capture::{ASM_COPY, Captured, copy_bytes_asm};
-use super::record_queue::{AllocRecord, Record};
+use std::marker::PhantomData;
+
+use zerotrace_unwind::StackCopy;
+
+use super::capture::{ASM_COPY, copy_bytes_asm};
+#[cfg(test)]
+use super::{
+    capture::Captured,
+    record_queue::{AllocRecord, Record},
+};
 
 /// The control block's page, at the mapping's start.
 pub(crate) const CONTROL_BYTES: usize = 4096;
@@ -89,13 +97,13 @@ pub(crate) struct Control {
     /// The helper's answer to `exiting`: the last dump is handed over.
     pub exit_done: AtomicU32,
     /// The ring's read position (bytes ever read, this session).
-    pub read_pos: AtomicU64,
+    pub read_pos: OwnLine<AtomicU64>,
 
     // Written by the client.
     /// The ring's write position (bytes ever written, this session).
-    pub write_pos: AtomicU64,
+    pub write_pos: OwnLine<AtomicU64>,
     /// A client thread is writing a frame.
-    pub writer_busy: AtomicU32,
+    pub writer_busy: OwnLine<AtomicU32>,
     /// The process is starting up (a blocking init waits).
     pub starting_up: AtomicU32,
     /// Why the client stopped queueing: `session << 32 | OVERRUN_*`.
@@ -107,6 +115,22 @@ pub(crate) struct Control {
 }
 
 const _: () = assert!(std::mem::size_of::<Control>() <= CONTROL_BYTES);
+
+/// A field on cache lines of its own (two: the adjacent-line prefetcher
+/// pulls lines in pairs). The positions are written on every record, one
+/// by each side: sharing a line with each other or with the fields read on
+/// every sample would move that line between the two cores each time.
+#[repr(C, align(128))]
+#[derive(Debug, Default)]
+pub(crate) struct OwnLine<T>(pub T);
+
+impl<T> std::ops::Deref for OwnLine<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
 
 /// The free filter the two sides share: per bucket, how many live sampled
 /// blocks hash there. The client adds one when it writes a sampled
@@ -162,6 +186,20 @@ impl<'a> FreeFilter<'a> {
             });
     }
 
+    /// Asks for `addr`'s bucket's line, to be written soon (a hint only).
+    #[inline]
+    fn prefetch_for_write(&self, addr: u64) {
+        let at = std::ptr::from_ref(self.bucket(addr));
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        // SAFETY: PREFETCHW (a no-op on processors without it) reads and
+        // writes nothing Rust can see, and never faults.
+        unsafe {
+            std::arch::asm!("prefetchw [{}]", in(reg) at, options(nostack, preserves_flags, readonly));
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        let _ = at;
+    }
+
     /// Empties every bucket (the helper, before a session's first record).
     pub(crate) fn clear(&self) {
         for b in self.buckets {
@@ -169,6 +207,41 @@ impl<'a> FreeFilter<'a> {
                 b.store(0, Ordering::Relaxed);
             }
         }
+    }
+}
+
+/// How many releases [`LaggedReleases`] holds back.
+const RELEASE_LAG: usize = 8;
+
+/// The helper's releases of filter buckets, each made [`RELEASE_LAG`]
+/// releases after it is asked for. The client wrote the bucket last (its
+/// line is on the client's core); asking for the line when the release is
+/// queued and writing it later lets the transfer overlap the records taken
+/// meanwhile. A release made late only lets a few more frees through.
+#[derive(Debug, Default)]
+pub(crate) struct LaggedReleases {
+    queue: [u64; RELEASE_LAG],
+    queued: usize,
+}
+
+impl LaggedReleases {
+    /// The block at `addr` left the books.
+    pub(crate) fn release(&mut self, filter: FreeFilter<'_>, addr: u64) {
+        let slot = self.queued % RELEASE_LAG;
+        if self.queued >= RELEASE_LAG {
+            filter.release(self.queue[slot]);
+        }
+        filter.prefetch_for_write(addr);
+        self.queue[slot] = addr;
+        self.queued += 1;
+    }
+
+    /// Makes every release held back.
+    pub(crate) fn flush(&mut self, filter: FreeFilter<'_>) {
+        for i in self.queued.saturating_sub(RELEASE_LAG)..self.queued {
+            filter.release(self.queue[i % RELEASE_LAG]);
+        }
+        self.queued = 0;
     }
 }
 
@@ -236,7 +309,8 @@ impl<'a> RingWriter<'a> {
         (half & !(align - 1)).saturating_sub(ALLOC_FIXED) & !(align - 1)
     }
 
-    /// Bytes written and not yet read.
+    /// Bytes written and not yet read (as of the read position's last
+    /// load).
     pub(crate) fn pending(&self) -> u64 {
         let w = self.ctl.write_pos.load(Ordering::Relaxed);
         let r = self.ctl.read_pos.load(Ordering::Acquire);
@@ -245,21 +319,38 @@ impl<'a> RingWriter<'a> {
 
     /// Room for a frame of `len` bytes (rounded to [`FRAME_ALIGN`]) with at
     /// most `cap` bytes pending afterwards; a pad frame fills the ring's
-    /// end when the frame does not fit there.
-    pub(crate) fn reserve(&self, len: usize, cap: u64) -> Result<Slot, NoRoom> {
+    /// end when the frame does not fit there. `read_seen` is the read
+    /// position as last loaded this session, if it was (the reader only
+    /// moves it forward, so an old one understates the room): it is loaded
+    /// again, checked and kept only when the frame does not fit by it, so
+    /// the reader's line stays on the reader's core while the ring has
+    /// room.
+    pub(crate) fn reserve(
+        &self,
+        len: usize,
+        cap: u64,
+        read_seen: &mut Option<u64>,
+    ) -> Result<Slot, NoRoom> {
         let len = frame_round(len.max(HEADER));
         let w = self.ctl.write_pos.load(Ordering::Relaxed);
-        let r = self.ctl.read_pos.load(Ordering::Acquire);
-        let used = w.wrapping_sub(r);
-        if used > self.ring || w % FRAME_ALIGN != 0 {
+        if w % FRAME_ALIGN != 0 {
             return Err(NoRoom::Corrupt);
         }
         let off = (w % self.ring) as usize;
         let tail = self.ring as usize - off;
         let pad = if tail < len { tail } else { 0 };
-        let need = used + (pad + len) as u64;
-        if need > self.ring.min(cap) {
-            return Err(NoRoom::Full);
+        let limit = self.ring.min(cap);
+        let fits = |r: u64| {
+            let used = w.wrapping_sub(r);
+            (used <= self.ring).then(|| used.saturating_add((pad + len) as u64) <= limit)
+        };
+        if read_seen.and_then(fits) != Some(true) {
+            let r = self.ctl.read_pos.load(Ordering::Acquire);
+            match fits(r) {
+                None => return Err(NoRoom::Corrupt),
+                Some(false) => return Err(NoRoom::Full),
+                Some(true) => *read_seen = Some(r),
+            }
         }
         if pad > 0 {
             // SAFETY: `off + HEADER <= ring <= data_len` (tail is a multiple
@@ -331,9 +422,16 @@ impl<'a> RingWriter<'a> {
             .store(slot.pos + len as u64, Ordering::Release);
     }
 
-    /// Places and publishes the free of `addr`.
-    pub(crate) fn push_free(&self, session: u32, addr: u64, cap: u64) -> Result<(), NoRoom> {
-        let slot = self.reserve(FREE_FRAME, cap)?;
+    /// Places and publishes the free of `addr` (`read_seen` as for
+    /// [`RingWriter::reserve`]).
+    pub(crate) fn push_free(
+        &self,
+        session: u32,
+        addr: u64,
+        cap: u64,
+        read_seen: &mut Option<u64>,
+    ) -> Result<(), NoRoom> {
+        let slot = self.reserve(FREE_FRAME, cap, read_seen)?;
         // SAFETY: as in `commit_alloc`, for FREE_FRAME bytes.
         unsafe {
             self.header(slot.off, FREE_FRAME as u32, KIND_FREE, session, 0);
@@ -354,12 +452,81 @@ impl<'a> RingWriter<'a> {
 #[error("the client's ring holds an impossible frame at position {0}")]
 pub(crate) struct Corrupt(pub u64);
 
-/// The helper's side: takes frames in order, copying each out.
+/// A record as it lies in the ring, valid while the reader stays where it
+/// is.
+pub(crate) enum RingRecord<'r> {
+    /// A sampled allocation.
+    Alloc {
+        /// The block's address.
+        addr: u64,
+        /// The bytes it stands for.
+        sample_size: u64,
+        /// Its thread's registers and stack copy, if captured.
+        stack: Option<RingStack<'r>>,
+    },
+    /// The free of a sampled block's address.
+    Free {
+        /// The address.
+        addr: u64,
+    },
+}
+
+/// A sampled allocation's registers and stack copy, in the ring.
+pub(crate) struct RingStack<'r> {
+    /// The registers at the hook.
+    pub ip: u64,
+    pub sp: u64,
+    pub bp: u64,
+    /// The copy filled its maximum (the stack was probably cut).
+    pub maxed: bool,
+    at: *const u8,
+    len: usize,
+    _reader: PhantomData<&'r mut ()>,
+}
+
+impl RingStack<'_> {
+    /// The copy, read where it lies.
+    pub(crate) fn copy(&self) -> StackCopy<'_> {
+        // SAFETY: `at..at + len` is inside the ring (the frame's length was
+        // checked against the ring, the stack's against the frame), which
+        // is mapped read-write for the helper's life; in the helper only
+        // this reader touches the ring's bytes, and only with atomic loads
+        // or the `asm!` copy; the client process may write them in any
+        // way (the unwinder survives any word it reads).
+        unsafe { StackCopy::shared(self.sp, self.at, self.len) }
+    }
+}
+
+/// How far past a frame the reader asks for the ring's lines early.
+const PREFETCH_AHEAD: usize = 1024;
+
+/// Asks the cache for the `len` bytes at `at` (a hint only: no memory is
+/// accessed as Rust sees it, and no address faults).
+#[inline]
+fn prefetch(at: *const u8, len: usize) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    for line in (0..len).step_by(64) {
+        // SAFETY: a prefetch reads nothing Rust can see and never faults.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                at.wrapping_add(line).cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = (at, len);
+}
+
+/// The helper's side: takes frames in order.
 pub(crate) struct RingReader<'a> {
     ctl: &'a Control,
     data: *const u8,
     ring: u64,
     pos: u64,
+    /// The write position as last loaded: loaded again only once the
+    /// reader reaches it, so the writer's line stays on the writer's core
+    /// while records are waiting.
+    written: u64,
 }
 
 impl<'a> RingReader<'a> {
@@ -375,6 +542,7 @@ impl<'a> RingReader<'a> {
             data,
             ring,
             pos: ctl.read_pos.load(Ordering::Relaxed),
+            written: ctl.write_pos.load(Ordering::Acquire),
         }
     }
 
@@ -396,14 +564,20 @@ impl<'a> RingReader<'a> {
         unsafe { zerotrace_core::abi::copy_from_shared(from, out) }
     }
 
-    /// The next record and the session it belongs to; `None` when the ring
-    /// is empty. A stack copy goes into `stack` (a recycled buffer).
-    pub(crate) fn next(&mut self, stack: &mut Vec<u8>) -> Result<Option<(u32, Record)>, Corrupt> {
+    /// The next record and the session it belongs to, as it lies in the
+    /// ring (a stack copy is not copied out: the unwinder reads the words
+    /// it needs in place); `None` when the ring is empty. The record
+    /// borrows the reader, so the client gets its bytes back
+    /// ([`RingReader::release`]) only once the record is done with.
+    pub(crate) fn next_in_place(&mut self) -> Result<Option<(u32, RingRecord<'_>)>, Corrupt> {
         loop {
-            let w = self.ctl.write_pos.load(Ordering::Acquire);
-            if w == self.pos {
-                return Ok(None);
+            if self.written == self.pos {
+                self.written = self.ctl.write_pos.load(Ordering::Acquire);
+                if self.written == self.pos {
+                    return Ok(None);
+                }
             }
+            let w = self.written;
             let avail = w.wrapping_sub(self.pos);
             if avail > self.ring || avail < HEADER as u64 {
                 return Err(Corrupt(self.pos));
@@ -425,12 +599,20 @@ impl<'a> RingReader<'a> {
             }
             let at = self.pos;
             self.pos += len as u64;
+            // The frame's lines and the next frames' come from the
+            // client's core: ask for them now, so the transfers overlap
+            // rather than follow one another as the unwind reads them.
+            let ahead = (w.wrapping_sub(at) as usize).min(len + PREFETCH_AHEAD);
+            prefetch(
+                self.data.wrapping_add(off),
+                ahead.min(self.ring as usize - off),
+            );
             let rec = match kind {
                 KIND_PAD => continue,
                 KIND_FREE if len >= FREE_FRAME => {
                     let mut b = [0u8; 8];
                     self.copy(off + HEADER, &mut b);
-                    Record::Free {
+                    RingRecord::Free {
                         addr: u64::from_ne_bytes(b),
                     }
                 }
@@ -446,29 +628,60 @@ impl<'a> RingReader<'a> {
                     if stack_len > (len - ALLOC_FIXED) as u64 {
                         return Err(Corrupt(at));
                     }
-                    let captured = (flags & FLAG_HAS_STACK != 0).then(|| {
-                        let mut bytes = std::mem::take(stack);
-                        bytes.clear();
-                        bytes.resize(stack_len as usize, 0);
-                        self.copy(off + ALLOC_FIXED, &mut bytes);
-                        Captured {
-                            ip: f(2),
-                            sp: f(3),
-                            bp: f(4),
-                            stack: bytes,
-                            maxed: flags & FLAG_MAXED != 0,
-                        }
+                    let stack = (flags & FLAG_HAS_STACK != 0).then(|| RingStack {
+                        ip: f(2),
+                        sp: f(3),
+                        bp: f(4),
+                        maxed: flags & FLAG_MAXED != 0,
+                        at: self.data.wrapping_add(off + ALLOC_FIXED),
+                        len: stack_len as usize,
+                        _reader: PhantomData,
                     });
-                    Record::Alloc(AllocRecord {
+                    RingRecord::Alloc {
                         addr: f(0),
                         sample_size: f(1),
-                        stack: captured,
-                    })
+                        stack,
+                    }
                 }
                 _ => return Err(Corrupt(at)),
             };
             return Ok(Some((session, rec)));
         }
+    }
+
+    /// As [`RingReader::next_in_place`], the record copied out (a stack
+    /// copy into `stack`, a recycled buffer).
+    #[cfg(test)]
+    pub(crate) fn next(&mut self, stack: &mut Vec<u8>) -> Result<Option<(u32, Record)>, Corrupt> {
+        Ok(self.next_in_place()?.map(|(session, rec)| {
+            let rec = match rec {
+                RingRecord::Free { addr } => Record::Free { addr },
+                RingRecord::Alloc {
+                    addr,
+                    sample_size,
+                    stack: s,
+                } => Record::Alloc(AllocRecord {
+                    addr,
+                    sample_size,
+                    stack: s.map(|s| {
+                        let mut bytes = std::mem::take(stack);
+                        bytes.clear();
+                        bytes.resize(s.len, 0);
+                        // SAFETY: `RingStack` holds bytes inside the ring
+                        // (checked against the frame, itself against it).
+                        unsafe { zerotrace_core::abi::copy_from_shared(s.at, &mut bytes) };
+                        Captured {
+                            ip: s.ip,
+                            sp: s.sp,
+                            bp: s.bp,
+                            stack: bytes,
+                            maxed: s.maxed,
+                        }
+                    }),
+                }),
+            };
+            (session, rec)
+        }))
     }
 
     /// Hands the bytes read so far back to the client.
@@ -508,7 +721,7 @@ mod tests {
         addr: u64,
         stack: &[u8],
     ) -> Result<(), NoRoom> {
-        let slot = w.reserve(ALLOC_FIXED + stack.len(), u64::MAX)?;
+        let slot = w.reserve(ALLOC_FIXED + stack.len(), u64::MAX, &mut None)?;
         // SAFETY: the slot holds the stack bytes after its fixed part.
         unsafe {
             std::ptr::copy_nonoverlapping(stack.as_ptr(), w.stack_ptr(slot), stack.len());
@@ -530,7 +743,7 @@ mod tests {
             let expected = round;
             let stack: Vec<u8> = (0..(round as usize * 13) % 300).map(|i| i as u8).collect();
             alloc_with_stack(&w, 7, 0x1000 + round, &stack).unwrap();
-            w.push_free(7, 0x1000 + round, u64::MAX).unwrap();
+            w.push_free(7, 0x1000 + round, u64::MAX, &mut None).unwrap();
             let (s, rec) = r.next(&mut buf).unwrap().unwrap();
             assert_eq!(s, 7);
             match rec {
@@ -560,20 +773,24 @@ mod tests {
         // SAFETY: as above.
         let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
         let mut n = 0;
-        while w.push_free(1, n, u64::MAX).is_ok() {
+        while w.push_free(1, n, u64::MAX, &mut None).is_ok() {
             n += 1;
         }
         assert_eq!(n, 1024 / FREE_FRAME as u64);
-        assert_eq!(w.push_free(1, 0, u64::MAX), Err(NoRoom::Full));
+        assert_eq!(w.push_free(1, 0, u64::MAX, &mut None), Err(NoRoom::Full));
         let mut buf = Vec::new();
         r.next(&mut buf).unwrap().unwrap();
         r.release();
-        assert!(w.push_free(1, 99, u64::MAX).is_ok());
+        assert!(w.push_free(1, 99, u64::MAX, &mut None).is_ok());
         while r.next(&mut buf).unwrap().is_some() {}
         r.release();
-        assert!(w.push_free(1, 1, 64).is_ok());
-        assert!(w.push_free(1, 2, 64).is_ok());
-        assert_eq!(w.push_free(1, 3, 64), Err(NoRoom::Full), "cap of 64 bytes");
+        assert!(w.push_free(1, 1, 64, &mut None).is_ok());
+        assert!(w.push_free(1, 2, 64, &mut None).is_ok());
+        assert_eq!(
+            w.push_free(1, 3, 64, &mut None),
+            Err(NoRoom::Full),
+            "cap of 64 bytes"
+        );
     }
 
     #[test]
@@ -588,13 +805,72 @@ mod tests {
             // An empty ring (the reader caught up) at every write position.
             m.ctl.write_pos.store(start, Ordering::Relaxed);
             m.ctl.read_pos.store(start, Ordering::Relaxed);
-            assert!(w.reserve(ALLOC_FIXED + max, u64::MAX).is_ok(), "at {start}");
+            assert!(
+                w.reserve(ALLOC_FIXED + max, u64::MAX, &mut None).is_ok(),
+                "at {start}"
+            );
         }
         // Past the cap, some positions never have room: what a writer
         // waiting for room would wait on forever.
         m.ctl.write_pos.store(512 + 16, Ordering::Relaxed);
         m.ctl.read_pos.store(512 + 16, Ordering::Relaxed);
-        assert_eq!(w.reserve(600, u64::MAX).unwrap_err(), NoRoom::Full);
+        assert_eq!(
+            w.reserve(600, u64::MAX, &mut None).unwrap_err(),
+            NoRoom::Full
+        );
+    }
+
+    #[test]
+    fn lagged_releases_are_all_made_by_the_flush() {
+        let buckets: Vec<AtomicU16> = (0..FILTER_BUCKETS).map(|_| AtomicU16::new(0)).collect();
+        // SAFETY: `buckets` outlives the filter and is touched atomically only.
+        let f = unsafe { FreeFilter::new(buckets.as_ptr().cast::<u8>()) };
+        let addrs: Vec<u64> = (0..RELEASE_LAG as u64 * 3).map(|i| 0x10_0000 + i * 4096).collect();
+        for &a in &addrs {
+            f.add(a);
+        }
+        let mut lag = LaggedReleases::default();
+        for &a in &addrs {
+            lag.release(f, a);
+        }
+        let held = addrs.iter().filter(|&&a| f.may_hold(a)).count();
+        assert!((1..=RELEASE_LAG).contains(&held), "{held} still set");
+        lag.flush(f);
+        assert!(addrs.iter().all(|&a| !f.may_hold(a)));
+        // A flush with nothing queued, and a queue used again after one.
+        lag.flush(f);
+        f.add(addrs[0]);
+        lag.release(f, addrs[0]);
+        lag.flush(f);
+        assert!(!f.may_hold(addrs[0]));
+    }
+
+    #[test]
+    fn a_writer_loads_the_read_position_only_when_the_one_it_saw_leaves_no_room() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: as above.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        let mut seen = None;
+        w.push_free(1, 1, u64::MAX, &mut seen).unwrap();
+        assert_eq!(seen, Some(0), "loaded once");
+        // The reader moves on; the writer still goes by what it saw, until
+        // that leaves no room: then it loads the reader's position, finds
+        // the frame it freed, and keeps the new position.
+        m.ctl.read_pos.store(FREE_FRAME as u64, Ordering::Release);
+        let mut n = 1;
+        while seen == Some(0) {
+            w.push_free(1, n, u64::MAX, &mut seen).unwrap();
+            n += 1;
+        }
+        assert_eq!(n, 1024 / FREE_FRAME as u64 + 1);
+        assert_eq!(seen, Some(FREE_FRAME as u64));
+        // Full by the position it loads, too: refused, the position kept.
+        assert_eq!(w.push_free(1, n, u64::MAX, &mut seen), Err(NoRoom::Full));
+        assert_eq!(seen, Some(FREE_FRAME as u64));
+        m.ctl.read_pos.store(2 * FREE_FRAME as u64, Ordering::Release);
+        w.push_free(1, n, u64::MAX, &mut seen).unwrap();
+        assert_eq!(seen, Some(2 * FREE_FRAME as u64));
     }
 
     #[test]
@@ -603,7 +879,7 @@ mod tests {
         let data = m.data.as_mut_ptr().cast::<u8>();
         // SAFETY: as above.
         let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
-        w.push_free(1, 5, u64::MAX).unwrap();
+        w.push_free(1, 5, u64::MAX, &mut None).unwrap();
         let mut buf = Vec::new();
         for (word, value) in [(0usize, 8u32), (0, 2000), (0, 17), (1, 9), (0, 48)] {
             // SAFETY: rewrites a header word of the buffer we own.
@@ -628,7 +904,10 @@ mod tests {
         assert!(r.next(&mut buf).is_err());
         // Positions the helper could have garbled.
         m.ctl.read_pos.store(5000, Ordering::Relaxed);
-        assert_eq!(w.reserve(32, u64::MAX).unwrap_err(), NoRoom::Corrupt);
+        assert_eq!(
+            w.reserve(32, u64::MAX, &mut None).unwrap_err(),
+            NoRoom::Corrupt
+        );
         m.ctl.write_pos.store(1 << 40, Ordering::Relaxed);
         // SAFETY: as above.
         let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };

@@ -16,13 +16,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use zerotrace_unwind::{Frame, UnwindErrorKind, UnwindMode, Unwinder, UserRegs, UserSample};
+use zerotrace_unwind::{Frame, StackCopy, UnwindErrorKind, UnwindMode, Unwinder, UserRegs};
 
 use super::allocator::{current_interval, deactivate, exclude_this_thread, is_active, own_bytes};
 use super::config::HeapConfig;
 use super::dump::{ClientError, DumpSample, DumpStats, DumpWriter, ProcessHeader};
-use super::heap_table::HeapTable;
-use super::record_queue::{AllocRecord, Overrun, QUEUE, Record};
+use super::heap_table::{HeapTable, StackId};
+use super::record_queue::{Overrun, QUEUE, Record};
 use super::session_link::SessionLink;
 use zerotrace_profiling::PacketSink;
 use zerotrace_profiling::frame_desc::{error_frame, frame_desc};
@@ -70,11 +70,37 @@ pub(crate) struct Books {
     hist: [u64; 21],
     /// A guardrail stopped the profile: the last dump says so.
     pub(crate) hit_guardrail: bool,
-    /// Interned frames by absolute pc, and whether each is the profiler's
-    /// own (cleared when the process's maps are read again).
-    pc_frames: HashMap<u64, (u64, bool), FxBuildHasher>,
-    /// A recycled buffer of a callstack's frame ids.
+    /// Interned frames by pc as unwound (and whether past the first
+    /// frame), and whether each is the profiler's own (cleared when the
+    /// process's maps are read again).
+    pc_frames: HashMap<(u64, bool), (u64, bool), FxBuildHasher>,
+    /// The table's stack ids by the unwind's pcs and error (cleared when
+    /// the maps are read again, or when it holds `MAX_CACHED_STACKS`).
+    stacks: HashMap<Box<[u64]>, StackId, FxBuildHasher>,
+    /// Recycled buffers: a callstack's pcs, its frame ids.
+    pcs: Vec<u64>,
     ids: Vec<u64>,
+    /// Allocations still to take before the next one is timed.
+    untimed: u64,
+}
+
+/// One allocation in `TIMED_EVERY` has its unwinding timed, and counts for
+/// that many in `unwinding_time_us` and `total_unwinding_time_us` (two
+/// clock reads a sample would be a tenth of what the books cost now).
+const TIMED_EVERY: u64 = 16;
+
+/// The most callstacks [`Books`] remembers by their pcs (about 100 bytes
+/// each): past it, it starts over.
+const MAX_CACHED_STACKS: usize = 1 << 15;
+
+/// A sampled allocation's registers and stack copy.
+pub(crate) struct SampleStack<'a> {
+    /// The registers at the hook.
+    pub regs: UserRegs,
+    /// The stack from `regs.sp` up.
+    pub copy: StackCopy<'a>,
+    /// The copy filled its maximum (the stack was probably cut).
+    pub maxed: bool,
 }
 
 impl Books {
@@ -103,7 +129,10 @@ impl Books {
             hist: [0; 21],
             hit_guardrail: false,
             pc_frames: HashMap::with_hasher(FxBuildHasher),
+            stacks: HashMap::with_hasher(FxBuildHasher),
+            pcs: Vec::new(),
             ids: Vec::new(),
+            untimed: 0,
         }
     }
 
@@ -115,80 +144,129 @@ impl Books {
 
     /// Takes one record; its stack buffer, to be handed back for reuse.
     pub(crate) fn take(&mut self, rec: Record) -> Option<Vec<u8>> {
-        self.take_released(rec).0
-    }
-
-    /// As [`Books::take`], and whether a live sampled block left the
-    /// books (a matched free, or a block whose address was reused without
-    /// its free).
-    pub(crate) fn take_released(&mut self, rec: Record) -> (Option<Vec<u8>>, bool) {
         match rec {
             Record::Alloc(a) => {
-                let reused = self.table.stats().unmatched_reuse;
-                self.alloc(&a);
-                let released = self.table.stats().unmatched_reuse != reused;
-                (a.stack.map(|c| c.stack), released)
+                let stack = a.stack.as_ref().map(|c| SampleStack {
+                    regs: UserRegs {
+                        ip: c.ip,
+                        sp: c.sp,
+                        bp: c.bp,
+                    },
+                    copy: StackCopy::new(c.sp, &c.stack),
+                    maxed: c.maxed,
+                });
+                self.alloc(a.addr, a.sample_size, stack);
+                a.stack.map(|c| c.stack)
             }
-            Record::Free { addr } => (None, self.table.on_free(addr)),
+            Record::Free { addr } => {
+                self.free(addr);
+                None
+            }
         }
     }
 
-    fn alloc(&mut self, a: &AllocRecord) {
-        let started = Instant::now();
-        let mut ids = std::mem::take(&mut self.ids);
-        self.unwind(a, &mut ids);
-        let us = started.elapsed().as_micros() as u64;
-        self.stats.total_unwinding_time_us += us;
-        let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
-        self.hist[bucket] += 1;
-        // Root first, as the trace stores callstacks.
-        ids.reverse();
-        let iid = self.interner.callstack_of(&ids);
-        self.ids = ids;
-        let id = *self.stack_ids.entry(iid).or_insert_with(|| {
-            self.iids.push(iid);
-            (self.iids.len() - 1) as u32
-        });
-        self.table.on_alloc(a.addr, a.sample_size, id);
+    /// A sampled allocation of `sample_size` bytes at `addr`, with its
+    /// thread's registers and stack if captured; whether a live sampled
+    /// block left the books (one whose address was reused without its
+    /// free).
+    pub(crate) fn alloc(
+        &mut self,
+        addr: u64,
+        sample_size: u64,
+        stack: Option<SampleStack<'_>>,
+    ) -> bool {
+        let reused = self.table.stats().unmatched_reuse;
+        let timed = self.untimed == 0;
+        self.untimed = if timed {
+            TIMED_EVERY - 1
+        } else {
+            self.untimed - 1
+        };
+        let started = timed.then(Instant::now);
+        let id = self.stack_id(stack);
+        if let Some(started) = started {
+            let us = started.elapsed().as_micros() as u64;
+            self.stats.total_unwinding_time_us += us * TIMED_EVERY;
+            let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
+            self.hist[bucket] += TIMED_EVERY;
+        }
+        self.table.on_alloc(addr, sample_size, id);
+        self.table.stats().unmatched_reuse != reused
     }
 
-    /// The allocation's interned frames into `ids`, leaf first, the
-    /// profiler's own frames left out, ended by upstream's `ERROR` frame
-    /// when unwinding failed. A pc seen before costs one lookup: its
-    /// frame's description (mapping, symbol) is made once, until the
-    /// process's maps are read again.
-    fn unwind(&mut self, a: &AllocRecord, ids: &mut Vec<u64>) {
-        ids.clear();
-        let Some(c) = &a.stack else {
+    /// The free of a sampled block's address; whether a live sampled block
+    /// left the books.
+    pub(crate) fn free(&mut self, addr: u64) -> bool {
+        self.table.on_free(addr)
+    }
+
+    /// The table's id of the allocation's callstack. The unwind gives the
+    /// frames' pcs only; a callstack seen before (same pcs, same error)
+    /// costs one lookup, and a new one has its frames described (a pc seen
+    /// before costs one lookup: its frame's mapping and symbol are made
+    /// once), until the process's maps are read again.
+    fn stack_id(&mut self, stack: Option<SampleStack<'_>>) -> StackId {
+        let mut pcs = std::mem::take(&mut self.pcs);
+        let error = match &stack {
+            None => {
+                pcs.clear();
+                UnwindErrorKind::InvalidParameter
+            }
+            Some(s) => {
+                let u = self.unwinder.unwind_pcs(
+                    self.pid,
+                    s.regs,
+                    &s.copy,
+                    s.maxed,
+                    UnwindMode::Dwarf,
+                    &mut pcs,
+                );
+                if u.maps_reread {
+                    self.stats.map_reparses += 1;
+                    self.pc_frames.clear();
+                    self.stacks.clear();
+                }
+                u.error
+            }
+        };
+        if error != UnwindErrorKind::None {
             self.stats.unwinding_errors += 1;
-            ids.extend(
-                error_frame(UnwindErrorKind::InvalidParameter).map(|d| self.interner.frame(&d)),
-            );
-            return;
-        };
-        let sample = UserSample {
-            regs: UserRegs {
-                ip: c.ip,
-                sp: c.sp,
-                bp: c.bp,
-            },
-            stack: &c.stack,
-            stack_maxed: c.maxed,
-        };
-        let u = self.unwinder.unwind(self.pid, &sample, UnwindMode::Dwarf);
-        if u.maps_reread {
-            self.stats.map_reparses += 1;
-            self.pc_frames.clear();
         }
+        // The key: the pcs, then the error (the same pcs may end either way).
+        pcs.push(error as u64);
+        let id = match self.stacks.get(pcs.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = self.intern_stack(&pcs[..pcs.len() - 1], error);
+                if self.stacks.len() >= MAX_CACHED_STACKS {
+                    self.stacks.clear();
+                }
+                self.stacks.insert(pcs.clone().into_boxed_slice(), id);
+                id
+            }
+        };
+        self.pcs = pcs;
+        id
+    }
+
+    /// Interns the callstack of `pcs` (leaf first, as the unwind gave
+    /// them) ended by `error`: the profiler's own frames at the leaf left
+    /// out, upstream's `ERROR` frame last when unwinding failed, stored root
+    /// first as the trace stores callstacks.
+    fn intern_stack(&mut self, pcs: &[u64], error: UnwindErrorKind) -> StackId {
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
         let mut own = true;
-        for f in &u.frames {
-            let (iid, profiler) = match self.pc_frames.get(&f.pc) {
+        for (i, &pc) in pcs.iter().enumerate() {
+            let key = (pc, i > 0);
+            let (iid, profiler) = match self.pc_frames.get(&key) {
                 Some(&known) => known,
                 None => {
-                    let d = self.describe(f);
+                    let f = self.unwinder.frame_of(self.pid, pc, i > 0);
+                    let d = self.describe(&f);
                     let profiler = d.function.as_deref().is_some_and(is_profiler_frame);
                     let known = (self.interner.frame(&d), profiler);
-                    self.pc_frames.insert(f.pc, known);
+                    self.pc_frames.insert(key, known);
                     known
                 }
             };
@@ -198,10 +276,14 @@ impl Books {
             own = false;
             ids.push(iid);
         }
-        if u.error != UnwindErrorKind::None {
-            self.stats.unwinding_errors += 1;
-            ids.extend(error_frame(u.error).map(|d| self.interner.frame(&d)));
-        }
+        ids.extend(error_frame(error).map(|d| self.interner.frame(&d)));
+        ids.reverse();
+        let iid = self.interner.callstack_of(&ids);
+        self.ids = ids;
+        *self.stack_ids.entry(iid).or_insert_with(|| {
+            self.iids.push(iid);
+            (self.iids.len() - 1) as u32
+        })
     }
 
     fn describe(&mut self, f: &Frame) -> FrameDesc {

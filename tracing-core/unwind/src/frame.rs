@@ -156,6 +156,14 @@ impl UnwoundStack {
         }
     }
 
+    /// The frames, cut short by `failure` if there is one.
+    pub(crate) fn of(frames: Vec<Frame>, failure: Option<UnwindFailure>) -> Self {
+        match failure {
+            Some(f) => Self::failed(frames, f),
+            None => Self::complete(frames),
+        }
+    }
+
     /// A stack cut short by `failure`, with the frames before it.
     pub fn failed(frames: Vec<Frame>, failure: UnwindFailure) -> Self {
         UnwoundStack {

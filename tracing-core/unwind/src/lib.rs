@@ -66,4 +66,4 @@ pub use regs::{
 pub use stack::{StackCopy, StackReadError};
 pub use stats::UnwindStats;
 pub use symbols::{Symbol, SymbolTable};
-pub use unwinder::{REREAD_COOLDOWN, Unwinder, UserSample};
+pub use unwinder::{REREAD_COOLDOWN, Unwinder, UnwoundPcs, UserSample};

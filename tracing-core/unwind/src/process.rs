@@ -21,7 +21,7 @@ use crate::ProcRoot;
 use super::arch::{self, DwarfCache, DwarfUnwinder, StepError};
 use super::elf_module::ElfModule;
 use super::error::UnwindFailure;
-use super::frame::{Frame, FrameMapping, UnwoundStack};
+use super::frame::{Frame, FrameMapping};
 use super::frame_pointer;
 use super::jit_map::JitMap;
 use super::maps::{Mapping, MappingKind, MapsError, parse_maps};
@@ -30,6 +30,47 @@ use super::module_source::{load_file_module, read_vdso};
 use super::regs::UserRegs;
 use super::stack::StackCopy;
 use super::symbols::Symbol;
+
+/// Where an unwind puts the frames it finds, leaf first: whole
+/// [`Frame`]s, or only their pcs for a caller that keeps what it knows of
+/// each pc ([`Unwinder::unwind_pcs`](super::Unwinder::unwind_pcs)).
+pub(crate) trait FrameSink {
+    /// The frame at `pc`, in `mapping` (`None`: in no mapping, the last
+    /// frame), a return address past the first frame.
+    fn push(&mut self, pc: u64, mapping: Option<&Arc<FrameMapping>>, is_return: bool);
+    /// Forgets what was pushed (before an unwind is tried again).
+    fn clear(&mut self);
+}
+
+impl FrameSink for Vec<Frame> {
+    fn push(&mut self, pc: u64, mapping: Option<&Arc<FrameMapping>>, is_return: bool) {
+        Vec::push(
+            self,
+            match mapping {
+                Some(m) => m.frame(pc, is_return),
+                None => Frame {
+                    pc,
+                    rel_pc: pc,
+                    mapping: None,
+                },
+            },
+        );
+    }
+
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+}
+
+impl FrameSink for Vec<u64> {
+    fn push(&mut self, pc: u64, _: Option<&Arc<FrameMapping>>, _: bool) {
+        Vec::push(self, pc);
+    }
+
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+}
 
 /// The most frames one unwind gives (`traced_perf`'s limit).
 pub const MAX_FRAMES: usize = 1000;
@@ -67,6 +108,8 @@ impl UnwindMode {
 pub struct ProcessUnwinder {
     pid: u32,
     mappings: Vec<Arc<FrameMapping>>,
+    /// Each mapping's start, in the same order (what `find` searches).
+    starts: Vec<u64>,
     dwarf: DwarfUnwinder,
     jit: Option<JitMap>,
     /// A hash of the maps text this state was built from.
@@ -171,6 +214,7 @@ impl ProcessUnwinder {
         }
         ProcessUnwinder {
             pid,
+            starts: mappings.iter().map(|m| m.mapping.start).collect(),
             mappings,
             dwarf,
             jit: None,
@@ -191,10 +235,12 @@ impl ProcessUnwinder {
 
     /// The mapping holding `pc`.
     pub fn find(&self, pc: u64) -> Option<&Arc<FrameMapping>> {
-        // The mappings are sorted like the maps they were built from.
+        // The mappings are sorted like the maps they were built from; the
+        // search runs over their starts, kept apart so that it reads one
+        // array instead of following a pointer per step.
         let i = self
-            .mappings
-            .partition_point(|m| m.mapping.start <= pc)
+            .starts
+            .partition_point(|&start| start <= pc)
             .checked_sub(1)?;
         let m = self.mappings.get(i)?;
         m.mapping.contains(pc).then_some(m)
@@ -202,81 +248,85 @@ impl ProcessUnwinder {
 
     /// Unwinds one sample in `mode` (without re-reading maps; see
     /// [`Unwinder::unwind`](super::Unwinder::unwind)).
+    #[cfg(test)]
     pub(crate) fn unwind(
         &self,
         cache: &mut DwarfCache,
         regs: UserRegs,
         stack: &[u8],
         mode: UnwindMode,
-    ) -> UnwoundStack {
-        let stack = StackCopy::new(regs.sp, stack);
-        match mode {
-            UnwindMode::Skip => UnwoundStack::complete(Vec::new()),
-            _ if !arch::SUPPORTED => {
-                UnwoundStack::failed(Vec::new(), UnwindFailure::UnsupportedArch)
-            }
-            UnwindMode::FramePointer => self.unwind_frame_pointer(regs, &stack),
-            UnwindMode::Dwarf => self.unwind_dwarf(cache, regs, &stack),
-        }
+    ) -> super::frame::UnwoundStack {
+        let mut frames = Vec::new();
+        let failure = self.unwind_into(
+            cache,
+            regs,
+            &StackCopy::new(regs.sp, stack),
+            mode,
+            &mut frames,
+        );
+        super::frame::UnwoundStack::of(frames, failure)
     }
 
-    fn unwind_frame_pointer(&self, regs: UserRegs, stack: &StackCopy<'_>) -> UnwoundStack {
-        let (pcs, failure) = frame_pointer::walk(regs, stack, MAX_FRAMES);
-        let placed = self.place(&pcs);
-        match (placed.error, failure) {
-            (super::error::UnwindErrorKind::None, Some(f)) => {
-                UnwoundStack::failed(placed.frames, f)
-            }
-            _ => placed,
-        }
-    }
-
-    /// `pcs` (the sampled ip, then return addresses) placed in their
-    /// mappings, up to the first one in none (`INVALID_MAP`).
-    pub(crate) fn place(&self, pcs: &[u64]) -> UnwoundStack {
-        let mut frames = Vec::with_capacity(pcs.len().min(MAX_FRAMES));
-        for (i, &pc) in pcs.iter().take(MAX_FRAMES).enumerate() {
-            match self.find(pc) {
-                Some(m) => frames.push(m.frame(pc, i > 0)),
-                None => {
-                    frames.push(Frame {
-                        pc,
-                        rel_pc: pc,
-                        mapping: None,
-                    });
-                    return UnwoundStack::failed(frames, UnwindFailure::NoMapping { pc });
-                }
-            }
-        }
-        if pcs.len() > MAX_FRAMES {
-            return UnwoundStack::failed(frames, UnwindFailure::TooManyFrames);
-        }
-        UnwoundStack::complete(frames)
-    }
-
-    fn unwind_dwarf(
+    /// Unwinds one sample in `mode` into `out`; what stopped it short.
+    pub(crate) fn unwind_into<S: FrameSink>(
         &self,
         cache: &mut DwarfCache,
         regs: UserRegs,
         stack: &StackCopy<'_>,
-    ) -> UnwoundStack {
-        let mut frames: Vec<Frame> = Vec::new();
+        mode: UnwindMode,
+        out: &mut S,
+    ) -> Option<UnwindFailure> {
+        match mode {
+            UnwindMode::Skip => None,
+            _ if !arch::SUPPORTED => Some(UnwindFailure::UnsupportedArch),
+            UnwindMode::FramePointer => {
+                let (pcs, failure) = frame_pointer::walk(regs, stack, MAX_FRAMES);
+                self.place_into(&pcs, out).or(failure)
+            }
+            UnwindMode::Dwarf => self.unwind_dwarf(cache, regs, stack, out),
+        }
+    }
+
+    /// `pcs` (the sampled ip, then return addresses) placed in their
+    /// mappings, into `out`, up to the first one in none (`INVALID_MAP`).
+    pub(crate) fn place_into<S: FrameSink>(
+        &self,
+        pcs: &[u64],
+        out: &mut S,
+    ) -> Option<UnwindFailure> {
+        for (i, &pc) in pcs.iter().take(MAX_FRAMES).enumerate() {
+            match self.find(pc) {
+                Some(m) => out.push(pc, Some(m), i > 0),
+                None => {
+                    out.push(pc, None, i > 0);
+                    return Some(UnwindFailure::NoMapping { pc });
+                }
+            }
+        }
+        (pcs.len() > MAX_FRAMES).then_some(UnwindFailure::TooManyFrames)
+    }
+
+    fn unwind_dwarf<S: FrameSink>(
+        &self,
+        cache: &mut DwarfCache,
+        regs: UserRegs,
+        stack: &StackCopy<'_>,
+        out: &mut S,
+    ) -> Option<UnwindFailure> {
         let mut regs = regs;
         let mut is_return = false;
+        let mut n = 0usize;
         loop {
             let pc = regs.ip;
             let Some(mapping) = self.find(pc) else {
-                frames.push(Frame {
-                    pc,
-                    rel_pc: pc,
-                    mapping: None,
-                });
-                return UnwoundStack::failed(frames, UnwindFailure::NoMapping { pc });
+                out.push(pc, None, is_return);
+                return Some(UnwindFailure::NoMapping { pc });
             };
-            if frames.len() >= MAX_FRAMES {
-                return UnwoundStack::failed(frames, UnwindFailure::TooManyFrames);
+            if n >= MAX_FRAMES {
+                return Some(UnwindFailure::TooManyFrames);
             }
-            frames.push(mapping.frame(pc, is_return));
+            out.push(pc, Some(mapping), is_return);
+            n += 1;
             let before = regs;
             let step = self.dwarf.step(cache, &mut regs, is_return, stack);
             // Stopping inside a file whose ELF did not load: that is why.
@@ -293,29 +343,33 @@ impl ProcessUnwinder {
             match step {
                 Ok(Some(())) => {
                     if regs.ip == before.ip && regs.sp == before.sp {
-                        return UnwoundStack::failed(
-                            frames,
-                            UnwindFailure::Repeated { pc, sp: regs.sp },
-                        );
+                        return Some(UnwindFailure::Repeated { pc, sp: regs.sp });
                     }
                     is_return = true;
                 }
-                Ok(None) => {
-                    return match bad_elf() {
-                        Some(f) => UnwoundStack::failed(frames, f),
-                        None => UnwoundStack::complete(frames),
-                    };
-                }
+                Ok(None) => return bad_elf(),
                 Err(e) => {
-                    let failure = bad_elf().unwrap_or(match e {
+                    return Some(bad_elf().unwrap_or(match e {
                         StepError::StackRead(addr) => UnwindFailure::StackRead { addr },
                         StepError::BrokenChain => UnwindFailure::BrokenChain { sp: before.sp },
                         StepError::DidNotAdvance => UnwindFailure::Repeated { pc, sp: before.sp },
                         StepError::Unsupported => UnwindFailure::UnsupportedArch,
-                    });
-                    return UnwoundStack::failed(frames, failure);
+                    }));
                 }
             }
+        }
+    }
+
+    /// The frame of `pc` as an unwind gives it (`is_return`: `pc` is a
+    /// return address, past the first frame).
+    pub fn frame_of(&self, pc: u64, is_return: bool) -> Frame {
+        match self.find(pc) {
+            Some(m) => m.frame(pc, is_return),
+            None => Frame {
+                pc,
+                rel_pc: pc,
+                mapping: None,
+            },
         }
     }
 

@@ -4,6 +4,16 @@
 //! through [`StackCopy::read_u64`], which answers only for 8 bytes wholly
 //! inside the valid part; anything else is a typed miss the unwind reports
 //! as `MEMORY_INVALID`, never a read of other memory.
+//!
+//! A copy may also stay where a peer process put it (the heap profiler's
+//! shared ring, [`StackCopy::shared`]): an unwind reads a handful of words,
+//! so reading them in place with atomic loads costs less than copying the
+//! whole stack out first, and the peer writing those bytes meanwhile is no
+//! data race (it only makes the unwind read garbage, which every step
+//! already survives).
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 /// A read outside the copied stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -17,7 +27,37 @@ pub struct StackReadError {
 #[derive(Debug, Clone, Copy)]
 pub struct StackCopy<'a> {
     sp: u64,
-    bytes: &'a [u8],
+    bytes: Bytes<'a>,
+}
+
+/// Where a copy's bytes are.
+#[derive(Debug, Clone, Copy)]
+enum Bytes<'a> {
+    /// Ours alone.
+    Local(&'a [u8]),
+    /// Memory another process may write at any time: read with atomic
+    /// loads only.
+    Shared {
+        at: *const u8,
+        len: usize,
+        _bytes: PhantomData<&'a [u8]>,
+    },
+}
+
+impl Bytes<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Bytes::Local(b) => b.len(),
+            Bytes::Shared { len, .. } => *len,
+        }
+    }
+}
+
+/// How many bytes from `sp` a copy of `len` bytes may cover without
+/// running past the end of the address space.
+fn within_address_space(sp: u64, len: usize) -> usize {
+    let room = usize::try_from(u64::MAX - sp).unwrap_or(usize::MAX);
+    len.min(room)
 }
 
 impl<'a> StackCopy<'a> {
@@ -25,11 +65,31 @@ impl<'a> StackCopy<'a> {
     /// A copy that would run past the end of the address space is cut
     /// there.
     pub fn new(sp: u64, bytes: &'a [u8]) -> Self {
-        let room = usize::try_from(u64::MAX - sp).unwrap_or(usize::MAX);
-        let len = bytes.len().min(room);
+        let len = within_address_space(sp, bytes.len());
         StackCopy {
             sp,
-            bytes: bytes.get(..len).unwrap_or_default(),
+            bytes: Bytes::Local(bytes.get(..len).unwrap_or_default()),
+        }
+    }
+
+    /// The copy of the `len` bytes at `at`, taken at `sp`, read where they
+    /// are: each word the unwind asks for is an atomic load, so whatever
+    /// another process writes there meanwhile, this process sees no data
+    /// race (only, at worst, a word that makes no sense).
+    ///
+    /// # Safety
+    /// `at` is valid for reads and writes of `len` bytes for `'a` (as
+    /// [`AtomicU64::from_ptr`] asks, though only loads are made), and this
+    /// process accesses those bytes meanwhile with atomic operations only;
+    /// other processes may write them in any way.
+    pub unsafe fn shared(sp: u64, at: *const u8, len: usize) -> Self {
+        StackCopy {
+            sp,
+            bytes: Bytes::Shared {
+                at,
+                len: within_address_space(sp, len),
+                _bytes: PhantomData,
+            },
         }
     }
 
@@ -50,9 +110,29 @@ impl<'a> StackCopy<'a> {
         let offset = addr.checked_sub(self.sp).ok_or(err)?;
         let offset = usize::try_from(offset).map_err(|_| err)?;
         let end = offset.checked_add(8).ok_or(err)?;
-        let word = self.bytes.get(offset..end).ok_or(err)?;
+        if end > self.bytes.len() {
+            return Err(err);
+        }
         let mut buf = [0u8; 8];
-        buf.copy_from_slice(word);
+        match self.bytes {
+            Bytes::Local(b) => buf.copy_from_slice(b.get(offset..end).ok_or(err)?),
+            Bytes::Shared { at, .. } => {
+                let p = at.wrapping_add(offset);
+                if p.addr() % 8 == 0 {
+                    // SAFETY: `offset + 8 <= len` (checked above), so the
+                    // aligned word is inside the bytes `shared`'s caller
+                    // vouched for, accessed atomically only.
+                    let v = unsafe { AtomicU64::from_ptr(p.cast::<u64>().cast_mut()) }
+                        .load(Ordering::Relaxed);
+                    return Ok(u64::from_le(v));
+                }
+                for (i, b) in buf.iter_mut().enumerate() {
+                    // SAFETY: as above, byte by byte.
+                    *b = unsafe { AtomicU8::from_ptr(p.wrapping_add(i).cast_mut()) }
+                        .load(Ordering::Relaxed);
+                }
+            }
+        }
         Ok(u64::from_le_bytes(buf))
     }
 }
@@ -61,6 +141,27 @@ impl<'a> StackCopy<'a> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_shared_copy_reads_as_a_local_one_aligned_or_not() {
+        let mut words: Vec<u64> = (1..=5u64).map(|i| i * 0x0101_0101_0101_0101 + i).collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let at = words.as_mut_ptr().cast::<u8>();
+        for start in 0..9 {
+            let len = bytes.len() - start - 3;
+            let local = StackCopy::new(0x1000, &bytes[start..start + len]);
+            // SAFETY: `words` outlives `shared` and is not touched meanwhile.
+            let shared = unsafe { StackCopy::shared(0x1000, at.wrapping_add(start), len) };
+            assert_eq!(shared.end(), local.end());
+            for addr in 0xff0..0x1000 + len as u64 + 8 {
+                assert_eq!(
+                    shared.read_u64(addr),
+                    local.read_u64(addr),
+                    "{start} {addr:#x}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn reads_inside_only() {

@@ -18,7 +18,8 @@ use super::arch::DwarfCache;
 use super::error::{UnwindErrorKind, UnwindFailure};
 use super::frame::{Frame, UnwoundStack};
 use super::module_cache::ModuleCache;
-use super::process::{ProcessUnwinder, UnwindMode, read_maps_text};
+use super::process::{FrameSink, ProcessUnwinder, UnwindMode, read_maps_text};
+use super::stack::StackCopy;
 
 /// After a re-read of `/proc/PID/maps` found them unchanged, how many more
 /// samples of that process with a pc in no mapping are reported without
@@ -38,6 +39,16 @@ pub struct UserSample<'a> {
     /// Whether the copy filled the whole `sample_stack_user` size (so the
     /// stack was probably cut and an error near its end is expected).
     pub stack_maxed: bool,
+}
+
+/// What [`Unwinder::unwind_pcs`] says beside the pcs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnwoundPcs {
+    /// `UNWIND_ERROR_NONE` for a stack walked to its root, else why it
+    /// stopped.
+    pub error: UnwindErrorKind,
+    /// Whether `/proc/PID/maps` was read again for this sample.
+    pub maps_reread: bool,
 }
 
 /// Unwinding state of all sampled processes.
@@ -84,23 +95,63 @@ impl Unwinder {
 
     /// Unwinds one sample of process `pid`.
     pub fn unwind(&mut self, pid: u32, sample: &UserSample<'_>, mode: UnwindMode) -> UnwoundStack {
-        let out = self.unwind_inner(pid, sample, mode);
+        let mut frames = Vec::new();
+        let out = if mode == UnwindMode::Skip {
+            UnwoundStack::complete(frames)
+        } else {
+            let stack = StackCopy::new(sample.regs.sp, sample.stack);
+            let (failure, maps_reread) =
+                self.with_maps_reread(pid, sample.stack_maxed, &mut frames, |p, cache, out| {
+                    p.unwind_into(cache, sample.regs, &stack, mode, out)
+                });
+            let mut out = UnwoundStack::of(frames, failure);
+            out.maps_reread = maps_reread;
+            out
+        };
         self.stats.count(out.error);
         out
     }
 
-    fn unwind_inner(
+    /// As [`Unwinder::unwind`], for a caller that keeps what it knows of
+    /// each pc: the frames' pcs only, leaf first, into `pcs` (cleared
+    /// first), as they were before the one-byte step back of return
+    /// addresses ([`Unwinder::frame_of`] makes a pc's [`Frame`]); no
+    /// frame is built, nothing is allocated once `pcs` has grown. `stack`
+    /// may be read in place ([`StackCopy::shared`]).
+    pub fn unwind_pcs(
         &mut self,
         pid: u32,
-        sample: &UserSample<'_>,
+        regs: UserRegs,
+        stack: &StackCopy<'_>,
+        stack_maxed: bool,
         mode: UnwindMode,
-    ) -> UnwoundStack {
-        if mode == UnwindMode::Skip {
-            return UnwoundStack::complete(Vec::new());
+        pcs: &mut Vec<u64>,
+    ) -> UnwoundPcs {
+        pcs.clear();
+        let (failure, maps_reread) = if mode == UnwindMode::Skip {
+            (None, false)
+        } else {
+            self.with_maps_reread(pid, stack_maxed, pcs, |p, cache, out| {
+                p.unwind_into(cache, regs, stack, mode, out)
+            })
+        };
+        let error = failure.map_or(UnwindErrorKind::None, |f| f.kind());
+        self.stats.count(error);
+        UnwoundPcs { error, maps_reread }
+    }
+
+    /// The frame an unwind of `pid` gives for `pc`, as [`Unwinder::unwind_pcs`]
+    /// gave it (`is_return`: past the first frame), in the process's
+    /// mappings as they now stand.
+    pub fn frame_of(&self, pid: u32, pc: u64, is_return: bool) -> Frame {
+        match self.processes.get(&pid) {
+            Some(p) => p.frame_of(pc, is_return),
+            None => Frame {
+                pc,
+                rel_pc: pc,
+                mapping: None,
+            },
         }
-        self.with_maps_reread(pid, sample.stack_maxed, |p, cache| {
-            p.unwind(cache, sample.regs, sample.stack, mode)
-        })
     }
 
     /// The frames of a chain of pcs the kernel walked (`pcs[0]` the sampled
@@ -109,26 +160,33 @@ impl Unwinder {
     /// [`Unwinder::unwind`] does) and, if still unmapped, ends the stack
     /// with `INVALID_MAP`.
     pub fn place(&mut self, pid: u32, pcs: &[u64]) -> UnwoundStack {
+        let mut frames = Vec::with_capacity(pcs.len().min(crate::MAX_FRAMES));
         let out = if pcs.is_empty() {
-            UnwoundStack::complete(Vec::new())
+            UnwoundStack::complete(frames)
         } else {
-            self.with_maps_reread(pid, false, |p, _| p.place(pcs))
+            let (failure, maps_reread) =
+                self.with_maps_reread(pid, false, &mut frames, |p, _, out| p.place_into(pcs, out));
+            let mut out = UnwoundStack::of(frames, failure);
+            out.maps_reread = maps_reread;
+            out
         };
         self.stats.count(out.error);
         out
     }
 
-    /// Runs `attempt` on `pid`'s state (built on its first sample). When
-    /// it meets a pc in no mapping (and the stack copy was not cut at its
-    /// maximum, where that is expected), the maps are read again, unless a
-    /// recent re-read found them unchanged; if they changed, the state is
-    /// rebuilt and `attempt` runs once more.
-    fn with_maps_reread(
+    /// Runs `attempt` on `pid`'s state (built on its first sample) into
+    /// `out`; what stopped it short, and whether the maps were read again.
+    /// When it meets a pc in no mapping (and the stack copy was not cut at
+    /// its maximum, where that is expected), the maps are read again,
+    /// unless a recent re-read found them unchanged; if they changed, the
+    /// state is rebuilt and `attempt` runs once more, into a cleared `out`.
+    fn with_maps_reread<S: FrameSink>(
         &mut self,
         pid: u32,
         stack_maxed: bool,
-        mut attempt: impl FnMut(&ProcessUnwinder, &mut DwarfCache) -> UnwoundStack,
-    ) -> UnwoundStack {
+        out: &mut S,
+        mut attempt: impl FnMut(&ProcessUnwinder, &mut DwarfCache, &mut S) -> Option<UnwindFailure>,
+    ) -> (Option<UnwindFailure>, bool) {
         let process = match self.processes.entry(pid) {
             std::collections::hash_map::Entry::Occupied(e) => {
                 self.stats.process_hits += 1;
@@ -138,20 +196,23 @@ impl Unwinder {
                 self.stats.process_misses += 1;
                 match ProcessUnwinder::load(&self.proc, pid, &mut self.modules) {
                     Ok(p) => v.insert(p),
-                    Err(e) => return UnwoundStack::failed(Vec::new(), UnwindFailure::Maps(e)),
+                    Err(e) => return (Some(UnwindFailure::Maps(e)), false),
                 }
             }
         };
-        let first = attempt(process, &mut self.cache);
-        if first.error != UnwindErrorKind::InvalidMap || stack_maxed {
-            return first;
+        let first = attempt(process, &mut self.cache, out);
+        let unmapped = first
+            .as_ref()
+            .is_some_and(|f| f.kind() == UnwindErrorKind::InvalidMap);
+        if !unmapped || stack_maxed {
+            return (first, false);
         }
         if process.reread_cooldown > 0 {
             // A recent re-read found nothing new: this pc is garbage (a
             // broken chain), not a new mapping.
             process.reread_cooldown -= 1;
             self.stats.maps_rereads_skipped += 1;
-            return first;
+            return (first, false);
         }
         // Something may have been mapped since the maps were read: read
         // them again, and if they changed, rebuild and try once more.
@@ -160,25 +221,22 @@ impl Unwinder {
             Ok(t) => t,
             Err(e) => {
                 self.processes.remove(&pid);
-                return UnwoundStack::failed(first.frames, UnwindFailure::Maps(e));
+                return (Some(UnwindFailure::Maps(e)), false);
             }
         };
         if process.built_from(&text) {
             process.reread_cooldown = REREAD_COOLDOWN;
-            let mut first = first;
-            first.maps_reread = true;
-            return first;
+            return (first, true);
         }
         match ProcessUnwinder::from_maps_text(&self.proc, pid, &text, &mut self.modules) {
             Ok(p) => {
                 let p = self.processes.entry(pid).insert_entry(p).into_mut();
-                let mut again = attempt(p, &mut self.cache);
-                again.maps_reread = true;
-                again
+                out.clear();
+                (attempt(p, &mut self.cache, out), true)
             }
             Err(e) => {
                 self.processes.remove(&pid);
-                UnwoundStack::failed(first.frames, UnwindFailure::Maps(e))
+                (Some(UnwindFailure::Maps(e)), false)
             }
         }
     }
