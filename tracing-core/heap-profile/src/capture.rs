@@ -133,10 +133,10 @@ pub(crate) fn stack_top(sp: u64) -> Option<u64> {
     stack_mapping(sp).map(|(_, end)| end)
 }
 
-/// The registers [`capture_with`] read.
+/// The registers [`here`] read.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Regs {
-    /// The instruction pointer, inside [`capture_with`].
+    /// The instruction pointer, where [`here`] was inlined.
     pub ip: u64,
     /// The stack pointer there; the copy starts here.
     pub sp: u64,
@@ -144,22 +144,37 @@ pub(crate) struct Regs {
     pub bp: u64,
 }
 
-/// Reads the current registers, asks `place` for room for the stack's
-/// bytes from `sp` to the stack's top (at most `max`), and copies them
-/// there ([`copy_stack`]): the registers and the bytes copied. `None` where
-/// this architecture is not supported, under Miri, when `place` gave no
-/// room, or when nothing could be copied.
+/// The registers where this is inlined: in the frame of the function that
+/// calls it (`None` where this architecture is not supported, or under
+/// Miri). A hook takes them in the allocation function its caller called,
+/// so that the stack copy ([`capture_with`], called deeper) starts at that
+/// frame: the hook's own frames below it are neither copied nor unwound.
+/// The bytes from the taken `sp` up stay as they were while the frames
+/// below run: they belong to the frames above, which are suspended.
+#[inline(always)]
+pub(crate) fn here() -> Option<Regs> {
+    registers().map(|(ip, sp, bp)| Regs { ip, sp, bp })
+}
+
+/// With the registers a caller took ([`here`], in a frame that is still
+/// live), asks `place` for room for the stack's bytes from their `sp` to
+/// the stack's top (at most `max`), and copies them there
+/// ([`copy_stack`]): the registers and the bytes copied. `None` without
+/// registers, when `place` gave no room, or when nothing could be copied.
 ///
 /// # Safety
 /// A pointer `place` returns must be valid for writes of the length it was
 /// asked for, and nothing else may access those bytes during the call.
+/// `regs` were taken by [`here`] in a frame of this thread that has not
+/// returned.
 #[inline(never)]
 pub(crate) unsafe fn capture_with(
     bounds: &mut StackBounds,
+    regs: Option<Regs>,
     max: usize,
     place: impl FnOnce(usize) -> Option<*mut u8>,
 ) -> Option<(Regs, usize)> {
-    let (ip, sp, bp) = registers()?;
+    let Regs { ip, sp, bp } = regs?;
     if sp >= bounds.top {
         return None;
     }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::allocator::STACK_COPY_BYTES;
-use super::capture::{StackBounds, capture_with};
+use super::capture::{Regs, StackBounds, capture_with, here};
 use super::sampler::Sampler;
 use super::shared_ring::{
     ALLOC_FIXED, CONTROL_BYTES, Control, FreeFilter, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL,
@@ -144,20 +144,23 @@ pub fn sampling() -> bool {
 
 /// The block of `size` bytes at `addr` was just allocated (call only when
 /// [`sampling`] and the block is not null).
-#[inline]
+/// Inlined, so that the registers a sample's stack copy starts from are the
+/// caller's (the interposed function's): the hook's own frames are left
+/// out of the copy.
+#[inline(always)]
 pub fn record_alloc(addr: u64, size: usize) {
     let Some(ctl) = control() else {
         return;
     };
     let skipped = thread_hook::skips(&THREAD, ctl.epoch.load(Ordering::Relaxed), size);
     if !skipped {
-        alloc_slow(ctl, addr, size);
+        alloc_slow(ctl, addr, size, here());
     }
 }
 
 #[cold]
 #[inline(never)]
-fn alloc_slow(ctl: &Control, addr: u64, size: usize) {
+fn alloc_slow(ctl: &Control, addr: u64, size: usize, regs: Option<Regs>) {
     unless_busy(|t| {
         let epoch = ctl.epoch.load(Ordering::Acquire);
         if t.epoch != epoch {
@@ -167,7 +170,12 @@ fn alloc_slow(ctl: &Control, addr: u64, size: usize) {
         }
         let sample_size = t.sampler.sample_size(size as u64);
         if sample_size > 0 {
-            push_alloc(ctl, t, addr, sample_size);
+            // The bucket is written after the copy: its line (last written
+            // by the helper, maybe) comes meanwhile.
+            if let Some(f) = filter() {
+                f.prefetch_for_write(addr);
+            }
+            push_alloc(ctl, t, addr, sample_size, regs);
         }
     });
 }
@@ -320,7 +328,7 @@ fn writer(ctl: &Control) -> Option<RingWriter<'_>> {
     }
 }
 
-fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
+fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, regs: Option<Regs>) {
     if !t.stack.is_read() {
         let here = std::hint::black_box(&sample_size) as *const u64 as u64;
         t.stack = StackBounds::of(here);
@@ -346,9 +354,10 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         } else {
             // SAFETY: a slot reserved by the ring's one writer holds the
             // stack's length after its fixed part, and the reader does not
-            // look at it before the commit.
+            // look at it before the commit; `regs` were taken in
+            // `record_alloc`, inlined in a caller that has not returned.
             unsafe {
-                capture_with(&mut t.stack, max_stack, |len| {
+                capture_with(&mut t.stack, regs, max_stack, |len| {
                     match ring.reserve(ALLOC_FIXED + len, u64::MAX, &mut live.read_seen) {
                         Ok(s) => {
                             slot = Some(s);

@@ -188,16 +188,8 @@ impl<'a> FreeFilter<'a> {
 
     /// Asks for `addr`'s bucket's line, to be written soon (a hint only).
     #[inline]
-    fn prefetch_for_write(&self, addr: u64) {
-        let at = std::ptr::from_ref(self.bucket(addr));
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        // SAFETY: PREFETCHW (a no-op on processors without it) reads and
-        // writes nothing Rust can see, and never faults.
-        unsafe {
-            std::arch::asm!("prefetchw [{}]", in(reg) at, options(nostack, preserves_flags, readonly));
-        }
-        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-        let _ = at;
+    pub(crate) fn prefetch_for_write(&self, addr: u64) {
+        prefetch_for_write(std::ptr::from_ref(self.bucket(addr)).cast(), 1);
     }
 
     /// Empties every bucket (the helper, before a session's first record).
@@ -495,6 +487,26 @@ impl RingStack<'_> {
         // way (the unwinder survives any word it reads).
         unsafe { StackCopy::shared(self.sp, self.at, self.len) }
     }
+}
+
+/// Asks for the lines of the `len` bytes at `at`, to be written soon, on
+/// this core (a hint only: PREFETCHW, a no-op on processors without it,
+/// accesses nothing as Rust sees it and never faults).
+#[inline]
+fn prefetch_for_write(at: *const u8, len: usize) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    for line in (0..len).step_by(64) {
+        // SAFETY: as above.
+        unsafe {
+            std::arch::asm!(
+                "prefetchw [{}]",
+                in(reg) at.wrapping_add(line),
+                options(nostack, preserves_flags, readonly),
+            );
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = (at, len);
 }
 
 /// How far past a frame the reader asks for the ring's lines early.
@@ -825,7 +837,9 @@ mod tests {
         let buckets: Vec<AtomicU16> = (0..FILTER_BUCKETS).map(|_| AtomicU16::new(0)).collect();
         // SAFETY: `buckets` outlives the filter and is touched atomically only.
         let f = unsafe { FreeFilter::new(buckets.as_ptr().cast::<u8>()) };
-        let addrs: Vec<u64> = (0..RELEASE_LAG as u64 * 3).map(|i| 0x10_0000 + i * 4096).collect();
+        let addrs: Vec<u64> = (0..RELEASE_LAG as u64 * 3)
+            .map(|i| 0x10_0000 + i * 4096)
+            .collect();
         for &a in &addrs {
             f.add(a);
         }
@@ -868,7 +882,9 @@ mod tests {
         // Full by the position it loads, too: refused, the position kept.
         assert_eq!(w.push_free(1, n, u64::MAX, &mut seen), Err(NoRoom::Full));
         assert_eq!(seen, Some(FREE_FRAME as u64));
-        m.ctl.read_pos.store(2 * FREE_FRAME as u64, Ordering::Release);
+        m.ctl
+            .read_pos
+            .store(2 * FREE_FRAME as u64, Ordering::Release);
         w.push_free(1, n, u64::MAX, &mut seen).unwrap();
         assert_eq!(seen, Some(2 * FREE_FRAME as u64));
     }
