@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 #[cfg(zerotrace_loom)]
 use loom::sync::atomic::{AtomicU32, AtomicU64};
 
-use super::capture::{StackBounds, capture};
+use super::capture::{Regs, StackBounds, capture, here};
 use super::record_queue::{AllocRecord, Overrun, Pushed, QUEUE, maybe_sampled};
 use super::sampler::Sampler;
 use super::thread_hook::{self, Ran, ThreadState};
@@ -280,23 +280,25 @@ fn unless_busy(own: i64, f: impl FnOnce(&mut ThreadState)) {
 }
 
 /// The allocation hook's common case inline: an allocation that is not
-/// sampled costs a thread-local countdown; the rest goes to [`on_alloc`].
-#[inline]
+/// sampled costs a thread-local countdown; the rest goes to [`on_alloc`],
+/// with the registers of the allocating function this is inlined in (so
+/// the hook's own frames are neither copied nor unwound: `capture::here`).
+#[inline(always)]
 fn on_alloc_fast(addr: u64, size: usize) {
     let skipped = thread_hook::skips(&THREAD, PARAMS.epoch_now(), size);
     if !skipped {
-        on_alloc(addr, size);
+        on_alloc(addr, size, here());
     }
 }
 
 #[cold]
 #[inline(never)]
-fn on_alloc(addr: u64, size: usize) {
+fn on_alloc(addr: u64, size: usize, regs: Option<Regs>) {
     unless_busy(size as i64, |t| {
         PARAMS.redraw_if_changed(&mut t.epoch, &mut t.sampler, |epoch| seed(addr, epoch));
         let sample_size = t.sampler.sample_size(size as u64);
         if sample_size > 0 {
-            queue_alloc(t, addr, sample_size);
+            queue_alloc(t, addr, sample_size, regs);
         }
     });
 }
@@ -334,7 +336,7 @@ fn seed(addr: u64, epoch: u32) -> u64 {
     thread_hook::seed(&THREAD, addr, epoch)
 }
 
-fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
+fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64, regs: Option<Regs>) {
     let session = PARAMS.session();
     if !t.stack.is_read() {
         let here = std::hint::black_box(&session) as *const u32 as u64;
@@ -344,7 +346,9 @@ fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
         None
     } else {
         let buffer = QUEUE.lock().take_buffer();
-        match capture(&mut t.stack, STACK_COPY_BYTES, buffer) {
+        // SAFETY: `regs` were taken in `on_alloc_fast`, inlined in an
+        // allocating function of this thread that has not returned.
+        match unsafe { capture(&mut t.stack, regs, STACK_COPY_BYTES, buffer) } {
             Ok(c) => Some(c),
             Err(buffer) => {
                 QUEUE.lock().give_back([buffer]);

@@ -187,18 +187,23 @@ pub(crate) unsafe fn capture_with(
     Some((Regs { ip, sp, bp }, copied.min(len)))
 }
 
-/// The current registers and up to `max` bytes of the stack below its
-/// top (`bounds`, from [`StackBounds::of`]), copied into `stack` (a
-/// recycled buffer: its capacity is reused, its contents replaced); `None`
-/// where this architecture is not supported, under Miri, or when nothing
-/// could be copied (the buffer is then handed back).
+/// The registers a caller took ([`here`]) and up to `max` bytes of the
+/// stack from their `sp` to its top (`bounds`, from [`StackBounds::of`]),
+/// copied into `stack` (a recycled buffer: its capacity is reused, its
+/// contents replaced); the buffer handed back without registers (an
+/// unsupported architecture, Miri) or when nothing could be copied.
+///
+/// # Safety
+/// `regs` were taken by [`here`] in a frame of this thread that has not
+/// returned.
 #[inline(never)]
-pub(crate) fn capture(
+pub(crate) unsafe fn capture(
     bounds: &mut StackBounds,
+    regs: Option<Regs>,
     max: usize,
     mut stack: Vec<u8>,
 ) -> Result<Captured, Vec<u8>> {
-    let Some((ip, sp, bp)) = registers() else {
+    let Some(Regs { ip, sp, bp }) = regs else {
         return Err(stack);
     };
     if sp >= bounds.top {
@@ -342,7 +347,9 @@ mod tests {
         let top = bounds.top;
         // The mapping's end, or the main thread's initial frame below it.
         assert!(top <= stack_top(here).unwrap());
-        let c = capture(&mut bounds, 1 << 20, Vec::new()).expect("captured");
+        // SAFETY: the registers of this frame, which is live.
+        let c =
+            unsafe { capture(&mut bounds, super::here(), 1 << 20, Vec::new()) }.expect("captured");
         assert_ne!(bounds.bottom, 0, "copied without the kernel");
         assert!(c.sp <= here && here < top);
         assert!(c.ip != 0 && c.bp != 0);
@@ -351,7 +358,8 @@ mod tests {
         assert_eq!(word, 0x5a5a_1234_dead_beef);
         assert_eq!(c.sp + c.stack.len() as u64, top, "copied up to the top");
         assert!(!c.maxed);
-        let cut = capture(&mut bounds, 256, c.stack).unwrap();
+        // SAFETY: as above.
+        let cut = unsafe { capture(&mut bounds, super::here(), 256, c.stack) }.unwrap();
         assert_eq!(cut.stack.len(), 256);
         assert!(cut.maxed);
     }
@@ -382,7 +390,8 @@ mod tests {
             bottom: real.top - 64,
             top: real.top,
         };
-        let c = capture(&mut off, 1 << 20, Vec::new()).expect("captured");
+        // SAFETY: as above.
+        let c = unsafe { capture(&mut off, super::here(), 1 << 20, Vec::new()) }.expect("captured");
         assert_eq!(off.bottom, 0);
         let at = usize::try_from(here - c.sp).unwrap();
         let word = u64::from_ne_bytes(c.stack[at..at + 8].try_into().unwrap());
