@@ -6,10 +6,12 @@
 //! sampled addresses) that the client's threads write, one at a time, and
 //! the helper reads.
 //!
-//! Each side reads what the other wrote as untrusted: the helper copies
-//! every byte out with atomic loads before parsing it and checks every
-//! length against the ring, and the client only trusts what it knows
-//! itself (the mapping's size) when it decides where to write.
+//! Each side reads what the other wrote as untrusted: the helper reads
+//! every byte with atomic loads (a frame's header and fixed part copied
+//! out before it parses them, a stack's words in place, as the unwinder
+//! asks for them) and checks every length against the ring, and the client
+//! only trusts what it knows itself (the mapping's size) when it decides
+//! where to write.
 //!
 //! A session's ring is set up by the helper while no client thread
 //! writes: a writer raises `writer_busy` and then checks that the session
