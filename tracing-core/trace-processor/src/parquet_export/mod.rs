@@ -20,7 +20,7 @@ pub use crate::sql::public_schema::{ColumnType, PublicTable};
 pub use parquet::basic::Compression;
 
 use crate::TraceProcessor;
-use crate::sql::read_plan::{ColumnSource, Source, plan};
+use crate::sql::read_plan::{ColumnSource, Source, plan, select};
 use crate::sql::table::Table;
 use sink::TableSink;
 
@@ -305,22 +305,6 @@ fn push(done: &Mutex<Vec<Result<(u64, u64), ExportError>>>, r: Result<(u64, u64)
 fn finish_file(tmp: &Path, finished: &Path) -> Result<u64, ExportError> {
     std::fs::rename(tmp, finished).map_err(io(finished))?;
     Ok(std::fs::metadata(finished).map_err(io(finished))?.len())
-}
-
-/// `SELECT` of `table`'s columns (those of `only`'s kind when given).
-fn select(table: &PublicTable, only: Option<&[ColumnSource]>) -> String {
-    let cols: Vec<String> = table
-        .columns
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| only.is_none_or(|o| o.get(*i) == Some(&ColumnSource::Computed)))
-        .map(|(_, (c, _))| format!("\"{}\"", c.replace('"', "\"\"")))
-        .collect();
-    format!(
-        "SELECT {} FROM \"{}\"",
-        cols.join(", "),
-        table.name.replace('"', "\"\"")
-    )
 }
 
 impl TraceProcessor {

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use super::Engine;
+use super::public_schema::PublicTable;
 use super::table::Table;
 use crate::error::Error;
 
@@ -100,6 +101,23 @@ pub(crate) fn plan(engine: &Engine, name: &str) -> Result<Source, Error> {
         columns.push(stored.map_or(ColumnSource::Computed, ColumnSource::Stored));
     }
     Ok(Source::Columns { table, columns })
+}
+
+/// The `SELECT` of `table`'s columns: all of them, or with `only` (one
+/// source per column) those computed by SQL.
+pub(crate) fn select(table: &PublicTable, only: Option<&[ColumnSource]>) -> String {
+    let cols: Vec<String> = table
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| only.is_none_or(|o| o.get(*i) == Some(&ColumnSource::Computed)))
+        .map(|(_, (c, _))| format!("\"{}\"", c.replace('"', "\"\"")))
+        .collect();
+    format!(
+        "SELECT {} FROM \"{}\"",
+        cols.join(", "),
+        table.name.replace('"', "\"\"")
+    )
 }
 
 #[cfg(test)]

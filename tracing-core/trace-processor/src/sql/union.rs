@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Engine;
 use super::public_schema::{ColumnType, PublicTable};
-use super::read_plan::{ColumnSource, Source, plan};
+use super::read_plan::{ColumnSource, Source, plan, select};
 use super::streaming::{Cell as SqlCell, RowSink};
 use super::table::{Cell, Column, Table};
 use crate::error::Error;
@@ -153,22 +153,6 @@ fn static_name(s: &str) -> &'static str {
     let n: &'static str = Box::leak(s.to_owned().into_boxed_str());
     names.insert(n);
     n
-}
-
-/// SQL selecting `table`'s computed columns (`only`) or all of them.
-fn select(table: &PublicTable, only: Option<&[ColumnSource]>) -> String {
-    let cols: Vec<String> = table
-        .columns
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| only.is_none_or(|o| o.get(*i) == Some(&ColumnSource::Computed)))
-        .map(|(_, (c, _))| format!("\"{}\"", c.replace('"', "\"\"")))
-        .collect();
-    format!(
-        "SELECT {} FROM \"{}\"",
-        cols.join(", "),
-        table.name.replace('"', "\"\"")
-    )
 }
 
 /// Appends `engine`'s rows of `table` to `accs`; how many.
