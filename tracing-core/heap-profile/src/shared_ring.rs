@@ -465,6 +465,25 @@ impl<'a> RingWriter<'a> {
                 Err(now) => w = now,
             }
         };
+        #[cfg(miri)]
+        {
+            // Miri's weak-memory emulation loses track of an atomic store's
+            // buffer when a load of another size overlaps it, and then
+            // panics at the next atomic store there (an interpreter bug,
+            // not a race): under Miri every reserved byte is written plainly
+            // first (all but the headers, which the reader may load before
+            // the commit: those are only ever written atomically, four
+            // `u32` at the same places), so no buffer is left where a
+            // header may later be stored.
+            let off = (pos % self.ring) as usize;
+            let pos2 = (pos + pad as u64) & POS_MASK;
+            for (o, n) in [(off, pad), ((pos2 % self.ring) as usize, len)] {
+                if n > HEADER {
+                    // SAFETY: reserved by this writer, inside the ring.
+                    unsafe { self.data.add(o + HEADER).write_bytes(0, n - HEADER) };
+                }
+            }
+        }
         if pad > 0 {
             let off = (pos % self.ring) as usize;
             // SAFETY: `off + pad <= ring <= data_len`, `pad >= HEADER` (the
