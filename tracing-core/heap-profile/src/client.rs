@@ -30,9 +30,9 @@ use super::capture::{Regs, StackBounds, capture_with, here};
 use super::sampler::Sampler;
 use super::shared_ring::{
     ALLOC_FIXED, CONTROL_BYTES, Control, FreeFilter, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL,
-    OVERRUN_HELPER_GONE, OVERRUN_TIMEOUT, RING_OFFSET, RingWriter,
+    OVERRUN_HELPER_GONE, OVERRUN_TIMEOUT, RING_OFFSET, RingWriter, close_session, word_closed,
+    word_session,
 };
-use super::spin_lock::{SpinGuard, SpinLock};
 use super::thread_hook::{self, ThreadState};
 
 /// The control block (null: not attached, or a `fork` child).
@@ -43,32 +43,6 @@ static DATA_LEN: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     static THREAD: Cell<ThreadState> = const { Cell::new(ThreadState::NEW) };
-}
-
-/// The session the client writes for, and whether its profile stopped.
-/// Its lock also makes the client's threads write the ring one at a time.
-struct Live {
-    session: u32,
-    stopped: bool,
-    /// The ring's read position as last loaded, this session.
-    read_seen: Option<u64>,
-}
-
-static LIVE: SpinLock<Live> = SpinLock::new(Live {
-    session: 0,
-    stopped: false,
-    read_seen: None,
-});
-
-impl Live {
-    /// Follows the helper to `session` (whose ring starts empty).
-    fn follow(&mut self, session: u32) {
-        if self.session != session {
-            self.session = session;
-            self.stopped = false;
-            self.read_seen = None;
-        }
-    }
 }
 
 /// The free filter shared with the helper (null until attached).
@@ -192,34 +166,27 @@ pub fn record_free(addr: u64) {
 #[cold]
 #[inline(never)]
 fn free_slow(addr: u64) {
-    unless_busy(|_| {
+    unless_busy(|t| {
         let Some(ctl) = control() else {
             return;
         };
         let mut waited: Option<Instant> = None;
         let mut waits = 0u32;
         loop {
-            let Some(Turn {
-                ring,
-                writing,
-                mut live,
-            }) = turn(ctl)
-            else {
+            let Some(ring) = turn(ctl, t) else {
                 return;
             };
-            match ring.push_free(writing.session, addr, u64::MAX, &mut live.read_seen) {
+            match ring.push_free(addr, u64::MAX, &mut t.read_seen) {
                 Ok(()) => {
                     account_wait(ctl, waited);
                     return;
                 }
                 Err(e) => {
-                    if !wait_or_stop(ctl, &mut live, e, &mut waited) {
+                    if !wait_or_stop(ctl, ring.session(), e, &mut waited) {
                         return;
                     }
                 }
             }
-            drop(writing);
-            drop(live);
             pause(&mut waits);
         }
     });
@@ -258,74 +225,38 @@ pub fn wait_for_session(timeout: Duration) -> bool {
     ctl.active.load(Ordering::Acquire) != 0
 }
 
-/// A client thread writing a frame for `session`: `writer_busy` raised
-/// (the helper does not set a ring up meanwhile), lowered on drop.
-struct Writing<'a> {
-    ctl: &'a Control,
-    session: u32,
-}
-
-impl<'a> Writing<'a> {
-    fn begin(ctl: &'a Control) -> Option<Self> {
-        ctl.writer_busy.store(1, Ordering::SeqCst);
-        let session = ctl.active.load(Ordering::SeqCst);
-        if session == 0 {
-            ctl.writer_busy.store(0, Ordering::Release);
-            return None;
-        }
-        Some(Writing { ctl, session })
-    }
-}
-
-impl Drop for Writing<'_> {
-    fn drop(&mut self) {
-        self.ctl.writer_busy.store(0, Ordering::Release);
-    }
-}
-
-/// A thread's turn at the ring: the client's lock, `writer_busy` raised,
-/// the helper's session followed (fields drop in this order).
-struct Turn<'a> {
-    ring: RingWriter<'a>,
-    writing: Writing<'a>,
-    live: SpinGuard<'static, Live>,
-}
-
-/// This thread's turn at the ring; `None` when there is nothing to write
-/// for (no session, or its profile stopped; a ring of impossible size
-/// stops it).
-fn turn(ctl: &Control) -> Option<Turn<'_>> {
-    let mut live = LIVE.lock();
-    let writing = Writing::begin(ctl)?;
-    live.follow(writing.session);
-    if live.stopped {
+/// The ring's writer for the session the reservation word is open for,
+/// followed by this thread; `None` when there is nothing to write for (no
+/// session, or its word closed: the session is being set up or its
+/// profile stopped; a ring of impossible size stops it). No lock: the
+/// writer's reservations succeed only while the word stays open for that
+/// session.
+fn turn<'a>(ctl: &'a Control, t: &mut ThreadState) -> Option<RingWriter<'a>> {
+    let w = ctl.reserved.load(Ordering::Acquire);
+    let session = word_session(w);
+    if word_closed(w) || session == 0 {
         return None;
     }
-    let Some(ring) = writer(ctl) else {
-        stop(ctl, &mut live, OVERRUN_CORRUPT);
-        return None;
-    };
-    Some(Turn {
-        ring,
-        writing,
-        live,
-    })
-}
-
-/// The ring's writer, for a thread holding [`LIVE`] and a [`Writing`].
-fn writer(ctl: &Control) -> Option<RingWriter<'_>> {
-    let ring = ctl.ring_bytes.load(Ordering::Acquire);
+    t.follow_ring(session);
+    // The ring's size is the session's: the helper set it before it opened
+    // the word (whose load above was Acquire).
+    let ring = ctl.ring_bytes.load(Ordering::Relaxed);
     // SAFETY: DATA holds DATA_LEN bytes mapped for the life of the process
-    // (attach); one writer at a time, since the caller holds LIVE; the
-    // size the helper asked for is checked against DATA_LEN.
-    unsafe {
+    // (attach), 4096-aligned; each writer writes only the bytes it
+    // reserved; the size the helper asked for is checked against DATA_LEN.
+    let writer = unsafe {
         RingWriter::new(
             ctl,
             DATA.load(Ordering::Relaxed),
             DATA_LEN.load(Ordering::Relaxed),
             ring,
+            session,
         )
+    };
+    if writer.is_none() {
+        stop(ctl, session, OVERRUN_CORRUPT);
     }
+    writer
 }
 
 fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, regs: Option<Regs>) {
@@ -336,12 +267,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, r
     let mut waited: Option<Instant> = None;
     let mut waits = 0u32;
     loop {
-        let Some(Turn {
-            ring,
-            writing,
-            mut live,
-        }) = turn(ctl)
-        else {
+        let Some(ring) = turn(ctl, t) else {
             return;
         };
         let mut slot = None;
@@ -352,13 +278,13 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, r
         let stack = if !t.stack.is_known() {
             None
         } else {
-            // SAFETY: a slot reserved by the ring's one writer holds the
-            // stack's length after its fixed part, and the reader does not
-            // look at it before the commit; `regs` were taken in
+            // SAFETY: a slot this thread reserved holds the stack's length
+            // after its fixed part, no other writer touches it, and the
+            // reader does not look at it before the commit; `regs` were taken in
             // `record_alloc`, inlined in a caller that has not returned.
             unsafe {
                 capture_with(&mut t.stack, regs, max_stack, |len| {
-                    match ring.reserve(ALLOC_FIXED + len, u64::MAX, &mut live.read_seen) {
+                    match ring.reserve(ALLOC_FIXED + len, u64::MAX, &mut t.read_seen) {
                         Ok(s) => {
                             slot = Some(s);
                             Some(ring.stack_ptr(s))
@@ -373,14 +299,14 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, r
         };
         if slot.is_none() && refused.is_none() {
             // No stack to copy: the allocation alone.
-            match ring.reserve(ALLOC_FIXED, u64::MAX, &mut live.read_seen) {
+            match ring.reserve(ALLOC_FIXED, u64::MAX, &mut t.read_seen) {
                 Ok(s) => slot = Some(s),
                 Err(e) => refused = Some(e),
             }
         }
         if let Some(slot) = slot {
             let stack = stack.map(|(regs, n)| (regs, n, n >= max_stack));
-            ring.commit_alloc(slot, writing.session, addr, sample_size, stack);
+            ring.commit_alloc(slot, addr, sample_size, stack);
             if let Some(f) = filter() {
                 f.add(addr);
             }
@@ -389,11 +315,9 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, r
             return;
         }
         let e = refused.unwrap_or(NoRoom::Corrupt);
-        if !wait_or_stop(ctl, &mut live, e, &mut waited) {
+        if !wait_or_stop(ctl, ring.session(), e, &mut waited) {
             return;
         }
-        drop(writing);
-        drop(live);
         pause(&mut waits);
     }
 }
@@ -412,27 +336,35 @@ fn pause(waits: &mut u32) {
 
 /// No room: whether to wait and try again (`block_client`, within its
 /// timeout, while the helper lives); otherwise the session's profile
-/// stops, saying why.
-fn wait_or_stop(ctl: &Control, live: &mut Live, e: NoRoom, waited: &mut Option<Instant>) -> bool {
-    if e == NoRoom::Corrupt {
-        stop(ctl, live, OVERRUN_CORRUPT);
-        return false;
+/// stops, saying why (a closed word: the session is over, the record is
+/// given up).
+fn wait_or_stop(ctl: &Control, session: u32, e: NoRoom, waited: &mut Option<Instant>) -> bool {
+    match e {
+        NoRoom::Closed => {
+            account_wait(ctl, *waited);
+            return false;
+        }
+        NoRoom::Corrupt => {
+            stop(ctl, session, OVERRUN_CORRUPT);
+            return false;
+        }
+        NoRoom::Full => {}
     }
     if ctl.block.load(Ordering::Relaxed) == 0 {
-        stop(ctl, live, OVERRUN_FULL);
+        stop(ctl, session, OVERRUN_FULL);
         return false;
     }
     if helper_gone() {
         // No one will ever read the ring: the program goes on unprofiled.
         account_wait(ctl, *waited);
-        stop(ctl, live, OVERRUN_HELPER_GONE);
+        stop(ctl, session, OVERRUN_HELPER_GONE);
         return false;
     }
     let start = *waited.get_or_insert_with(Instant::now);
     let limit = ctl.block_timeout_us.load(Ordering::Relaxed);
     if limit > 0 && start.elapsed() >= Duration::from_micros(u64::from(limit)) {
         account_wait(ctl, *waited);
-        stop(ctl, live, OVERRUN_TIMEOUT);
+        stop(ctl, session, OVERRUN_TIMEOUT);
         return false;
     }
     true
@@ -445,13 +377,13 @@ fn account_wait(ctl: &Control, waited: Option<Instant>) {
     }
 }
 
-/// Stops the session's profile (heapprofd tears the client down): the
+/// Stops the session's profile (heapprofd tears the client down): its
+/// reservation word closed, so no thread writes for it any more; the
 /// helper's last dump says why.
-fn stop(ctl: &Control, live: &mut Live, why: u64) {
-    live.stopped = true;
-    let session = live.session;
+fn stop(ctl: &Control, session: u32, why: u64) {
     ctl.overrun
         .store(u64::from(session) << 32 | why, Ordering::Release);
+    close_session(ctl, session);
     let _ = ctl
         .active
         .compare_exchange(session, 0, Ordering::SeqCst, Ordering::Relaxed);
@@ -491,23 +423,16 @@ fn install_fork_handlers() {
     }
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        extern "C" fn prepare() {
-            LIVE.lock_forever();
-        }
-        extern "C" fn parent() {
-            // SAFETY: `prepare` took the lock on this thread, keeping no guard.
-            unsafe { LIVE.force_unlock() };
-        }
+        // No lock to hand over: a thread of the parent that reserved a frame
+        // commits it in the parent (the ring is shared, not copied).
         extern "C" fn child() {
             // A fork child is not profiled; it never writes the ring.
             CTL.store(ptr::null_mut(), Ordering::Relaxed);
-            // SAFETY: as in `parent`; the child has only this thread.
-            unsafe { LIVE.force_unlock() };
         }
-        // SAFETY: registration only stores three function pointers, which
-        // touch atomics and the lock only.
+        // SAFETY: registration only stores a function pointer, which
+        // stores an atomic only.
         unsafe {
-            libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+            libc::pthread_atfork(None, None, Some(child));
         }
     });
 }
@@ -534,6 +459,7 @@ mod tests {
         ctl.interval.store(1, Ordering::Relaxed);
         ctl.ring_bytes.store(RING as u64, Ordering::Relaxed);
         ctl.epoch.fetch_add(1, Ordering::Release);
+        super::super::shared_ring::open(ctl, 5);
         ctl.active.store(5, Ordering::SeqCst);
         assert!(sampling());
         record_alloc(0x10_0000, 24);
@@ -543,9 +469,10 @@ mod tests {
         filter().unwrap().release(0x10_0000);
         record_free(0x10_0000); // a second free: nothing written
         ctl.active.store(0, Ordering::SeqCst);
+        super::super::shared_ring::close(ctl);
         assert!(!sampling());
         // SAFETY: the ring's bytes follow the control block's page.
-        let mut r = unsafe { RingReader::new(ctl, base.wrapping_add(RING_OFFSET), RING as u64) };
+        let mut r = unsafe { RingReader::new(ctl, base.wrapping_add(RING_OFFSET), RING as u64, 5) };
         let mut buf = Vec::new();
         let (s, rec) = r.next(&mut buf).unwrap().unwrap();
         assert_eq!(s, 5);

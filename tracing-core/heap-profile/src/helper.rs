@@ -17,7 +17,7 @@
 //! program.
 
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -30,7 +30,8 @@ use super::record_queue::Overrun;
 use super::session_link::SessionLink;
 use super::shared_ring::{
     CONTROL_BYTES, Control, FreeFilter, LaggedReleases, OVERRUN_CORRUPT, OVERRUN_FULL,
-    OVERRUN_TIMEOUT, RING_OFFSET, RingReader, RingRecord,
+    OVERRUN_TIMEOUT, POS_MASK, RING_OFFSET, RingReader, RingRecord, SESSION_MASK, close,
+    close_session, open, word_pos, writers_done,
 };
 use super::worker::{
     Books, ClientStatus, Control as WorkerControl, RecordSource, SampleStack, run,
@@ -50,7 +51,8 @@ pub(crate) const MAPPING_BYTES: usize = RING_OFFSET + MAX_SHMEM_SIZE as usize;
 
 /// How long the last dump may take at the program's exit.
 const EXIT_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long a new session waits for a client thread to finish a frame.
+/// How long a new session waits for the client's threads to commit the
+/// frames they reserved.
 const QUIESCE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Why the helper did not start.
@@ -203,6 +205,10 @@ struct Helper {
     heap: &'static str,
     running: Mutex<Option<Running>>,
     next_session: AtomicU32,
+    /// The size of the ring the helper set up last (0: none yet): what the
+    /// walk of a closed word's outstanding frames goes by, never the size
+    /// in the shared control block.
+    last_ring: AtomicU64,
 }
 
 fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedFd, alive: OwnedFd) {
@@ -228,6 +234,7 @@ fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedF
         heap,
         running: Mutex::new(None),
         next_session: AtomicU32::new(1),
+        last_ring: AtomicU64::new(0),
     });
     let endpoint = Endpoint::parse(&producer_socket_name());
     let mut producer: Option<Arc<ProducerClient>> = None;
@@ -340,7 +347,8 @@ impl Helper {
             return;
         }
         ctl.active.store(0, Ordering::SeqCst);
-        if !writers_idle(ctl, QUIESCE_TIMEOUT) {
+        close(ctl);
+        if !self.writers_done(QUIESCE_TIMEOUT) {
             eprintln!(
                 "{HEAPPROFD_DATA_SOURCE}: process {} kept writing its ring; not profiled",
                 self.target
@@ -349,8 +357,8 @@ impl Helper {
         }
         let ring = cfg.queue_bytes.clamp(8192, MAX_SHMEM_SIZE);
         self.shared.filter.clear();
-        ctl.write_pos.store(0, Ordering::Relaxed);
         ctl.read_pos.store(0, Ordering::Relaxed);
+        self.last_ring.store(ring, Ordering::Relaxed);
         ctl.overrun.store(0, Ordering::Relaxed);
         ctl.blocked_ns.store(0, Ordering::Relaxed);
         ctl.exit_done.store(0, Ordering::Relaxed);
@@ -364,7 +372,7 @@ impl Helper {
             .store(cfg.adaptive_threshold, Ordering::Relaxed);
         ctl.adaptive_max_interval
             .store(cfg.adaptive_max_interval, Ordering::Relaxed);
-        let session = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let session = self.take_session();
         let from_startup = ctl.starting_up.load(Ordering::Acquire) != 0;
         let books = Books::new(self.target, self.heap, &cfg, interval, from_startup);
         let wctl = Arc::new(WorkerControl::default());
@@ -384,6 +392,7 @@ impl Helper {
         match spawned {
             Ok(thread) => {
                 ctl.epoch.fetch_add(1, Ordering::Release);
+                open(ctl, session);
                 ctl.active.store(session, Ordering::SeqCst);
                 *running = Some(Running {
                     instance: i.id,
@@ -417,10 +426,39 @@ impl Helper {
         let _ = ctl
             .active
             .compare_exchange(r.session, 0, Ordering::SeqCst, Ordering::Relaxed);
-        writers_idle(ctl, Duration::from_millis(100));
+        close_session(ctl, r.session);
+        self.writers_done(Duration::from_millis(100));
         r.ctl.stop.store(true, Ordering::Release);
         if r.thread.join().is_err() {
             eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread panicked");
+        }
+    }
+
+    /// A session number (within the reservation word's bits, never 0).
+    fn take_session(&self) -> u32 {
+        loop {
+            let s = self.next_session.fetch_add(1, Ordering::Relaxed) & SESSION_MASK;
+            if s != 0 {
+                return s;
+            }
+        }
+    }
+
+    /// Waits (at most `timeout`) until every frame the client's threads
+    /// reserved before the word closed is committed (an impossible ring is
+    /// not waited for: its reader stops at it anyway).
+    fn writers_done(&self, timeout: Duration) -> bool {
+        let ring = self.last_ring.load(Ordering::Relaxed);
+        let until = Instant::now() + timeout;
+        loop {
+            // SAFETY: the ring's bytes follow the control block in a mapping
+            // of MAPPING_BYTES, and `ring <= MAX_SHMEM_SIZE` (0: never set
+            // up, the walk reads nothing).
+            match unsafe { writers_done(self.shared.ctl, self.shared.data, ring.max(1024)) } {
+                Ok(true) | Err(_) => return true,
+                Ok(false) if Instant::now() >= until => return false,
+                Ok(false) => std::thread::sleep(Duration::from_micros(100)),
+            }
         }
     }
 
@@ -433,18 +471,6 @@ impl Helper {
         }
         self.shared.ctl.exit_done.store(1, Ordering::Release);
     }
-}
-
-/// Waits (at most `timeout`) until no client thread writes a frame.
-fn writers_idle(ctl: &Control, timeout: Duration) -> bool {
-    let until = Instant::now() + timeout;
-    while ctl.writer_busy.load(Ordering::SeqCst) != 0 {
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_micros(100));
-    }
-    true
 }
 
 /// A session's records, from the shared ring.
@@ -463,7 +489,8 @@ impl RecordSource for RingSource {
         }
         // SAFETY: the ring's bytes follow the control block in a mapping of
         // MAPPING_BYTES, and `ring <= MAX_SHMEM_SIZE`.
-        let mut r = unsafe { RingReader::new(self.shared.ctl, self.shared.data, self.ring) };
+        let mut r =
+            unsafe { RingReader::new(self.shared.ctl, self.shared.data, self.ring, self.session) };
         let mut n = 0u32;
         loop {
             match r.next_in_place() {
@@ -534,10 +561,10 @@ impl RecordSource for RingSource {
     fn held_bytes(&self) -> u64 {
         let own = anon_and_swap_kb(std::process::id()).unwrap_or(0) * 1024;
         let ctl = self.shared.ctl;
-        own + ctl
-            .write_pos
-            .load(Ordering::Relaxed)
-            .saturating_sub(ctl.read_pos.load(Ordering::Relaxed))
+        let pending = word_pos(ctl.reserved.load(Ordering::Relaxed))
+            .wrapping_sub(ctl.read_pos.load(Ordering::Relaxed))
+            & POS_MASK;
+        own + pending.min(self.ring)
     }
 
     fn stop_sampling(&mut self) {
@@ -547,6 +574,7 @@ impl RecordSource for RingSource {
             Ordering::SeqCst,
             Ordering::Relaxed,
         );
+        close_session(self.shared.ctl, self.session);
     }
 
     /// The client stopped this session on its own (a full ring, a timeout,
@@ -561,6 +589,7 @@ impl RecordSource for RingSource {
         let o = ctl.overrun.load(Ordering::Acquire);
         o >> 32 == u64::from(self.session)
             && o & 0xffff_ffff != 0
-            && ctl.write_pos.load(Ordering::Acquire) == ctl.read_pos.load(Ordering::Acquire)
+            && word_pos(ctl.reserved.load(Ordering::Acquire))
+                == ctl.read_pos.load(Ordering::Acquire)
     }
 }

@@ -3,8 +3,8 @@
 //! a control block of atomics, through which the helper turns sampling on
 //! and off and the client says how it fares, and a byte ring of records
 //! (sampled allocations with their registers and stack copy, frees of
-//! sampled addresses) that the client's threads write, one at a time, and
-//! the helper reads.
+//! sampled addresses) that the client's threads write, any number at once
+//! and with no lock, and the helper reads.
 //!
 //! Each side reads what the other wrote as untrusted: the helper reads
 //! every byte with atomic loads (a frame's header and fixed part copied
@@ -13,11 +13,28 @@
 //! only trusts what it knows itself (the mapping's size) when it decides
 //! where to write.
 //!
+//! The ring's protocol. One word, the reservation word, holds a closed
+//! bit, the session and the reserved end of the ring. A client thread
+//! reserves a frame by a compare-and-swap that moves the end on (having
+//! checked the room against the read position), only in the open session
+//! it read; it then fills the frame (the stack copy included) with no lock
+//! held, and publishes it by storing the frame's first header word last,
+//! with Release: a commit tag computed from the frame's position and
+//! session, which bytes left by earlier laps or sessions never equal. A
+//! reservation that does not fit before the ring's end also takes the
+//! rest of it, as a pad frame its writer commits at once. The helper takes
+//! frames in order: at its position it loads the tag with Acquire and
+//! takes the frame only when the tag is this frame's; a frame reserved and
+//! not yet committed stops it until a later drain.
+//!
 //! A session's ring is set up by the helper while no client thread
-//! writes: a writer raises `writer_busy` and then checks that the session
-//! it writes for is still the active one; the helper clears `active`
-//! first and then waits for `writer_busy` to fall (both sequentially
-//! consistent, so one of the two always sees the other).
+//! writes it, through the reservation word alone: the helper closes it
+//! (no reservation succeeds after, and a thread whose compare-and-swap
+//! fails, or that finds the word closed or another session's, gives up
+//! the record), waits, bounded, until every frame reserved before the
+//! close is committed (it walks the headers from the read position to the
+//! closed end), resets the positions and the settings, and opens the word
+//! for the new session with Release.
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
@@ -49,7 +66,9 @@ pub(crate) const RING_OFFSET: usize = (CONTROL_BYTES + FILTER_BUCKETS * 2).next_
 /// of it, so the room left at a ring's end always holds a header.
 pub(crate) const FRAME_ALIGN: u64 = 16;
 
-/// A frame's header: length, kind, session, flags (four `u32`).
+/// A frame's header, four `u32`: the commit tag (written last, see
+/// [`commit_tag`]), the length, the session, the kind and the flags
+/// (`kind | flags << 8`).
 const HEADER: usize = 16;
 /// An allocation frame before its stack bytes: the header and six `u64`
 /// (address, sample size, ip, sp, bp, stack length).
@@ -63,6 +82,47 @@ const KIND_FREE: u32 = 2;
 
 const FLAG_HAS_STACK: u32 = 1;
 const FLAG_MAXED: u32 = 2;
+
+/// Positions (bytes ever reserved, this session) are kept modulo
+/// 2^POS_BITS, in the low bits of the reservation word.
+pub(crate) const POS_BITS: u32 = 40;
+/// The position's bits.
+pub(crate) const POS_MASK: u64 = (1 << POS_BITS) - 1;
+/// The session's bits, above the position's in the reservation word (the
+/// helper numbers sessions within them, 0 being none).
+pub(crate) const SESSION_MASK: u32 = (1 << 23) - 1;
+/// The reservation word's top bit: closed, no reservation succeeds.
+const CLOSED: u64 = 1 << 63;
+
+/// The position in a reservation word.
+pub(crate) fn word_pos(w: u64) -> u64 {
+    w & POS_MASK
+}
+
+/// The session in a reservation word (0: none yet).
+pub(crate) fn word_session(w: u64) -> u32 {
+    (w >> POS_BITS) as u32 & SESSION_MASK
+}
+
+/// Whether a reservation word is closed.
+pub(crate) fn word_closed(w: u64) -> bool {
+    w & CLOSED != 0
+}
+
+/// The word of `session` open, at position 0.
+fn open_word(session: u32) -> u64 {
+    u64::from(session & SESSION_MASK) << POS_BITS
+}
+
+/// The commit tag of a frame at `pos` of `session`: what its first header
+/// word says once the frame is committed. It differs from the tags of the
+/// frames of earlier laps at the same offset (their positions differ by a
+/// multiple of the ring's size, at most 2^36 apart by the tag's bits), and
+/// of other sessions' frames (whose positions start at 0 too), so bytes an
+/// earlier frame left never read as this one committed.
+pub(crate) fn commit_tag(pos: u64, session: u32) -> u32 {
+    ((pos >> 4) as u32) ^ session.wrapping_mul(0x9E37_79B1) ^ 0xC0A1_7E55
+}
 
 /// `overrun` values (the low half; the high half is the session).
 pub(crate) const OVERRUN_FULL: u64 = 1;
@@ -98,14 +158,19 @@ pub(crate) struct Control {
     pub adaptive_max_interval: AtomicU64,
     /// The helper's answer to `exiting`: the last dump is handed over.
     pub exit_done: AtomicU32,
-    /// The ring's read position (bytes ever read, this session).
+    /// The ring's read position (bytes ever read, this session, modulo
+    /// 2^[`POS_BITS`]).
     pub read_pos: OwnLine<AtomicU64>,
 
+    // Written by both.
+    /// The reservation word: closed bit, session, and the ring's reserved
+    /// end (bytes ever reserved, this session, modulo 2^[`POS_BITS`]).
+    /// Client threads reserve by compare-and-swap; the helper closes it and
+    /// opens it for a new session; either side closes it when a session's
+    /// profile stops.
+    pub reserved: OwnLine<AtomicU64>,
+
     // Written by the client.
-    /// The ring's write position (bytes ever written, this session).
-    pub write_pos: OwnLine<AtomicU64>,
-    /// A client thread is writing a frame.
-    pub writer_busy: OwnLine<AtomicU32>,
     /// The process is starting up (a blocking init waits).
     pub starting_up: AtomicU32,
     /// Why the client stopped queueing: `session << 32 | OVERRUN_*`.
@@ -246,12 +311,16 @@ pub(crate) enum NoRoom {
     Full,
     /// Never: the positions the helper left are impossible.
     Corrupt,
+    /// The reservation word is closed, or open for another session: this
+    /// record is not written (the session it was for is over).
+    Closed,
 }
 
 /// Where a frame goes (from [`RingWriter::reserve`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
-    /// The frame's position (bytes ever written before it).
+    /// The frame's position (bytes ever reserved before it, modulo
+    /// 2^[`POS_BITS`]).
     pos: u64,
     /// Its offset in the ring.
     off: usize,
@@ -259,12 +328,16 @@ pub(crate) struct Slot {
     len: usize,
 }
 
-/// The client's side: places frames. One writer at a time (the client's
-/// lock), between a raised `writer_busy` and its fall.
+/// The client's side: places frames, from any number of threads at once,
+/// each reserving its bytes by a compare-and-swap on the reservation word
+/// and publishing them by its frame's commit tag. A writer belongs to the
+/// session whose open word it was made from: its reservations succeed only
+/// while that word is open.
 pub(crate) struct RingWriter<'a> {
     ctl: &'a Control,
     data: *mut u8,
     ring: u64,
+    session: u32,
 }
 
 /// `n` rounded up to [`FRAME_ALIGN`].
@@ -273,23 +346,36 @@ pub(crate) fn frame_round(n: usize) -> usize {
 }
 
 impl<'a> RingWriter<'a> {
-    /// A writer over the ring at `data`, `ring` bytes (the session's size,
-    /// checked against `data_len`, the mapping's, by the caller's own
-    /// knowledge): `None` when `ring` is not a usable size.
+    /// A writer for `session` over the ring at `data`, `ring` bytes (the
+    /// session's size, checked against `data_len`, the mapping's, by the
+    /// caller's own knowledge): `None` when `ring` is not a usable size.
     ///
     /// # Safety
-    /// `data` is valid for writes of `data_len` bytes for `'a`, and no one
-    /// in this process accesses them meanwhile but through this writer.
+    /// `data` is valid for writes of `data_len` bytes for `'a`, 16-aligned,
+    /// and no one in this process accesses them meanwhile but through
+    /// writers made this way (each writes only the bytes it reserved).
     pub(crate) unsafe fn new(
         ctl: &'a Control,
         data: *mut u8,
         data_len: usize,
         ring: u64,
+        session: u32,
     ) -> Option<Self> {
         let usable = ring >= 1024
             && ring.is_power_of_two()
+            && ring <= 1 << (POS_BITS - 1)
             && usize::try_from(ring).is_ok_and(|r| r <= data_len);
-        usable.then_some(RingWriter { ctl, data, ring })
+        usable.then_some(RingWriter {
+            ctl,
+            data,
+            ring,
+            session: session & SESSION_MASK,
+        })
+    }
+
+    /// The session this writer writes for.
+    pub(crate) fn session(&self) -> u32 {
+        self.session
     }
 
     /// The most stack bytes an allocation frame may carry so that it fits
@@ -303,22 +389,27 @@ impl<'a> RingWriter<'a> {
         (half & !(align - 1)).saturating_sub(ALLOC_FIXED) & !(align - 1)
     }
 
-    /// Bytes written and not yet read (as of the read position's last
-    /// load).
+    /// Bytes reserved and not yet read (as of the read position's last
+    /// store).
     pub(crate) fn pending(&self) -> u64 {
-        let w = self.ctl.write_pos.load(Ordering::Relaxed);
+        let w = word_pos(self.ctl.reserved.load(Ordering::Relaxed));
         let r = self.ctl.read_pos.load(Ordering::Acquire);
-        w.wrapping_sub(r)
+        w.wrapping_sub(r) & POS_MASK
     }
 
-    /// Room for a frame of `len` bytes (rounded to [`FRAME_ALIGN`]) with at
-    /// most `cap` bytes pending afterwards; a pad frame fills the ring's
-    /// end when the frame does not fit there. `read_seen` is the read
-    /// position as last loaded this session, if it was (the reader only
-    /// moves it forward, so an old one understates the room): it is loaded
-    /// again, checked and kept only when the frame does not fit by it, so
-    /// the reader's line stays on the reader's core while the ring has
-    /// room.
+    /// Reserves room for a frame of `len` bytes (rounded to
+    /// [`FRAME_ALIGN`]) with at most `cap` bytes pending afterwards; when
+    /// the frame does not fit before the ring's end, the reservation also
+    /// takes the rest of the ring, which becomes a pad frame this writer
+    /// commits at once. The frame itself is published by
+    /// [`RingWriter::commit_alloc`] (or is a free, [`RingWriter::push_free`]);
+    /// until then the reader stops at it.
+    ///
+    /// `read_seen` is the read position as this thread last loaded it, this
+    /// session, if it did (the reader only moves it forward, so an old one
+    /// understates the room): it is loaded again, checked and kept only
+    /// when the frame does not fit by it, so the reader's line stays on the
+    /// reader's core while the ring has room.
     pub(crate) fn reserve(
         &self,
         len: usize,
@@ -326,33 +417,87 @@ impl<'a> RingWriter<'a> {
         read_seen: &mut Option<u64>,
     ) -> Result<Slot, NoRoom> {
         let len = frame_round(len.max(HEADER));
-        let w = self.ctl.write_pos.load(Ordering::Relaxed);
-        if w % FRAME_ALIGN != 0 {
-            return Err(NoRoom::Corrupt);
-        }
-        let off = (w % self.ring) as usize;
-        let tail = self.ring as usize - off;
-        let pad = if tail < len { tail } else { 0 };
         let limit = self.ring.min(cap);
-        let fits = |r: u64| {
-            let used = w.wrapping_sub(r);
-            (used <= self.ring).then(|| used.saturating_add((pad + len) as u64) <= limit)
+        let mut w = self.ctl.reserved.load(Ordering::Acquire);
+        let (pos, pad) = loop {
+            if word_closed(w) || word_session(w) != self.session {
+                return Err(NoRoom::Closed);
+            }
+            let pos = word_pos(w);
+            if pos % FRAME_ALIGN != 0 {
+                return Err(NoRoom::Corrupt);
+            }
+            let off = (pos % self.ring) as usize;
+            let tail = self.ring as usize - off;
+            let pad = if tail < len { tail } else { 0 };
+            let need = (pad + len) as u64;
+            let fits = |r: u64| {
+                let used = pos.wrapping_sub(r) & POS_MASK;
+                (used <= self.ring).then(|| used + need <= limit)
+            };
+            if read_seen.and_then(fits) != Some(true) {
+                let r = self.ctl.read_pos.load(Ordering::Acquire);
+                if r > POS_MASK {
+                    return Err(NoRoom::Corrupt);
+                }
+                match fits(r) {
+                    Some(true) => *read_seen = Some(r),
+                    Some(false) => return Err(NoRoom::Full),
+                    None => {
+                        // The reader is past the position loaded: other
+                        // writers reserved (and the reader took) frames
+                        // since, or the positions are impossible.
+                        let now = self.ctl.reserved.load(Ordering::Acquire);
+                        if now == w || r.wrapping_sub(pos) & POS_MASK > self.ring {
+                            return Err(NoRoom::Corrupt);
+                        }
+                        w = now;
+                        continue;
+                    }
+                }
+            }
+            let next = (w & !POS_MASK) | (pos.wrapping_add(need) & POS_MASK);
+            match self.ctl.reserved.compare_exchange_weak(
+                w,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break (pos, pad),
+                Err(now) => w = now,
+            }
         };
-        if read_seen.and_then(fits) != Some(true) {
-            let r = self.ctl.read_pos.load(Ordering::Acquire);
-            match fits(r) {
-                None => return Err(NoRoom::Corrupt),
-                Some(false) => return Err(NoRoom::Full),
-                Some(true) => *read_seen = Some(r),
+        #[cfg(miri)]
+        {
+            // Miri's weak-memory emulation loses track of an atomic store's
+            // buffer when a load of another size overlaps it, and then
+            // panics at the next atomic store there (an interpreter bug,
+            // not a race): under Miri every reserved byte is written plainly
+            // first (all but the headers, which the reader may load before
+            // the commit: those are only ever written atomically, four
+            // `u32` at the same places), so no buffer is left where a
+            // header may later be stored.
+            let off = (pos % self.ring) as usize;
+            let pos2 = (pos + pad as u64) & POS_MASK;
+            for (o, n) in [(off, pad), ((pos2 % self.ring) as usize, len)] {
+                if n > HEADER {
+                    // SAFETY: reserved by this writer, inside the ring.
+                    unsafe { self.data.add(o + HEADER).write_bytes(0, n - HEADER) };
+                }
             }
         }
         if pad > 0 {
-            // SAFETY: `off + HEADER <= ring <= data_len` (tail is a multiple
-            // of FRAME_ALIGN, so at least a header); the bytes are past the
-            // write position, so the reader does not read them yet.
-            unsafe { self.header(off, pad as u32, KIND_PAD, 0, 0) };
+            let off = (pos % self.ring) as usize;
+            // SAFETY: `off + pad <= ring <= data_len`, `pad >= HEADER` (the
+            // room left at the ring's end is a multiple of FRAME_ALIGN); the
+            // bytes are ours (reserved above), and the reader does not read
+            // them before the tag.
+            unsafe {
+                self.header(off, pad as u32, KIND_PAD, 0);
+                self.publish(off, pos);
+            }
         }
-        let pos = w + pad as u64;
+        let pos = pos.wrapping_add(pad as u64) & POS_MASK;
         Ok(Slot {
             pos,
             off: (pos % self.ring) as usize,
@@ -365,19 +510,31 @@ impl<'a> RingWriter<'a> {
         self.data.wrapping_add(slot.off + ALLOC_FIXED)
     }
 
-    /// Writes `words` (u32s then u64s) at offset `off`.
+    /// Writes a frame's header at `off`, all but its commit tag.
     ///
     /// # Safety
-    /// `off + HEADER` is within the ring and past the write position.
-    unsafe fn header(&self, off: usize, len: u32, kind: u32, session: u32, flags: u32) {
+    /// `off + HEADER` is within the ring, in bytes this writer reserved.
+    unsafe fn header(&self, off: usize, len: u32, kind: u32, flags: u32) {
         let p = self.data.wrapping_add(off).cast::<u32>();
-        // SAFETY: caller contract; `off` is 16-aligned and so is `data`.
+        // SAFETY: caller contract; `off` is 16-aligned and so is `data`;
+        // atomics, as the reader loads the header words.
         unsafe {
-            p.write(len);
-            p.add(1).write(kind);
-            p.add(2).write(session);
-            p.add(3).write(flags);
+            AtomicU32::from_ptr(p.add(1)).store(len, Ordering::Relaxed);
+            AtomicU32::from_ptr(p.add(2)).store(self.session, Ordering::Relaxed);
+            AtomicU32::from_ptr(p.add(3)).store(kind | flags << 8, Ordering::Relaxed);
         }
+    }
+
+    /// Publishes the frame at `off`, position `pos`: its commit tag, last,
+    /// with Release (everything written to the frame before is the
+    /// reader's once it loads the tag with Acquire).
+    ///
+    /// # Safety
+    /// As for [`RingWriter::header`].
+    unsafe fn publish(&self, off: usize, pos: u64) {
+        let p = self.data.wrapping_add(off).cast::<u32>();
+        // SAFETY: caller contract.
+        unsafe { AtomicU32::from_ptr(p) }.store(commit_tag(pos, self.session), Ordering::Release);
     }
 
     /// Fills `slot` with a sampled allocation (its stack bytes, if any,
@@ -385,7 +542,6 @@ impl<'a> RingWriter<'a> {
     pub(crate) fn commit_alloc(
         &self,
         slot: Slot,
-        session: u32,
         addr: u64,
         sample_size: u64,
         stack: Option<(super::capture::Regs, usize, bool)>,
@@ -398,29 +554,25 @@ impl<'a> RingWriter<'a> {
             ),
             None => ((0, 0, 0), 0, false),
         };
-        let len = frame_round(ALLOC_FIXED + stack_len).min(slot.len);
         let flags =
             if stack.is_some() { FLAG_HAS_STACK } else { 0 } | if maxed { FLAG_MAXED } else { 0 };
         let words = [addr, sample_size, regs.0, regs.1, regs.2, stack_len as u64];
         // SAFETY: the slot's `len >= ALLOC_FIXED` bytes at `off` are inside
-        // the ring and past the write position (reserve).
+        // the ring and reserved by this writer (reserve).
         unsafe {
-            self.header(slot.off, len as u32, KIND_ALLOC, session, flags);
+            self.header(slot.off, slot.len as u32, KIND_ALLOC, flags);
             let p = self.data.wrapping_add(slot.off + HEADER).cast::<u64>();
             for (i, w) in words.iter().enumerate() {
                 p.add(i).write(*w);
             }
+            self.publish(slot.off, slot.pos);
         }
-        self.ctl
-            .write_pos
-            .store(slot.pos + len as u64, Ordering::Release);
     }
 
     /// Places and publishes the free of `addr` (`read_seen` as for
     /// [`RingWriter::reserve`]).
     pub(crate) fn push_free(
         &self,
-        session: u32,
         addr: u64,
         cap: u64,
         read_seen: &mut Option<u64>,
@@ -428,15 +580,13 @@ impl<'a> RingWriter<'a> {
         let slot = self.reserve(FREE_FRAME, cap, read_seen)?;
         // SAFETY: as in `commit_alloc`, for FREE_FRAME bytes.
         unsafe {
-            self.header(slot.off, FREE_FRAME as u32, KIND_FREE, session, 0);
+            self.header(slot.off, FREE_FRAME as u32, KIND_FREE, 0);
             self.data
                 .wrapping_add(slot.off + HEADER)
                 .cast::<u64>()
                 .write(addr);
+            self.publish(slot.off, slot.pos);
         }
-        self.ctl
-            .write_pos
-            .store(slot.pos + FREE_FRAME as u64, Ordering::Release);
         Ok(())
     }
 }
@@ -531,32 +681,45 @@ fn prefetch(at: *const u8, len: usize) {
     let _ = (at, len);
 }
 
-/// The helper's side: takes frames in order.
+/// The helper's side: takes frames in order, each once its commit tag
+/// says it is committed at its position.
 pub(crate) struct RingReader<'a> {
     ctl: &'a Control,
     data: *const u8,
     ring: u64,
+    session: u32,
     pos: u64,
-    /// The write position as last loaded: loaded again only once the
-    /// reader reaches it, so the writer's line stays on the writer's core
-    /// while records are waiting.
-    written: u64,
+    /// The reserved end as last loaded: loaded again only once the reader
+    /// reaches it, so the writers' line stays on their cores while records
+    /// are waiting.
+    reserved: u64,
+}
+
+/// A frame's header, as the reader found it committed.
+#[derive(Debug, Clone, Copy)]
+struct Header {
+    len: usize,
+    session: u32,
+    kind: u32,
+    flags: u32,
 }
 
 impl<'a> RingReader<'a> {
-    /// A reader of the session's ring of `ring` bytes at `data`, from the
+    /// A reader of `session`'s ring of `ring` bytes at `data`, from the
     /// current read position.
     ///
     /// # Safety
     /// `data` is valid for reads of `ring` bytes for `'a` (the helper's own
-    /// mapping, of a size it knows).
-    pub(crate) unsafe fn new(ctl: &'a Control, data: *const u8, ring: u64) -> Self {
+    /// mapping, of a size it knows), 16-aligned.
+    pub(crate) unsafe fn new(ctl: &'a Control, data: *const u8, ring: u64, session: u32) -> Self {
+        let pos = ctl.read_pos.load(Ordering::Relaxed);
         RingReader {
             ctl,
             data,
             ring,
-            pos: ctl.read_pos.load(Ordering::Relaxed),
-            written: ctl.write_pos.load(Ordering::Acquire),
+            session: session & SESSION_MASK,
+            pos,
+            reserved: pos,
         }
     }
 
@@ -578,45 +741,86 @@ impl<'a> RingReader<'a> {
         unsafe { zerotrace_core::abi::copy_from_shared(from, out) }
     }
 
+    /// The `i`th `u32` of the header at `off` (`off + HEADER <= ring`,
+    /// 16-aligned), loaded with `order`.
+    fn header_word(&self, off: usize, i: usize, order: Ordering) -> u32 {
+        debug_assert!(off + HEADER <= self.ring as usize && i < 4);
+        let p = self.data.wrapping_add(off).cast::<u32>().wrapping_add(i);
+        // SAFETY: inside the ring (callers check `off + HEADER <= ring`),
+        // aligned (`data` and `off` are 16-aligned); an atomic load, whatever
+        // the client does to the word.
+        unsafe { AtomicU32::from_ptr(p.cast_mut()) }.load(order)
+    }
+
+    /// The frame at `pos`, if committed there (`None`: reserved, not yet
+    /// committed), with at most `end` reserved: its header checked against
+    /// the reserved bytes and the ring.
+    fn frame_at(&self, pos: u64, end: u64) -> Result<Option<Header>, Corrupt> {
+        let avail = end.wrapping_sub(pos) & POS_MASK;
+        if pos > POS_MASK || pos % FRAME_ALIGN != 0 || avail > self.ring || avail < HEADER as u64 {
+            return Err(Corrupt(pos));
+        }
+        let off = (pos % self.ring) as usize;
+        if off + HEADER > self.ring as usize {
+            return Err(Corrupt(pos));
+        }
+        if self.header_word(off, 0, Ordering::Acquire) != commit_tag(pos, self.session) {
+            return Ok(None);
+        }
+        let len = self.header_word(off, 1, Ordering::Relaxed) as usize;
+        let session = self.header_word(off, 2, Ordering::Relaxed);
+        let kf = self.header_word(off, 3, Ordering::Relaxed);
+        if len < HEADER
+            || len as u64 % FRAME_ALIGN != 0
+            || len as u64 > avail
+            || off + len > self.ring as usize
+        {
+            return Err(Corrupt(pos));
+        }
+        Ok(Some(Header {
+            len,
+            session,
+            kind: kf & 0xff,
+            flags: kf >> 8,
+        }))
+    }
+
     /// The next record and the session it belongs to, as it lies in the
     /// ring (a stack copy is not copied out: the unwinder reads the words
-    /// it needs in place); `None` when the ring is empty. The record
-    /// borrows the reader, so the client gets its bytes back
-    /// ([`RingReader::release`]) only once the record is done with.
+    /// it needs in place); `None` when nothing is committed at the read
+    /// position (the ring is empty, or the next frame is reserved and not
+    /// yet committed: frames are taken in order). The record borrows the
+    /// reader, so the client gets its bytes back ([`RingReader::release`])
+    /// only once the record is done with.
     pub(crate) fn next_in_place(&mut self) -> Result<Option<(u32, RingRecord<'_>)>, Corrupt> {
         loop {
-            if self.written == self.pos {
-                self.written = self.ctl.write_pos.load(Ordering::Acquire);
-                if self.written == self.pos {
+            if self.reserved == self.pos {
+                let w = self.ctl.reserved.load(Ordering::Acquire);
+                if word_session(w) != self.session {
+                    return Ok(None);
+                }
+                self.reserved = word_pos(w);
+                if self.reserved == self.pos {
                     return Ok(None);
                 }
             }
-            let w = self.written;
-            let avail = w.wrapping_sub(self.pos);
-            if avail > self.ring || avail < HEADER as u64 {
-                return Err(Corrupt(self.pos));
-            }
+            let end = self.reserved;
+            let Some(Header {
+                len,
+                session,
+                kind,
+                flags,
+            }) = self.frame_at(self.pos, end)?
+            else {
+                return Ok(None);
+            };
             let off = (self.pos % self.ring) as usize;
-            let mut h = [0u8; HEADER];
-            if off + HEADER > self.ring as usize {
-                return Err(Corrupt(self.pos));
-            }
-            self.copy(off, &mut h);
-            let word = |i: usize| u32::from_ne_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
-            let (len, kind, session, flags) = (word(0) as usize, word(4), word(8), word(12));
-            if len < HEADER
-                || len as u64 % FRAME_ALIGN != 0
-                || len as u64 > avail
-                || off + len > self.ring as usize
-            {
-                return Err(Corrupt(self.pos));
-            }
             let at = self.pos;
-            self.pos += len as u64;
+            self.pos = (self.pos + len as u64) & POS_MASK;
             // The frame's lines and the next frames' come from the
             // client's core: ask for them now, so the transfers overlap
             // rather than follow one another as the unwind reads them.
-            let ahead = (w.wrapping_sub(at) as usize).min(len + PREFETCH_AHEAD);
+            let ahead = ((end.wrapping_sub(at) & POS_MASK) as usize).min(len + PREFETCH_AHEAD);
             prefetch(
                 self.data.wrapping_add(off),
                 ahead.min(self.ring as usize - off),
@@ -702,6 +906,73 @@ impl<'a> RingReader<'a> {
     pub(crate) fn release(&self) {
         self.ctl.read_pos.store(self.pos, Ordering::Release);
     }
+
+    /// Whether every frame reserved up to `end` is committed: the headers
+    /// walked from the read position (nothing is taken). With the word
+    /// closed at `end`, `true` means no client thread writes this ring any
+    /// more.
+    pub(crate) fn committed_up_to(&self, end: u64) -> Result<bool, Corrupt> {
+        let mut pos = self.pos;
+        // Each frame is at least a header: a walk longer than this is a loop.
+        for _ in 0..=self.ring / HEADER as u64 {
+            if pos == end {
+                return Ok(true);
+            }
+            match self.frame_at(pos, end)? {
+                Some(h) => pos = (pos + h.len as u64) & POS_MASK,
+                None => return Ok(false),
+            }
+        }
+        Err(Corrupt(pos))
+    }
+}
+
+/// Closes the reservation word, whatever its session (the helper, before
+/// it sets a new session's ring up): no reservation succeeds after this.
+/// The closed word (its position: the end of what was reserved).
+pub(crate) fn close(ctl: &Control) -> u64 {
+    ctl.reserved.fetch_or(CLOSED, Ordering::AcqRel) | CLOSED
+}
+
+/// Closes the reservation word if it is open for `session` (a session's
+/// profile stops: the client's own decision, or the helper's).
+pub(crate) fn close_session(ctl: &Control, session: u32) {
+    let _ = ctl
+        .reserved
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+            (!word_closed(w) && word_session(w) == session & SESSION_MASK && session != 0)
+                .then_some(w | CLOSED)
+        });
+}
+
+/// Whether every frame reserved before the word closed is committed (the
+/// helper, after [`close`], for the ring of `ring` bytes at `data` it set
+/// up last). An impossible word or frame is an error: the helper does not
+/// wait for it.
+///
+/// # Safety
+/// As for [`RingReader::new`].
+pub(crate) unsafe fn writers_done(
+    ctl: &Control,
+    data: *const u8,
+    ring: u64,
+) -> Result<bool, Corrupt> {
+    let w = ctl.reserved.load(Ordering::Acquire);
+    if word_session(w) == 0 {
+        // Never opened: nothing was reserved.
+        return Ok(true);
+    }
+    // SAFETY: caller contract.
+    let r = unsafe { RingReader::new(ctl, data, ring, word_session(w)) };
+    r.committed_up_to(word_pos(w))
+}
+
+/// Opens the reservation word for `session` (non-zero, at most
+/// [`SESSION_MASK`]), its ring empty: after the session's other settings,
+/// which a writer that sees the word open sees too.
+pub(crate) fn open(ctl: &Control, session: u32) {
+    ctl.read_pos.store(0, Ordering::Relaxed);
+    ctl.reserved.store(open_word(session), Ordering::Release);
 }
 
 #[cfg(test)]
@@ -714,11 +985,20 @@ mod tests {
         data: Vec<u64>,
     }
 
+    /// A ring whose word is open for session 1.
     fn mem(ring: usize) -> Mem {
-        Mem {
+        let m = Mem {
             ctl: Box::default(),
             data: vec![0u64; ring / 8],
-        }
+        };
+        open(&m.ctl, 1);
+        m
+    }
+
+    /// Sets the ring's positions (session 1, open).
+    fn at(ctl: &Control, write: u64, read: u64) {
+        ctl.reserved.store(open_word(1) | write, Ordering::Relaxed);
+        ctl.read_pos.store(read, Ordering::Relaxed);
     }
 
     fn regs() -> super::super::capture::Regs {
@@ -729,18 +1009,13 @@ mod tests {
         }
     }
 
-    fn alloc_with_stack(
-        w: &RingWriter<'_>,
-        session: u32,
-        addr: u64,
-        stack: &[u8],
-    ) -> Result<(), NoRoom> {
+    fn alloc_with_stack(w: &RingWriter<'_>, addr: u64, stack: &[u8]) -> Result<(), NoRoom> {
         let slot = w.reserve(ALLOC_FIXED + stack.len(), u64::MAX, &mut None)?;
         // SAFETY: the slot holds the stack bytes after its fixed part.
         unsafe {
             std::ptr::copy_nonoverlapping(stack.as_ptr(), w.stack_ptr(slot), stack.len());
         }
-        w.commit_alloc(slot, session, addr, 64, Some((regs(), stack.len(), false)));
+        w.commit_alloc(slot, addr, 64, Some((regs(), stack.len(), false)));
         Ok(())
     }
 
@@ -749,17 +1024,17 @@ mod tests {
         let mut m = mem(1024);
         let data = m.data.as_mut_ptr().cast::<u8>();
         // SAFETY: `data` is the 1024-byte buffer owned by `m`.
-        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
         // SAFETY: as above.
-        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
         let mut buf = Vec::new();
         for round in 0..40u64 {
             let expected = round;
             let stack: Vec<u8> = (0..(round as usize * 13) % 300).map(|i| i as u8).collect();
-            alloc_with_stack(&w, 7, 0x1000 + round, &stack).unwrap();
-            w.push_free(7, 0x1000 + round, u64::MAX, &mut None).unwrap();
+            alloc_with_stack(&w, 0x1000 + round, &stack).unwrap();
+            w.push_free(0x1000 + round, u64::MAX, &mut None).unwrap();
             let (s, rec) = r.next(&mut buf).unwrap().unwrap();
-            assert_eq!(s, 7);
+            assert_eq!(s, 1);
             match rec {
                 Record::Alloc(a) => {
                     assert_eq!(a.addr, 0x1000 + expected);
@@ -783,25 +1058,25 @@ mod tests {
         let mut m = mem(1024);
         let data = m.data.as_mut_ptr().cast::<u8>();
         // SAFETY: as above.
-        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
         // SAFETY: as above.
-        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
         let mut n = 0;
-        while w.push_free(1, n, u64::MAX, &mut None).is_ok() {
+        while w.push_free(n, u64::MAX, &mut None).is_ok() {
             n += 1;
         }
         assert_eq!(n, 1024 / FREE_FRAME as u64);
-        assert_eq!(w.push_free(1, 0, u64::MAX, &mut None), Err(NoRoom::Full));
+        assert_eq!(w.push_free(0, u64::MAX, &mut None), Err(NoRoom::Full));
         let mut buf = Vec::new();
         r.next(&mut buf).unwrap().unwrap();
         r.release();
-        assert!(w.push_free(1, 99, u64::MAX, &mut None).is_ok());
+        assert!(w.push_free(99, u64::MAX, &mut None).is_ok());
         while r.next(&mut buf).unwrap().is_some() {}
         r.release();
-        assert!(w.push_free(1, 1, 64, &mut None).is_ok());
-        assert!(w.push_free(1, 2, 64, &mut None).is_ok());
+        assert!(w.push_free(1, 64, &mut None).is_ok());
+        assert!(w.push_free(2, 64, &mut None).is_ok());
         assert_eq!(
-            w.push_free(1, 3, 64, &mut None),
+            w.push_free(3, 64, &mut None),
             Err(NoRoom::Full),
             "cap of 64 bytes"
         );
@@ -812,13 +1087,12 @@ mod tests {
         let mut m = mem(1024);
         let data = m.data.as_mut_ptr().cast::<u8>();
         // SAFETY: the buffer is ours, 1024 bytes, one writer.
-        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
         let max = w.max_stack_bytes();
         assert!(max > 0 && ALLOC_FIXED + max <= 512, "{max}");
         for start in (0..1024u64).step_by(FRAME_ALIGN as usize) {
             // An empty ring (the reader caught up) at every write position.
-            m.ctl.write_pos.store(start, Ordering::Relaxed);
-            m.ctl.read_pos.store(start, Ordering::Relaxed);
+            at(&m.ctl, start, start);
             assert!(
                 w.reserve(ALLOC_FIXED + max, u64::MAX, &mut None).is_ok(),
                 "at {start}"
@@ -826,8 +1100,7 @@ mod tests {
         }
         // Past the cap, some positions never have room: what a writer
         // waiting for room would wait on forever.
-        m.ctl.write_pos.store(512 + 16, Ordering::Relaxed);
-        m.ctl.read_pos.store(512 + 16, Ordering::Relaxed);
+        at(&m.ctl, 512 + 16, 512 + 16);
         assert_eq!(
             w.reserve(600, u64::MAX, &mut None).unwrap_err(),
             NoRoom::Full
@@ -866,9 +1139,9 @@ mod tests {
         let mut m = mem(1024);
         let data = m.data.as_mut_ptr().cast::<u8>();
         // SAFETY: as above.
-        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
         let mut seen = None;
-        w.push_free(1, 1, u64::MAX, &mut seen).unwrap();
+        w.push_free(1, u64::MAX, &mut seen).unwrap();
         assert_eq!(seen, Some(0), "loaded once");
         // The reader moves on; the writer still goes by what it saw, until
         // that leaves no room: then it loads the reader's position, finds
@@ -876,18 +1149,18 @@ mod tests {
         m.ctl.read_pos.store(FREE_FRAME as u64, Ordering::Release);
         let mut n = 1;
         while seen == Some(0) {
-            w.push_free(1, n, u64::MAX, &mut seen).unwrap();
+            w.push_free(n, u64::MAX, &mut seen).unwrap();
             n += 1;
         }
         assert_eq!(n, 1024 / FREE_FRAME as u64 + 1);
         assert_eq!(seen, Some(FREE_FRAME as u64));
         // Full by the position it loads, too: refused, the position kept.
-        assert_eq!(w.push_free(1, n, u64::MAX, &mut seen), Err(NoRoom::Full));
+        assert_eq!(w.push_free(n, u64::MAX, &mut seen), Err(NoRoom::Full));
         assert_eq!(seen, Some(FREE_FRAME as u64));
         m.ctl
             .read_pos
             .store(2 * FREE_FRAME as u64, Ordering::Release);
-        w.push_free(1, n, u64::MAX, &mut seen).unwrap();
+        w.push_free(n, u64::MAX, &mut seen).unwrap();
         assert_eq!(seen, Some(2 * FREE_FRAME as u64));
     }
 
@@ -896,29 +1169,28 @@ mod tests {
         let mut m = mem(1024);
         let data = m.data.as_mut_ptr().cast::<u8>();
         // SAFETY: as above.
-        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
-        w.push_free(1, 5, u64::MAX, &mut None).unwrap();
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+        w.push_free(5, u64::MAX, &mut None).unwrap();
         let mut buf = Vec::new();
-        for (word, value) in [(0usize, 8u32), (0, 2000), (0, 17), (1, 9), (0, 48)] {
+        for (word, value) in [(1usize, 8u32), (1, 2000), (1, 17), (3, 9), (1, 48)] {
             // SAFETY: rewrites a header word of the buffer we own.
             unsafe { data.cast::<u32>().add(word).write(value) };
             // SAFETY: as above.
-            let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+            let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
             assert!(r.next(&mut buf).is_err(), "word {word} = {value}");
             // SAFETY: restores the header.
             unsafe {
-                data.cast::<u32>().write(FREE_FRAME as u32);
-                data.cast::<u32>().add(1).write(KIND_FREE);
+                data.cast::<u32>().add(1).write(FREE_FRAME as u32);
+                data.cast::<u32>().add(3).write(KIND_FREE);
             }
         }
         // A stack longer than its frame.
-        m.ctl.write_pos.store(0, Ordering::Relaxed);
-        m.ctl.read_pos.store(0, Ordering::Relaxed);
-        alloc_with_stack(&w, 1, 9, &[1, 2, 3]).unwrap();
+        at(&m.ctl, 0, 0);
+        alloc_with_stack(&w, 9, &[1, 2, 3]).unwrap();
         // SAFETY: the stack-length word of the allocation frame.
         unsafe { data.add(HEADER).cast::<u64>().add(5).write(1 << 20) };
         // SAFETY: as above.
-        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
         assert!(r.next(&mut buf).is_err());
         // Positions the helper could have garbled.
         m.ctl.read_pos.store(5000, Ordering::Relaxed);
@@ -926,14 +1198,14 @@ mod tests {
             w.reserve(32, u64::MAX, &mut None).unwrap_err(),
             NoRoom::Corrupt
         );
-        m.ctl.write_pos.store(1 << 40, Ordering::Relaxed);
+        at(&m.ctl, 1 << 39, 5000);
         // SAFETY: as above.
-        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
         assert!(r.next(&mut buf).is_err());
         // SAFETY: as above.
-        assert!(unsafe { RingWriter::new(&m.ctl, data, 1024, 4096) }.is_none());
+        assert!(unsafe { RingWriter::new(&m.ctl, data, 1024, 4096, 1) }.is_none());
         // SAFETY: as above.
-        assert!(unsafe { RingWriter::new(&m.ctl, data, 1024, 1000) }.is_none());
+        assert!(unsafe { RingWriter::new(&m.ctl, data, 1024, 1000, 1) }.is_none());
     }
 
     #[test]
@@ -953,16 +1225,16 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 // SAFETY: the buffer outlives the scope; one writer.
-                let w = unsafe { RingWriter::new(ctl, { data }.0, 4096, 4096) }.unwrap();
+                let w = unsafe { RingWriter::new(ctl, { data }.0, 4096, 4096, 1) }.unwrap();
                 for i in 0..ROUNDS {
                     let stack = [i as u8; 40];
-                    while alloc_with_stack(&w, 1, i, &stack[..(i % 41) as usize]).is_err() {
+                    while alloc_with_stack(&w, i, &stack[..(i % 41) as usize]).is_err() {
                         std::thread::yield_now();
                     }
                 }
             });
             // SAFETY: as above; one reader.
-            let mut r = unsafe { RingReader::new(ctl, data.0, 4096) };
+            let mut r = unsafe { RingReader::new(ctl, data.0, 4096, 1) };
             let mut buf = Vec::new();
             let mut next = 0u64;
             while next < ROUNDS {
@@ -981,5 +1253,236 @@ mod tests {
                 }
             }
         });
+    }
+    /// The buffer's pointer, handed to other threads.
+    #[derive(Clone, Copy)]
+    struct Shared(*mut u8);
+    // SAFETY: the buffer outlives the scope; the ring protocol orders the
+    // threads' accesses.
+    unsafe impl Send for Shared {}
+    // SAFETY: as above.
+    unsafe impl Sync for Shared {}
+
+    #[test]
+    fn several_writer_threads_and_a_reader_thread_agree_on_every_record() {
+        const THREADS: u64 = 4;
+        const ROUNDS: u64 = if cfg!(miri) { 12 } else { 5_000 };
+        let mut m = mem(4096);
+        let data = Shared(m.data.as_mut_ptr().cast::<u8>());
+        let ctl: &Control = &m.ctl;
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                s.spawn(move || {
+                    // SAFETY: the buffer outlives the scope; each writer
+                    // writes only what it reserved.
+                    let w = unsafe { RingWriter::new(ctl, { data }.0, 4096, 4096, 1) }.unwrap();
+                    let mut seen = None;
+                    for i in 0..ROUNDS {
+                        let tag = (t << 32) | i;
+                        let stack = [(tag % 251) as u8; 48];
+                        let n = ((i * 7 + t) % 49) as usize;
+                        loop {
+                            let r = if i % 3 == 2 {
+                                w.push_free(tag, u64::MAX, &mut seen)
+                            } else {
+                                w.reserve(ALLOC_FIXED + n, u64::MAX, &mut seen).map(|slot| {
+                                    // SAFETY: the slot holds `n` stack bytes.
+                                    unsafe {
+                                        std::ptr::copy_nonoverlapping(
+                                            stack.as_ptr(),
+                                            w.stack_ptr(slot),
+                                            n,
+                                        );
+                                    }
+                                    w.commit_alloc(slot, tag, 64, Some((regs(), n, false)));
+                                })
+                            };
+                            match r {
+                                Ok(()) => break,
+                                Err(NoRoom::Full) => std::thread::yield_now(),
+                                Err(e) => panic!("{e:?}"),
+                            }
+                        }
+                    }
+                });
+            }
+            // SAFETY: as above; one reader.
+            let mut r = unsafe { RingReader::new(ctl, data.0, 4096, 1) };
+            let mut buf = Vec::new();
+            let mut next = [0u64; THREADS as usize];
+            let mut taken = 0;
+            while taken < THREADS * ROUNDS {
+                let Some((session, rec)) = r.next(&mut buf).unwrap() else {
+                    r.release();
+                    std::thread::yield_now();
+                    continue;
+                };
+                assert_eq!(session, 1);
+                let tag = match &rec {
+                    Record::Alloc(a) => a.addr,
+                    Record::Free { addr } => *addr,
+                };
+                let (t, i) = ((tag >> 32) as usize, tag & 0xffff_ffff);
+                // Each thread's records come out in the order it wrote them.
+                assert_eq!(i, next[t], "thread {t}");
+                next[t] += 1;
+                match rec {
+                    Record::Alloc(a) => {
+                        assert_ne!(i % 3, 2);
+                        let c = a.stack.unwrap();
+                        assert_eq!(c.stack.len() as u64, (i * 7 + t as u64) % 49);
+                        assert!(c.stack.iter().all(|b| u64::from(*b) == tag % 251));
+                        buf = c.stack;
+                    }
+                    Record::Free { .. } => assert_eq!(i % 3, 2),
+                }
+                taken += 1;
+                r.release();
+            }
+            assert!(r.next(&mut buf).unwrap().is_none());
+        });
+    }
+
+    #[test]
+    fn an_uncommitted_frame_stops_the_reader_until_its_commit() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: the buffer is ours, 1024 bytes.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+        let slot = w.reserve(ALLOC_FIXED, u64::MAX, &mut None).unwrap();
+        w.push_free(0x20, u64::MAX, &mut None).unwrap();
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+        let mut buf = Vec::new();
+        assert!(
+            r.next(&mut buf).unwrap().is_none(),
+            "the first frame is not committed"
+        );
+        assert!(r.next(&mut buf).unwrap().is_none(), "nor on a second look");
+        w.commit_alloc(slot, 0x10, 64, None);
+        let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+        assert!(matches!(rec, Record::Alloc(a) if a.addr == 0x10 && a.stack.is_none()));
+        let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+        assert!(matches!(rec, Record::Free { addr: 0x20 }));
+        assert!(r.next(&mut buf).unwrap().is_none());
+        // A pad frame is committed with its reservation: only the frame
+        // after it waits.
+        at(&m.ctl, 1024 - 48, 1024 - 48);
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+        let slot = w.reserve(ALLOC_FIXED, u64::MAX, &mut None).unwrap();
+        assert_eq!(slot.off, 0, "padded to the ring's end");
+        assert!(r.next(&mut buf).unwrap().is_none());
+        w.commit_alloc(slot, 0x30, 64, None);
+        assert!(matches!(r.next(&mut buf).unwrap(), Some((_, Record::Alloc(a))) if a.addr == 0x30));
+    }
+
+    #[test]
+    fn a_session_switch_waits_for_outstanding_commits_and_refuses_late_writers() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: the buffer is ours, 1024 bytes.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+        w.push_free(0x10, u64::MAX, &mut None).unwrap();
+        let slot = w.reserve(ALLOC_FIXED, u64::MAX, &mut None).unwrap();
+        let closed = close(&m.ctl);
+        assert_eq!(word_pos(closed), (FREE_FRAME + ALLOC_FIXED) as u64);
+        // SAFETY: as above.
+        let done = || unsafe { writers_done(&m.ctl, data, 1024) };
+        assert_eq!(done(), Ok(false), "one frame reserved and not committed");
+        // A late writer is refused, and so is one made for the closed word.
+        assert_eq!(w.push_free(0x20, u64::MAX, &mut None), Err(NoRoom::Closed));
+        assert_eq!(
+            w.reserve(32, u64::MAX, &mut None).unwrap_err(),
+            NoRoom::Closed
+        );
+        assert_eq!(
+            word_pos(m.ctl.reserved.load(Ordering::Relaxed)),
+            word_pos(closed)
+        );
+        w.commit_alloc(slot, 0x11, 64, None);
+        assert_eq!(done(), Ok(true));
+        // The old session's records are still the reader's, up to the close.
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+        let mut buf = Vec::new();
+        assert!(r.next(&mut buf).unwrap().is_some());
+        assert!(r.next(&mut buf).unwrap().is_some());
+        assert!(r.next(&mut buf).unwrap().is_none());
+        // A new session: the old session's writer is refused, its frames
+        // (at the same positions) never read as the new session's.
+        open(&m.ctl, 2);
+        assert_eq!(w.push_free(0x30, u64::MAX, &mut None), Err(NoRoom::Closed));
+        // SAFETY: as above.
+        let w2 = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 2) }.unwrap();
+        // SAFETY: as above.
+        let mut r2 = unsafe { RingReader::new(&m.ctl, data, 1024, 2) };
+        let slot = w2.reserve(FREE_FRAME, u64::MAX, &mut None).unwrap();
+        assert!(
+            r2.next(&mut buf).unwrap().is_none(),
+            "old bytes are not committed"
+        );
+        // SAFETY: a free frame's worth, reserved above.
+        unsafe {
+            w2.header(slot.off, FREE_FRAME as u32, KIND_FREE, 0);
+            w2.data
+                .wrapping_add(slot.off + HEADER)
+                .cast::<u64>()
+                .write(0x40);
+            w2.publish(slot.off, slot.pos);
+        }
+        assert!(matches!(
+            r2.next(&mut buf).unwrap(),
+            Some((2, Record::Free { addr: 0x40 }))
+        ));
+        // The client closes its own session's word only.
+        close_session(&m.ctl, 1);
+        assert!(!word_closed(m.ctl.reserved.load(Ordering::Relaxed)));
+        close_session(&m.ctl, 2);
+        assert!(word_closed(m.ctl.reserved.load(Ordering::Relaxed)));
+        assert_eq!(w2.push_free(0x50, u64::MAX, &mut None), Err(NoRoom::Closed));
+    }
+
+    #[test]
+    fn garbled_words_headers_and_walks_are_errors_not_panics() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: the buffer is ours, 1024 bytes.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+        // A reserved end off the frame boundary.
+        at(&m.ctl, 8, 0);
+        assert_eq!(w.push_free(1, u64::MAX, &mut None), Err(NoRoom::Corrupt));
+        // A read position past the reserved end, the word unchanged.
+        at(&m.ctl, 64, 128);
+        assert_eq!(w.push_free(1, u64::MAX, &mut None), Err(NoRoom::Corrupt));
+        // A read position beyond the positions' bits.
+        at(&m.ctl, 64, u64::MAX);
+        assert_eq!(w.push_free(1, u64::MAX, &mut None), Err(NoRoom::Corrupt));
+        // More reserved than the ring holds.
+        at(&m.ctl, 4096, 0);
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+        assert!(r.next(&mut Vec::new()).is_err());
+        assert!(r.committed_up_to(4096).is_err());
+        // A committed header whose length runs past the reserved end.
+        at(&m.ctl, 0, 0);
+        w.push_free(1, u64::MAX, &mut None).unwrap();
+        // SAFETY: the length word of the frame at 0.
+        unsafe { data.cast::<u32>().add(1).write(1 << 30) };
+        // SAFETY: as above.
+        let r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+        assert!(r.committed_up_to(FREE_FRAME as u64).is_err());
+        close(&m.ctl);
+        // SAFETY: as above.
+        assert!(unsafe { writers_done(&m.ctl, data, 1024) }.is_err());
+        // Any word at all: the writer and the walk answer, never panic.
+        for w0 in [u64::MAX, CLOSED - 1, 0x7f, open_word(1) | POS_MASK & !15] {
+            m.ctl.reserved.store(w0, Ordering::Relaxed);
+            let _ = w.push_free(1, u64::MAX, &mut None);
+            // SAFETY: as above.
+            let _ = unsafe { writers_done(&m.ctl, data, 1024) };
+            // SAFETY: as above.
+            let _ = unsafe { RingReader::new(&m.ctl, data, 1024, 1) }.next(&mut Vec::new());
+        }
     }
 }

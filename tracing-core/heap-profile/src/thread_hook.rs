@@ -23,6 +23,11 @@ pub(crate) struct ThreadState {
     pub sampler: Sampler,
     /// This thread's stack (read at its first sample).
     pub stack: StackBounds,
+    /// The session of the shared ring this thread last wrote (the
+    /// preloaded client's), and the ring's read position as it last loaded
+    /// it then (see `RingWriter::reserve`).
+    pub ring_session: u32,
+    pub read_seen: Option<u64>,
 }
 
 impl ThreadState {
@@ -32,7 +37,18 @@ impl ThreadState {
         epoch: u32::MAX,
         sampler: Sampler::UNSET,
         stack: StackBounds::UNREAD,
+        ring_session: 0,
+        read_seen: None,
     };
+
+    /// Follows the shared ring to `session` (whose ring starts empty): the
+    /// read position seen in another session means nothing in this one.
+    pub(crate) fn follow_ring(&mut self, session: u32) {
+        if self.ring_session != session {
+            self.ring_session = session;
+            self.read_seen = None;
+        }
+    }
 }
 
 /// A hook's thread-local.
