@@ -62,10 +62,6 @@ pub struct ProcessHeader {
     /// When the books were taken (`CLOCK_MONOTONIC_COARSE` ns, as
     /// heapprofd stamps it; the packet's own timestamp is BOOTTIME).
     pub timestamp: u64,
-    /// The start of the interval the dump covers, on the same clock: the
-    /// profile's start for the first dump, the previous dump's
-    /// `timestamp` after it (`None`: unknown, left unset).
-    pub start_timestamp: Option<u64>,
     /// Profiled from its start (the session was running when it began).
     pub from_startup: bool,
     /// The client went away before the dump.
@@ -238,11 +234,9 @@ impl DumpWriter {
 }
 
 fn fill_header(d: &mut ProcessHeapSamples<'_>, h: &ProcessHeader) {
-    d.set_pid(h.pid).set_timestamp(h.timestamp);
-    if let Some(start) = h.start_timestamp {
-        d.set_start_timestamp(start);
-    }
-    d.set_from_startup(h.from_startup)
+    d.set_pid(h.pid)
+        .set_timestamp(h.timestamp)
+        .set_from_startup(h.from_startup)
         .set_disconnected(h.disconnected)
         .set_buffer_overran(h.buffer_overran)
         .set_client_error_raw(match h.client_error {

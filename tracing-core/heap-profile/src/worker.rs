@@ -82,9 +82,6 @@ pub(crate) struct Books {
     ids: Vec<u64>,
     /// Allocations still to take before the next one is timed.
     untimed: u64,
-    /// The start of the next dump's interval (`CLOCK_MONOTONIC_COARSE`):
-    /// the books' start, then the last dump's time.
-    interval_start: u64,
 }
 
 /// One allocation in `TIMED_EVERY` has its unwinding timed, and counts for
@@ -136,7 +133,6 @@ impl Books {
             pcs: Vec::new(),
             ids: Vec::new(),
             untimed: 0,
-            interval_start: monotonic_coarse_ns(),
         }
     }
 
@@ -336,7 +332,6 @@ impl Books {
         let header = ProcessHeader {
             pid: u64::from(self.pid),
             timestamp: books_at,
-            start_timestamp: Some(std::mem::replace(&mut self.interval_start, books_at)),
             from_startup: self.from_startup,
             disconnected: self.disconnected,
             buffer_overran: overrun.is_some(),
@@ -589,38 +584,6 @@ mod tests {
     use super::*;
     use zerotrace_profiling::BufferSink;
     use zerotrace_protos::protos::TracePacketDecoder;
-
-    #[test]
-    fn each_dump_says_the_interval_it_covers_from_the_books_start_then_from_the_last_dump() {
-        let cfg = HeapConfig::parse(&[0x08, 0x80, 0x20]).unwrap();
-        let before = monotonic_coarse_ns();
-        let mut books = Books::new(7, "libc.malloc", &cfg, 4096, false);
-        let mut sink = BufferSink::default();
-        let mut writer = DumpWriter::new();
-        books.dump(&mut sink, &mut writer, ClientStatus::default());
-        books.dump(&mut sink, &mut writer, ClientStatus::default());
-        let dumps: Vec<(u64, Option<u64>)> = sink
-            .packets
-            .iter()
-            .filter_map(|b| {
-                let d = TracePacketDecoder::new(b)
-                    .profile_packet()?
-                    .process_dumps()
-                    .next()?;
-                Some((d.timestamp().unwrap(), d.start_timestamp()))
-            })
-            .collect();
-        assert_eq!(dumps.len(), 2);
-        let (first_end, first_start) = dumps[0];
-        let first_start = first_start.expect("the first dump's start");
-        assert!((before..=first_end).contains(&first_start));
-        assert_eq!(
-            dumps[1].1,
-            Some(first_end),
-            "the second starts where the first ended"
-        );
-        assert!(dumps[1].0 >= first_end);
-    }
 
     #[test]
     fn a_dumps_process_timestamp_is_on_monotonic_coarse_and_its_packet_on_boottime() {

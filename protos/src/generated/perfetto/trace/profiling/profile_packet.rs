@@ -2690,8 +2690,6 @@ pub mod profile_packet {
         pub const FIELD_ORIG_SAMPLING_INTERVAL_BYTES: u32 = 13;
         /// Field number of `timestamp`.
         pub const FIELD_TIMESTAMP: u32 = 9;
-        /// Field number of `start_timestamp`.
-        pub const FIELD_START_TIMESTAMP: u32 = 15;
         /// Field number of `stats`.
         pub const FIELD_STATS: u32 = 5;
         /// Field number of `samples`.
@@ -2797,12 +2795,6 @@ pub mod profile_packet {
             self.msg.append_uint64(Self::FIELD_TIMESTAMP, value);
             self
         }
-        /// Sets field `start_timestamp` = 15 (`uint64`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`.
-        #[inline]
-        pub fn set_start_timestamp(&mut self, value: u64) -> &mut Self {
-            self.msg.append_uint64(Self::FIELD_START_TIMESTAMP, value);
-            self
-        }
         /// Opens field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; it is closed when the returned writer is finalized or dropped.
         #[inline]
         pub fn begin_stats(&mut self) -> ProcessStats<'_> {
@@ -2854,7 +2846,6 @@ pub mod profile_packet {
         f12: ::core::option::Option<u64>,
         f13: ::core::option::Option<u64>,
         f9: ::core::option::Option<u64>,
-        f15: ::core::option::Option<u64>,
         f5: ::core::option::Option<&'a [u8]>,
         r2: ::protozero::__private::Occurrences,
     }
@@ -2903,7 +2894,6 @@ pub mod profile_packet {
                 f12: ::core::option::Option::None,
                 f13: ::core::option::Option::None,
                 f9: ::core::option::Option::None,
-                f15: ::core::option::Option::None,
                 f5: ::core::option::Option::None,
                 r2: ::protozero::__private::Occurrences::NONE,
             };
@@ -3030,16 +3020,6 @@ pub mod profile_packet {
                                 after,
                             ) {
                                 d.f9 = ::core::option::Option::Some(v);
-                                pos = next;
-                                continue;
-                            }
-                        }
-                        120 => {
-                            if let ::core::option::Option::Some((v, next)) = ::protozero::__private::read_varint(
-                                buf,
-                                after,
-                            ) {
-                                d.f15 = ::core::option::Option::Some(v);
                                 pos = next;
                                 continue;
                             }
@@ -3219,18 +3199,6 @@ pub mod profile_packet {
                         }
                         d.f9 = ::protozero::__private::varint(f.value);
                     }
-                    15 => {
-                        if STRICT
-                            && !::protozero::__private::fits(
-                                &f,
-                                ::protozero::__private::Expect::Varint,
-                                &mut d.error,
-                            )
-                        {
-                            break;
-                        }
-                        d.f15 = ::protozero::__private::varint(f.value);
-                    }
                     5 => {
                         if STRICT
                             && !::protozero::__private::fits(
@@ -3274,7 +3242,7 @@ pub mod profile_packet {
         }
         /// An untyped field table over the same bytes (parsed anew on
         /// each call), for fields this schema does not know.
-        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 16> {
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 15> {
             ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `pid` = 1 (`uint64`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; `None` when absent or malformed.
@@ -3439,16 +3407,6 @@ pub mod profile_packet {
         pub fn has_timestamp(&self) -> bool {
             self.f9.is_some()
         }
-        /// Field `start_timestamp` = 15 (`uint64`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; `None` when absent or malformed.
-        #[inline]
-        pub fn start_timestamp(&self) -> ::core::option::Option<u64> {
-            self.f15
-        }
-        /// Whether field `start_timestamp` = 15 (`uint64`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples` is present (with the wire type its type has).
-        #[inline]
-        pub fn has_start_timestamp(&self) -> bool {
-            self.f15.is_some()
-        }
         /// Field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn stats(&self) -> ::core::option::Option<ProcessStatsDecoder<'a>> {
@@ -3563,8 +3521,7 @@ pub mod profile_packet {
             s.enumeration::<
                     process_heap_samples::ClientError,
                 >("client_error", d.get(14));
-            s.scalar("start_timestamp", d.get(15), ::protozero::kinds::Uint64);
-            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
             s.finish()
         }
     }
@@ -3596,8 +3553,6 @@ pub mod profile_packet {
         OrigSamplingIntervalBytes(u64),
         /// Field `timestamp` = 9 (`uint64`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`.
         Timestamp(u64),
-        /// Field `start_timestamp` = 15 (`uint64`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`.
-        StartTimestamp(u64),
         /// Field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`.
         Stats(::protozero::Lazy<'a, ProcessStatsDecoder<'a>>),
         /// Field `samples` = 2 (repeated `perfetto.protos.ProfilePacket.HeapSample`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`.
@@ -3640,7 +3595,6 @@ pub mod profile_packet {
                 Self::SamplingIntervalBytes(_) => 12,
                 Self::OrigSamplingIntervalBytes(_) => 13,
                 Self::Timestamp(_) => 9,
-                Self::StartTimestamp(_) => 15,
                 Self::Stats(_) => 5,
                 Self::Samples(_) => 2,
                 Self::Other(f) => f.id,
@@ -3727,12 +3681,6 @@ pub mod profile_packet {
                 9 => {
                     match ::protozero::__private::varint(f.value) {
                         ::core::option::Option::Some(v) => Self::Timestamp(v),
-                        ::core::option::Option::None => Self::Other(f),
-                    }
-                }
-                15 => {
-                    match ::protozero::__private::varint(f.value) {
-                        ::core::option::Option::Some(v) => Self::StartTimestamp(v),
                         ::core::option::Option::None => Self::Other(f),
                     }
                 }
@@ -3827,12 +3775,6 @@ pub mod profile_packet {
                     )
                 }
                 9 => {
-                    ::protozero::__private::check(
-                        field,
-                        ::protozero::__private::Expect::Varint,
-                    )
-                }
-                15 => {
                     ::protozero::__private::check(
                         field,
                         ::protozero::__private::Expect::Varint,
