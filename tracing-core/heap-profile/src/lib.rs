@@ -58,10 +58,6 @@ mod helper;
 #[cfg(target_os = "linux")]
 mod record_queue;
 // Process-wide statics the loom build cannot make (no model uses them).
-#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
-mod free_filter;
-#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
-mod ring_reader;
 #[cfg(target_os = "linux")]
 mod session_link;
 #[cfg(all(target_os = "linux", not(zerotrace_loom)))]
