@@ -27,7 +27,7 @@
 //!
 //! For a preloaded `malloc` interposer, [`preload`]: heapprofd's split. The
 //! program starts no thread: the hook (`client.rs`) writes sampled
-//! allocations and frees into a ring shared (`shared_ring.rs`) with a
+//! allocations and frees into a ring shared (`shared_ring/`) with a
 //! helper process forked at load (`helper.rs`), which is the producer and
 //! runs the same profiler thread against the ring; the process it was
 //! forked from stays as its guardian (`guardian.rs`), which answers for a

@@ -1,0 +1,136 @@
+//! The counting filter of live sampled addresses that the preloaded
+//! client and its helper share (beside the ring, `shared_ring/mod.rs`): the
+//! client writes a free into the ring only when the freed address's bucket
+//! says a sampled block may live there, so most frees cost one load; and
+//! the helper's releases of buckets, made a few records late so that the
+//! line's transfer from the client's core overlaps other work.
+
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use super::FILTER_BUCKETS;
+
+/// The free filter the two sides share: per bucket, how many live sampled
+/// blocks hash there. The client adds one when it writes a sampled
+/// allocation; the helper takes one off when a block leaves its books (a
+/// matched free, an address reused); the client writes a free only when
+/// the address's bucket is not empty, so most frees cost one load and none
+/// of a live sampled block is missed (a bucket empties only after every
+/// block in it left the books, and a free is written after its
+/// allocation). A full bucket stays full (its frees are all written).
+#[derive(Clone, Copy)]
+pub(crate) struct FreeFilter<'a> {
+    buckets: &'a [AtomicU16],
+}
+
+impl<'a> FreeFilter<'a> {
+    /// The filter at `at`.
+    ///
+    /// # Safety
+    /// `at` is 2-aligned and valid for `FILTER_BUCKETS` `u16`s for `'a`,
+    /// accessed by everyone with atomic operations only.
+    pub(crate) unsafe fn new(at: *const u8) -> Self {
+        // SAFETY: caller contract; atomics may alias other processes'
+        // atomic accesses.
+        let buckets = unsafe { std::slice::from_raw_parts(at.cast::<AtomicU16>(), FILTER_BUCKETS) };
+        FreeFilter { buckets }
+    }
+
+    #[inline]
+    fn bucket(&self, addr: u64) -> &'a AtomicU16 {
+        let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 45;
+        &self.buckets[h as usize % FILTER_BUCKETS]
+    }
+
+    /// Whether a live sampled block may be at `addr`.
+    #[inline]
+    pub(crate) fn may_hold(&self, addr: u64) -> bool {
+        self.bucket(addr).load(Ordering::Relaxed) != 0
+    }
+
+    /// A sampled block is live at `addr` (the client).
+    pub(crate) fn add(&self, addr: u64) {
+        let _ = self
+            .bucket(addr)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+    }
+
+    /// The block at `addr` left the books (the helper).
+    pub(crate) fn release(&self, addr: u64) {
+        let _ = self
+            .bucket(addr)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                (v != 0 && v != u16::MAX).then(|| v - 1)
+            });
+    }
+
+    /// Asks for `addr`'s bucket's line, to be written soon (a hint only).
+    #[inline]
+    pub(crate) fn prefetch_for_write(&self, addr: u64) {
+        prefetch_for_write(std::ptr::from_ref(self.bucket(addr)).cast(), 1);
+    }
+
+    /// Empties every bucket (the helper, before a session's first record).
+    pub(crate) fn clear(&self) {
+        for b in self.buckets {
+            if b.load(Ordering::Relaxed) != 0 {
+                b.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// How many releases [`LaggedReleases`] holds back.
+pub(crate) const RELEASE_LAG: usize = 8;
+
+/// The helper's releases of filter buckets, each made [`RELEASE_LAG`]
+/// releases after it is asked for. The client wrote the bucket last (its
+/// line is on the client's core); asking for the line when the release is
+/// queued and writing it later lets the transfer overlap the records taken
+/// meanwhile. A release made late only lets a few more frees through.
+#[derive(Debug, Default)]
+pub(crate) struct LaggedReleases {
+    queue: [u64; RELEASE_LAG],
+    queued: usize,
+}
+
+impl LaggedReleases {
+    /// The block at `addr` left the books.
+    pub(crate) fn release(&mut self, filter: FreeFilter<'_>, addr: u64) {
+        let slot = self.queued % RELEASE_LAG;
+        if self.queued >= RELEASE_LAG {
+            filter.release(self.queue[slot]);
+        }
+        filter.prefetch_for_write(addr);
+        self.queue[slot] = addr;
+        self.queued += 1;
+    }
+
+    /// Makes every release held back.
+    pub(crate) fn flush(&mut self, filter: FreeFilter<'_>) {
+        for i in self.queued.saturating_sub(RELEASE_LAG)..self.queued {
+            filter.release(self.queue[i % RELEASE_LAG]);
+        }
+        self.queued = 0;
+    }
+}
+
+/// Asks for the lines of the `len` bytes at `at`, to be written soon, on
+/// this core (a hint only: PREFETCHW, a no-op on processors without it,
+/// accesses nothing as Rust sees it and never faults).
+#[inline]
+fn prefetch_for_write(at: *const u8, len: usize) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    for line in (0..len).step_by(64) {
+        // SAFETY: a prefetch reads and writes nothing Rust can see and never
+        // faults.
+        unsafe {
+            std::arch::asm!(
+                "prefetchw [{}]",
+                in(reg) at.wrapping_add(line),
+                options(nostack, preserves_flags, readonly),
+            );
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = (at, len);
+}

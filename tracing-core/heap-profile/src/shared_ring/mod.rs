@@ -1,0 +1,533 @@
+//! The memory a preloaded client shares with its helper process (the
+//! split heapprofd makes between a profiled process and the profiler):
+//! a control block of atomics, through which the helper turns sampling on
+//! and off and the client says how it fares, and a byte ring of records
+//! (sampled allocations with their registers and stack copy, frees of
+//! sampled addresses) that the client's threads write, any number at once
+//! and with no lock, and the helper reads.
+//!
+//! Each side reads what the other wrote as untrusted: the helper reads
+//! every byte with atomic loads (a frame's header and fixed part copied
+//! out before it parses them, a stack's words in place, as the unwinder
+//! asks for them) and checks every length against the ring, and the client
+//! only trusts what it knows itself (the mapping's size) when it decides
+//! where to write.
+//!
+//! The ring's protocol. One word, the reservation word, holds a closed
+//! bit, the session and the reserved end of the ring. A client thread
+//! reserves a frame by a compare-and-swap that moves the end on (having
+//! checked the room against the read position), only in the open session
+//! it read; it then fills the frame (the stack copy included) with no lock
+//! held, and publishes it by storing the frame's first header word last,
+//! with Release: a commit tag computed from the frame's position and
+//! session, which bytes left by earlier laps or sessions never equal. A
+//! reservation that does not fit before the ring's end also takes the
+//! rest of it, as a pad frame its writer commits at once. The helper takes
+//! frames in order: at its position it loads the tag with Acquire and
+//! takes the frame only when the tag is this frame's; a frame reserved and
+//! not yet committed stops it until a later drain.
+//!
+//! A session's ring is set up by the helper while no client thread
+//! writes it, through the reservation word alone: the helper closes it
+//! (no reservation succeeds after, and a thread whose compare-and-swap
+//! fails, or that finds the word closed or another session's, gives up
+//! the record), waits, bounded, until every frame reserved before the
+//! close is committed (it walks the headers from the read position to the
+//! closed end), resets the positions and the settings, and opens the word
+//! for the new session with Release.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+mod free_filter;
+mod reader;
+
+pub(crate) use free_filter::{FreeFilter, LaggedReleases};
+pub(crate) use reader::{Corrupt, RingReader, RingRecord};
+
+/// The control block's page, at the mapping's start.
+pub(crate) const CONTROL_BYTES: usize = 4096;
+
+/// Buckets of the free filter, after the control block (64 under Miri,
+/// which tracks each byte of the test's mapping).
+#[cfg(not(miri))]
+pub(crate) const FILTER_BUCKETS: usize = 1 << 19;
+#[cfg(miri)]
+pub(crate) const FILTER_BUCKETS: usize = 64;
+
+/// Bytes before the ring: the control block's page and the free filter.
+pub(crate) const RING_OFFSET: usize = (CONTROL_BYTES + FILTER_BUCKETS * 2).next_multiple_of(4096);
+
+/// Frames start and end on this boundary, and a ring's size is a multiple
+/// of it, so the room left at a ring's end always holds a header.
+pub(crate) const FRAME_ALIGN: u64 = 16;
+
+/// A frame's header, four `u32`: the commit tag (written last, see
+/// [`commit_tag`]), the length, the session, the kind and the flags
+/// (`kind | flags << 8`).
+pub(crate) const HEADER: usize = 16;
+/// An allocation frame before its stack bytes: the header and six `u64`
+/// (address, sample size, ip, sp, bp, stack length).
+pub(crate) const ALLOC_FIXED: usize = HEADER + 48;
+/// A free frame: the header and the address, rounded to [`FRAME_ALIGN`].
+pub(crate) const FREE_FRAME: usize = 32;
+
+pub(crate) const KIND_PAD: u32 = 0;
+pub(crate) const KIND_ALLOC: u32 = 1;
+pub(crate) const KIND_FREE: u32 = 2;
+
+pub(crate) const FLAG_HAS_STACK: u32 = 1;
+pub(crate) const FLAG_MAXED: u32 = 2;
+
+/// Positions (bytes ever reserved, this session) are kept modulo
+/// 2^POS_BITS, in the low bits of the reservation word.
+pub(crate) const POS_BITS: u32 = 40;
+/// The position's bits.
+pub(crate) const POS_MASK: u64 = (1 << POS_BITS) - 1;
+/// The session's bits, above the position's in the reservation word (the
+/// helper numbers sessions within them, 0 being none).
+pub(crate) const SESSION_MASK: u32 = (1 << 23) - 1;
+/// The reservation word's top bit: closed, no reservation succeeds.
+pub(crate) const CLOSED: u64 = 1 << 63;
+
+/// The position in a reservation word.
+pub(crate) fn word_pos(w: u64) -> u64 {
+    w & POS_MASK
+}
+
+/// The session in a reservation word (0: none yet).
+pub(crate) fn word_session(w: u64) -> u32 {
+    (w >> POS_BITS) as u32 & SESSION_MASK
+}
+
+/// Whether a reservation word is closed.
+pub(crate) fn word_closed(w: u64) -> bool {
+    w & CLOSED != 0
+}
+
+/// The word of `session` open, at position 0.
+pub(crate) fn open_word(session: u32) -> u64 {
+    u64::from(session & SESSION_MASK) << POS_BITS
+}
+
+/// The commit tag of a frame at `pos` of `session`: what its first header
+/// word says once the frame is committed. It differs from the tags of the
+/// frames of earlier laps at the same offset (their positions differ by a
+/// multiple of the ring's size, at most 2^36 apart by the tag's bits), and
+/// of other sessions' frames (whose positions start at 0 too), so bytes an
+/// earlier frame left never read as this one committed.
+pub(crate) fn commit_tag(pos: u64, session: u32) -> u32 {
+    ((pos >> 4) as u32) ^ session.wrapping_mul(0x9E37_79B1) ^ 0xC0A1_7E55
+}
+
+/// `overrun` values (the low half; the high half is the session).
+pub(crate) const OVERRUN_FULL: u64 = 1;
+/// Waited `block_client_timeout_us` for room in vain.
+pub(crate) const OVERRUN_TIMEOUT: u64 = 2;
+/// The client found the ring's positions impossible.
+pub(crate) const OVERRUN_CORRUPT: u64 = 3;
+/// The helper died (its liveness pipe hung up): no one reads the ring.
+pub(crate) const OVERRUN_HELPER_GONE: u64 = 4;
+
+/// The control block, at the start of the shared mapping.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub(crate) struct Control {
+    // Written by the helper.
+    /// The session sampling now (0: none).
+    pub active: AtomicU32,
+    /// Bumped whenever a thread must draw its sampler anew (a new session,
+    /// a new interval).
+    pub epoch: AtomicU32,
+    /// The sampling interval (adaptive sampling: the client raises it).
+    pub interval: AtomicU64,
+    /// The ring's size for this session (a power of two, at most the
+    /// mapping's).
+    pub ring_bytes: AtomicU64,
+    /// Wait for room rather than stop (`block_client`).
+    pub block: AtomicU32,
+    /// How long to wait, in microseconds (0: as long as it takes).
+    pub block_timeout_us: AtomicU32,
+    /// Above this many pending bytes, double the interval (0: never).
+    pub adaptive_threshold: AtomicU64,
+    /// Up to this interval (0: no cap).
+    pub adaptive_max_interval: AtomicU64,
+    /// The helper's answer to `exiting`: the last dump is handed over.
+    pub exit_done: AtomicU32,
+    /// The ring's read position (bytes ever read, this session, modulo
+    /// 2^[`POS_BITS`]).
+    pub read_pos: OwnLine<AtomicU64>,
+
+    // Written by both.
+    /// The reservation word: closed bit, session, and the ring's reserved
+    /// end (bytes ever reserved, this session, modulo 2^[`POS_BITS`]).
+    /// Client threads reserve by compare-and-swap; the helper closes it and
+    /// opens it for a new session; either side closes it when a session's
+    /// profile stops.
+    pub reserved: OwnLine<AtomicU64>,
+
+    // Written by the client.
+    /// The process is starting up (a blocking init waits).
+    pub starting_up: AtomicU32,
+    /// Why the client stopped queueing: `session << 32 | OVERRUN_*`.
+    pub overrun: AtomicU64,
+    /// Nanoseconds allocating threads waited for room.
+    pub blocked_ns: AtomicU64,
+    /// The process is exiting: write the last dump now.
+    pub exiting: AtomicU32,
+}
+
+const _: () = assert!(std::mem::size_of::<Control>() <= CONTROL_BYTES);
+
+/// A field on cache lines of its own (two: the adjacent-line prefetcher
+/// pulls lines in pairs). The positions are written on every record, one
+/// by each side: sharing a line with each other or with the fields read on
+/// every sample would move that line between the two cores each time.
+#[repr(C, align(128))]
+#[derive(Debug, Default)]
+pub(crate) struct OwnLine<T>(pub T);
+
+impl<T> std::ops::Deref for OwnLine<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Why a frame could not be placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoRoom {
+    /// Not now: the reader has not caught up.
+    Full,
+    /// Never: the positions the helper left are impossible.
+    Corrupt,
+    /// The reservation word is closed, or open for another session: this
+    /// record is not written (the session it was for is over).
+    Closed,
+}
+
+/// Where a frame goes (from [`RingWriter::reserve`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    /// The frame's position (bytes ever reserved before it, modulo
+    /// 2^[`POS_BITS`]).
+    pos: u64,
+    /// Its offset in the ring.
+    off: usize,
+    /// The bytes reserved.
+    len: usize,
+}
+
+/// The client's side: places frames, from any number of threads at once,
+/// each reserving its bytes by a compare-and-swap on the reservation word
+/// and publishing them by its frame's commit tag. A writer belongs to the
+/// session whose open word it was made from: its reservations succeed only
+/// while that word is open.
+pub(crate) struct RingWriter<'a> {
+    ctl: &'a Control,
+    data: *mut u8,
+    ring: u64,
+    session: u32,
+}
+
+/// `n` rounded up to [`FRAME_ALIGN`].
+pub(crate) fn frame_round(n: usize) -> usize {
+    n.div_ceil(FRAME_ALIGN as usize) * FRAME_ALIGN as usize
+}
+
+impl<'a> RingWriter<'a> {
+    /// A writer for `session` over the ring at `data`, `ring` bytes (the
+    /// session's size, checked against `data_len`, the mapping's, by the
+    /// caller's own knowledge): `None` when `ring` is not a usable size.
+    ///
+    /// # Safety
+    /// `data` is valid for writes of `data_len` bytes for `'a`, 16-aligned,
+    /// and no one in this process accesses them meanwhile but through
+    /// writers made this way (each writes only the bytes it reserved).
+    pub(crate) unsafe fn new(
+        ctl: &'a Control,
+        data: *mut u8,
+        data_len: usize,
+        ring: u64,
+        session: u32,
+    ) -> Option<Self> {
+        let usable = ring >= 1024
+            && ring.is_power_of_two()
+            && ring <= 1 << (POS_BITS - 1)
+            && usize::try_from(ring).is_ok_and(|r| r <= data_len);
+        usable.then_some(RingWriter {
+            ctl,
+            data,
+            ring,
+            session: session & SESSION_MASK,
+        })
+    }
+
+    /// The session this writer writes for.
+    pub(crate) fn session(&self) -> u32 {
+        self.session
+    }
+
+    /// The most stack bytes an allocation frame may carry so that it fits
+    /// once the reader has caught up, wherever the write position is: a
+    /// frame of at most half the ring always does (a pad to the ring's end
+    /// is shorter than the frame), a larger one may never fit, and a
+    /// writer that waits for room would wait forever.
+    pub(crate) fn max_stack_bytes(&self) -> usize {
+        let half = usize::try_from(self.ring / 2).unwrap_or(usize::MAX);
+        let align = FRAME_ALIGN as usize;
+        (half & !(align - 1)).saturating_sub(ALLOC_FIXED) & !(align - 1)
+    }
+
+    /// Bytes reserved and not yet read (as of the read position's last
+    /// store).
+    pub(crate) fn pending(&self) -> u64 {
+        let w = word_pos(self.ctl.reserved.load(Ordering::Relaxed));
+        let r = self.ctl.read_pos.load(Ordering::Acquire);
+        w.wrapping_sub(r) & POS_MASK
+    }
+
+    /// Reserves room for a frame of `len` bytes (rounded to
+    /// [`FRAME_ALIGN`]) with at most `cap` bytes pending afterwards; when
+    /// the frame does not fit before the ring's end, the reservation also
+    /// takes the rest of the ring, which becomes a pad frame this writer
+    /// commits at once. The frame itself is published by
+    /// [`RingWriter::commit_alloc`] (or is a free, [`RingWriter::push_free`]);
+    /// until then the reader stops at it.
+    ///
+    /// `read_seen` is the read position as this thread last loaded it, this
+    /// session, if it did (the reader only moves it forward, so an old one
+    /// understates the room): it is loaded again, checked and kept only
+    /// when the frame does not fit by it, so the reader's line stays on the
+    /// reader's core while the ring has room.
+    pub(crate) fn reserve(
+        &self,
+        len: usize,
+        cap: u64,
+        read_seen: &mut Option<u64>,
+    ) -> Result<Slot, NoRoom> {
+        let len = frame_round(len.max(HEADER));
+        let limit = self.ring.min(cap);
+        let mut w = self.ctl.reserved.load(Ordering::Acquire);
+        let (pos, pad) = loop {
+            if word_closed(w) || word_session(w) != self.session {
+                return Err(NoRoom::Closed);
+            }
+            let pos = word_pos(w);
+            if pos % FRAME_ALIGN != 0 {
+                return Err(NoRoom::Corrupt);
+            }
+            let off = (pos % self.ring) as usize;
+            let tail = self.ring as usize - off;
+            let pad = if tail < len { tail } else { 0 };
+            let need = (pad + len) as u64;
+            let fits = |r: u64| {
+                let used = pos.wrapping_sub(r) & POS_MASK;
+                (used <= self.ring).then(|| used + need <= limit)
+            };
+            if read_seen.and_then(fits) != Some(true) {
+                let r = self.ctl.read_pos.load(Ordering::Acquire);
+                if r > POS_MASK {
+                    return Err(NoRoom::Corrupt);
+                }
+                match fits(r) {
+                    Some(true) => *read_seen = Some(r),
+                    Some(false) => return Err(NoRoom::Full),
+                    None => {
+                        // The reader is past the position loaded: other
+                        // writers reserved (and the reader took) frames
+                        // since, or the positions are impossible.
+                        let now = self.ctl.reserved.load(Ordering::Acquire);
+                        if now == w || r.wrapping_sub(pos) & POS_MASK > self.ring {
+                            return Err(NoRoom::Corrupt);
+                        }
+                        w = now;
+                        continue;
+                    }
+                }
+            }
+            let next = (w & !POS_MASK) | (pos.wrapping_add(need) & POS_MASK);
+            match self.ctl.reserved.compare_exchange_weak(
+                w,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break (pos, pad),
+                Err(now) => w = now,
+            }
+        };
+        #[cfg(miri)]
+        {
+            // Miri's weak-memory emulation loses track of an atomic store's
+            // buffer when a load of another size overlaps it, and then
+            // panics at the next atomic store there (an interpreter bug,
+            // not a race): under Miri every reserved byte is written plainly
+            // first (all but the headers, which the reader may load before
+            // the commit: those are only ever written atomically, four
+            // `u32` at the same places), so no buffer is left where a
+            // header may later be stored.
+            let off = (pos % self.ring) as usize;
+            let pos2 = (pos + pad as u64) & POS_MASK;
+            for (o, n) in [(off, pad), ((pos2 % self.ring) as usize, len)] {
+                if n > HEADER {
+                    // SAFETY: reserved by this writer, inside the ring.
+                    unsafe { self.data.add(o + HEADER).write_bytes(0, n - HEADER) };
+                }
+            }
+        }
+        if pad > 0 {
+            let off = (pos % self.ring) as usize;
+            // SAFETY: `off + pad <= ring <= data_len`, `pad >= HEADER` (the
+            // room left at the ring's end is a multiple of FRAME_ALIGN); the
+            // bytes are ours (reserved above), and the reader does not read
+            // them before the tag.
+            unsafe {
+                self.header(off, pad as u32, KIND_PAD, 0);
+                self.publish(off, pos);
+            }
+        }
+        let pos = pos.wrapping_add(pad as u64) & POS_MASK;
+        Ok(Slot {
+            pos,
+            off: (pos % self.ring) as usize,
+            len,
+        })
+    }
+
+    /// Where a slot's stack bytes go (after the allocation's fixed part).
+    pub(crate) fn stack_ptr(&self, slot: Slot) -> *mut u8 {
+        self.data.wrapping_add(slot.off + ALLOC_FIXED)
+    }
+
+    /// Writes a frame's header at `off`, all but its commit tag.
+    ///
+    /// # Safety
+    /// `off + HEADER` is within the ring, in bytes this writer reserved.
+    unsafe fn header(&self, off: usize, len: u32, kind: u32, flags: u32) {
+        let p = self.data.wrapping_add(off).cast::<u32>();
+        // SAFETY: caller contract; `off` is 16-aligned and so is `data`;
+        // atomics, as the reader loads the header words.
+        unsafe {
+            AtomicU32::from_ptr(p.add(1)).store(len, Ordering::Relaxed);
+            AtomicU32::from_ptr(p.add(2)).store(self.session, Ordering::Relaxed);
+            AtomicU32::from_ptr(p.add(3)).store(kind | flags << 8, Ordering::Relaxed);
+        }
+    }
+
+    /// Publishes the frame at `off`, position `pos`: its commit tag, last,
+    /// with Release (everything written to the frame before is the
+    /// reader's once it loads the tag with Acquire).
+    ///
+    /// # Safety
+    /// As for [`RingWriter::header`].
+    unsafe fn publish(&self, off: usize, pos: u64) {
+        let p = self.data.wrapping_add(off).cast::<u32>();
+        // SAFETY: caller contract.
+        unsafe { AtomicU32::from_ptr(p) }.store(commit_tag(pos, self.session), Ordering::Release);
+    }
+
+    /// Fills `slot` with a sampled allocation (its stack bytes, if any,
+    /// already at [`RingWriter::stack_ptr`]) and publishes it.
+    pub(crate) fn commit_alloc(
+        &self,
+        slot: Slot,
+        addr: u64,
+        sample_size: u64,
+        stack: Option<(super::capture::Regs, usize, bool)>,
+    ) {
+        let (regs, stack_len, maxed) = match stack {
+            Some((r, n, m)) => (
+                (r.ip, r.sp, r.bp),
+                n.min(slot.len.saturating_sub(ALLOC_FIXED)),
+                m,
+            ),
+            None => ((0, 0, 0), 0, false),
+        };
+        let flags =
+            if stack.is_some() { FLAG_HAS_STACK } else { 0 } | if maxed { FLAG_MAXED } else { 0 };
+        let words = [addr, sample_size, regs.0, regs.1, regs.2, stack_len as u64];
+        // SAFETY: the slot's `len >= ALLOC_FIXED` bytes at `off` are inside
+        // the ring and reserved by this writer (reserve).
+        unsafe {
+            self.header(slot.off, slot.len as u32, KIND_ALLOC, flags);
+            let p = self.data.wrapping_add(slot.off + HEADER).cast::<u64>();
+            for (i, w) in words.iter().enumerate() {
+                p.add(i).write(*w);
+            }
+            self.publish(slot.off, slot.pos);
+        }
+    }
+
+    /// Places and publishes the free of `addr` (`read_seen` as for
+    /// [`RingWriter::reserve`]).
+    pub(crate) fn push_free(
+        &self,
+        addr: u64,
+        cap: u64,
+        read_seen: &mut Option<u64>,
+    ) -> Result<(), NoRoom> {
+        let slot = self.reserve(FREE_FRAME, cap, read_seen)?;
+        // SAFETY: as in `commit_alloc`, for FREE_FRAME bytes.
+        unsafe {
+            self.header(slot.off, FREE_FRAME as u32, KIND_FREE, 0);
+            self.data
+                .wrapping_add(slot.off + HEADER)
+                .cast::<u64>()
+                .write(addr);
+            self.publish(slot.off, slot.pos);
+        }
+        Ok(())
+    }
+}
+
+/// Closes the reservation word, whatever its session (the helper, before
+/// it sets a new session's ring up): no reservation succeeds after this.
+/// The closed word (its position: the end of what was reserved).
+pub(crate) fn close(ctl: &Control) -> u64 {
+    ctl.reserved.fetch_or(CLOSED, Ordering::AcqRel) | CLOSED
+}
+
+/// Closes the reservation word if it is open for `session` (a session's
+/// profile stops: the client's own decision, or the helper's).
+pub(crate) fn close_session(ctl: &Control, session: u32) {
+    let _ = ctl
+        .reserved
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+            (!word_closed(w) && word_session(w) == session & SESSION_MASK && session != 0)
+                .then_some(w | CLOSED)
+        });
+}
+
+/// Whether every frame reserved before the word closed is committed (the
+/// helper, after [`close`], for the ring of `ring` bytes at `data` it set
+/// up last). An impossible word or frame is an error: the helper does not
+/// wait for it.
+///
+/// # Safety
+/// As for [`RingReader::new`].
+pub(crate) unsafe fn writers_done(
+    ctl: &Control,
+    data: *const u8,
+    ring: u64,
+) -> Result<bool, Corrupt> {
+    let w = ctl.reserved.load(Ordering::Acquire);
+    if word_session(w) == 0 {
+        // Never opened: nothing was reserved.
+        return Ok(true);
+    }
+    // SAFETY: caller contract.
+    let r = unsafe { RingReader::new(ctl, data, ring, word_session(w)) };
+    r.committed_up_to(word_pos(w))
+}
+
+/// Opens the reservation word for `session` (non-zero, at most
+/// [`SESSION_MASK`]), its ring empty: after the session's other settings,
+/// which a writer that sees the word open sees too.
+pub(crate) fn open(ctl: &Control, session: u32) {
+    ctl.read_pos.store(0, Ordering::Relaxed);
+    ctl.reserved.store(open_word(session), Ordering::Release);
+}
+
+#[cfg(test)]
+mod tests;
