@@ -4,7 +4,7 @@
 //! loop). A property test feeds random bytes and mutated valid encodings to
 //! every decoder entry point.
 
-mod common;
+use crate::common;
 
 use common::model::tree;
 use common::{decode_iter, write_random};

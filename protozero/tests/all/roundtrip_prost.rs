@@ -3,7 +3,7 @@
 //! same values; and `prost`'s encoding must decode with our decoders back to
 //! the same values.
 
-mod common;
+use crate::common;
 
 use common::model::{MAX_BIG, chain_tree, depth, make_bytes, make_string, tree};
 use common::*;

@@ -3,7 +3,7 @@
 //! and where it must not happen, and the writer's reported errors (message
 //! too long, fixed slice too small, invalid field id).
 
-mod common;
+use crate::common;
 
 use common::model::Kind;
 use common::{Node, write_with};

@@ -1,6 +1,6 @@
 //! Shared helpers of the protozero integration tests: the random message-tree
 //! model with its `prost` oracle, our writer and decoders applied to it, and
-//! test delegates. Each test binary uses a different subset, hence the
+//! test delegates. Each test module uses a different subset, hence the
 //! `dead_code` allowance.
 #![allow(dead_code, unused_imports)]
 

@@ -3,7 +3,7 @@
 //! move-based compaction: inside one slice the bytes must be identical, across
 //! slices the values must be; plus the boundary cases of the upgrade path.
 
-mod common;
+use crate::common;
 
 use common::model::tree;
 use common::*;

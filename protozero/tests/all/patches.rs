@@ -3,7 +3,7 @@
 //! length whose slot lay in a released slice through a patch, and applying the
 //! patches afterwards must give exactly the contiguous encoding.
 
-mod common;
+use crate::common;
 
 use common::model::{make_string, tree};
 use common::*;

@@ -13,7 +13,7 @@
 //! miri` and under valgrind in CI; natively the stream writer's debug
 //! assertions check the slot invariant on every push.
 
-mod common;
+use crate::common;
 
 use common::delegates::EagerRelease;
 use common::{RandomSlices, slice_max};
