@@ -1,11 +1,9 @@
-//! Proves the allocation claims with a counting global allocator: derived
-//! writers append straight into the caller's buffer, and borrowed decoding
-//! (including lazy `Repeated` iteration) allocates nothing.
+//! Proves the allocation claims with the binary's counting global allocator
+//! (`main.rs`; it counts per thread, so parallel tests do not interfere):
+//! derived writers append straight into the caller's buffer, and borrowed
+//! decoding (including lazy `Repeated` iteration) allocates nothing.
 
 use protozero::{ProtoRead, ProtoWrite, Repeated, SliceWriter};
-
-#[global_allocator]
-static GLOBAL: zerotrace_test_alloc::CountingAlloc = zerotrace_test_alloc::CountingAlloc;
 
 fn allocations_during(f: impl FnOnce()) -> u64 {
     zerotrace_test_alloc::allocations_during(f).0
