@@ -45,3 +45,8 @@ pub fn rows(tp: &TraceProcessor, sql: &str) -> Vec<Vec<Value>> {
 pub fn s(v: &str) -> Value {
     Value::Text(v.to_owned())
 }
+
+/// An integer value.
+pub fn i(v: i64) -> Value {
+    Value::Int(v)
+}

@@ -8,7 +8,7 @@ use std::io::Write;
 use zerotrace_protos::protos::track_event;
 use zerotrace_trace_processor::{Loader, TraceProcessor, Value};
 
-mod common;
+use crate::common;
 use common::{packet, rows, s, trace};
 
 fn slices_trace() -> Vec<u8> {

@@ -2,7 +2,7 @@
 //! bytes, vmstat and per-CPU times by key, disk I/O as differences between
 //! readings, and unknown keys counted.
 
-mod common;
+use crate::common;
 
 use common::{packet, rows, s, trace};
 use zerotrace_protos::protos::{MeminfoCounters, SysStats, VmstatCounters};

@@ -3,7 +3,7 @@
 //! its `RemoteClockSync` exchanges give, and `machine` lists the host and
 //! each remote machine with its `SystemInfo`.
 
-mod common;
+use crate::common;
 
 use common::{packet, rows, s, trace};
 use zerotrace_trace_processor::{TraceProcessor, Value};

@@ -4,7 +4,7 @@
 //! fall back to pid/tid overrides and scoped instant tracks; v1 legacy
 //! flows (`s`/`t`/`f`) bind to enclosing or next slices.
 
-mod common;
+use crate::common;
 
 use common::{packet, rows, s, trace};
 use zerotrace_protos::protos::{TracePacket, TrackEvent, track_event};

@@ -5,7 +5,7 @@
 //! `end_callsite_id`); an interned callstack that does not resolve is a
 //! parser error.
 
-mod common;
+use crate::common;
 
 use common::{packet, rows, s, trace};
 use zerotrace_protos::protos::track_event;

@@ -7,8 +7,8 @@ use protozero::Message;
 use zerotrace_protos::protos::TracePacket;
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
-mod common;
-use common::{rows, s, trace};
+use crate::common;
+use common::{i, rows, s, trace};
 
 /// One packet's bytes, written by `f`.
 fn packet(f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
@@ -18,10 +18,6 @@ fn packet(f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
         f(p.message());
     }
     w.finish().expect("heap writer")
-}
-
-fn i(v: i64) -> Value {
-    Value::Int(v)
 }
 
 fn stat(tp: &TraceProcessor, name: &str) -> i64 {

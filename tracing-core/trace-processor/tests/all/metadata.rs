@@ -2,7 +2,7 @@
 //! packet, else a hash of its first 4 KiB), size, type and clock, and
 //! Chrome's metadata packets.
 
-mod common;
+use crate::common;
 
 use common::{packet, rows, s, trace};
 use zerotrace_trace_processor::{TraceProcessor, Value};

@@ -10,8 +10,8 @@ use zerotrace_protos::protos::ftrace_event_bundle::CompactSched;
 use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundle};
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
-mod common;
-use common::{packet, rows, s, trace};
+use crate::common;
+use common::{i, packet, rows, s, trace};
 
 /// `TracePacket.ftrace_events`.
 const FTRACE_EVENTS: u32 = 1;
@@ -69,10 +69,6 @@ fn release(r: &str) -> Vec<u8> {
             .set_sysname("Linux")
             .set_release(r);
     })
-}
-
-fn i(v: i64) -> Value {
-    Value::Int(v)
 }
 
 fn stat(tp: &TraceProcessor, name: &str) -> i64 {

@@ -17,7 +17,7 @@ use zerotrace_protos::protos::perf_events::Counter;
 use zerotrace_trace_processor::profile_view::Profile;
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
-mod common;
+use crate::common;
 use common::trace;
 
 /// `TracePacket.trusted_packet_sequence_id`, as the service stamps it.

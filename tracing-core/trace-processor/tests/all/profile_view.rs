@@ -4,10 +4,8 @@
 //! test writers (`linux.perf` sequences, heapprofd dumps), and that
 //! gathering it leaves the tables and `stats` as upstream has them.
 
-#[path = "../../cli/tests/heap_support/mod.rs"]
-mod heap_support;
-#[path = "../../cli/tests/perf_support/mod.rs"]
-mod perf_support;
+use crate::heap_support;
+use crate::perf_support;
 
 use heap_support::{HeapSeq, header, hf};
 use perf_support::{Fr, PerfSeq, Trace, app};

@@ -5,7 +5,7 @@
 //! (`+ 0` and `|| ''` make the column an expression), and the plans say the
 //! pushdown was used.
 
-mod common;
+use crate::common;
 
 use common::{packet, rows, trace};
 use zerotrace_protos::protos::track_event;

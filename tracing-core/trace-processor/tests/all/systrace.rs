@@ -2,7 +2,7 @@
 //! back-to-back begins dropped, `G`/`H` on named tracks, tracks shared by
 //! the compressor, malformed lines counted.
 
-mod common;
+use crate::common;
 
 use common::{packet, rows, s, trace};
 use zerotrace_trace_processor::{TraceProcessor, Value};
