@@ -52,14 +52,14 @@ const TARGETS: &[(&str, Suite, Ci)] = &[
     ("protozero", Suite::Module("groups"), Ci::Stacked),
     ("protozero", Suite::Module("leaks_and_toggles"), Ci::Both),
     ("zerotrace-core", Suite::Lib, Ci::Stacked),
-    ("zerotrace-core", Suite::Test("soundness"), Ci::Stacked),
-    ("zerotrace-core", Suite::Test("trace_writer"), Ci::Stacked),
+    ("zerotrace-core", Suite::Module("soundness"), Ci::Stacked),
+    ("zerotrace-core", Suite::Module("trace_writer"), Ci::Stacked),
     (
         "zerotrace-core",
-        Suite::Test("reassembly_proptest"),
+        Suite::Module("reassembly_proptest"),
         Ci::Full,
     ),
-    ("zerotrace-core", Suite::Test("hostile_smb"), Ci::Both),
+    ("zerotrace-core", Suite::Module("hostile_smb"), Ci::Both),
     ("zerotrace-heap-profile", Suite::Lib, Ci::Stacked),
 ];
 

@@ -8,7 +8,7 @@
 //! service cannot adopt (64 KiB pages) is refused: the startup data is
 //! dropped and the producer records through the service's own buffer. (The
 //! same against `zerotraced`, plus the timeout path, is
-//! `tracing-core/tests/startup_tracing.rs`.)
+//! `tracing-core/tests/all/startup_tracing.rs`.)
 #![cfg(target_os = "linux")]
 
 use std::time::Duration;
@@ -20,7 +20,7 @@ use zerotrace_core::producer::{
 };
 use zerotrace_interop::services::{Service, Which};
 
-// The workload, shared with `tracing-core/tests/startup_tracing.rs`.
+// The workload, shared with `tracing-core/tests/all/startup_tracing.rs`.
 #[path = "../../tests/startup_support/mod.rs"]
 mod startup_support;
 use startup_support::{EarlyWriter, config, data_packets, write};

@@ -6,7 +6,7 @@
 //! again when more rounds came. A relay without a machine id is this
 //! machine and adds nothing; machines are bounded.
 
-mod service_support;
+use crate::service_support;
 
 use protozero::{Decoder, HeapWriter};
 use service_support::*;

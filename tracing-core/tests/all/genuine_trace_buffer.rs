@@ -6,7 +6,7 @@
 //! service wrote, byte for byte, once the fields a service appends to each
 //! packet are set aside.
 
-mod service_support;
+use crate::service_support;
 
 use std::collections::BTreeMap;
 

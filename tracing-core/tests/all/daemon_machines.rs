@@ -5,7 +5,7 @@
 //! Perfetto's service does.
 #![cfg(target_os = "linux")]
 
-mod service_support;
+use crate::service_support;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! `max_file_size_bytes` closes it and stops the session, and ends the
 //! session with the reason when the driver reports that the file failed.
 
-mod service_support;
+use crate::service_support;
 
 use service_support::scenario::{command_kinds, data_packets, write_packets};
 use service_support::*;

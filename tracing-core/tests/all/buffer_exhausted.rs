@@ -5,8 +5,8 @@
 //! SMB goes through intact when a service keeps freeing chunks, and is lost
 //! cleanly (flagged, nothing corrupted) when none does.
 
-mod common;
-mod service_support;
+use crate::common;
+use crate::service_support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,7 +119,10 @@ fn stall_then_abort_ends_the_process_with_a_reason() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "stall_then_abort_ends_the_process_with_a_reason",
+            &crate::test_name(
+                module_path!(),
+                "stall_then_abort_ends_the_process_with_a_reason",
+            ),
             "--nocapture",
             "--test-threads=1",
         ])

@@ -19,7 +19,7 @@ use zerotrace_core::producer::{
 };
 use zerotrace_protos::protos::TracePacketDecoder;
 
-mod startup_support;
+use crate::startup_support;
 use startup_support::{EarlyWriter, SEQ_FIELD, config, data_packets, write};
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -6,7 +6,7 @@
 //! only, unless the session sets `trace_all_machines`. Driven through the
 //! sans-IO core with producers of several identities.
 
-mod service_support;
+use crate::service_support;
 
 use protozero::Decoder;
 use service_support::*;

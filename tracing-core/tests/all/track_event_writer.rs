@@ -3,7 +3,7 @@
 //! slices nest, annotations and counters keep their values, and a cleared
 //! incremental state is re-emitted.
 
-mod service_support;
+use crate::service_support;
 
 use std::collections::HashMap;
 

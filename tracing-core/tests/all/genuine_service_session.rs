@@ -7,7 +7,7 @@
 //! given the recorded producer's credentials), and our service packets must
 //! be the genuine service's messages, in the same order around the data.
 
-mod service_support;
+use crate::service_support;
 
 use serde_json::Value;
 use service_support::*;

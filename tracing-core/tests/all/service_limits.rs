@@ -4,7 +4,7 @@
 //! arguments, and SMB sizes from the config, the producer's hints or the
 //! defaults, absurd requests falling back or clamped as Perfetto's are.
 
-mod service_support;
+use crate::service_support;
 
 use service_support::scenario::*;
 use service_support::*;

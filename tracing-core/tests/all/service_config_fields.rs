@@ -6,7 +6,7 @@
 //! DataSourceConfig has a decision. Driven through the sans-IO core on a
 //! fake clock.
 
-mod service_support;
+use crate::service_support;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};

@@ -9,7 +9,7 @@
 //! (the test itself, which is the scribbler when `ZT_SCRIBBLER` is set).
 #![cfg(target_os = "linux")]
 
-mod service_support;
+use crate::service_support;
 
 use std::process::Command;
 use std::sync::Arc;
@@ -300,7 +300,10 @@ fn a_producer_rewriting_its_smb_never_hurts_the_service() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "a_producer_rewriting_its_smb_never_hurts_the_service",
+            &crate::test_name(
+                module_path!(),
+                "a_producer_rewriting_its_smb_never_hurts_the_service",
+            ),
             "--nocapture",
             "--test-threads=1",
         ])

@@ -5,7 +5,7 @@
 //! that read nothing; and a consumer whose uid nobody vouches for (a TCP or
 //! WebSocket peer), which reaches no session but its own.
 
-mod service_support;
+use crate::service_support;
 
 use service_support::scenario::*;
 use service_support::*;

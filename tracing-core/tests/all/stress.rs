@@ -9,7 +9,7 @@
 //! loss of a writer that ended in drop mode), and delivered + lost = written.
 //! The same scenario under the stall policy must deliver every packet.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Barrier};
 use std::thread;

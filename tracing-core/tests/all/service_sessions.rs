@@ -5,7 +5,7 @@
 //! reads back (trusted fields, the service's packets in Perfetto's order,
 //! deflate compression), and that two sessions never see each other's data.
 
-mod service_support;
+use crate::service_support;
 
 use service_support::scenario::*;
 use service_support::*;

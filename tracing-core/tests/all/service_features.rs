@@ -6,7 +6,7 @@
 //! incremental state. Each checks what Perfetto's service does in the same
 //! situation (`tracing_service_impl.cc`).
 
-mod service_support;
+use crate::service_support;
 
 use protozero::HeapWriter;
 use service_support::*;

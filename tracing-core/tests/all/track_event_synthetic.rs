@@ -9,7 +9,7 @@
 //! processes, threads, tracks and parents, slice nesting and names, flows and
 //! counter values.
 
-mod service_support;
+use crate::service_support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

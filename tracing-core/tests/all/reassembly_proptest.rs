@@ -8,7 +8,7 @@
 //! nested message crossing a chunk keeps its 4-byte length but one staying in
 //! a chunk is shortened) the decoded structure must match.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

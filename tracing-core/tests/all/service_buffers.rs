@@ -5,7 +5,7 @@
 //! scraping when a producer disconnects mid-packet, and packets using fields
 //! the service reserves, dropped and counted.
 
-mod service_support;
+use crate::service_support;
 
 use service_support::scenario::*;
 use service_support::*;

@@ -3,7 +3,7 @@
 //! that flushes then stops, and flush and stop timeouts when producers never
 //! answer.
 
-mod service_support;
+use crate::service_support;
 
 use service_support::scenario::*;
 use service_support::*;

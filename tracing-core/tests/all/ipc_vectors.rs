@@ -3,7 +3,7 @@
 //! re-encodes byte for byte, and reassembles from the byte stream split at
 //! every point.
 
-mod service_support;
+use crate::service_support;
 
 use serde_json::Value;
 use service_support::{hex, vectors};

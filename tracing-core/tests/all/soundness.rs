@@ -3,7 +3,7 @@
 //! Tree Borrows), which flags the use-after-free, aliasing and data-race
 //! versions of these paths; the byte-level checks hold everywhere.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,7 +2,7 @@
 //! buffer: chunk headers, fragment headers (compact and 4-byte), continuation
 //! flags, patch offsets, the inflated count fix-up, and drop mode.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
