@@ -1,14 +1,12 @@
-//! Walking raw pages and reading fields allocates nothing: a counting
-//! global allocator (per thread, so parallel tests do not interfere) shows
+//! Walking raw pages and reading fields allocates nothing: the binary's
+//! counting global allocator (`main.rs`; per thread, so parallel tests do
+//! not interfere) shows
 //! zero heap allocations while every fixture page is parsed and every field
 //! of every record is decoded, once the format table is built.
 
-mod ftrace_common;
+use crate::ftrace_common;
 
 use ftrace_common::{Recording, fixture_dir};
-
-#[global_allocator]
-static GLOBAL: zerotrace_test_alloc::CountingAlloc = zerotrace_test_alloc::CountingAlloc;
 
 #[test]
 fn parsing_pages_and_fields_allocates_nothing() {

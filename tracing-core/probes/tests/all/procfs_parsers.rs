@@ -2,18 +2,13 @@
 //! cpufreq and thermal sysfs this VM lacks), hostile and truncated inputs,
 //! and a property test that no input makes any parser panic.
 
-use std::path::PathBuf;
-
+use crate::support::fixtures;
 use proptest::prelude::*;
 use zerotrace_probes::procfs::{
     ProcError, ProcRoot, buddyinfo, cmdline, cpufreq, cpuidle, cpuinfo, devfreq, diskstats,
     meminfo, pid_stat, pid_status, psi, stat, thermal, vmstat, walk,
 };
 use zerotrace_protos::protos::MeminfoCounters;
-
-fn fixtures() -> ProcRoot {
-    ProcRoot::at(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/procfs/root"))
-}
 
 fn read(rel: &str) -> Vec<u8> {
     fixtures().read(rel, 1 << 20).expect("fixture")

@@ -3,22 +3,17 @@
 //! field checked against the fixture files, and the TracePacket field
 //! numbers checked against upstream's (2, 9, 7, 67).
 
-use std::path::PathBuf;
-
+use crate::support::fixtures;
 use protozero::{HeapWriter, TypedDecoder};
 use zerotrace_probes::procfs::packets::{self, Selection, TreeOptions};
 use zerotrace_probes::procfs::sample::{self, Due};
-use zerotrace_probes::procfs::{ProcRoot, walk};
+use zerotrace_probes::procfs::walk;
 use zerotrace_protos::protos::sys_stats::psi_sample::PsiResource;
 use zerotrace_protos::protos::sys_stats_config::StatCounters;
 use zerotrace_protos::protos::{
     CpuInfoDecoder, MeminfoCounters, ProcessStatsDecoder, ProcessTreeDecoder, SysStatsConfig,
     SysStatsConfigDecoder, SysStatsDecoder, VmstatCounters,
 };
-
-fn fixtures() -> ProcRoot {
-    ProcRoot::at(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/procfs/root"))
-}
 
 /// Writes one TracePacket with `f`, returns (timestamp, the payload of
 /// field `field`), failing if the packet holds anything else.

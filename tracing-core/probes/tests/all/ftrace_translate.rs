@@ -6,7 +6,7 @@
 //! events carry every field the format names; hostile formats give counted
 //! skips, never a panic.
 
-mod ftrace_common;
+use crate::ftrace_common;
 
 use ftrace_common::read_back::{Back, read_back};
 use ftrace_common::{Recording, fixture_dir, parse_text};

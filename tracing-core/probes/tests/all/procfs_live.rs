@@ -5,7 +5,7 @@
 //! counters must match what the test reads from `/proc` itself at the same
 //! moment.
 
-mod producer_common;
+use crate::producer_common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -69,8 +69,9 @@ fn tree_helper() {
 #[test]
 fn live_process_tree() {
     let exe = std::env::current_exe().expect("own path");
+    let helper = crate::test_name(module_path!(), "tree_helper");
     let args = [
-        "tree_helper",
+        helper.as_str(),
         "--exact",
         "--ignored",
         "--nocapture",

@@ -2,9 +2,9 @@
 //! packets each writes at start, at each poll and at stop, stamped with
 //! the `now` they were given, with no sleeping and no service.
 
-mod producer_common;
+use crate::producer_common;
+use crate::support::fixtures;
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -43,10 +43,6 @@ fn fake(root: ProcRoot) -> Fake {
         clock,
         log,
     }
-}
-
-fn fixtures() -> ProcRoot {
-    ProcRoot::at(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/procfs/root"))
 }
 
 /// The field of each packet's payload and its timestamp.

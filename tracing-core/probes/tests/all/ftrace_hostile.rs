@@ -3,7 +3,7 @@
 //! or given other layouts. Whatever comes in, the result is records or a
 //! typed error, never a panic or an out-of-bounds read.
 
-mod ftrace_common;
+use crate::ftrace_common;
 
 use ftrace_common::{Recording, fixture_dir};
 use proptest::prelude::*;

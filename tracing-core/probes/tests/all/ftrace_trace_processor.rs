@@ -7,7 +7,7 @@
 //! decoders, the switches counted and the time between a CPU's successive
 //! switches summed by hand).
 
-mod ftrace_common;
+use crate::ftrace_common;
 
 use std::collections::BTreeMap;
 

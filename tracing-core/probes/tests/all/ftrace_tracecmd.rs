@@ -6,7 +6,7 @@
 //! Without `trace-cmd` (`apt-get install trace-cmd`) it says so in one
 //! line and passes, unless `ZEROTRACE_REQUIRE_TRACE_CMD=1` (CI).
 
-mod ftrace_common;
+use crate::ftrace_common;
 
 use ftrace_common::{Recording, fixture_dir, tracecmd};
 use zerotrace_probes::ftrace::Value;

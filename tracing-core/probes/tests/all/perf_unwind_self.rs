@@ -149,7 +149,7 @@ fn dwarf_case() {
     let ra = out.frames[1].pc + 1;
     assert_eq!(
         unwinder.symbolize(pid, &out.frames[1]).map(|s| s.name),
-        Some("perf_unwind_self::level_three".to_owned())
+        Some(concat!(module_path!(), "::level_three").to_owned())
     );
     assert!(ra > out.frames[1].pc);
 

@@ -4,7 +4,7 @@
 //! same buffer, so the parser is proven on any machine, tracefs or not.
 //! `rerecord_fixtures` (ignored, root) records them again.
 
-mod ftrace_common;
+use crate::ftrace_common;
 
 use ftrace_common::{Recording, Workload, compare, fixture_dir, record, record_workload};
 
@@ -50,7 +50,7 @@ fn overflow_fixture_counts_what_the_kernel_overwrote() {
 }
 
 /// Re-records the fixtures on this machine (root, tracefs): run with
-/// `cargo test -p zerotrace-probes --test ftrace_fixture -- --ignored`.
+/// `cargo test -p zerotrace-probes --test all -- --ignored ftrace_fixture::`.
 #[test]
 #[ignore = "re-records the committed fixtures; needs root and tracefs"]
 fn rerecord_fixtures() {
