@@ -3,15 +3,12 @@
 //! and `json`; a script on stdin runs statement by statement; bad SQL and
 //! a bad trace are errors with their exit codes, pointing at the spot.
 
+use crate::support::zerotrace;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use zerotrace_protos::protos::{TracePacket, track_event};
-
-fn zerotrace() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zerotrace"))
-}
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("zerotrace-sql-{}-{name}", std::process::id()));

@@ -6,8 +6,9 @@
 //! `stats` and `dump`, over synthetic traces written with the generated
 //! writers.
 
-mod perf_support;
-mod tp_support;
+use crate::perf_support;
+use crate::support::{text, zerotrace};
+use crate::tp_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,14 +18,6 @@ use perf_support::{Fr, PerfSeq, Trace, app};
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_protos::protos::profiling::StackUnwindError;
 use zerotrace_trace_processor::profile_view::{Filter, Profile, folded};
-
-fn zerotrace() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zerotrace"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A private directory for one test.
 fn dir(name: &str) -> PathBuf {

@@ -5,8 +5,9 @@
 //! says so in one line and passes, unless `ZEROTRACE_REQUIRE_GO=1`), and
 //! the heap dumps' lines of `stats` and `dump`.
 
-mod heap_support;
-mod perf_support;
+use crate::heap_support;
+use crate::perf_support;
+use crate::support::{text, zerotrace};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,14 +17,6 @@ use heap_support::{HeapSeq, header, hf};
 use perf_support::Trace;
 use zerotrace_heap_profile::ClientError;
 use zerotrace_trace_processor::profile_view::{HeapValue, Profile, heap_folded};
-
-fn zerotrace() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zerotrace"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A private directory for one test.
 fn dir(name: &str) -> PathBuf {

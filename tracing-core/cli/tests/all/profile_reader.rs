@@ -1,7 +1,8 @@
 //! The sample reader, folded stacks and pprof over synthetic `linux.perf`
 //! traces written with the generated writers.
 
-mod perf_support;
+use crate::perf_support;
+use crate::support::framed;
 
 use std::io::Read as _;
 
@@ -15,24 +16,6 @@ use zerotrace_trace_processor::profile_view::*;
 /// Every packet of `trace`, read by the trace processor.
 fn profile_of(trace: &Trace) -> Profile {
     Profile::from_trace(trace.bytes()).unwrap()
-}
-
-/// `packets` framed as a trace (`Trace.packet` entries), for the trace
-/// processor.
-fn framed<P: AsRef<[u8]>>(packets: &[P]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in packets {
-        let p = p.as_ref();
-        out.push(0x0a);
-        let mut n = p.len() as u64;
-        while n >= 0x80 {
-            out.push((n as u8) | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-        out.extend_from_slice(p);
-    }
-    out
 }
 
 fn names(p: &Profile) -> Vec<Vec<String>> {

@@ -8,7 +8,7 @@
 //! goes away is reconnected to, and the relay's producers see the
 //! disconnect and come back.
 
-mod tp_support;
+use crate::tp_support;
 
 use zerotrace_trace_processor::Value;
 

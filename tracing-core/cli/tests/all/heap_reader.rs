@@ -2,8 +2,9 @@
 //! heapprofd traces (`tests/heap_support`: zerotrace's own dump writer,
 //! and dumps laid out by hand).
 
-mod heap_support;
-mod perf_support;
+use crate::heap_support;
+use crate::perf_support;
+use crate::support::framed;
 
 use std::io::Read as _;
 
@@ -21,24 +22,6 @@ fn packets_of(trace: &Trace) -> Vec<Vec<u8>> {
 
 fn profile_of(packets: &[Vec<u8>]) -> Profile {
     Profile::from_trace(&framed(packets)).unwrap()
-}
-
-/// `packets` framed as a trace (`Trace.packet` entries), for the trace
-/// processor.
-fn framed<P: AsRef<[u8]>>(packets: &[P]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in packets {
-        let p = p.as_ref();
-        out.push(0x0a);
-        let mut n = p.len() as u64;
-        while n >= 0x80 {
-            out.push((n as u8) | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-        out.extend_from_slice(p);
-    }
-    out
 }
 
 /// Each sample of `d`: (names root first, allocated, freed, allocs, frees).

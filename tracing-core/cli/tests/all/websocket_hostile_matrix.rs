@@ -25,7 +25,7 @@ use zerotrace_protos::protos::{
     CloneSessionResponseDecoder, TraceConfig, TracingServiceStateDecoder,
 };
 
-mod websocket_support;
+use crate::websocket_support;
 use websocket_support::{Setup, consumer_over, open};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -149,7 +149,10 @@ fn every_endpoint_lends_what_the_consumer_socket_would() {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "every_endpoint_lends_what_the_consumer_socket_would",
+                &crate::test_name(
+                    module_path!(),
+                    "every_endpoint_lends_what_the_consumer_socket_would",
+                ),
                 "--nocapture",
                 "--test-threads=1",
             ])

@@ -10,7 +10,7 @@
 //! field with its number, as `protoc` over our own schema (`protos/proto`)
 //! encodes it.
 
-mod upstream;
+use crate::upstream;
 
 use std::path::{Path, PathBuf};
 

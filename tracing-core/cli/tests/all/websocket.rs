@@ -21,7 +21,7 @@ use zerotrace_protos::protos::TraceConfig;
 const WAIT: Duration = Duration::from_secs(20);
 const PAYLOAD_FIELD: u32 = 900;
 
-mod websocket_support;
+use crate::websocket_support;
 use websocket_support::{EXTRA, Setup, open, status};
 
 #[test]

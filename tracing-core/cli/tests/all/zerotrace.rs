@@ -1,8 +1,9 @@
 //! The `zerotrace` binary, run as a subprocess: every command, and every
 //! error path with its exit code and one clear line.
 
-mod tp_support;
-mod upstream;
+use crate::support::zerotrace;
+use crate::tp_support;
+use crate::upstream;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -12,10 +13,6 @@ use upstream::upstream_root;
 use prost::Message;
 use prost_reflect::DynamicMessage;
 use zerotrace_protos::protos::TracePacketDecoder;
-
-fn zerotrace() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zerotrace"))
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
