@@ -20,9 +20,9 @@ use zerotrace_core::producer::{
 };
 use zerotrace_interop::services::{Service, Which};
 
-// The workload, shared with `tracing-core/tests/all/startup_tracing.rs`.
-#[path = "../../tests/startup_support/mod.rs"]
-mod startup_support;
+// The workload, shared with `tracing-core/tests/all/startup_tracing.rs`
+// (`tracing-core/tests/startup_support/`).
+use crate::startup_support;
 use startup_support::{EarlyWriter, config, data_packets, write};
 
 const WAIT: Duration = Duration::from_secs(30);

@@ -4,8 +4,7 @@
 //! schema must print exactly the checked-in text, and our generated decoders
 //! must read back the tracks, slices, flow and counter samples it describes.
 
-#[path = "../../../protos/examples/synthetic_trace/scenarios.rs"]
-mod scenarios;
+use crate::scenarios;
 
 use std::collections::HashMap;
 
