@@ -2,6 +2,8 @@
 //! unknown methods, fds nobody asked for, producer-provided buffers that are
 //! not sealed memfds. The offender is refused or dropped; everyone else goes
 //! on, and no fd leaks.
+//! (Its own test binary, not a module of `all/`: it counts the process's
+//! open descriptors, which other tests' sockets would move.)
 #![cfg(target_os = "linux")]
 
 mod service_support;

@@ -6,6 +6,8 @@
 //! honest producer's data in both sessions comes back byte for byte, the
 //! malicious one's packets carry its own trusted uid and no duplicates, and
 //! every offence is counted.
+//! (Its own test binary, not a module of `all/`: the flood test reads the
+//! heap bytes the whole process holds, which other tests would move.)
 
 mod service_support;
 

@@ -6,7 +6,7 @@
 //! dense as it can: writer threads append events without pause while the
 //! main thread stops the session (a flush and a scrape) under them. Natively it checks that the trace is whole; `cargo xtask tsan` runs
 //! it under ThreadSanitizer, which reports any racing access to one
-//! location.
+//! location. (Its own test binary: a process registers TrackEvent once.)
 #![cfg(target_os = "linux")]
 
 use std::sync::Arc;

@@ -1,5 +1,7 @@
 //! The `tracing` Layer: spans become slices (nested as entered), their and
 //! events' fields debug annotations, events instants.
+//! (Its own test binary: a process registers TrackEvent, and installs
+//! `log`'s logger, once.)
 #![cfg(target_os = "linux")]
 
 use tracing_subscriber::layer::SubscriberExt;

@@ -1,6 +1,7 @@
 //! The `tracing` Layer with one async track per span instance, and
 //! `follows_from` as a flow; callsites become source locations, and a field
 //! recorded after a slice began annotates its end.
+//! (Its own test binary: a process registers TrackEvent once.)
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;

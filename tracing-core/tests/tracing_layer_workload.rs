@@ -10,6 +10,8 @@
 //! span entered on two threads as one slice on each thread's track, `counter.*` fields as counter tracks (a text one, and
 //! an unsigned one above `i64::MAX`, as an exact annotation), a plain
 //! message and a `log` record.
+//! (Its own test binary: a process registers TrackEvent, and installs
+//! `log`'s logger, once.)
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;

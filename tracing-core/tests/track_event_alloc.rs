@@ -2,6 +2,7 @@
 //! a counting global allocator watches a thread that records slices with
 //! annotations, instants and counters across many chunks, and `tracing`
 //! events and spans through the Layer.
+//! (Its own test binary: a process registers TrackEvent once.)
 #![cfg(target_os = "linux")]
 
 use zerotrace_core::track_event::{Category, InProcessConfig, InProcessSession, TrackSpec};

@@ -2,7 +2,7 @@
 //! categories the session's TrackEventConfig enables are recorded, every
 //! thread gets its own sequence and thread track (named after the thread),
 //! scoped slices nest, and disabled trace points do not evaluate their
-//! arguments.
+//! arguments. (Its own test binary: a process registers TrackEvent once.)
 #![cfg(target_os = "linux")]
 
 mod service_support;

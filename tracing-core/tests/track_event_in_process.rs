@@ -1,6 +1,7 @@
 //! The in-process backend: one call starts recording with the embedded
 //! service, one stops it and writes a trace holding the enabled categories'
 //! events (and only those), with the service's packets around them.
+//! (Its own test binary: a process registers TrackEvent once.)
 #![cfg(target_os = "linux")]
 
 use zerotrace_core::track_event::{Category, InProcessConfig, InProcessSession};

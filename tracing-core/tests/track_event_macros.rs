@@ -1,6 +1,7 @@
 //! The macros' options through the in-process backend: async tracks under
 //! the process track, flows across threads, explicit timestamps, counter
 //! tracks, and source locations interned per sequence.
+//! (Its own test binary: a process registers TrackEvent once.)
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;

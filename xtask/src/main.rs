@@ -14,6 +14,7 @@ mod perf_cost;
 mod private_deps;
 mod scale;
 mod soak;
+mod suites;
 mod tp_bench;
 mod tp_conformance;
 mod tp_data;

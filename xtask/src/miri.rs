@@ -5,12 +5,15 @@
 //! that reach the unsafe code (the stream writer, the delegates, the byte
 //! copies, the shared memory views, the arbiter, the TraceWriter, the patch
 //! list) and proptest cases are reduced. Decoder-only suites are left out:
-//! the decoders contain no `unsafe`. So is `protozero/tests/patches.rs`,
+//! the decoders contain no `unsafe`. So is `protozero/tests/all/patches.rs`,
 //! whose prost comparisons over thousands of released test slices take more
 //! than ten minutes under Miri even reduced; the patch paths it covers run
 //! under Miri through `abandoned_patches`, `short_slots`, and the
 //! TraceWriter suites. Tests that need the OS (mmap, memfd,
 //! spawning the compiler) are ignored under `cfg(miri)` in their own files.
+//! Most suites are modules of their package's combined test binary
+//! (`tests/all/`, see `suites.rs`): Miri builds that binary and runs the
+//! module's tests (`--test all -- name::`).
 //! `short_slots` and `reassembly_proptest` (five to six minutes per model)
 //! run only with `--full`, before an issue touching the writer closes. CI
 //! runs every other target under Stacked Borrows (of zerotrace-core's and
@@ -25,6 +28,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::suites::Suite;
+
 /// Which of the models CI's short run uses for a target.
 #[derive(Clone, Copy, PartialEq)]
 enum Ci {
@@ -36,23 +41,33 @@ enum Ci {
     Full,
 }
 
-/// Test targets run under Miri: (package, target; `None` = the lib's unit
-/// tests, what CI's short run includes of it).
-const TARGETS: &[(&str, Option<&str>, Ci)] = &[
-    ("protozero", None, Ci::Both),
-    ("protozero", Some("abandoned_patches"), Ci::Both),
-    ("protozero", Some("known_answers"), Ci::Stacked),
-    ("protozero", Some("no_alloc"), Ci::Stacked),
-    ("protozero", Some("short_slots"), Ci::Full),
-    ("protozero", Some("groups"), Ci::Stacked),
-    ("protozero", Some("leaks_and_toggles"), Ci::Both),
-    ("zerotrace-core", None, Ci::Stacked),
-    ("zerotrace-core", Some("soundness"), Ci::Stacked),
-    ("zerotrace-core", Some("trace_writer"), Ci::Stacked),
-    ("zerotrace-core", Some("reassembly_proptest"), Ci::Full),
-    ("zerotrace-core", Some("hostile_smb"), Ci::Both),
-    ("zerotrace-heap-profile", None, Ci::Stacked),
+/// Test suites run under Miri: (package, suite; of the lib's unit tests
+/// CI's short run takes the modules below).
+const TARGETS: &[(&str, Suite, Ci)] = &[
+    ("protozero", Suite::Lib, Ci::Both),
+    ("protozero", Suite::Module("abandoned_patches"), Ci::Both),
+    ("protozero", Suite::Module("known_answers"), Ci::Stacked),
+    ("protozero", Suite::Module("no_alloc"), Ci::Stacked),
+    ("protozero", Suite::Module("short_slots"), Ci::Full),
+    ("protozero", Suite::Module("groups"), Ci::Stacked),
+    ("protozero", Suite::Module("leaks_and_toggles"), Ci::Both),
+    ("zerotrace-core", Suite::Lib, Ci::Stacked),
+    ("zerotrace-core", Suite::Module("soundness"), Ci::Stacked),
+    ("zerotrace-core", Suite::Module("trace_writer"), Ci::Stacked),
+    (
+        "zerotrace-core",
+        Suite::Module("reassembly_proptest"),
+        Ci::Full,
+    ),
+    ("zerotrace-core", Suite::Module("hostile_smb"), Ci::Both),
+    ("zerotrace-heap-profile", Suite::Lib, Ci::Stacked),
 ];
+
+/// The suites [`TARGETS`] names (checked to exist by `crate::suites`).
+#[cfg(test)]
+pub fn suites() -> impl Iterator<Item = (&'static str, Suite)> {
+    TARGETS.iter().map(|(p, s, _)| (*p, *s))
+}
 
 /// CI's short run of a library's unit tests takes only the modules that
 /// hold `unsafe` code (a test name filter each; `--full` runs every unit
@@ -124,20 +139,22 @@ pub fn run(root: &Path, cases: u32, full: bool) -> Result<Option<bool>, std::io:
     }
     let mut ok = true;
     for (model, flag, in_ci) in MODELS {
-        for (package, target, ci) in TARGETS {
+        for (package, suite, ci) in TARGETS {
             if !full && !in_ci(*ci) {
                 continue;
             }
-            let what = format!("{package} {}", target.unwrap_or("(unit tests)"));
+            let what = format!("{package} {}", suite.name());
             println!("-- miri, {model}: {what}");
             let mut cmd = Command::new("cargo");
             cmd.args(["+nightly", "miri", "test", "-q", "-p", package]);
-            match target {
+            match suite.target() {
                 Some(t) => cmd.args(["--test", t]),
                 None => cmd.arg("--lib"),
             };
             let filters = UNSAFE_MODULES.iter().find(|(p, _, _)| p == package);
-            if let (false, None, Some((_, _, modules))) = (full, target, filters) {
+            if let Some(filter) = suite.filter() {
+                cmd.args(["--", &filter]);
+            } else if let (false, Suite::Lib, Some((_, _, modules))) = (full, suite, filters) {
                 cmd.arg("--").args(*modules);
             }
             let started = std::time::Instant::now();

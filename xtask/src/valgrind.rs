@@ -6,43 +6,55 @@
 //! (the stream writer and its delegates, the shared memory views, the
 //! arbiter and TraceWriter, real SMB mappings between processes and
 //! threads; the heap profiler's unit tests). `--full` runs every test binary of the three crates, as before
-//! an issue touching that code closes. A failing binary's own output is
-//! shown (the harness prints a panic on stdout).
+//! an issue touching that code closes. Most suites are modules of their
+//! package's combined test binary (`tests/all/`, see `suites.rs`): that
+//! binary runs once, with the modules' filters (with `--full`, whole but
+//! for the modules never run). A failing binary's own output is shown (the
+//! harness prints a panic on stdout).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Test targets never run under valgrind: they compile code (trybuild),
-/// model threads exhaustively (loom, stress), or are ThreadSanitizer's.
-const NEVER: &[&str] = &[
-    "compile_fail",
-    "stress",
-    "loom_chunks",
-    "loom_heap",
-    "in_process_scrape_race",
+use crate::suites::{ALL, Suite};
+
+/// Suites never run under valgrind: they compile code (trybuild), model
+/// threads exhaustively (loom, stress), or are ThreadSanitizer's.
+const NEVER: &[(&str, Suite)] = &[
+    ("protozero", Suite::Module("compile_fail")),
+    ("zerotrace-core", Suite::Module("stress")),
+    ("zerotrace-loom", Suite::Test("loom_chunks")),
+    ("zerotrace-loom", Suite::Test("loom_heap")),
+    ("zerotrace-core", Suite::Test("in_process_scrape_race")),
 ];
 
-/// CI's short list: (package, target; "lib" for the unit tests).
-const SHORT: &[(&str, &str)] = &[
-    ("protozero", "lib"),
-    ("protozero", "known_answers"),
-    ("protozero", "abandoned_patches"),
-    ("protozero", "leaks_and_toggles"),
-    ("protozero", "no_alloc"),
-    ("zerotrace-core", "lib"),
-    ("zerotrace-core", "soundness"),
-    ("zerotrace-core", "hostile_smb"),
-    ("zerotrace-core", "hostile_smb_process"),
-    ("zerotrace-core", "trace_writer"),
-    ("zerotrace-core", "buffer_exhausted"),
-    ("zerotrace-core", "daemon_end_to_end"),
-    ("zerotrace-core", "startup_tracing"),
-    ("zerotrace-core", "track_event_in_process"),
-    ("zerotrace-core", "track_event_writer"),
-    ("zerotrace-core", "tracing_layer_workload"),
-    ("zerotrace-heap-profile", "lib"),
+/// CI's short list.
+const SHORT: &[(&str, Suite)] = &[
+    ("protozero", Suite::Lib),
+    ("protozero", Suite::Module("known_answers")),
+    ("protozero", Suite::Module("abandoned_patches")),
+    ("protozero", Suite::Module("leaks_and_toggles")),
+    ("protozero", Suite::Module("no_alloc")),
+    ("zerotrace-core", Suite::Lib),
+    ("zerotrace-core", Suite::Module("soundness")),
+    ("zerotrace-core", Suite::Module("hostile_smb")),
+    ("zerotrace-core", Suite::Module("hostile_smb_process")),
+    ("zerotrace-core", Suite::Module("trace_writer")),
+    ("zerotrace-core", Suite::Module("buffer_exhausted")),
+    ("zerotrace-core", Suite::Module("daemon_end_to_end")),
+    ("zerotrace-core", Suite::Module("startup_tracing")),
+    ("zerotrace-core", Suite::Test("track_event_in_process")),
+    ("zerotrace-core", Suite::Module("track_event_writer")),
+    ("zerotrace-core", Suite::Test("tracing_layer_workload")),
+    ("zerotrace-heap-profile", Suite::Lib),
 ];
+
+/// The suites [`SHORT`] and [`NEVER`] name (checked to exist by
+/// `crate::suites`).
+#[cfg(test)]
+pub fn suites() -> impl Iterator<Item = (&'static str, Suite)> {
+    SHORT.iter().chain(NEVER).copied()
+}
 
 /// Builds the test binaries and runs them (the short list unless `full`)
 /// under memcheck; whether all were clean.
@@ -96,19 +108,51 @@ pub fn run(root: &Path, full: bool) -> Result<bool, String> {
             continue;
         };
         let kind = m["target"]["kind"][0].as_str().unwrap_or("");
-        let target = if kind == "lib" { "lib" } else { name };
-        if NEVER.contains(&target) {
-            continue;
-        }
-        if full || SHORT.contains(&(package, target)) {
-            bins.push((format!("{package} {target}"), exe.to_owned()));
+        let target = if kind == "lib" { None } else { Some(name) };
+        // The harness arguments that select what runs of this binary
+        // (`None`: nothing of it).
+        let args: Option<Vec<String>> = if target == Some(ALL) {
+            if full {
+                // All of it but the modules never run.
+                Some(
+                    NEVER
+                        .iter()
+                        .filter(|(p, _)| *p == package)
+                        .filter_map(|(_, s)| s.filter())
+                        .flat_map(|f| ["--skip".to_owned(), f])
+                        .collect(),
+                )
+            } else {
+                // The listed modules of it, one run.
+                let filters: Vec<String> = SHORT
+                    .iter()
+                    .filter(|(p, s)| *p == package && s.target() == Some(ALL))
+                    .filter_map(|(_, s)| s.filter())
+                    .collect();
+                (!filters.is_empty()).then_some(filters)
+            }
+        } else {
+            // The lib's unit tests, or a binary of its own: all of it.
+            let is_it = |s: &Suite| match s {
+                Suite::Lib => target.is_none(),
+                Suite::Test(t) => target == Some(*t),
+                Suite::Module(_) => false,
+            };
+            let listed = SHORT.iter().any(|(p, s)| *p == package && is_it(s));
+            let never = NEVER.iter().any(|(p, s)| *p == package && is_it(s));
+            (!never && (full || listed)).then(Vec::new)
+        };
+        if let Some(args) = args {
+            let what = format!("{package} {}", target.unwrap_or("lib"));
+            bins.push((what, exe.to_owned(), args));
         }
     }
     let mut clean = true;
-    for (what, exe) in &bins {
+    for (what, exe, args) in &bins {
         let started = Instant::now();
         let o = Command::new("valgrind")
             .args(["-q", "--error-exitcode=97", exe, "--test-threads=2"])
+            .args(args)
             .env("PROPTEST_CASES", "16")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

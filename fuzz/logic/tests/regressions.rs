@@ -5,7 +5,7 @@
 /// An empty chunk stored exactly at the end of the ring stayed at the front
 /// of the eviction queue after a wrap and stopped the eviction of the chunks
 /// the next one overwrote: a later read returned another writer's bytes.
-/// (The same case built by hand: `tracing-core/tests/fuzz_regressions.rs`.)
+/// (The same case built by hand: `tracing-core/tests/all/fuzz_regressions.rs`.)
 #[test]
 fn trace_buffer_empty_record_at_the_ring_end() {
     zerotrace_fuzz_logic::trace_buffer(include_bytes!(

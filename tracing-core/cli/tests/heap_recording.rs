@@ -7,6 +7,9 @@
 //! be what it allocated and kept, in the SVG, in stats, and in Go's own
 //! pprof (`go tool pprof -top`; without Go it says so in one line and
 //! passes, unless `ZEROTRACE_REQUIRE_GO=1`).
+//! (Its own test binary, not a module of `all/`: the heap profiler is its
+//! global allocator, and its in-process session registers TrackEvent,
+//! once per process.)
 #![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};

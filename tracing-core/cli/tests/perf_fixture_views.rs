@@ -7,6 +7,8 @@
 //! shares. Root (perf events); without perf events, rustc or Go the test
 //! says so in one line, and fails under `ZEROTRACE_REQUIRE_PERF=1` /
 //! `ZEROTRACE_REQUIRE_GO=1` (CI).
+//! (Its own test binary, not a module of `all/`: its samplers must not
+//! share the CPUs with other tests' work.)
 
 #[path = "../../probes/tests/perf_fixture/mod.rs"]
 mod perf_fixture;

@@ -8,6 +8,8 @@
 //! handshake that dawdles or never ends is cut, and 10,000 sockets opened
 //! at once neither take the service down nor keep the bridge from serving
 //! once they are gone.
+//! (Its own test binary, not a module of `all/`: it counts the process's
+//! threads, and opens 10,000 sockets in it.)
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

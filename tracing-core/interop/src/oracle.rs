@@ -1,7 +1,7 @@
 //! What the genuine producer's interop workload must look like in a trace,
 //! and the config the recorded genuine consumer enabled: shared by the
 //! tests that run the genuine producer against a service directly
-//! (`tests/genuine_ipc.rs`) and through a relay (`tests/relay_genuine.rs`).
+//! (`tests/all/genuine_ipc.rs`) and through a relay (`tests/all/relay_genuine.rs`).
 
 use std::time::Duration;
 

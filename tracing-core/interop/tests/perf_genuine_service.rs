@@ -8,6 +8,8 @@
 //! without a single unknown field. Root (perf events); without them, or
 //! without rustc, the test says so in one line, and fails under
 //! `ZEROTRACE_REQUIRE_PERF=1` (CI).
+//! (Its own test binary, not a module of `all/`: its samplers must not
+//! share the CPUs with other tests' work.)
 #![cfg(target_os = "linux")]
 
 #[path = "../../probes/tests/perf_fixture/mod.rs"]

@@ -8,6 +8,8 @@
 //! a process started during the session described once ftrace saw it run,
 //! meminfo counters and the CPUs. Without tracefs (not root) the ftrace
 //! part is checked to say so, unless `ZEROTRACE_REQUIRE_TRACEFS=1`.
+//! (Its own test binary, not a module of `all/`: it records ftrace from
+//! the kernel, which other tests' work beside it would disturb.)
 #![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};

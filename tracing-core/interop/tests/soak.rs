@@ -5,6 +5,8 @@
 //! intact, in order per sequence, with every loss flagged; ours must stay
 //! within the buffer plus the genuine service's overhead (and a slack, see
 //! [`SLACK_KB`]) and must not grow while the producers write.
+//! (Its own test binary, not a module of `all/`: the two services are
+//! measured one after the other, under nobody else's load.)
 #![cfg(target_os = "linux")]
 
 use std::path::PathBuf;

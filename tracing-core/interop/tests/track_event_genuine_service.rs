@@ -4,6 +4,8 @@
 //! slices (nested, annotated), instants, counters, flows and an async track,
 //! every name resolved through the interned data of its sequence. (The same
 //! against `zerotraced` is `tracing-core/tests/track_event_backend.rs`.)
+//! (Its own test binary, not a module of `all/`: a process registers
+//! TrackEvent once.)
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;

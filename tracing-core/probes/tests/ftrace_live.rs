@@ -3,6 +3,8 @@
 //! its raw pages parsed by us and checked event by event against the
 //! kernel's text output of the same buffer. Where tracefs cannot be had it
 //! says so in one line and passes, unless `ZEROTRACE_REQUIRE_TRACEFS=1`.
+//! (Its own test binary, not a module of `all/`: it records from the kernel,
+//! which other tests' work beside it would disturb.)
 
 mod ftrace_common;
 

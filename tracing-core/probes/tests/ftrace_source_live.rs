@@ -10,6 +10,8 @@
 //! and the instance is given back as it was. Where tracefs cannot be had
 //! the live tests say so in one line and pass, unless
 //! `ZEROTRACE_REQUIRE_TRACEFS=1`.
+//! (Its own test binary, not a module of `all/`: it records from the kernel,
+//! which other tests' work beside it would disturb.)
 
 mod ftrace_common;
 mod producer_common;

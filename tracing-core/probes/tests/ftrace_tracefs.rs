@@ -4,6 +4,8 @@
 //! two merged sessions record, their pages are read and decoded, and the
 //! instance is left exactly as it was. Where tracefs cannot be had the live
 //! test says so in one line and passes, unless `ZEROTRACE_REQUIRE_TRACEFS=1`.
+//! (Its own test binary, not a module of `all/`: it records from the kernel,
+//! which other tests' work beside it would disturb.)
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -4,6 +4,8 @@
 //! timebase). perf events need root (or a permissive
 //! `perf_event_paranoid`); where they cannot be opened the tests say so in
 //! one line and pass, unless `ZEROTRACE_REQUIRE_PERF=1`.
+//! (Its own test binary, not a module of `all/`: its samplers must not
+//! share the CPUs with other tests' work.)
 
 mod producer_common;
 

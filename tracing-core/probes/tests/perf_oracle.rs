@@ -7,6 +7,8 @@
 //! blocked thread waits (the off-CPU config). Root (perf events of another
 //! process, kallsyms); where perf, rustc or perf events are missing each
 //! test says so in one line, and fails under `ZEROTRACE_REQUIRE_PERF=1`.
+//! (Its own test binary, not a module of `all/`: its samplers must not
+//! share the CPUs with other tests' work.)
 
 mod perf_fixture;
 

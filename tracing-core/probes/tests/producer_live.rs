@@ -5,6 +5,8 @@
 //! the `zerotrace-probes` binary, and the trace read back holds this
 //! process with its cmdline and a named thread, its memory counters,
 //! meminfo and CPU counters matching `/proc`, and this machine's CPUs.
+//! (Its own test binary, not a module of `all/`: it records from the kernel,
+//! which other tests' work beside it would disturb.)
 
 mod producer_common;
 

@@ -1,6 +1,6 @@
 //! The startup-tracing workload both startup tests run: against `zerotraced`
-//! (`tracing-core/tests/startup_tracing.rs`) and against Perfetto's genuine
-//! service (`tracing-core/interop/tests/startup_tracing_genuine_service.rs`,
+//! (`tracing-core/tests/all/startup_tracing.rs`) and against Perfetto's genuine
+//! service (`tracing-core/interop/tests/all/startup_tracing_genuine_service.rs`,
 //! which includes this file with `#[path]`). The packets, their payloads, the
 //! session's config, the check of what came back and the writer that starts
 //! before the service were copied in both; now a fix to one is a fix to both.

@@ -1,0 +1,32 @@
+//! What several modules of this binary share: the `zerotrace` command,
+//! its output as text, and packets framed as a trace.
+
+use std::process::Command;
+
+/// The `zerotrace` binary this package built.
+pub fn zerotrace() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+}
+
+/// Output bytes as text (invalid UTF-8 replaced).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `packets` framed as a trace (`Trace.packet` entries), for the trace
+/// processor.
+pub fn framed<P: AsRef<[u8]>>(packets: &[P]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in packets {
+        let p = p.as_ref();
+        out.push(0x0a);
+        let mut n = p.len() as u64;
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+        out.extend_from_slice(p);
+    }
+    out
+}

@@ -1,0 +1,30 @@
+//! The trace processor's integration tests, one module per former
+//! `tests/<name>.rs`, in one test binary: the processor (SQLite's C code
+//! included) and the profilers' writers are linked once for all of them
+//! rather than once per file. A new test file goes in this directory with
+//! its `mod` line below (`cargo xtask`'s tests check that every file here is
+//! one). A module's tests run alone with `cargo test -p
+//! zerotrace-trace-processor --test all -- <module>::`.
+//!
+//! Every test loads traces it builds in memory: none needs a process to
+//! itself.
+
+mod common;
+// The cli's synthetic `linux.perf` and heapprofd writers (`profile_view`).
+#[path = "../../../cli/tests/heap_support/mod.rs"]
+mod heap_support;
+#[path = "../../../cli/tests/perf_support/mod.rs"]
+mod perf_support;
+
+mod loading;
+mod machines;
+mod metadata;
+mod own_recordings;
+mod profile_view;
+mod profiling;
+mod query_pushdown;
+mod sched;
+mod sys_stats;
+mod systrace;
+mod track_event_callstacks;
+mod track_event_tracks;
