@@ -11,9 +11,9 @@
 //!   allocation it makes meanwhile goes straight to the inner allocator
 //!   (so the queue's own growth, a signal handler that allocates, the
 //!   unwinder's work are never recorded, never re-entered);
-//! - its thread-local state is a `Cell` of plain data with a constant
-//!   initialiser (no lazy set-up, no destructor), valid in any thread at
-//!   any time;
+//! - its thread-local state is plain data with a constant initialiser
+//!   (no lazy set-up, no destructor), valid in any thread at any time,
+//!   worked on in place behind its busy flag (`thread_hook.rs`);
 //! - a `fork` child is not profiled (heapprofd's default): the queue's
 //!   lock is held across the fork and released in both processes, and the
 //!   child switches the hook off;
@@ -26,7 +26,6 @@
 //! `ACTIVE` switch of the hot path stays a plain `std` atomic).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 #[cfg(not(zerotrace_loom))]
@@ -39,7 +38,7 @@ use loom::sync::atomic::{AtomicU32, AtomicU64};
 use super::capture::{Regs, StackBounds, capture, here};
 use super::record_queue::{AllocRecord, Overrun, Pushed, QUEUE, maybe_sampled};
 use super::sampler::Sampler;
-use super::thread_hook::{self, Ran, ThreadState};
+use super::thread_hook::{self, Ran, ThreadHook, ThreadState};
 
 /// The name of the heap this allocator's blocks are profiled as.
 pub const RUST_HEAP: &str = "rust.global_alloc";
@@ -161,7 +160,7 @@ loom::lazy_static! {
 }
 
 thread_local! {
-    static THREAD: Cell<ThreadState> = const { Cell::new(ThreadState::NEW) };
+    static THREAD: ThreadHook = const { ThreadHook::new() };
 }
 
 /// A `GlobalAlloc` that heap profiles the allocator `A` it wraps (the

@@ -18,7 +18,6 @@
 //! thread-local state needs no set-up, a `fork` child is not profiled, and
 //! a free is written before glibc gets the memory back.
 
-use std::cell::Cell;
 use std::os::fd::{IntoRawFd, OwnedFd};
 use std::ptr;
 use std::sync::Once;
@@ -33,7 +32,7 @@ use super::shared_ring::{
     OVERRUN_HELPER_GONE, OVERRUN_TIMEOUT, RING_OFFSET, RingWriter, close_session, word_closed,
     word_session,
 };
-use super::thread_hook::{self, ThreadState};
+use super::thread_hook::{self, ThreadHook, ThreadState};
 
 /// The control block (null: not attached, or a `fork` child).
 static CTL: AtomicPtr<Control> = AtomicPtr::new(ptr::null_mut());
@@ -42,7 +41,7 @@ static DATA: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 static DATA_LEN: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
-    static THREAD: Cell<ThreadState> = const { Cell::new(ThreadState::NEW) };
+    static THREAD: ThreadHook = const { ThreadHook::new() };
 }
 
 /// The free filter shared with the helper (null until attached).
