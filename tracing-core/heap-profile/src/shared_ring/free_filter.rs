@@ -9,6 +9,12 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use super::FILTER_BUCKETS;
 
+const _: () = assert!(FILTER_BUCKETS.is_power_of_two());
+
+/// log2 of the bytes of address space a run of `FILTER_BUCKETS` buckets
+/// covers: 16 bytes (the least a block is apart from the next) a bucket.
+const REGION_SHIFT: u32 = 4 + FILTER_BUCKETS.trailing_zeros();
+
 /// The free filter the two sides share: per bucket, how many live sampled
 /// blocks hash there. The client adds one when it writes a sampled
 /// allocation; the helper takes one off when a block leaves its books (a
@@ -35,9 +41,17 @@ impl<'a> FreeFilter<'a> {
         FreeFilter { buckets }
     }
 
+    /// An address's bucket. Within a region of `FILTER_BUCKETS` times 16
+    /// bytes, 16-byte neighbours have neighbouring buckets (a heap's live
+    /// blocks mostly lie close together, so the lines of the filter a
+    /// program's frees read are few and stay in cache); each region has
+    /// its buckets scrambled by a hash of its number, so regions at the
+    /// same offset (arenas, aligned mappings) do not collide.
     #[inline]
     fn bucket(&self, addr: u64) -> &'a AtomicU16 {
-        let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 45;
+        let region = addr >> REGION_SHIFT;
+        let scramble = region.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        let h = (addr >> 4) ^ scramble;
         &self.buckets[h as usize % FILTER_BUCKETS]
     }
 
@@ -133,4 +147,41 @@ fn prefetch_for_write(at: *const u8, len: usize) {
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = (at, len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FILTER_BUCKETS, FreeFilter, REGION_SHIFT};
+    use std::sync::atomic::AtomicU16;
+
+    fn index(f: &FreeFilter<'_>, addr: u64) -> usize {
+        let b = std::ptr::from_ref(f.bucket(addr)) as usize;
+        (b - f.buckets.as_ptr() as usize) / 2
+    }
+
+    #[test]
+    fn neighbours_share_lines_and_same_offsets_in_other_regions_do_not_collide() {
+        let buckets: Vec<AtomicU16> = (0..FILTER_BUCKETS).map(|_| AtomicU16::new(0)).collect();
+        // SAFETY: FILTER_BUCKETS atomics, 2-aligned, for the test's life.
+        let f = unsafe { FreeFilter::new(buckets.as_ptr().cast()) };
+        let base = 0x5555_5555_0000u64;
+        // 16-byte neighbours: neighbouring buckets, 32 to a 64-byte line.
+        let first = index(&f, base);
+        for i in 1..32u64 {
+            assert_eq!(index(&f, base + 16 * i) / 32, first / 32);
+        }
+        // The same offset in the next regions (glibc's arenas are 64 MiB
+        // apart): other buckets.
+        let region = 1u64 << REGION_SHIFT;
+        let others: std::collections::HashSet<usize> =
+            (1..9).map(|r| index(&f, base + r * region)).collect();
+        assert!(!others.contains(&first));
+        assert!(others.len() >= 7, "{others:?}");
+        // Add, hold, release.
+        f.add(base);
+        assert!(f.may_hold(base));
+        assert!(!f.may_hold(base + 16));
+        f.release(base);
+        assert!(!f.may_hold(base));
+    }
 }
