@@ -135,7 +135,7 @@ pub(crate) fn stack_top(sp: u64) -> Option<u64> {
 
 /// The registers [`here`] read.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Regs {
+pub struct Regs {
     /// The instruction pointer, where [`here`] was inlined.
     pub ip: u64,
     /// The stack pointer there; the copy starts here.

@@ -60,7 +60,7 @@ mod record_queue;
 // Process-wide statics the loom build cannot make (no model uses them).
 #[cfg(target_os = "linux")]
 mod session_link;
-#[cfg(all(target_os = "linux", not(zerotrace_loom)))]
+#[cfg(target_os = "linux")]
 mod shared_ring;
 #[cfg(target_os = "linux")]
 mod spin_lock;
@@ -101,14 +101,26 @@ pub mod preload {
 }
 
 /// The hook's concurrent pieces, for the loom models in
-/// `tracing-core/loom/tests/loom_heap.rs` only: not part of the API, may
-/// change in any release.
+/// `tracing-core/loom/tests/loom_heap.rs` (and, under `--cfg
+/// zerotrace_loom`, the shared ring's for `loom_ring.rs`) only: not part of
+/// the API, may change in any release.
 #[cfg(target_os = "linux")]
 #[doc(hidden)]
 pub mod __private {
     pub use super::allocator::SamplingParams;
+    #[cfg(zerotrace_loom)]
+    pub use super::capture::Regs;
     pub use super::record_queue::{
         AllocRecord, Overrun, Pushed, Queue, QueueGuard, QueueLimits, Record, Recorder, filter_slot,
     };
+    /// The ring a preloaded client shares with its helper, over a loom
+    /// model's memory.
+    #[cfg(zerotrace_loom)]
+    pub mod shared_ring {
+        pub use super::super::shared_ring::{
+            ALLOC_FIXED, Control, Corrupt, FREE_FRAME, LoomRing, NoRoom, RingReader, RingWriter,
+            Slot, close, close_session, open, word_closed, word_pos, writers_done,
+        };
+    }
     pub use super::spin_lock::{SpinGuard, SpinLock};
 }

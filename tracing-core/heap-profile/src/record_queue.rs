@@ -64,6 +64,15 @@ impl AllocRecord {
             stack: None,
         }
     }
+
+    /// Its registers (ip, sp, bp), stack bytes and whether the copy was
+    /// cut, if captured: what the ring's loom models check a frame by.
+    #[cfg(zerotrace_loom)]
+    pub fn stack_parts(&self) -> Option<(u64, u64, u64, &[u8], bool)> {
+        self.stack
+            .as_ref()
+            .map(|c| (c.ip, c.sp, c.bp, &c.stack[..], c.maxed))
+    }
 }
 
 impl Record {

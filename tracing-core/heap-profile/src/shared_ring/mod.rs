@@ -35,14 +35,35 @@
 //! close is committed (it walks the headers from the read position to the
 //! closed end), resets the positions and the settings, and opens the word
 //! for the new session with Release.
+//!
+//! The ring's bytes are reached through `mem.rs`'s `RingMem`, the mapping's
+//! address in the normal build; under `--cfg zerotrace_loom` the control
+//! block's atomics and the ring's words are loom's, so the loom models in
+//! `tracing-core/loom/tests/loom_ring.rs` race this very writer and reader.
+// The loom build leaves out the client and the helper, which use most of
+// the constants and some of the methods.
+#![cfg_attr(zerotrace_loom, allow(dead_code))]
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+#[cfg(zerotrace_loom)]
+use loom::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::Ordering;
+#[cfg(not(zerotrace_loom))]
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
+// Its filter lives in the mapping only (no model uses it).
+#[cfg(not(zerotrace_loom))]
 mod free_filter;
+mod mem;
 mod reader;
 
+#[cfg(not(zerotrace_loom))]
 pub(crate) use free_filter::{FreeFilter, LaggedReleases};
-pub(crate) use reader::{Corrupt, RingReader, RingRecord};
+#[cfg(zerotrace_loom)]
+pub use mem::LoomRing;
+use mem::RingMem;
+#[cfg(not(zerotrace_loom))]
+pub(crate) use reader::RingRecord;
+pub use reader::{Corrupt, RingReader};
 
 /// The control block's page, at the mapping's start.
 pub(crate) const CONTROL_BYTES: usize = 4096;
@@ -57,6 +78,13 @@ pub(crate) const FILTER_BUCKETS: usize = 64;
 /// Bytes before the ring: the control block's page and the free filter.
 pub(crate) const RING_OFFSET: usize = (CONTROL_BYTES + FILTER_BUCKETS * 2).next_multiple_of(4096);
 
+/// The smallest ring a writer takes: 1 KiB, or under loom 64 bytes, so
+/// that a model's ring of a few words wraps around.
+#[cfg(not(zerotrace_loom))]
+const MIN_RING: u64 = 1024;
+#[cfg(zerotrace_loom)]
+const MIN_RING: u64 = 64;
+
 /// Frames start and end on this boundary, and a ring's size is a multiple
 /// of it, so the room left at a ring's end always holds a header.
 pub(crate) const FRAME_ALIGN: u64 = 16;
@@ -67,9 +95,9 @@ pub(crate) const FRAME_ALIGN: u64 = 16;
 pub(crate) const HEADER: usize = 16;
 /// An allocation frame before its stack bytes: the header and six `u64`
 /// (address, sample size, ip, sp, bp, stack length).
-pub(crate) const ALLOC_FIXED: usize = HEADER + 48;
+pub const ALLOC_FIXED: usize = HEADER + 48;
 /// A free frame: the header and the address, rounded to [`FRAME_ALIGN`].
-pub(crate) const FREE_FRAME: usize = 32;
+pub const FREE_FRAME: usize = 32;
 
 pub(crate) const KIND_PAD: u32 = 0;
 pub(crate) const KIND_ALLOC: u32 = 1;
@@ -90,7 +118,7 @@ pub(crate) const SESSION_MASK: u32 = (1 << 23) - 1;
 pub(crate) const CLOSED: u64 = 1 << 63;
 
 /// The position in a reservation word.
-pub(crate) fn word_pos(w: u64) -> u64 {
+pub fn word_pos(w: u64) -> u64 {
     w & POS_MASK
 }
 
@@ -100,7 +128,7 @@ pub(crate) fn word_session(w: u64) -> u32 {
 }
 
 /// Whether a reservation word is closed.
-pub(crate) fn word_closed(w: u64) -> bool {
+pub fn word_closed(w: u64) -> bool {
     w & CLOSED != 0
 }
 
@@ -131,7 +159,7 @@ pub(crate) const OVERRUN_HELPER_GONE: u64 = 4;
 /// The control block, at the start of the shared mapping.
 #[repr(C)]
 #[derive(Debug, Default)]
-pub(crate) struct Control {
+pub struct Control {
     // Written by the helper.
     /// The session sampling now (0: none).
     pub active: AtomicU32,
@@ -184,7 +212,7 @@ const _: () = assert!(std::mem::size_of::<Control>() <= CONTROL_BYTES);
 /// every sample would move that line between the two cores each time.
 #[repr(C, align(128))]
 #[derive(Debug, Default)]
-pub(crate) struct OwnLine<T>(pub T);
+pub struct OwnLine<T>(pub T);
 
 impl<T> std::ops::Deref for OwnLine<T> {
     type Target = T;
@@ -196,7 +224,7 @@ impl<T> std::ops::Deref for OwnLine<T> {
 
 /// Why a frame could not be placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NoRoom {
+pub enum NoRoom {
     /// Not now: the reader has not caught up.
     Full,
     /// Never: the positions the helper left are impossible.
@@ -208,7 +236,7 @@ pub(crate) enum NoRoom {
 
 /// Where a frame goes (from [`RingWriter::reserve`]).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Slot {
+pub struct Slot {
     /// The frame's position (bytes ever reserved before it, modulo
     /// 2^[`POS_BITS`]).
     pos: u64,
@@ -218,14 +246,23 @@ pub(crate) struct Slot {
     len: usize,
 }
 
+#[cfg(zerotrace_loom)]
+impl Slot {
+    /// The frame's position (the loom models check the reader's order by
+    /// it).
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+}
+
 /// The client's side: places frames, from any number of threads at once,
 /// each reserving its bytes by a compare-and-swap on the reservation word
 /// and publishing them by its frame's commit tag. A writer belongs to the
 /// session whose open word it was made from: its reservations succeed only
 /// while that word is open.
-pub(crate) struct RingWriter<'a> {
+pub struct RingWriter<'a> {
     ctl: &'a Control,
-    data: *mut u8,
+    data: RingMem<'a>,
     ring: u64,
     session: u32,
 }
@@ -244,6 +281,7 @@ impl<'a> RingWriter<'a> {
     /// `data` is valid for writes of `data_len` bytes for `'a`, 16-aligned,
     /// and no one in this process accesses them meanwhile but through
     /// writers made this way (each writes only the bytes it reserved).
+    #[cfg(not(zerotrace_loom))]
     pub(crate) unsafe fn new(
         ctl: &'a Control,
         data: *mut u8,
@@ -251,7 +289,30 @@ impl<'a> RingWriter<'a> {
         ring: u64,
         session: u32,
     ) -> Option<Self> {
-        let usable = ring >= 1024
+        // SAFETY: caller contract; `with_mem` keeps every offset inside
+        // `ring <= data_len` bytes.
+        let data = unsafe { RingMem::from_ptr(data) };
+        Self::with_mem(ctl, data, data_len, ring, session)
+    }
+
+    /// A writer for `session` over a loom model's ring, `ring` bytes of it
+    /// (as [`RingWriter::new`]).
+    #[cfg(zerotrace_loom)]
+    pub fn over(ctl: &'a Control, data: &'a LoomRing, ring: u64, session: u32) -> Option<Self> {
+        Self::with_mem(ctl, data.mem(), data.len(), ring, session)
+    }
+
+    /// A writer over `data`, which holds `data_len` bytes, if `ring` is a
+    /// usable size.
+    #[inline]
+    fn with_mem(
+        ctl: &'a Control,
+        data: RingMem<'a>,
+        data_len: usize,
+        ring: u64,
+        session: u32,
+    ) -> Option<Self> {
+        let usable = ring >= MIN_RING
             && ring.is_power_of_two()
             && ring <= 1 << (POS_BITS - 1)
             && usize::try_from(ring).is_ok_and(|r| r <= data_len);
@@ -300,7 +361,7 @@ impl<'a> RingWriter<'a> {
     /// understates the room): it is loaded again, checked and kept only
     /// when the frame does not fit by it, so the reader's line stays on the
     /// reader's core while the ring has room.
-    pub(crate) fn reserve(
+    pub fn reserve(
         &self,
         len: usize,
         cap: u64,
@@ -357,7 +418,7 @@ impl<'a> RingWriter<'a> {
                 Err(now) => w = now,
             }
         };
-        #[cfg(miri)]
+        #[cfg(all(miri, not(zerotrace_loom)))]
         {
             // Miri's weak-memory emulation loses track of an atomic store's
             // buffer when a load of another size overlaps it, and then
@@ -372,7 +433,7 @@ impl<'a> RingWriter<'a> {
             for (o, n) in [(off, pad), ((pos2 % self.ring) as usize, len)] {
                 if n > HEADER {
                     // SAFETY: reserved by this writer, inside the ring.
-                    unsafe { self.data.add(o + HEADER).write_bytes(0, n - HEADER) };
+                    unsafe { self.data.ptr(o + HEADER).write_bytes(0, n - HEADER) };
                 }
             }
         }
@@ -396,22 +457,35 @@ impl<'a> RingWriter<'a> {
     }
 
     /// Where a slot's stack bytes go (after the allocation's fixed part).
+    #[cfg(not(zerotrace_loom))]
     pub(crate) fn stack_ptr(&self, slot: Slot) -> *mut u8 {
-        self.data.wrapping_add(slot.off + ALLOC_FIXED)
+        self.data.ptr(slot.off + ALLOC_FIXED)
+    }
+
+    /// Writes a slot's stack bytes (at most its room after the
+    /// allocation's fixed part): under loom, what the client's `asm!` copy
+    /// to [`RingWriter::stack_ptr`] does in the normal build.
+    #[cfg(zerotrace_loom)]
+    pub fn write_stack(&self, slot: Slot, bytes: &[u8]) {
+        assert!(bytes.len() <= slot.len.saturating_sub(ALLOC_FIXED));
+        // SAFETY: inside the slot, which this writer reserved.
+        unsafe { self.data.write_bytes(slot.off + ALLOC_FIXED, bytes) }
     }
 
     /// Writes a frame's header at `off`, all but its commit tag.
     ///
     /// # Safety
     /// `off + HEADER` is within the ring, in bytes this writer reserved.
+    #[inline]
     unsafe fn header(&self, off: usize, len: u32, kind: u32, flags: u32) {
-        let p = self.data.wrapping_add(off).cast::<u32>();
         // SAFETY: caller contract; `off` is 16-aligned and so is `data`;
         // atomics, as the reader loads the header words.
         unsafe {
-            AtomicU32::from_ptr(p.add(1)).store(len, Ordering::Relaxed);
-            AtomicU32::from_ptr(p.add(2)).store(self.session, Ordering::Relaxed);
-            AtomicU32::from_ptr(p.add(3)).store(kind | flags << 8, Ordering::Relaxed);
+            self.data.store_u32(off + 4, len, Ordering::Relaxed);
+            self.data
+                .store_u32(off + 8, self.session, Ordering::Relaxed);
+            self.data
+                .store_u32(off + 12, kind | flags << 8, Ordering::Relaxed);
         }
     }
 
@@ -421,15 +495,18 @@ impl<'a> RingWriter<'a> {
     ///
     /// # Safety
     /// As for [`RingWriter::header`].
+    #[inline]
     unsafe fn publish(&self, off: usize, pos: u64) {
-        let p = self.data.wrapping_add(off).cast::<u32>();
         // SAFETY: caller contract.
-        unsafe { AtomicU32::from_ptr(p) }.store(commit_tag(pos, self.session), Ordering::Release);
+        unsafe {
+            self.data
+                .store_u32(off, commit_tag(pos, self.session), Ordering::Release)
+        }
     }
 
     /// Fills `slot` with a sampled allocation (its stack bytes, if any,
     /// already at [`RingWriter::stack_ptr`]) and publishes it.
-    pub(crate) fn commit_alloc(
+    pub fn commit_alloc(
         &self,
         slot: Slot,
         addr: u64,
@@ -451,9 +528,8 @@ impl<'a> RingWriter<'a> {
         // the ring and reserved by this writer (reserve).
         unsafe {
             self.header(slot.off, slot.len as u32, KIND_ALLOC, flags);
-            let p = self.data.wrapping_add(slot.off + HEADER).cast::<u64>();
             for (i, w) in words.iter().enumerate() {
-                p.add(i).write(*w);
+                self.data.write_u64(slot.off + HEADER + 8 * i, *w);
             }
             self.publish(slot.off, slot.pos);
         }
@@ -461,7 +537,7 @@ impl<'a> RingWriter<'a> {
 
     /// Places and publishes the free of `addr` (`read_seen` as for
     /// [`RingWriter::reserve`]).
-    pub(crate) fn push_free(
+    pub fn push_free(
         &self,
         addr: u64,
         cap: u64,
@@ -471,10 +547,7 @@ impl<'a> RingWriter<'a> {
         // SAFETY: as in `commit_alloc`, for FREE_FRAME bytes.
         unsafe {
             self.header(slot.off, FREE_FRAME as u32, KIND_FREE, 0);
-            self.data
-                .wrapping_add(slot.off + HEADER)
-                .cast::<u64>()
-                .write(addr);
+            self.data.write_u64(slot.off + HEADER, addr);
             self.publish(slot.off, slot.pos);
         }
         Ok(())
@@ -484,13 +557,13 @@ impl<'a> RingWriter<'a> {
 /// Closes the reservation word, whatever its session (the helper, before
 /// it sets a new session's ring up): no reservation succeeds after this.
 /// The closed word (its position: the end of what was reserved).
-pub(crate) fn close(ctl: &Control) -> u64 {
+pub fn close(ctl: &Control) -> u64 {
     ctl.reserved.fetch_or(CLOSED, Ordering::AcqRel) | CLOSED
 }
 
 /// Closes the reservation word if it is open for `session` (a session's
 /// profile stops: the client's own decision, or the helper's).
-pub(crate) fn close_session(ctl: &Control, session: u32) {
+pub fn close_session(ctl: &Control, session: u32) {
     let _ = ctl
         .reserved
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
@@ -506,28 +579,41 @@ pub(crate) fn close_session(ctl: &Control, session: u32) {
 ///
 /// # Safety
 /// As for [`RingReader::new`].
+#[cfg(not(zerotrace_loom))]
 pub(crate) unsafe fn writers_done(
     ctl: &Control,
     data: *const u8,
     ring: u64,
 ) -> Result<bool, Corrupt> {
+    // SAFETY: caller contract.
+    writers_done_in(ctl, unsafe { RingMem::from_ptr(data.cast_mut()) }, ring)
+}
+
+/// [`writers_done`] over a loom model's ring (`ring` at most its size).
+#[cfg(zerotrace_loom)]
+pub fn writers_done(ctl: &Control, data: &LoomRing, ring: u64) -> Result<bool, Corrupt> {
+    assert!(usize::try_from(ring).is_ok_and(|r| r <= data.len()));
+    writers_done_in(ctl, data.mem(), ring)
+}
+
+/// [`writers_done`] over `data`, which holds `ring` bytes.
+fn writers_done_in(ctl: &Control, data: RingMem<'_>, ring: u64) -> Result<bool, Corrupt> {
     let w = ctl.reserved.load(Ordering::Acquire);
     if word_session(w) == 0 {
         // Never opened: nothing was reserved.
         return Ok(true);
     }
-    // SAFETY: caller contract.
-    let r = unsafe { RingReader::new(ctl, data, ring, word_session(w)) };
+    let r = RingReader::with_mem(ctl, data, ring, word_session(w));
     r.committed_up_to(word_pos(w))
 }
 
 /// Opens the reservation word for `session` (non-zero, at most
 /// [`SESSION_MASK`]), its ring empty: after the session's other settings,
 /// which a writer that sees the word open sees too.
-pub(crate) fn open(ctl: &Control, session: u32) {
+pub fn open(ctl: &Control, session: u32) {
     ctl.read_pos.store(0, Ordering::Relaxed);
     ctl.reserved.store(open_word(session), Ordering::Release);
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(zerotrace_loom)))]
 mod tests;

@@ -5,12 +5,12 @@
 //! and its stack left where it lies for the unwinder to read in place.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
+#[cfg(not(zerotrace_loom))]
 use zerotrace_unwind::StackCopy;
 
-use super::super::capture::{ASM_COPY, copy_bytes_asm};
-#[cfg(test)]
+#[cfg(any(test, zerotrace_loom))]
 use super::super::{
     capture::Captured,
     record_queue::{AllocRecord, Record},
@@ -20,7 +20,7 @@ use super::*;
 /// The records could not be read: a length or kind the ring cannot hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the client's ring holds an impossible frame at position {0}")]
-pub(crate) struct Corrupt(pub u64);
+pub struct Corrupt(pub u64);
 
 /// A record as it lies in the ring, valid while the reader stays where it
 /// is.
@@ -49,13 +49,14 @@ pub(crate) struct RingStack<'r> {
     pub bp: u64,
     /// The copy filled its maximum (the stack was probably cut).
     pub maxed: bool,
-    at: *const u8,
+    at: RingMem<'r>,
     len: usize,
     _reader: PhantomData<&'r mut ()>,
 }
 
 impl RingStack<'_> {
     /// The copy, read where it lies.
+    #[cfg(not(zerotrace_loom))]
     pub(crate) fn copy(&self) -> StackCopy<'_> {
         // SAFETY: `at..at + len` is inside the ring (the frame's length was
         // checked against the ring, the stack's against the frame), which
@@ -63,35 +64,18 @@ impl RingStack<'_> {
         // this reader touches the ring's bytes, and only with atomic loads
         // or the `asm!` copy; the client process may write them in any
         // way (the unwinder survives any word it reads).
-        unsafe { StackCopy::shared(self.sp, self.at, self.len) }
+        unsafe { StackCopy::shared(self.sp, self.at.ptr(0), self.len) }
     }
 }
 
 /// How far past a frame the reader asks for the ring's lines early.
 const PREFETCH_AHEAD: usize = 1024;
 
-/// Asks the cache for the `len` bytes at `at` (a hint only: no memory is
-/// accessed as Rust sees it, and no address faults).
-#[inline]
-fn prefetch(at: *const u8, len: usize) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    for line in (0..len).step_by(64) {
-        // SAFETY: a prefetch reads nothing Rust can see and never faults.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                at.wrapping_add(line).cast::<i8>(),
-            )
-        };
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = (at, len);
-}
-
 /// The helper's side: takes frames in order, each once its commit tag
 /// says it is committed at its position.
-pub(crate) struct RingReader<'a> {
+pub struct RingReader<'a> {
     ctl: &'a Control,
-    data: *const u8,
+    data: RingMem<'a>,
     ring: u64,
     session: u32,
     pos: u64,
@@ -117,7 +101,24 @@ impl<'a> RingReader<'a> {
     /// # Safety
     /// `data` is valid for reads of `ring` bytes for `'a` (the helper's own
     /// mapping, of a size it knows), 16-aligned.
+    #[cfg(not(zerotrace_loom))]
     pub(crate) unsafe fn new(ctl: &'a Control, data: *const u8, ring: u64, session: u32) -> Self {
+        // SAFETY: caller contract; the reader keeps every offset inside
+        // `ring` bytes.
+        let data = unsafe { RingMem::from_ptr(data.cast_mut()) };
+        Self::with_mem(ctl, data, ring, session)
+    }
+
+    /// A reader of `session`'s ring of `ring` bytes (at most its size) in
+    /// a loom model, from the current read position.
+    #[cfg(zerotrace_loom)]
+    pub fn over(ctl: &'a Control, data: &'a LoomRing, ring: u64, session: u32) -> Self {
+        assert!(usize::try_from(ring).is_ok_and(|r| r <= data.len()));
+        Self::with_mem(ctl, data.mem(), ring, session)
+    }
+
+    /// A reader over `data`, which holds `ring` bytes.
+    pub(super) fn with_mem(ctl: &'a Control, data: RingMem<'a>, ring: u64, session: u32) -> Self {
         let pos = ctl.read_pos.load(Ordering::Relaxed);
         RingReader {
             ctl,
@@ -129,33 +130,22 @@ impl<'a> RingReader<'a> {
         }
     }
 
-    /// Copies `out.len()` ring bytes at `off` out: a stack copy's bytes by
-    /// the `asm!` copy the client uses (out of Rust's sight, so whatever
-    /// the client does to them is no race: ARCHITECTURE.md's soundness
-    /// rules), the rest with atomic loads.
+    /// Copies `out.len()` ring bytes at `off` out (`RingMem::read`: long
+    /// runs by the `asm!` copy the client uses, the rest with atomic loads).
     fn copy(&self, off: usize, out: &mut [u8]) {
-        let from = self.data.wrapping_add(off);
-        if ASM_COPY && out.len() >= 256 {
-            // SAFETY: callers keep `off + out.len() <= ring` (checked against
-            // the frame's length, itself checked against the ring), so the
-            // bytes are in our mapping; `out` is ours to write.
-            unsafe { copy_bytes_asm(from as u64, out.as_mut_ptr(), out.len()) };
-            return;
-        }
-        // SAFETY: as above; the bytes are read with atomic loads only,
-        // whatever the client does.
-        unsafe { zerotrace_core::abi::copy_from_shared(from, out) }
+        // SAFETY: callers keep `off + out.len() <= ring` (checked against
+        // the frame's length, itself checked against the ring).
+        unsafe { self.data.read(off, out) }
     }
 
     /// The `i`th `u32` of the header at `off` (`off + HEADER <= ring`,
     /// 16-aligned), loaded with `order`.
     fn header_word(&self, off: usize, i: usize, order: Ordering) -> u32 {
         debug_assert!(off + HEADER <= self.ring as usize && i < 4);
-        let p = self.data.wrapping_add(off).cast::<u32>().wrapping_add(i);
         // SAFETY: inside the ring (callers check `off + HEADER <= ring`),
         // aligned (`data` and `off` are 16-aligned); an atomic load, whatever
         // the client does to the word.
-        unsafe { AtomicU32::from_ptr(p.cast_mut()) }.load(order)
+        unsafe { self.data.load_u32(off + 4 * i, order) }
     }
 
     /// The frame at `pos`, if committed there (`None`: reserved, not yet
@@ -227,10 +217,7 @@ impl<'a> RingReader<'a> {
             // client's core: ask for them now, so the transfers overlap
             // rather than follow one another as the unwind reads them.
             let ahead = ((end.wrapping_sub(at) & POS_MASK) as usize).min(len + PREFETCH_AHEAD);
-            prefetch(
-                self.data.wrapping_add(off),
-                ahead.min(self.ring as usize - off),
-            );
+            self.data.prefetch(off, ahead.min(self.ring as usize - off));
             let rec = match kind {
                 KIND_PAD => continue,
                 KIND_FREE if len >= FREE_FRAME => {
@@ -257,7 +244,7 @@ impl<'a> RingReader<'a> {
                         sp: f(3),
                         bp: f(4),
                         maxed: flags & FLAG_MAXED != 0,
-                        at: self.data.wrapping_add(off + ALLOC_FIXED),
+                        at: self.data.offset(off + ALLOC_FIXED),
                         len: stack_len as usize,
                         _reader: PhantomData,
                     });
@@ -275,8 +262,8 @@ impl<'a> RingReader<'a> {
 
     /// As [`RingReader::next_in_place`], the record copied out (a stack
     /// copy into `stack`, a recycled buffer).
-    #[cfg(test)]
-    pub(crate) fn next(&mut self, stack: &mut Vec<u8>) -> Result<Option<(u32, Record)>, Corrupt> {
+    #[cfg(any(test, zerotrace_loom))]
+    pub fn next(&mut self, stack: &mut Vec<u8>) -> Result<Option<(u32, Record)>, Corrupt> {
         Ok(self.next_in_place()?.map(|(session, rec)| {
             let rec = match rec {
                 RingRecord::Free { addr } => Record::Free { addr },
@@ -293,7 +280,7 @@ impl<'a> RingReader<'a> {
                         bytes.resize(s.len, 0);
                         // SAFETY: `RingStack` holds bytes inside the ring
                         // (checked against the frame, itself against it).
-                        unsafe { zerotrace_core::abi::copy_from_shared(s.at, &mut bytes) };
+                        unsafe { s.at.read(0, &mut bytes) };
                         Captured {
                             ip: s.ip,
                             sp: s.sp,
@@ -309,7 +296,7 @@ impl<'a> RingReader<'a> {
     }
 
     /// Hands the bytes read so far back to the client.
-    pub(crate) fn release(&self) {
+    pub fn release(&self) {
         self.ctl.read_pos.store(self.pos, Ordering::Release);
     }
 
@@ -317,7 +304,7 @@ impl<'a> RingReader<'a> {
     /// walked from the read position (nothing is taken). With the word
     /// closed at `end`, `true` means no client thread writes this ring any
     /// more.
-    pub(crate) fn committed_up_to(&self, end: u64) -> Result<bool, Corrupt> {
+    pub fn committed_up_to(&self, end: u64) -> Result<bool, Corrupt> {
         let mut pos = self.pos;
         // Each frame is at least a header: a walk longer than this is a loop.
         for _ in 0..=self.ring / HEADER as u64 {

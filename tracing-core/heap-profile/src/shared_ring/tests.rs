@@ -453,10 +453,7 @@ fn a_session_switch_waits_for_outstanding_commits_and_refuses_late_writers() {
     // SAFETY: a free frame's worth, reserved above.
     unsafe {
         w2.header(slot.off, FREE_FRAME as u32, KIND_FREE, 0);
-        w2.data
-            .wrapping_add(slot.off + HEADER)
-            .cast::<u64>()
-            .write(0x40);
+        w2.data.write_u64(slot.off + HEADER, 0x40);
         w2.publish(slot.off, slot.pos);
     }
     assert!(matches!(
