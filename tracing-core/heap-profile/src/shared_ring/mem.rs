@@ -168,7 +168,7 @@ unsafe impl Send for LoomRing {}
 impl LoomRing {
     /// `bytes` zeroed bytes (a multiple of 16).
     pub fn new(bytes: usize) -> Self {
-        assert!(bytes.is_multiple_of(16), "{bytes}");
+        assert!(bytes % 16 == 0, "{bytes}");
         LoomRing {
             words: (0..bytes / 4)
                 .map(|_| Word {
@@ -207,13 +207,13 @@ impl RingMem<'_> {
     /// The word at `off` (4-aligned; out of the ring: a panic, which loom
     /// reports).
     fn word(&self, off: usize) -> &Word {
-        assert!(off.is_multiple_of(4), "unaligned word at {off}");
+        assert!(off % 4 == 0, "unaligned word at {off}");
         &self.words[off / 4]
     }
 
     /// The bytes from `off` on (`off` 4-aligned).
     pub(crate) fn offset(self, off: usize) -> Self {
-        assert!(off.is_multiple_of(4), "unaligned offset {off}");
+        assert!(off % 4 == 0, "unaligned offset {off}");
         RingMem {
             words: &self.words[off / 4..],
         }
