@@ -26,8 +26,11 @@ pub(crate) struct ThreadState {
     pub stack: StackBounds,
     /// The session of the shared ring this thread last wrote (the
     /// preloaded client's), and the ring's read position as it last loaded
-    /// it then (see `RingWriter::reserve`).
+    /// it then (see `RingWriter::reserve`). Unused in the loom build, which
+    /// leaves the client out.
+    #[cfg_attr(zerotrace_loom, allow(dead_code))]
     pub ring_session: u32,
+    #[cfg_attr(zerotrace_loom, allow(dead_code))]
     pub read_seen: Option<u64>,
 }
 
@@ -43,6 +46,7 @@ impl ThreadState {
 
     /// Follows the shared ring to `session` (whose ring starts empty): the
     /// read position seen in another session means nothing in this one.
+    #[cfg_attr(zerotrace_loom, allow(dead_code))]
     pub(crate) fn follow_ring(&mut self, session: u32) {
         if self.ring_session != session {
             self.ring_session = session;
