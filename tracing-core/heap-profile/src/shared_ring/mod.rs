@@ -141,8 +141,10 @@ pub(crate) fn open_word(session: u32) -> u64 {
 /// word says once the frame is committed. It differs from the tags of the
 /// frames of earlier laps at the same offset (their positions differ by a
 /// multiple of the ring's size, at most 2^36 apart by the tag's bits), and
-/// of other sessions' frames (whose positions start at 0 too), so bytes an
-/// earlier frame left never read as this one committed.
+/// of other sessions' frames (whose positions start at 0 too), so an
+/// earlier frame's header never reads as this one committed. Other bytes
+/// an earlier lap left (a stack word) may equal it by chance: the reader
+/// takes a frame as committed only when its header's session matches too.
 pub(crate) fn commit_tag(pos: u64, session: u32) -> u32 {
     ((pos >> 4) as u32) ^ session.wrapping_mul(0x9E37_79B1) ^ 0xC0A1_7E55
 }

@@ -163,8 +163,16 @@ impl<'a> RingReader<'a> {
         if self.header_word(off, 0, Ordering::Acquire) != commit_tag(pos, self.session) {
             return Ok(None);
         }
-        let len = self.header_word(off, 1, Ordering::Relaxed) as usize;
+        // A frame reserved and not yet committed holds what an earlier lap
+        // left, a stack word say, which may equal the tag by chance (one in
+        // 2^32): a frame committed for this session also has the session in
+        // its header (written before the tag), so a match without it is
+        // read as not committed yet, and a chance match now takes 64 bits.
         let session = self.header_word(off, 2, Ordering::Relaxed);
+        if session != self.session {
+            return Ok(None);
+        }
+        let len = self.header_word(off, 1, Ordering::Relaxed) as usize;
         let kf = self.header_word(off, 3, Ordering::Relaxed);
         if len < HEADER
             || len as u64 % FRAME_ALIGN != 0

@@ -406,6 +406,29 @@ fn an_uncommitted_frame_stops_the_reader_until_its_commit() {
 }
 
 #[test]
+fn an_earlier_laps_word_equal_to_the_tag_is_not_a_commit() {
+    let mut m = mem(1024);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: the buffer is ours, 1024 bytes.
+    let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+    // A frame of the second lap reserved at offset 64, where the first
+    // lap left a stack word that happens to be its commit tag.
+    at(&m.ctl, 1024 + 64, 1024 + 64);
+    m.data[8] = u64::from(commit_tag(1024 + 64, 1)) | 0xdead_beef << 32;
+    let slot = w.reserve(ALLOC_FIXED, u64::MAX, &mut None).unwrap();
+    assert_eq!(slot.off, 64);
+    // SAFETY: as above.
+    let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+    let mut buf = Vec::new();
+    assert!(
+        r.next(&mut buf).unwrap().is_none(),
+        "a tag without the session is not committed yet"
+    );
+    w.commit_alloc(slot, 0x40, 64, None);
+    assert!(matches!(r.next(&mut buf).unwrap(), Some((1, Record::Alloc(a))) if a.addr == 0x40));
+}
+
+#[test]
 fn a_session_switch_waits_for_outstanding_commits_and_refuses_late_writers() {
     let mut m = mem(1024);
     let data = m.data.as_mut_ptr().cast::<u8>();
