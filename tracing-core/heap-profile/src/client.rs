@@ -143,10 +143,17 @@ fn alloc_slow(ctl: &Control, addr: u64, size: usize, regs: Option<Regs>) {
         }
         let sample_size = t.sampler.sample_size(size as u64);
         if sample_size > 0 {
-            // The bucket is written after the copy: its line (last written
-            // by the helper, maybe) comes meanwhile.
+            // The block is counted in its bucket before its frame is
+            // reserved, not after its stack copy: the count's locked
+            // instruction waits until every store before it has reached
+            // the cache, and the copy's stores, to ring lines last read on
+            // the helper's core, are the slowest this thread makes. Here
+            // it waits for the last sample's, long done, while this one's
+            // drain as the program runs on. A count whose frame is never
+            // written (the session ends, its ring overran) only lets that
+            // bucket's frees through until the next session clears it.
             if let Some(f) = filter() {
-                f.prefetch_for_write(addr);
+                f.add(addr);
             }
             push_alloc(ctl, t, addr, sample_size, regs);
         }
@@ -306,9 +313,6 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, r
         if let Some(slot) = slot {
             let stack = stack.map(|(regs, n)| (regs, n, n >= max_stack));
             ring.commit_alloc(slot, addr, sample_size, stack);
-            if let Some(f) = filter() {
-                f.add(addr);
-            }
             adapt(ctl, || ring.pending());
             account_wait(ctl, waited);
             return;

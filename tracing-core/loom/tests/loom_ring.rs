@@ -19,7 +19,12 @@
 //! - the helper closes the reservation word while clients reserve: no
 //!   reservation succeeds after the close, and once `writers_done` says so
 //!   every frame reserved before it is committed and reads whole; a client
-//!   closing another session's word (or none's) leaves it open.
+//!   closing another session's word (or none's) leaves it open;
+//! - with a hot window, a writer that reaches its end while the reader is
+//!   close behind pads the rest of the ring and writes at its start: the
+//!   reader skips the pad and takes every frame once, and a writer that
+//!   finds no room past the pad is refused, never writes over unread
+//!   bytes.
 //!
 //! The ring is 128 bytes (the loom build's smallest ring is 64), so the
 //! models are a few dozen words.
@@ -324,5 +329,59 @@ fn a_client_closing_another_session_leaves_the_word_open() {
             s.writer().push_free(0xC0, u64::MAX, &mut None),
             Err(NoRoom::Closed)
         );
+    });
+}
+
+#[test]
+fn the_hot_window_sends_writers_back_to_the_start_and_the_reader_follows() {
+    model(|| {
+        const HOT: u64 = 32;
+        let s = shared();
+        // One free written and read: the ring is empty at 32, the end of
+        // a 32-byte hot window.
+        {
+            s.writer()
+                .with_hot_window(HOT)
+                .push_free(1, u64::MAX, &mut None)
+                .unwrap();
+            let mut seen = Vec::new();
+            drain(&mut s.reader(), &mut seen);
+            assert_eq!(seen, [Seen::Free(1)]);
+        }
+        let writers = [0xA0, 0xB0].map(|addr| {
+            let s = s.clone();
+            thread::spawn(move || {
+                s.writer()
+                    .with_hot_window(HOT)
+                    .push_free(addr, u64::MAX, &mut None)
+            })
+        });
+        let mut r = s.reader();
+        let mut seen = Vec::new();
+        poll(&mut r, &mut seen, 1);
+        let results = writers.map(|w| w.join().unwrap());
+        // A free refused for room (the reader had not passed the pad) is
+        // written once the reader has.
+        drain(&mut r, &mut seen);
+        for (addr, res) in [0xA0, 0xB0].into_iter().zip(results) {
+            match res {
+                Ok(()) => {}
+                Err(NoRoom::Full) => s
+                    .writer()
+                    .with_hot_window(HOT)
+                    .push_free(addr, u64::MAX, &mut None)
+                    .expect("room once the reader caught up"),
+                Err(e) => panic!("free {addr:#x}: {e:?}"),
+            }
+        }
+        drain(&mut r, &mut seen);
+        seen.sort_by_key(|s| match s {
+            Seen::Free(a) | Seen::Alloc(a) => *a,
+        });
+        assert_eq!(seen, [Seen::Free(0xA0), Seen::Free(0xB0)], "each once");
+        // The first to reserve found the reader at 32 and went back to the
+        // start: past the pad (32..128), at 128.
+        assert!(word_pos(s.word()) >= 160, "at {}", word_pos(s.word()));
+        assert!(r.next(&mut Vec::new()).unwrap().is_none());
     });
 }

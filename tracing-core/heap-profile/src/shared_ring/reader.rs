@@ -165,13 +165,14 @@ impl<'a> RingReader<'a> {
         }
         // A frame reserved and not yet committed holds what an earlier lap
         // left, a stack word say, which may equal the tag by chance (one in
-        // 2^32): a frame committed for this session also has the session in
-        // its header (written before the tag), so a match without it is
-        // read as not committed yet, and a chance match now takes 64 bits.
-        let session = self.header_word(off, 2, Ordering::Relaxed);
-        if session != self.session {
+        // 2^32): a frame committed here also has its identity in its header
+        // (the session and the position's high bits, written before the
+        // tag), so a match without it is read as not committed yet, and a
+        // chance match now takes 64 bits.
+        if self.header_word(off, 2, Ordering::Relaxed) != header_ident(pos, self.session) {
             return Ok(None);
         }
+        let session = self.session;
         let len = self.header_word(off, 1, Ordering::Relaxed) as usize;
         let kf = self.header_word(off, 3, Ordering::Relaxed);
         if len < HEADER
@@ -221,13 +222,17 @@ impl<'a> RingReader<'a> {
             let off = (self.pos % self.ring) as usize;
             let at = self.pos;
             self.pos = (self.pos + len as u64) & POS_MASK;
+            if kind == KIND_PAD {
+                // Its bytes are not read (the pad past the hot window is
+                // most of the ring).
+                continue;
+            }
             // The frame's lines and the next frames' come from the
             // client's core: ask for them now, so the transfers overlap
             // rather than follow one another as the unwind reads them.
             let ahead = ((end.wrapping_sub(at) & POS_MASK) as usize).min(len + PREFETCH_AHEAD);
             self.data.prefetch(off, ahead.min(self.ring as usize - off));
             let rec = match kind {
-                KIND_PAD => continue,
                 KIND_FREE if len >= FREE_FRAME => {
                     let mut b = [0u8; 8];
                     self.copy(off + HEADER, &mut b);

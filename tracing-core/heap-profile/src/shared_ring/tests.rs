@@ -475,7 +475,7 @@ fn a_session_switch_waits_for_outstanding_commits_and_refuses_late_writers() {
     );
     // SAFETY: a free frame's worth, reserved above.
     unsafe {
-        w2.header(slot.off, FREE_FRAME as u32, KIND_FREE, 0);
+        w2.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
         w2.data.write_u64(slot.off + HEADER, 0x40);
         w2.publish(slot.off, slot.pos);
     }
@@ -532,4 +532,140 @@ fn garbled_words_headers_and_walks_are_errors_not_panics() {
         // SAFETY: as above.
         let _ = unsafe { RingReader::new(&m.ctl, data, 1024, 1) }.next(&mut Vec::new());
     }
+}
+
+#[test]
+fn a_writer_keeps_to_the_hot_window_while_the_reader_keeps_up() {
+    let mut m = mem(4096);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: `data` is the 4096-byte buffer owned by `m`.
+    let w = unsafe { RingWriter::new(&m.ctl, data, 4096, 4096, 1) }
+        .unwrap()
+        .with_hot_window(1024);
+    // SAFETY: as above.
+    let mut r = unsafe { RingReader::new(&m.ctl, data, 4096, 1) };
+    let mut buf = Vec::new();
+    let mut seen = Vec::new();
+    // Frees (32 bytes), each read at once: the reader is never behind.
+    for addr in 0..200u64 {
+        let mut read_seen = None;
+        let slot = w.reserve(FREE_FRAME, u64::MAX, &mut read_seen).unwrap();
+        assert!(
+            slot.off < 1024,
+            "frame {addr} at {} outside the window",
+            slot.off
+        );
+        // SAFETY: the slot's FREE_FRAME bytes are this writer's.
+        unsafe {
+            w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
+            w.data.write_u64(slot.off + HEADER, addr);
+            w.publish(slot.off, slot.pos);
+        }
+        while let Some((_, rec)) = r.next(&mut buf).unwrap() {
+            let Record::Free { addr } = rec else {
+                panic!("a free")
+            };
+            seen.push(addr);
+        }
+        r.release();
+    }
+    assert_eq!(seen, (0..200).collect::<Vec<_>>(), "every frame, in order");
+    // 200 frames of 32 bytes are six laps of the window: the positions
+    // moved on by a whole ring for each.
+    let end = word_pos(m.ctl.reserved.load(Ordering::Relaxed));
+    assert!(end >= 6 * 4096, "positions at {end}");
+}
+
+#[test]
+fn a_writer_left_behind_uses_the_whole_ring_and_comes_back_once_the_reader_is_close() {
+    let mut m = mem(4096);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: `data` is the 4096-byte buffer owned by `m`.
+    let w = unsafe { RingWriter::new(&m.ctl, data, 4096, 4096, 1) }
+        .unwrap()
+        .with_hot_window(1024);
+    let mut read_seen = None;
+    // Nothing is read: past the window's end, the writer goes on.
+    let mut offs = Vec::new();
+    for _ in 0..40 {
+        let slot = w.reserve(FREE_FRAME, u64::MAX, &mut read_seen).unwrap();
+        offs.push(slot.off);
+        // SAFETY: as above.
+        unsafe {
+            w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
+            w.publish(slot.off, slot.pos);
+        }
+    }
+    assert_eq!(offs, (0..40).map(|i| i * 32).collect::<Vec<_>>());
+    // The reader catches up: at the next sixteenth of the window the
+    // writer goes back to the ring's start.
+    // SAFETY: as above.
+    let mut r = unsafe { RingReader::new(&m.ctl, data, 4096, 1) };
+    let mut buf = Vec::new();
+    let mut n = 0;
+    while r.next(&mut buf).unwrap().is_some() {
+        n += 1;
+    }
+    r.release();
+    assert_eq!(n, 40);
+    let offs: Vec<usize> = (0..4)
+        .map(|_| {
+            let slot = w.reserve(FREE_FRAME, u64::MAX, &mut read_seen).unwrap();
+            // SAFETY: as above.
+            unsafe {
+                w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
+                w.publish(slot.off, slot.pos);
+            }
+            slot.off
+        })
+        .collect();
+    // The frame at 1312 would end at 1344, a sixteenth (64 bytes) of the
+    // window past the last: the writer goes back to 0 instead.
+    assert_eq!(offs, [1280, 0, 32, 64]);
+    // The pad from 1312 to the ring's end is read past, and the frames
+    // after it are read.
+    let mut offs_read = 0;
+    while r.next(&mut buf).unwrap().is_some() {
+        offs_read += 1;
+    }
+    assert_eq!(offs_read, 4);
+}
+
+#[test]
+fn a_header_left_two_to_the_36_positions_ago_is_not_this_frames() {
+    let mut m = mem(1024);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: `data` is the 1024-byte buffer owned by `m`.
+    let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+    // A frame committed at 64, then the positions move on by 2^36 (the
+    // commit tag's span): the old header has the new frame's tag.
+    at(&m.ctl, 64, 64);
+    let slot = w.reserve(FREE_FRAME, u64::MAX, &mut None).unwrap();
+    // SAFETY: the slot's bytes are this writer's.
+    unsafe {
+        w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
+        w.publish(slot.off, slot.pos);
+    }
+    let later = 64 + (1 << 36);
+    assert_eq!(commit_tag(64, 1), commit_tag(later, 1));
+    at(&m.ctl, later, later);
+    let slot = w.reserve(FREE_FRAME, u64::MAX, &mut None).unwrap();
+    assert_eq!(slot.off, 64);
+    // SAFETY: as above.
+    let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+    let mut buf = Vec::new();
+    assert!(
+        r.next(&mut buf).unwrap().is_none(),
+        "reserved, not committed: the old header's position bits differ"
+    );
+    // SAFETY: as above.
+    unsafe {
+        w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
+        w.data.write_u64(slot.off + HEADER, 0x77);
+        w.publish(slot.off, slot.pos);
+    }
+    assert!(matches!(
+        r.next(&mut buf).unwrap(),
+        Some((1, Record::Free { addr: 0x77 }))
+    ));
 }
