@@ -313,6 +313,7 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64, r
         if let Some(slot) = slot {
             let stack = stack.map(|(regs, n)| (regs, n, n >= max_stack));
             ring.commit_alloc(slot, addr, sample_size, stack);
+            ring.prefetch_after(slot);
             adapt(ctl, || ring.pending());
             account_wait(ctl, waited);
             return;

@@ -129,10 +129,10 @@ impl LaggedReleases {
 }
 
 /// Asks for the lines of the `len` bytes at `at`, to be written soon, on
-/// this core (a hint only: PREFETCHW, a no-op on processors without it,
+/// this core (the filter's buckets, the ring's next frames; a hint only: PREFETCHW, a no-op on processors without it,
 /// accesses nothing as Rust sees it and never faults).
 #[inline]
-fn prefetch_for_write(at: *const u8, len: usize) {
+pub(super) fn prefetch_for_write(at: *const u8, len: usize) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     for line in (0..len).step_by(64) {
         // SAFETY: a prefetch reads and writes nothing Rust can see and never

@@ -102,6 +102,12 @@ const MIN_RING: u64 = 64;
 /// one; a 256 KiB ring was too small for the helper to keep up with).
 pub(crate) const HOT_BYTES: u64 = 1 << 20;
 
+/// How many bytes after its frame a writer asks for
+/// ([`RingWriter::prefetch_after`]): a free and most of a typical
+/// allocation's frame.
+#[cfg(not(zerotrace_loom))]
+const PREFETCH_NEXT: usize = 768;
+
 /// The hot window of a ring of `ring` bytes (0: none, the whole ring).
 fn hot_window(ring: u64) -> u64 {
     if ring >= 2 * HOT_BYTES { HOT_BYTES } else { 0 }
@@ -541,6 +547,23 @@ impl<'a> RingWriter<'a> {
         }
         let stride = (hot / 16).max(FRAME_ALIGN as usize);
         off / stride != (off + len) / stride
+    }
+
+    /// Asks for the lines after `slot` (committed), where the next frame
+    /// goes, to be written soon on this core, unless another thread has
+    /// reserved it already (it is writing them). They were last read on
+    /// the helper's core: their transfer then overlaps what the program
+    /// does until its next sample, rather than hold up that sample's copy.
+    #[cfg(not(zerotrace_loom))]
+    #[inline]
+    pub(crate) fn prefetch_after(&self, slot: Slot) {
+        let end = (slot.pos + slot.len as u64) & POS_MASK;
+        if word_pos(self.ctl.reserved.load(Ordering::Relaxed)) != end {
+            return;
+        }
+        let from = slot.off + slot.len;
+        let n = (self.ring as usize - from).min(PREFETCH_NEXT);
+        free_filter::prefetch_for_write(self.data.ptr(from), n);
     }
 
     /// Where a slot's stack bytes go (after the allocation's fixed part).
