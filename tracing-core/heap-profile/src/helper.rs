@@ -30,8 +30,8 @@ use super::record_queue::Overrun;
 use super::session_link::SessionLink;
 use super::shared_ring::{
     CONTROL_BYTES, Control, FreeFilter, LaggedReleases, OVERRUN_CORRUPT, OVERRUN_FULL,
-    OVERRUN_TIMEOUT, POS_MASK, RING_OFFSET, RingReader, RingRecord, SESSION_MASK, close,
-    close_session, open, word_pos, writers_done,
+    OVERRUN_TIMEOUT, RING_OFFSET, RingReader, RingRecord, SESSION_MASK, close, close_session, open,
+    word_pos, writers_done,
 };
 use super::worker::{
     Books, ClientStatus, Control as WorkerControl, RecordSource, SampleStack, run,
@@ -558,13 +558,13 @@ impl RecordSource for RingSource {
         }
     }
 
+    /// The helper's own anonymous memory and swap, as heapprofd's guardrail
+    /// counts its own. The ring is the client's shared mapping, of a fixed
+    /// size, and its bytes reserved and unread are no measure of memory:
+    /// the hot window's pad (`shared_ring/mod.rs`) makes them most of the
+    /// ring for a moment every lap while nothing waits.
     fn held_bytes(&self) -> u64 {
-        let own = anon_and_swap_kb(std::process::id()).unwrap_or(0) * 1024;
-        let ctl = self.shared.ctl;
-        let pending = word_pos(ctl.reserved.load(Ordering::Relaxed))
-            .wrapping_sub(ctl.read_pos.load(Ordering::Relaxed))
-            & POS_MASK;
-        own + pending.min(self.ring)
+        anon_and_swap_kb(std::process::id()).unwrap_or(0) * 1024
     }
 
     fn stop_sampling(&mut self) {

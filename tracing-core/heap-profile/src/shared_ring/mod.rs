@@ -34,7 +34,9 @@
 //! writers fill are then those they filled a lap before, still in their
 //! core's cache, rather than lines a whole ring ago, long evicted; a
 //! reader that falls behind gets the whole ring, as the writer goes on
-//! past the window while unread bytes are more than half of it.
+//! past the window while unread bytes are more than half of it. (A session
+//! with adaptive sampling, which reads the unread bytes as the ring's
+//! filling, has no window.)
 //!
 //! A session's ring is set up by the helper while no client thread
 //! writes it, through the reservation word alone: the helper closes it
@@ -95,7 +97,8 @@ const MIN_RING: u64 = 1024;
 const MIN_RING: u64 = 64;
 
 /// The window of the ring the writers keep to while the reader keeps up
-/// (see the module's text): 1 MiB, for rings of at least twice that.
+/// (see the module's text): 1 MiB, for rings of at least twice that and
+/// sessions without adaptive sampling.
 /// Within a window this size the lines written a lap before are still in
 /// the writing core's cache (a lossless profile of the allocation-heavy
 /// benchmark cost 20% less per sample in a 1 MiB ring than in an 8 MiB
@@ -364,7 +367,14 @@ impl<'a> RingWriter<'a> {
             data,
             ring,
             session: session & SESSION_MASK,
-            hot: hot_window(ring),
+            // Adaptive sampling reads the bytes reserved and unread as the
+            // ring's filling, which a hot window's pad would make most of
+            // the ring every lap: such a session has the whole ring.
+            hot: if ctl.adaptive_threshold.load(Ordering::Relaxed) == 0 {
+                hot_window(ring)
+            } else {
+                0
+            },
         })
     }
 

@@ -669,3 +669,22 @@ fn a_header_left_two_to_the_36_positions_ago_is_not_this_frames() {
         Some((1, Record::Free { addr: 0x77 }))
     ));
 }
+
+#[test]
+fn the_hot_window_is_the_first_mib_of_a_large_ring_and_none_under_adaptive_sampling() {
+    let ring = 2 * HOT_BYTES as usize;
+    let mut m = mem(ring);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: `data` is the buffer owned by `m`, `ring` bytes.
+    let w = unsafe { RingWriter::new(&m.ctl, data, ring, ring as u64, 1) }.unwrap();
+    assert_eq!(w.hot, HOT_BYTES);
+    m.ctl.adaptive_threshold.store(4096, Ordering::Relaxed);
+    // SAFETY: as above.
+    let w = unsafe { RingWriter::new(&m.ctl, data, ring, ring as u64, 1) }.unwrap();
+    assert_eq!(w.hot, 0);
+    // A ring smaller than two windows has none.
+    m.ctl.adaptive_threshold.store(0, Ordering::Relaxed);
+    // SAFETY: as above, on the buffer's first half.
+    let w = unsafe { RingWriter::new(&m.ctl, data, ring, ring as u64 / 2, 1) }.unwrap();
+    assert_eq!(w.hot, 0);
+}
