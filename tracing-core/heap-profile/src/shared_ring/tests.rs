@@ -37,6 +37,17 @@ fn regs() -> super::super::capture::Regs {
     }
 }
 
+/// Commits a free of `addr` into `slot` (a frame reserved for it), as
+/// `push_free` does after its reservation.
+fn commit_free(w: &RingWriter<'_>, slot: Slot, addr: u64) {
+    // SAFETY: the slot's FREE_FRAME bytes were reserved by `w`.
+    unsafe {
+        w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
+        w.data.write_u64(slot.off + HEADER, addr);
+        w.publish(slot.off, slot.pos);
+    }
+}
+
 fn alloc_with_stack(w: &RingWriter<'_>, addr: u64, stack: &[u8]) -> Result<(), NoRoom> {
     let slot = w.reserve(ALLOC_FIXED + stack.len(), u64::MAX, &mut None)?;
     // SAFETY: the slot holds the stack bytes after its fixed part.
@@ -473,12 +484,7 @@ fn a_session_switch_waits_for_outstanding_commits_and_refuses_late_writers() {
         r2.next(&mut buf).unwrap().is_none(),
         "old bytes are not committed"
     );
-    // SAFETY: a free frame's worth, reserved above.
-    unsafe {
-        w2.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
-        w2.data.write_u64(slot.off + HEADER, 0x40);
-        w2.publish(slot.off, slot.pos);
-    }
+    commit_free(&w2, slot, 0x40);
     assert!(matches!(
         r2.next(&mut buf).unwrap(),
         Some((2, Record::Free { addr: 0x40 }))
@@ -555,12 +561,7 @@ fn a_writer_keeps_to_the_hot_window_while_the_reader_keeps_up() {
             "frame {addr} at {} outside the window",
             slot.off
         );
-        // SAFETY: the slot's FREE_FRAME bytes are this writer's.
-        unsafe {
-            w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
-            w.data.write_u64(slot.off + HEADER, addr);
-            w.publish(slot.off, slot.pos);
-        }
+        commit_free(&w, slot, addr);
         while let Some((_, rec)) = r.next(&mut buf).unwrap() {
             let Record::Free { addr } = rec else {
                 panic!("a free")
@@ -590,11 +591,7 @@ fn a_writer_left_behind_uses_the_whole_ring_and_comes_back_once_the_reader_is_cl
     for _ in 0..40 {
         let slot = w.reserve(FREE_FRAME, u64::MAX, &mut read_seen).unwrap();
         offs.push(slot.off);
-        // SAFETY: as above.
-        unsafe {
-            w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
-            w.publish(slot.off, slot.pos);
-        }
+        commit_free(&w, slot, 0);
     }
     assert_eq!(offs, (0..40).map(|i| i * 32).collect::<Vec<_>>());
     // The reader catches up: at the next sixteenth of the window the
@@ -611,11 +608,7 @@ fn a_writer_left_behind_uses_the_whole_ring_and_comes_back_once_the_reader_is_cl
     let offs: Vec<usize> = (0..4)
         .map(|_| {
             let slot = w.reserve(FREE_FRAME, u64::MAX, &mut read_seen).unwrap();
-            // SAFETY: as above.
-            unsafe {
-                w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
-                w.publish(slot.off, slot.pos);
-            }
+            commit_free(&w, slot, 0);
             slot.off
         })
         .collect();
@@ -641,11 +634,7 @@ fn a_header_left_two_to_the_36_positions_ago_is_not_this_frames() {
     // commit tag's span): the old header has the new frame's tag.
     at(&m.ctl, 64, 64);
     let slot = w.reserve(FREE_FRAME, u64::MAX, &mut None).unwrap();
-    // SAFETY: the slot's bytes are this writer's.
-    unsafe {
-        w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
-        w.publish(slot.off, slot.pos);
-    }
+    commit_free(&w, slot, 0);
     let later = 64 + (1 << 36);
     assert_eq!(commit_tag(64, 1), commit_tag(later, 1));
     at(&m.ctl, later, later);
@@ -658,12 +647,7 @@ fn a_header_left_two_to_the_36_positions_ago_is_not_this_frames() {
         r.next(&mut buf).unwrap().is_none(),
         "reserved, not committed: the old header's position bits differ"
     );
-    // SAFETY: as above.
-    unsafe {
-        w.header(slot.off, slot.pos, FREE_FRAME as u32, KIND_FREE, 0);
-        w.data.write_u64(slot.off + HEADER, 0x77);
-        w.publish(slot.off, slot.pos);
-    }
+    commit_free(&w, slot, 0x77);
     assert!(matches!(
         r.next(&mut buf).unwrap(),
         Some((1, Record::Free { addr: 0x77 }))
