@@ -405,10 +405,13 @@ fn main() -> Result<(), String> {
 }
 
 /// The profiler's own memory against the profiled heap: peak RSS with
-/// and without the profiler, holding 64 and 256 MiB of small blocks live,
-/// sampled at 4096 bytes; the growth is fitted as a fixed cost plus a
-/// share of the heap (the goal: at most 1% plus a fixed cost). For the
-/// preload library, the helper process's peak RSS counts too.
+/// and without the profiler, holding 64, 256 and 1024 MiB of small blocks
+/// live, sampled at 4096 bytes; the growth is fitted (least squares) as a
+/// fixed cost plus a share of the heap (the goal: at most 1% plus a fixed
+/// cost). Peak RSS swings by a MiB or so from run to run, which over 64 to
+/// 256 MiB alone moved the fitted share by half a point; up to 1024 MiB
+/// it moves it by a tenth. For the preload library, the helper process's
+/// peak RSS counts too.
 fn memory(rust: &Path, tmp: &Path, lib: &Path, rounds: usize) -> Result<(), String> {
     let c_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/heap_hold.c");
     let c_bin = tmp.join("heap_hold_c");
@@ -422,7 +425,7 @@ fn memory(rust: &Path, tmp: &Path, lib: &Path, rounds: usize) -> Result<(), Stri
     if !cc.success() {
         return Err("cc failed".into());
     }
-    let sizes = [64u64, 256];
+    let sizes = [64u64, 256, 1024];
     let peak = |cmd: &mut Command| -> Result<f64, String> {
         let (r, out) = timed_output(cmd.stdout(Stdio::piped()))?;
         let helper: f64 = out
@@ -476,8 +479,7 @@ fn memory(rust: &Path, tmp: &Path, lib: &Path, rounds: usize) -> Result<(), Stri
                 (b - a) / mib as f64 * 100.0
             );
         }
-        let share = (growth[1] - growth[0]) / (sizes[1] - sizes[0]) as f64;
-        let fixed = growth[0] - share * sizes[0] as f64;
+        let (share, fixed) = line_fit(&sizes.map(|m| m as f64), &growth);
         fits.push((lang, share, fixed));
     }
     for (lang, share, fixed) in fits {
@@ -488,6 +490,16 @@ fn memory(rust: &Path, tmp: &Path, lib: &Path, rounds: usize) -> Result<(), Stri
         );
     }
     Ok(())
+}
+
+/// The least-squares line through `(x, y)`: (slope, intercept).
+fn line_fit(x: &[f64], y: &[f64]) -> (f64, f64) {
+    let n = x.len().min(y.len()) as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    (slope, my - slope * mx)
 }
 
 /// Issue #51's table: the allocation-heavy C program (`heap_churn.c`)
