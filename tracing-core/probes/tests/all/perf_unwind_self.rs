@@ -11,7 +11,8 @@
 use std::os::unix::fs::FileExt;
 
 use zerotrace_probes::perf::unwind::{
-    CallstackEntry, UnwindErrorKind, UnwindMode, Unwinder, UserRegs, UserSample, parse_maps,
+    CallstackEntry, ProcRoot, UnwindErrorKind, UnwindMode, Unwinder, UserRegs, UserSample,
+    parse_maps,
 };
 
 const STACK_COPY: u64 = 64 * 1024;
@@ -221,12 +222,44 @@ fn truncated_stack_copy_reports_memory_invalid() {
     }
 }
 
+/// A `/proc` for this process whose `maps` stay as they are now (the rest
+/// links to the real one): the other tests of this binary, run meanwhile,
+/// map and unmap memory (their threads' stacks), and a test of when the
+/// unwinder reads the maps again needs them unchanged. Removed on drop.
+struct FrozenMaps {
+    dir: std::path::PathBuf,
+}
+
+impl FrozenMaps {
+    fn new() -> FrozenMaps {
+        use std::os::unix::fs::symlink;
+        let pid = std::process::id();
+        let dir = std::env::temp_dir().join(format!("zt-frozen-maps-{pid}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let own = dir.join(format!("proc/{pid}"));
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::copy("/proc/self/maps", own.join("maps")).unwrap();
+        for name in ["root", "map_files", "mem"] {
+            symlink(format!("/proc/{pid}/{name}"), own.join(name)).unwrap();
+        }
+        symlink(pid.to_string(), dir.join("proc/self")).unwrap();
+        FrozenMaps { dir }
+    }
+}
+
+impl Drop for FrozenMaps {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[test]
 fn garbage_registers_are_typed_errors() {
     let _one = one_at_a_time();
     let (c, _) = level_one(3);
     let pid = std::process::id();
-    let mut unwinder = Unwinder::new();
+    let frozen = FrozenMaps::new();
+    let mut unwinder = Unwinder::with_proc_root(ProcRoot::at(&frozen.dir));
     let cases = [
         UserRegs {
             ip: 0,
