@@ -494,30 +494,28 @@ impl RecordSource for RingSource {
         let mut n = 0u32;
         loop {
             match r.next_in_place() {
-                Ok(Some((session, rec))) => {
-                    if session == self.session {
-                        let (addr, released) = match rec {
-                            RingRecord::Alloc {
-                                addr,
-                                sample_size,
-                                stack,
-                            } => {
-                                let stack = stack.as_ref().map(|s| SampleStack {
-                                    regs: UserRegs {
-                                        ip: s.ip,
-                                        sp: s.sp,
-                                        bp: s.bp,
-                                    },
-                                    copy: s.copy(),
-                                    maxed: s.maxed,
-                                });
-                                (addr, books.alloc(addr, sample_size, stack))
-                            }
-                            RingRecord::Free { addr } => (addr, books.free(addr)),
-                        };
-                        if released {
-                            self.releases.release(self.shared.filter, addr);
+                Ok(Some((_, rec))) => {
+                    let (addr, released) = match rec {
+                        RingRecord::Alloc {
+                            addr,
+                            sample_size,
+                            stack,
+                        } => {
+                            let stack = stack.as_ref().map(|s| SampleStack {
+                                regs: UserRegs {
+                                    ip: s.ip,
+                                    sp: s.sp,
+                                    bp: s.bp,
+                                },
+                                copy: s.copy(),
+                                maxed: s.maxed,
+                            });
+                            (addr, books.alloc(addr, sample_size, stack))
                         }
+                        RingRecord::Free { addr } => (addr, books.free(addr)),
+                    };
+                    if released {
+                        self.releases.release(self.shared.filter, addr);
                     }
                     n += 1;
                     if n % 256 == 0 {

@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicU16, Ordering};
 
 use super::FILTER_BUCKETS;
+use super::mem::prefetch_for_write;
 
 const _: () = assert!(FILTER_BUCKETS.is_power_of_two());
 
@@ -126,27 +127,6 @@ impl LaggedReleases {
         }
         self.queued = 0;
     }
-}
-
-/// Asks for the lines of the `len` bytes at `at`, to be written soon, on
-/// this core (the filter's buckets, the ring's next frames; a hint only: PREFETCHW, a no-op on processors without it,
-/// accesses nothing as Rust sees it and never faults).
-#[inline]
-pub(super) fn prefetch_for_write(at: *const u8, len: usize) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    for line in (0..len).step_by(64) {
-        // SAFETY: a prefetch reads and writes nothing Rust can see and never
-        // faults.
-        unsafe {
-            std::arch::asm!(
-                "prefetchw [{}]",
-                in(reg) at.wrapping_add(line),
-                options(nostack, preserves_flags, readonly),
-            );
-        }
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = (at, len);
 }
 
 #[cfg(test)]

@@ -134,6 +134,36 @@ impl RingMem<'_> {
         #[cfg(not(all(target_arch = "x86_64", not(miri))))]
         let _ = (off, len);
     }
+
+    /// Asks for the lines of the `len` bytes at `off`, to be written soon,
+    /// on this core ([`prefetch_for_write`]).
+    #[inline]
+    pub(crate) fn prefetch_for_write(self, off: usize, len: usize) {
+        prefetch_for_write(self.ptr(off), len);
+    }
+}
+
+/// Asks for the lines of the `len` bytes at `at`, to be written soon, on
+/// this core (the free filter's buckets, the ring's next frames; a hint
+/// only: PREFETCHW, a no-op on processors without it, accesses nothing as
+/// Rust sees it and never faults).
+#[cfg(not(zerotrace_loom))]
+#[inline]
+pub(super) fn prefetch_for_write(at: *const u8, len: usize) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    for line in (0..len).step_by(64) {
+        // SAFETY: a prefetch reads and writes nothing Rust can see and never
+        // faults.
+        unsafe {
+            std::arch::asm!(
+                "prefetchw [{}]",
+                in(reg) at.wrapping_add(line),
+                options(nostack, preserves_flags, readonly),
+            );
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = (at, len);
 }
 
 /// One four-byte word of a [`LoomRing`]: its value, and loom's record of

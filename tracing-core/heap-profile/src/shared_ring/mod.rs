@@ -573,7 +573,7 @@ impl<'a> RingWriter<'a> {
         }
         let from = slot.off + slot.len;
         let n = (self.ring as usize - from).min(PREFETCH_NEXT);
-        free_filter::prefetch_for_write(self.data.ptr(from), n);
+        self.data.prefetch_for_write(from, n);
     }
 
     /// Where a slot's stack bytes go (after the allocation's fixed part).

@@ -89,7 +89,6 @@ pub struct RingReader<'a> {
 #[derive(Debug, Clone, Copy)]
 struct Header {
     len: usize,
-    session: u32,
     kind: u32,
     flags: u32,
 }
@@ -172,7 +171,6 @@ impl<'a> RingReader<'a> {
         if self.header_word(off, 2, Ordering::Relaxed) != header_ident(pos, self.session) {
             return Ok(None);
         }
-        let session = self.session;
         let len = self.header_word(off, 1, Ordering::Relaxed) as usize;
         let kf = self.header_word(off, 3, Ordering::Relaxed);
         if len < HEADER
@@ -184,7 +182,6 @@ impl<'a> RingReader<'a> {
         }
         Ok(Some(Header {
             len,
-            session,
             kind: kf & 0xff,
             flags: kf >> 8,
         }))
@@ -210,13 +207,7 @@ impl<'a> RingReader<'a> {
                 }
             }
             let end = self.reserved;
-            let Some(Header {
-                len,
-                session,
-                kind,
-                flags,
-            }) = self.frame_at(self.pos, end)?
-            else {
+            let Some(Header { len, kind, flags }) = self.frame_at(self.pos, end)? else {
                 return Ok(None);
             };
             let off = (self.pos % self.ring) as usize;
@@ -269,7 +260,7 @@ impl<'a> RingReader<'a> {
                 }
                 _ => return Err(Corrupt(at)),
             };
-            return Ok(Some((session, rec)));
+            return Ok(Some((self.session, rec)));
         }
     }
 
