@@ -17,9 +17,7 @@
 //!
 //! Sans-IO and single-threaded: the profiler's thread owns it.
 
-use std::collections::{BTreeMap, HashMap};
-
-use rustc_hash::FxBuildHasher;
+use super::live_blocks::{Live, LiveBlocks};
 
 /// A call stack's index in the caller's callstack table.
 pub type StackId = u32;
@@ -75,55 +73,6 @@ pub struct HeapStats {
     /// Allocations at an address the table still held (the earlier
     /// block's free was not seen); the earlier block is counted freed.
     pub unmatched_reuse: u64,
-}
-
-/// A live sampled block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Live {
-    stack: StackId,
-    size: u64,
-}
-
-/// The live sampled blocks by address (the profiler's memory grows with
-/// them: one per sampled live block): the stack id and the size packed
-/// into one word, the rare block whose size or stack id does not fit kept
-/// aside. A B-tree, not a hash table: about 24 bytes an entry, and no
-/// moment when a doubling table and its predecessor are both held.
-#[derive(Debug, Default)]
-struct LiveBlocks {
-    packed: BTreeMap<u64, u64>,
-    wide: HashMap<u64, Live, FxBuildHasher>,
-}
-
-/// Bits of a packed entry that hold the stack id; the size gets the rest.
-const STACK_BITS: u32 = 24;
-/// Marks an address whose block is in `wide`.
-const WIDE: u64 = u64::MAX;
-
-impl LiveBlocks {
-    fn insert(&mut self, addr: u64, l: Live) {
-        if l.stack < 1 << STACK_BITS && l.size < (1 << (64 - STACK_BITS)) - 1 {
-            self.packed
-                .insert(addr, l.size << STACK_BITS | u64::from(l.stack));
-        } else {
-            self.packed.insert(addr, WIDE);
-            self.wide.insert(addr, l);
-        }
-    }
-
-    fn remove(&mut self, addr: u64) -> Option<Live> {
-        match self.packed.remove(&addr)? {
-            WIDE => self.wide.remove(&addr),
-            v => Some(Live {
-                stack: (v & ((1 << STACK_BITS) - 1)) as StackId,
-                size: v >> STACK_BITS,
-            }),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.packed.len()
-    }
 }
 
 /// One heap's per-stack totals and live sampled blocks.

@@ -36,6 +36,7 @@
 mod config;
 mod dump;
 mod heap_table;
+mod live_blocks;
 mod sampler;
 
 #[cfg(target_os = "linux")]
@@ -47,6 +48,8 @@ mod capture;
 mod client;
 #[cfg(target_os = "linux")]
 mod data_source;
+#[cfg(target_os = "linux")]
+mod filter_bucket;
 #[cfg(all(target_os = "linux", not(zerotrace_loom)))]
 mod forked;
 // Process-wide statics the loom build cannot make (no model uses them).

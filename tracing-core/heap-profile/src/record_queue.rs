@@ -6,12 +6,16 @@
 //! threshold; a full queue either stops the profile, `buffer_overran`, or
 //! makes the allocating thread wait, `block_client`).
 //!
-//! A free is queued only for an address the hook sampled and has not seen
-//! freed: the set of live sampled addresses lives here, behind the same
-//! lock, with a filter of atomic counts in front of it so that most frees
-//! (of blocks never sampled) cost one load. A free is queued before the
-//! memory goes back to the allocator, so a reuse of the address is always
-//! queued after it.
+//! A free is queued only when a filter of atomic counts says a sampled
+//! block may live at its address, so most frees (of blocks never sampled)
+//! cost one load. The hook adds to an address's count when it queues a
+//! sampled allocation; the profiler's thread takes one off when a block
+//! leaves its books (the live-block table is the profiler's alone: the
+//! hook keeps no set of its own, whose memory would grow with the live
+//! sampled blocks beside the books'). A free the filter lets through that
+//! matches no live block is dropped by the books. A free is queued before
+//! the memory goes back to the allocator, so a reuse of the address is
+//! always queued after it.
 //!
 //! The queue and its filter make one [`Recorder`]; the process has one,
 //! [`QUEUE`]. Under `--cfg zerotrace_loom` the filter's slots are loom's
@@ -19,15 +23,15 @@
 //! `tracing-core/loom/tests/loom_heap.rs` race this very code on recorders
 //! of their own.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 #[cfg(not(zerotrace_loom))]
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::AtomicU16;
 use std::sync::atomic::Ordering;
 
 #[cfg(zerotrace_loom)]
-use loom::sync::atomic::AtomicU32;
-use rustc_hash::FxBuildHasher;
+use loom::sync::atomic::AtomicU16;
 
+use super::filter_bucket::bucket_index;
 use super::spin_lock::{SpinGuard, SpinLock};
 
 /// One record.
@@ -108,14 +112,13 @@ pub enum Overrun {
     Timeout,
 }
 
-/// The queue and the live sampled addresses of the running session.
+/// The queue of the running session.
 pub struct Queue {
     /// The session these records belong to (0: none).
     pub session: u32,
     records: VecDeque<Record>,
     bytes: usize,
     limits: QueueLimits,
-    live: HashSet<u64, FxBuildHasher>,
     /// Why queueing stopped, if it did.
     pub overrun: Option<Overrun>,
     /// Nanoseconds allocating threads waited for room.
@@ -131,33 +134,39 @@ pub struct Queue {
 /// Spare stack buffers kept at most.
 const MAX_SPARE: usize = 64;
 
-/// Slots of the filter: 65,536; 64 under Miri (which checks each
+/// Slots of the filter: 524,288 (1 MiB, the preloaded client's filter's
+/// size: with 100 MiB of small blocks live, sampled at 4096 bytes, about
+/// one free in twenty passes it); 64 under Miri (which checks each
 /// atomic's every access, and a session's start clears them all); 2 in
 /// the loom models (loom tracks every atomic; two slots make distinct
 /// addresses share one).
 #[cfg(all(not(zerotrace_loom), not(miri)))]
-const FILTER_SLOTS: usize = 1 << 16;
+const FILTER_SLOTS: usize = 1 << 19;
 #[cfg(all(not(zerotrace_loom), miri))]
 const FILTER_SLOTS: usize = 64;
 #[cfg(zerotrace_loom)]
 const FILTER_SLOTS: usize = 2;
 
-/// Per slot, how many live sampled addresses hash there: a free whose
-/// slot is empty costs one load. Counts, not bits, so that a slot empties
-/// again when its addresses are freed (a program that reuses its
+/// Per slot, how many sampled blocks queued or in the books hash there: a
+/// free whose slot is empty costs one load. Counts, not bits, so that a
+/// slot empties again when its blocks are freed (a program that reuses its
 /// addresses, as any does, would otherwise set every bit in time and take
-/// the lock on every free). Changed only under the queue's lock.
-struct Filter([AtomicU32; FILTER_SLOTS]);
+/// the lock on every free). A slot's count never falls below the live
+/// sampled blocks there: the hook adds one as it queues an allocation, the
+/// profiler's thread takes one off only after the block left its books. A
+/// full slot stays full (its frees all pass). Changed only under the
+/// queue's lock, so a load and a store make each change.
+struct Filter([AtomicU16; FILTER_SLOTS]);
 
 impl Filter {
     #[cfg(not(zerotrace_loom))]
     const fn new() -> Self {
-        Filter([const { AtomicU32::new(0) }; FILTER_SLOTS])
+        Filter([const { AtomicU16::new(0) }; FILTER_SLOTS])
     }
 
     #[cfg(zerotrace_loom)]
     fn new() -> Self {
-        Filter(std::array::from_fn(|_| AtomicU32::new(0)))
+        Filter(std::array::from_fn(|_| AtomicU16::new(0)))
     }
 
     #[inline]
@@ -166,28 +175,34 @@ impl Filter {
     }
 
     fn insert(&self, addr: u64) {
-        self.0[filter_slot(addr)].fetch_add(1, Ordering::Relaxed);
+        let slot = &self.0[filter_slot(addr)];
+        let n = slot.load(Ordering::Relaxed);
+        if n != u16::MAX {
+            slot.store(n + 1, Ordering::Relaxed);
+        }
     }
 
     fn remove(&self, addr: u64) {
         let slot = &self.0[filter_slot(addr)];
         let n = slot.load(Ordering::Relaxed);
-        if n > 0 {
+        if n != 0 && n != u16::MAX {
             slot.store(n - 1, Ordering::Relaxed);
         }
     }
 
     fn clear(&self) {
         for w in &self.0 {
-            w.store(0, Ordering::Relaxed);
+            if w.load(Ordering::Relaxed) != 0 {
+                w.store(0, Ordering::Relaxed);
+            }
         }
     }
 }
 
-/// The filter slot of `addr`.
+/// The filter slot of `addr` (the preloaded client's filter's mapping,
+/// `shared_ring/free_filter.rs`: neighbouring blocks, neighbouring slots).
 pub fn filter_slot(addr: u64) -> usize {
-    let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
-    h as usize % FILTER_SLOTS
+    bucket_index(addr, FILTER_SLOTS)
 }
 
 /// The queue behind its lock and, in front of it, the filter of the
@@ -285,7 +300,7 @@ pub enum Pushed {
 }
 
 /// The queue, locked: the queue's own methods through `Deref`, and those
-/// that keep the filter in step with the live addresses.
+/// that keep the filter in step with the sampled blocks.
 pub struct QueueGuard<'a> {
     queue: SpinGuard<'a, Queue>,
     filter: &'a Filter,
@@ -312,17 +327,29 @@ impl QueueGuard<'_> {
         q.records = VecDeque::new();
         q.bytes = 0;
         q.limits = limits;
-        q.live = HashSet::with_hasher(FxBuildHasher);
         q.overrun = None;
         q.blocked_ns = 0;
         self.filter.clear();
     }
 
-    /// Queues the free of `addr` if it is a live sampled address of
-    /// `session` (and takes it out of the filter).
+    /// Queues the free of `addr`, which the filter let through, for
+    /// `session`: whether it was a sampled block is for the books to say.
     pub fn free(&mut self, session: u32, addr: u64) {
-        if self.queue.free(session, addr) {
-            self.filter.remove(addr);
+        // Looked at again under the lock: a release since the hook's look
+        // may have emptied the slot.
+        if self.filter.may_contain(addr) {
+            self.queue.free(session, addr);
+        }
+    }
+
+    /// The blocks at `addrs` left `session`'s books (freed, or their
+    /// address sampled again without a free seen): their slots are taken
+    /// off, unless another session began since.
+    pub fn release(&mut self, session: u32, addrs: impl IntoIterator<Item = u64>) {
+        if self.queue.session == session && session != 0 {
+            for a in addrs {
+                self.filter.remove(a);
+            }
         }
     }
 
@@ -364,10 +391,8 @@ impl QueueGuard<'_> {
         q.bytes += size;
         q.records.push_back(r);
         // A block at an address still live (its free was not seen) is
-        // replaced; the books count the old one freed.
-        if q.live.insert(addr) {
-            self.filter.insert(addr);
-        }
+        // replaced: the books count the old one freed and release it.
+        self.filter.insert(addr);
         let l = q.limits;
         let new_interval = (l.adaptive_threshold > 0
             && q.bytes > l.adaptive_threshold
@@ -398,7 +423,6 @@ impl Queue {
                 adaptive_threshold: 0,
                 adaptive_max_interval: 0,
             },
-            live: HashSet::with_hasher(FxBuildHasher),
             overrun: None,
             blocked_ns: 0,
             spare: Vec::new(),
@@ -432,25 +456,14 @@ impl Queue {
         self.bytes
     }
 
-    /// Sampled addresses not yet freed.
-    #[cfg(all(test, not(zerotrace_loom)))]
-    pub(crate) fn live_count(&self) -> usize {
-        self.live.len()
-    }
-
-    /// Queues the free of `addr` if it is a live sampled address: whether
-    /// it was.
-    fn free(&mut self, session: u32, addr: u64) -> bool {
-        if self.session == session && self.session != 0 && self.live.remove(&addr) {
-            // Frees are always taken: they are small, bounded by the live
-            // sampled blocks, and dropping one would leave a block live
-            // forever.
+    /// Queues the free of `addr` if `session` is the queue's.
+    fn free(&mut self, session: u32, addr: u64) {
+        if self.session == session && self.session != 0 {
+            // Frees are always taken: they are small, and dropping one
+            // would leave a block live forever.
             let r = Record::Free { addr };
             self.bytes += r.bytes();
             self.records.push_back(r);
-            true
-        } else {
-            false
         }
     }
 
@@ -488,8 +501,18 @@ mod tests {
         }
     }
 
+    fn kinds(q: &mut QueueGuard<'_>) -> Vec<(&'static str, u64)> {
+        q.drain()
+            .into_iter()
+            .map(|r| match r {
+                Record::Alloc(a) => ("alloc", a.addr),
+                Record::Free { addr } => ("free", addr),
+            })
+            .collect()
+    }
+
     #[test]
-    fn frees_follow_their_allocations_and_only_sampled_ones_are_queued() {
+    fn frees_follow_their_allocations_and_only_those_the_filter_passes_are_queued() {
         let r = Recorder::new();
         let mut q = r.lock();
         q.begin(1, limits(1 << 20, false));
@@ -497,48 +520,73 @@ mod tests {
             q.try_push(1, 8, rec(0x1000)),
             Ok(Pushed::Queued { new_interval: None })
         ));
-        q.free(1, 0x2000); // never sampled
+        let elsewhere = (0x2000u64..)
+            .step_by(16)
+            .find(|&a| filter_slot(a) != filter_slot(0x1000))
+            .unwrap();
+        q.free(1, elsewhere); // never sampled, its slot empty
         q.free(1, 0x1000);
-        q.free(1, 0x1000); // a second free of it matches nothing
+        // Its slot stays counted until the books release it: a second
+        // free passes too, for the books to drop.
+        q.free(1, 0x1000);
         q.free(2, 0x1000); // another session's
-        let kinds: Vec<_> = q
-            .drain()
-            .into_iter()
-            .map(|r| match r {
-                Record::Alloc(a) => ("alloc", a.addr),
-                Record::Free { addr } => ("free", addr),
-            })
-            .collect();
-        assert_eq!(kinds, [("alloc", 0x1000), ("free", 0x1000)]);
-        assert_eq!(q.live_count(), 0);
+        assert_eq!(
+            kinds(&mut q),
+            [("alloc", 0x1000), ("free", 0x1000), ("free", 0x1000)]
+        );
+        q.release(2, [0x1000]); // another session's books: nothing
+        q.free(1, 0x1000);
+        assert_eq!(kinds(&mut q), [("free", 0x1000)]);
+        q.release(1, [0x1000]);
+        q.free(1, 0x1000);
+        assert_eq!(kinds(&mut q), []);
     }
 
     #[test]
-    fn the_filter_flags_every_live_sampled_address_and_only_while_live() {
+    fn the_filter_counts_each_sampled_block_until_the_books_release_it() {
         let r = Recorder::new();
         assert!(!r.maybe_sampled(0x1000));
         r.lock().begin(1, limits(1 << 20, false));
         assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
         assert!(r.maybe_sampled(0x1000));
-        // Two live addresses in one slot: it empties when both are freed.
+        // Two sampled blocks in one slot: it empties when both left the
+        // books.
         let other = (0x2000u64..)
             .step_by(16)
             .find(|&a| filter_slot(a) == filter_slot(0x1000))
             .unwrap();
         assert!(r.lock().try_push(1, 8, rec(other)).is_ok());
-        // The same address sampled again (its free unseen) counts once.
-        assert!(r.lock().try_push(1, 8, rec(other)).is_ok());
         r.lock().free(1, 0x1000);
+        assert!(r.maybe_sampled(0x1000), "a free alone releases nothing");
+        r.lock().release(1, [0x1000]);
         assert!(r.maybe_sampled(0x1000), "`other` is still live there");
-        r.lock().free(1, other);
+        r.lock().release(1, [other]);
         assert!(!r.maybe_sampled(0x1000), "the slot empties");
-        r.lock().free(1, other); // a second free: nothing to take off
+        r.lock().release(1, [other]); // a release too many takes nothing
         assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
+        assert!(r.maybe_sampled(0x1000), "not below zero");
         r.lock().begin(2, limits(1 << 20, false));
         assert!(!r.maybe_sampled(0x1000), "a session starts empty");
         // Refused records count nothing.
         assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
         assert!(!r.maybe_sampled(0x1000));
+    }
+
+    #[test]
+    fn a_full_slot_stays_full() {
+        let r = Recorder::new();
+        let mut q = r.lock();
+        q.begin(1, limits(usize::MAX, false));
+        for _ in 0..u16::MAX as usize + 5 {
+            assert!(q.try_push(1, 8, rec(0x1000)).is_ok());
+        }
+        q.drain();
+        q.release(1, std::iter::repeat_n(0x1000, u16::MAX as usize + 5));
+        drop(q);
+        assert!(
+            r.maybe_sampled(0x1000),
+            "a saturated count cannot be trusted to empty"
+        );
     }
 
     #[test]

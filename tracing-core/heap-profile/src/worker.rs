@@ -142,8 +142,10 @@ impl Books {
         self.pid
     }
 
-    /// Takes one record; its stack buffer, to be handed back for reuse.
-    pub(crate) fn take(&mut self, rec: Record) -> Option<Vec<u8>> {
+    /// Takes one record: its stack buffer, to be handed back for reuse,
+    /// and, when a live sampled block left the books, its address, to be
+    /// released from the hook's filter.
+    pub(crate) fn take(&mut self, rec: Record) -> (Option<Vec<u8>>, Option<u64>) {
         match rec {
             Record::Alloc(a) => {
                 let stack = a.stack.as_ref().map(|c| SampleStack {
@@ -155,13 +157,10 @@ impl Books {
                     copy: StackCopy::new(c.sp, &c.stack),
                     maxed: c.maxed,
                 });
-                self.alloc(a.addr, a.sample_size, stack);
-                a.stack.map(|c| c.stack)
+                let left = self.alloc(a.addr, a.sample_size, stack);
+                (a.stack.map(|c| c.stack), left.then_some(a.addr))
             }
-            Record::Free { addr } => {
-                self.free(addr);
-                None
-            }
+            Record::Free { addr } => (None, self.free(addr).then_some(addr)),
         }
     }
 
@@ -428,9 +427,16 @@ impl RecordSource for QueueSource {
                 Default::default()
             }
         };
-        let buffers: Vec<Vec<u8>> = records.into_iter().filter_map(|r| books.take(r)).collect();
-        if !buffers.is_empty() {
-            QUEUE.lock().give_back(buffers);
+        let (mut buffers, mut released) = (Vec::new(), Vec::new());
+        for r in records {
+            let (buffer, left) = books.take(r);
+            buffers.extend(buffer);
+            released.extend(left);
+        }
+        if !buffers.is_empty() || !released.is_empty() {
+            let mut q = QUEUE.lock();
+            q.give_back(buffers);
+            q.release(self.session, released);
         }
         // The queue's lock is the hook's: the thread keeps to its period
         // rather than contend for it with the allocating threads.

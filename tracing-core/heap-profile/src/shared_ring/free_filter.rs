@@ -9,11 +9,13 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use super::FILTER_BUCKETS;
 use super::mem::prefetch_for_write;
+use crate::filter_bucket::bucket_index;
 
 const _: () = assert!(FILTER_BUCKETS.is_power_of_two());
 
 /// log2 of the bytes of address space a run of `FILTER_BUCKETS` buckets
 /// covers: 16 bytes (the least a block is apart from the next) a bucket.
+#[cfg(test)]
 const REGION_SHIFT: u32 = 4 + FILTER_BUCKETS.trailing_zeros();
 
 /// The free filter the two sides share: per bucket, how many live sampled
@@ -42,18 +44,10 @@ impl<'a> FreeFilter<'a> {
         FreeFilter { buckets }
     }
 
-    /// An address's bucket. Within a region of `FILTER_BUCKETS` times 16
-    /// bytes, 16-byte neighbours have neighbouring buckets (a heap's live
-    /// blocks mostly lie close together, so the lines of the filter a
-    /// program's frees read are few and stay in cache); each region has
-    /// its buckets scrambled by a hash of its number, so regions at the
-    /// same offset (arenas, aligned mappings) do not collide.
+    /// An address's bucket ([`bucket_index`]).
     #[inline]
     fn bucket(&self, addr: u64) -> &'a AtomicU16 {
-        let region = addr >> REGION_SHIFT;
-        let scramble = region.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
-        let h = (addr >> 4) ^ scramble;
-        &self.buckets[h as usize % FILTER_BUCKETS]
+        &self.buckets[bucket_index(addr, FILTER_BUCKETS)]
     }
 
     /// Whether a live sampled block may be at `addr`.
