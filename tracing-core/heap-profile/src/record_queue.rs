@@ -24,12 +24,12 @@
 //! of their own.
 
 use std::collections::VecDeque;
-#[cfg(not(zerotrace_loom))]
-use std::sync::atomic::AtomicU16;
 use std::sync::atomic::Ordering;
+#[cfg(not(zerotrace_loom))]
+use std::sync::atomic::{AtomicU16, AtomicU64};
 
 #[cfg(zerotrace_loom)]
-use loom::sync::atomic::AtomicU16;
+use loom::sync::atomic::{AtomicU16, AtomicU64};
 
 use super::filter_bucket::bucket_index;
 use super::spin_lock::{SpinGuard, SpinLock};
@@ -147,6 +147,13 @@ const FILTER_SLOTS: usize = 64;
 #[cfg(zerotrace_loom)]
 const FILTER_SLOTS: usize = 2;
 
+/// Slots of the filter's record of addresses freed since (4096: 32 KiB; 2
+/// under Miri and loom).
+#[cfg(all(not(zerotrace_loom), not(miri)))]
+const FREED_SLOTS: usize = 1 << 12;
+#[cfg(any(zerotrace_loom, miri))]
+const FREED_SLOTS: usize = 2;
+
 /// Per slot, how many sampled blocks queued or in the books hash there: a
 /// free whose slot is empty costs one load. Counts, not bits, so that a
 /// slot empties again when its blocks are freed (a program that reuses its
@@ -154,28 +161,63 @@ const FILTER_SLOTS: usize = 2;
 /// the lock on every free). A slot's count never falls below the live
 /// sampled blocks there: the hook adds one as it queues an allocation, the
 /// profiler's thread takes one off only after the block left its books. A
-/// full slot stays full (its frees all pass). Changed only under the
-/// queue's lock, so a load and a store make each change.
-struct Filter([AtomicU16; FILTER_SLOTS]);
+/// full slot stays full (its frees all pass).
+///
+/// Beside the counts, a direct-mapped record of addresses whose free was
+/// queued with no sampled allocation there since: no sampled block can be
+/// live at such an address, so its frees are not queued. Without it, an
+/// address the allocator hands out again at once (glibc's per-thread
+/// caches do) would send each of its frees through the lock until the
+/// profiler's thread released the sampled block's count. A slot an
+/// address shares with another only loses it its shortcut.
+///
+/// Both change only under the queue's lock, so a load and a store make
+/// each change; the hook reads them without it.
+struct Filter {
+    counts: [AtomicU16; FILTER_SLOTS],
+    freed: [AtomicU64; FREED_SLOTS],
+}
 
 impl Filter {
     #[cfg(not(zerotrace_loom))]
     const fn new() -> Self {
-        Filter([const { AtomicU16::new(0) }; FILTER_SLOTS])
+        Filter {
+            counts: [const { AtomicU16::new(0) }; FILTER_SLOTS],
+            freed: [const { AtomicU64::new(0) }; FREED_SLOTS],
+        }
     }
 
     #[cfg(zerotrace_loom)]
     fn new() -> Self {
-        Filter(std::array::from_fn(|_| AtomicU16::new(0)))
+        Filter {
+            counts: std::array::from_fn(|_| AtomicU16::new(0)),
+            freed: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// The slot of the freed addresses `addr` would be in.
+    #[inline]
+    fn freed_slot(&self, addr: u64) -> &AtomicU64 {
+        &self.freed[(addr >> 4) as usize % FREED_SLOTS]
     }
 
     #[inline]
     fn may_contain(&self, addr: u64) -> bool {
-        self.0[filter_slot(addr)].load(Ordering::Relaxed) != 0
+        self.counts[filter_slot(addr)].load(Ordering::Relaxed) != 0
+            && self.freed_slot(addr).load(Ordering::Relaxed) != addr
+    }
+
+    /// A free of `addr` was queued.
+    fn freed(&self, addr: u64) {
+        self.freed_slot(addr).store(addr, Ordering::Relaxed);
     }
 
     fn insert(&self, addr: u64) {
-        let slot = &self.0[filter_slot(addr)];
+        let freed = self.freed_slot(addr);
+        if freed.load(Ordering::Relaxed) == addr {
+            freed.store(0, Ordering::Relaxed);
+        }
+        let slot = &self.counts[filter_slot(addr)];
         let n = slot.load(Ordering::Relaxed);
         if n != u16::MAX {
             slot.store(n + 1, Ordering::Relaxed);
@@ -183,7 +225,7 @@ impl Filter {
     }
 
     fn remove(&self, addr: u64) {
-        let slot = &self.0[filter_slot(addr)];
+        let slot = &self.counts[filter_slot(addr)];
         let n = slot.load(Ordering::Relaxed);
         if n != 0 && n != u16::MAX {
             slot.store(n - 1, Ordering::Relaxed);
@@ -191,10 +233,13 @@ impl Filter {
     }
 
     fn clear(&self) {
-        for w in &self.0 {
+        for w in &self.counts {
             if w.load(Ordering::Relaxed) != 0 {
                 w.store(0, Ordering::Relaxed);
             }
+        }
+        for w in &self.freed {
+            w.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -231,7 +276,13 @@ impl Recorder {
         }
     }
 
-    /// Whether `addr` may be a live sampled address: one relaxed load,
+    /// The count of `addr`'s filter slot.
+    #[cfg(all(test, not(zerotrace_loom)))]
+    fn count(&self, addr: u64) -> u16 {
+        self.filter.counts[filter_slot(addr)].load(Ordering::Relaxed)
+    }
+
+    /// Whether `addr` may be a live sampled address: two relaxed loads,
     /// and no lock. `false` means it is not, so its free is not queued.
     #[inline]
     pub fn maybe_sampled(&self, addr: u64) -> bool {
@@ -337,8 +388,8 @@ impl QueueGuard<'_> {
     pub fn free(&mut self, session: u32, addr: u64) {
         // Looked at again under the lock: a release since the hook's look
         // may have emptied the slot.
-        if self.filter.may_contain(addr) {
-            self.queue.free(session, addr);
+        if self.filter.may_contain(addr) && self.queue.free(session, addr) {
+            self.filter.freed(addr);
         }
     }
 
@@ -456,14 +507,18 @@ impl Queue {
         self.bytes
     }
 
-    /// Queues the free of `addr` if `session` is the queue's.
-    fn free(&mut self, session: u32, addr: u64) {
+    /// Queues the free of `addr` if `session` is the queue's: whether it
+    /// did.
+    fn free(&mut self, session: u32, addr: u64) -> bool {
         if self.session == session && self.session != 0 {
             // Frees are always taken: they are small, and dropping one
             // would leave a block live forever.
             let r = Record::Free { addr };
             self.bytes += r.bytes();
             self.records.push_back(r);
+            true
+        } else {
+            false
         }
     }
 
@@ -524,22 +579,34 @@ mod tests {
             .step_by(16)
             .find(|&a| filter_slot(a) != filter_slot(0x1000))
             .unwrap();
+        // Never sampled, in 0x1000's slot: they pass while 0x1000 counts.
+        let mut neighbours = (0x2000u64..)
+            .step_by(16)
+            .filter(|&a| filter_slot(a) == filter_slot(0x1000));
+        let (neighbour, other) = (neighbours.next().unwrap(), neighbours.next().unwrap());
         q.free(1, elsewhere); // never sampled, its slot empty
         q.free(1, 0x1000);
-        // Its slot stays counted until the books release it: a second
-        // free passes too, for the books to drop.
+        // The slot counts 0x1000 until the books release it, but its free
+        // was queued and nothing sampled there since: not queued again.
         q.free(1, 0x1000);
+        q.free(1, neighbour); // for the books to drop
         q.free(2, 0x1000); // another session's
         assert_eq!(
             kinds(&mut q),
-            [("alloc", 0x1000), ("free", 0x1000), ("free", 0x1000)]
+            [("alloc", 0x1000), ("free", 0x1000), ("free", neighbour)]
         );
-        q.release(2, [0x1000]); // another session's books: nothing
+        // Sampled there again: its free is queued again.
+        assert!(q.try_push(1, 8, rec(0x1000)).is_ok());
         q.free(1, 0x1000);
-        assert_eq!(kinds(&mut q), [("free", 0x1000)]);
-        q.release(1, [0x1000]);
-        q.free(1, 0x1000);
-        assert_eq!(kinds(&mut q), []);
+        assert_eq!(kinds(&mut q), [("alloc", 0x1000), ("free", 0x1000)]);
+        q.release(2, [0x1000, 0x1000]); // another session's books: nothing
+        q.free(1, other);
+        assert_eq!(kinds(&mut q), [("free", other)]);
+        q.release(1, [0x1000, 0x1000]);
+        assert!(q.try_push(1, 8, rec(neighbour)).is_ok());
+        q.release(1, [neighbour]);
+        q.free(1, other);
+        assert_eq!(kinds(&mut q), [("alloc", neighbour)], "the slot is empty");
     }
 
     #[test]
@@ -557,14 +624,16 @@ mod tests {
             .unwrap();
         assert!(r.lock().try_push(1, 8, rec(other)).is_ok());
         r.lock().free(1, 0x1000);
-        assert!(r.maybe_sampled(0x1000), "a free alone releases nothing");
+        assert_eq!(r.count(0x1000), 2, "a free alone releases nothing");
         r.lock().release(1, [0x1000]);
-        assert!(r.maybe_sampled(0x1000), "`other` is still live there");
+        assert!(r.maybe_sampled(other), "`other` is still live there");
         r.lock().release(1, [other]);
-        assert!(!r.maybe_sampled(0x1000), "the slot empties");
+        assert!(!r.maybe_sampled(other), "the slot empties");
         r.lock().release(1, [other]); // a release too many takes nothing
+        assert_eq!(r.count(0x1000), 0);
         assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
-        assert!(r.maybe_sampled(0x1000), "not below zero");
+        assert_eq!(r.count(0x1000), 1, "not below zero");
+        assert!(r.maybe_sampled(0x1000), "sampled again");
         r.lock().begin(2, limits(1 << 20, false));
         assert!(!r.maybe_sampled(0x1000), "a session starts empty");
         // Refused records count nothing.

@@ -14,7 +14,8 @@
 //!   counts in its slot (for the books to drop); a slot two live addresses
 //!   share stays non-empty until both are freed, while the profiler's
 //!   thread releases blocks that left its books, and empties once both
-//!   did;
+//!   did; an address whose free was queued, sampled again and handed to
+//!   another thread, has that thread's free queued;
 //! - a thread that sees a new sampling epoch draws its sampler with the
 //!   interval (and sees the session) published before that epoch.
 //!
@@ -333,6 +334,45 @@ fn releases_by_the_profilers_thread_never_hide_a_live_block() {
             take_into_books(&r, &mut books, &mut seen);
             assert!(books.is_empty(), "free of the live block X lost");
             assert!(!r.maybe_sampled(X), "the slot did not empty");
+        }
+    });
+}
+
+#[test]
+fn a_free_after_the_address_is_sampled_again_is_queued() {
+    // X was sampled and freed (its free queued, so the filter notes X as
+    // freed): sampled again by one thread and freed by another, the
+    // second free must be queued, whatever that thread's relaxed loads
+    // of the count and the note see.
+    model(|| {
+        let r = recorder();
+        let handoff = Arc::new(AtomicU64::new(0));
+        allocate(&r, X, &AtomicU64::new(0));
+        free(&r, X);
+        assert_eq!(drained(&r), [(false, X), (true, X)]);
+        free(&r, X); // a second free, of a block not sampled: not queued
+        assert_eq!(drained(&r), []);
+        let allocating = {
+            let (r, handoff) = (r.clone(), handoff.clone());
+            thread::spawn(move || allocate(&r, X, &handoff))
+        };
+        let freeing = {
+            let (r, handoff) = (r.clone(), handoff.clone());
+            thread::spawn(move || {
+                let x = received(&handoff);
+                if let Some(x) = x {
+                    free(&r, x);
+                }
+                x.is_some()
+            })
+        };
+        allocating.join().unwrap();
+        if freeing.join().unwrap() {
+            assert_eq!(drained(&r), [(false, X), (true, X)], "free lost or early");
+        } else {
+            assert_eq!(drained(&r), [(false, X)]);
+            free(&r, X);
+            assert_eq!(drained(&r), [(true, X)], "free of a live address lost");
         }
     });
 }
