@@ -642,18 +642,20 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "counting logic with no unsafe: 131,000 atomic accesses take Miri 20 s; runs in every other test run"
+    )]
     fn a_full_slot_stays_full() {
-        let r = Recorder::new();
-        let mut q = r.lock();
-        q.begin(1, limits(usize::MAX, false));
+        let f = Filter::new();
         for _ in 0..u16::MAX as usize + 5 {
-            assert!(q.try_push(1, 8, rec(0x1000)).is_ok());
+            f.insert(0x1000);
         }
-        q.drain();
-        q.release(1, std::iter::repeat_n(0x1000, u16::MAX as usize + 5));
-        drop(q);
+        for _ in 0..u16::MAX as usize + 5 {
+            f.remove(0x1000);
+        }
         assert!(
-            r.maybe_sampled(0x1000),
+            f.may_contain(0x1000),
             "a saturated count cannot be trusted to empty"
         );
     }
