@@ -52,7 +52,7 @@ mod tests {
     /// The protoc front end yields the same Rust, for our schemas and for
     /// upstream's (our descriptor sets differ only where protoc gives a
     /// method written with a body, `rpc M(A) returns (B) {}`, an empty
-    /// options message; see protozero-codegen's `front_ends_agree.rs`).
+    /// options message; see protozero-codegen's `tests/front_ends_agree/`).
     #[test]
     fn both_front_ends_generate_the_same_code() {
         let root = crate::workspace_root();

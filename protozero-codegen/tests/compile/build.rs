@@ -5,7 +5,7 @@
 //! default, pure front end into `OUT_DIR`, the way a user's build script
 //! would, so this crate proves the generated code compiles (and its tests
 //! check it against `protoc --encode`/`--decode`). The two front ends give
-//! the same code for all of them (`tests/front_ends_agree.rs`).
+//! the same code for all of them (`tests/front_ends_agree/`).
 
 use std::error::Error;
 use std::path::PathBuf;

@@ -3,6 +3,8 @@
 //! hands out each complete field 1 (`TracePacket`); other fields of `Trace`
 //! are skipped as upstream skips them.
 
+use protozero::wire::MAX_FIELD_ID;
+
 use crate::error::TraceError;
 
 /// Largest packet accepted (upstream's limit for one packet is far
@@ -83,9 +85,10 @@ impl TraceTokenizer {
             };
             let field = tag >> 3;
             let wire = tag & 7;
-            // Field 0 does not exist, and `Trace.packet` (1) is a message:
-            // either is a stream that is not a trace.
-            if field == 0 || (field == 1 && wire != 2) {
+            // Field 0 does not exist, nor do fields past 2^29 - 1, and
+            // `Trace.packet` (1) is a message: each is a stream that is
+            // not a trace.
+            if field == 0 || field > u64::from(MAX_FIELD_ID) || (field == 1 && wire != 2) {
                 return Err(bad);
             }
             let body = pos + tag_len;
@@ -173,6 +176,27 @@ mod tests {
         assert!(packets(&[&[0x0a, 0x00, 0x08, 0x06]]).is_err());
         // Another field as a varint is skipped.
         assert!(packets(&[&[0x0a, 0x00, 0x10, 0x06]]).is_ok());
+        // The highest field number is skipped too; one past it is not a
+        // field (a fuzzer's find: the schema-less decoder refused it, the
+        // splitter did not).
+        let tag = |field: u64| {
+            let mut v = (field << 3) | 2;
+            let mut out = vec![0x0a, 0x00];
+            while v >= 0x80 {
+                out.push((v as u8) | 0x80);
+                v >>= 7;
+            }
+            out.extend([v as u8, 0x00]);
+            out
+        };
+        assert!(packets(&[&tag(u64::from(MAX_FIELD_ID))]).is_ok());
+        assert!(matches!(
+            packets(&[&tag(u64::from(MAX_FIELD_ID) + 1)]),
+            Err(TraceError::NotATrace {
+                offset: 2,
+                packets: 1
+            })
+        ));
         let huge = [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f];
         assert!(matches!(
             packets(&[&huge]),
