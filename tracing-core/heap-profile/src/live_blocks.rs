@@ -290,15 +290,13 @@ mod tests {
     #[test]
     fn ascending_addresses_fill_each_run() {
         let mut t = LiveBlocks::default();
-        for i in 0..10_000u64 {
+        let n = if cfg!(miri) { 1_000 } else { 10_000u64 };
+        for i in 0..n {
             t.insert(0x1000 + 16 * i, live(i));
         }
-        check(
-            &t,
-            &(0..10_000u64).map(|i| (0x1000 + 16 * i, live(i))).collect(),
-        );
+        check(&t, &(0..n).map(|i| (0x1000 + 16 * i, live(i))).collect());
         let full = t.runs.values().filter(|r| r.len() == RUN_MAX).count();
-        assert_eq!(full, 10_000 / RUN_MAX, "every run but the last is full");
+        assert_eq!(full, n as usize / RUN_MAX, "every run but the last is full");
         assert!(
             t.runs
                 .values()
@@ -307,6 +305,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code only: Miri takes minutes over the model runs"
+    )]
     fn random_inserts_and_removes_agree_with_a_b_tree() {
         for seed in 1..6 {
             run_against_model(seed, 60_000, 3, |rng, _| (rng.next() % (1 << 16)) * 16);
@@ -314,6 +316,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code only: Miri takes minutes over the model runs"
+    )]
     fn mostly_ascending_inserts_with_frees_agree_with_a_b_tree() {
         for seed in 1..4 {
             run_against_model(seed, 60_000, 4, |rng, step| {
@@ -329,6 +335,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code only: Miri takes minutes over the model runs"
+    )]
     fn a_table_drained_at_random_keeps_its_runs_filled() {
         // Fill in ascending order, then free three in four at random: the
         // runs left must not be mostly near-empty ones.
