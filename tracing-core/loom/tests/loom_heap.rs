@@ -126,6 +126,16 @@ fn allocate(r: &Recorder, addr: u64, handoff: &AtomicU64) {
     handoff.store(addr, Ordering::Release);
 }
 
+/// A thread that makes [`allocate`]`(addr)` and hands it over.
+fn spawn_allocating(
+    r: &Arc<Recorder>,
+    addr: u64,
+    handoff: &Arc<AtomicU64>,
+) -> thread::JoinHandle<()> {
+    let (r, handoff) = (r.clone(), handoff.clone());
+    thread::spawn(move || allocate(&r, addr, &handoff))
+}
+
 /// The free of `addr` as the hook records it (allocator.rs's `on_free`:
 /// the filter without the lock, then the queue under it).
 fn free(r: &Recorder, addr: u64) {
@@ -170,10 +180,7 @@ fn a_free_after_the_allocation_is_always_queued_after_it() {
     model(move || {
         let r = recorder();
         let handoff = Arc::new(AtomicU64::new(0));
-        let allocating = {
-            let (r, handoff) = (r.clone(), handoff.clone());
-            thread::spawn(move || allocate(&r, X, &handoff))
-        };
+        let allocating = spawn_allocating(&r, X, &handoff);
         let freeing = {
             let (r, handoff) = (r.clone(), handoff.clone());
             thread::spawn(move || {
@@ -300,10 +307,7 @@ fn releases_by_the_profilers_thread_never_hide_a_live_block() {
         let handoff = Arc::new(AtomicU64::new(0));
         allocate(&r, y, &AtomicU64::new(0));
         free(&r, y);
-        let allocating = {
-            let (r, handoff) = (r.clone(), handoff.clone());
-            thread::spawn(move || allocate(&r, X, &handoff))
-        };
+        let allocating = spawn_allocating(&r, X, &handoff);
         let profiler = {
             let (r, handoff) = (r.clone(), handoff.clone());
             thread::spawn(move || {
@@ -352,10 +356,7 @@ fn a_free_after_the_address_is_sampled_again_is_queued() {
         assert_eq!(drained(&r), [(false, X), (true, X)]);
         free(&r, X); // a second free, of a block not sampled: not queued
         assert_eq!(drained(&r), []);
-        let allocating = {
-            let (r, handoff) = (r.clone(), handoff.clone());
-            thread::spawn(move || allocate(&r, X, &handoff))
-        };
+        let allocating = spawn_allocating(&r, X, &handoff);
         let freeing = {
             let (r, handoff) = (r.clone(), handoff.clone());
             thread::spawn(move || {
