@@ -57,13 +57,17 @@ impl LiveBlocks {
     /// Adds (or replaces) the block at `addr`.
     pub(crate) fn insert(&mut self, addr: u64, l: Live) {
         let packed = if l.stack < 1 << STACK_BITS && l.size < (1 << (64 - STACK_BITS)) - 1 {
-            self.wide.remove(&addr);
             l.size << STACK_BITS | u64::from(l.stack)
         } else {
             self.wide.insert(addr, l);
             WIDE
         };
-        self.insert_packed(addr, packed);
+        // A wide block replaced by a packed one leaves `wide` (the books
+        // take a block out before they put one in at its address, so a
+        // replacement is rare: the hash map is not looked at otherwise).
+        if self.insert_packed(addr, packed) == Some(WIDE) && packed != WIDE {
+            self.wide.remove(&addr);
+        }
     }
 
     /// Takes the block at `addr` out, if there is one.
@@ -82,7 +86,8 @@ impl LiveBlocks {
         self.len
     }
 
-    fn insert_packed(&mut self, addr: u64, v: u64) {
+    /// Puts `v` at `addr`: the value it replaced, if any.
+    fn insert_packed(&mut self, addr: u64, v: u64) -> Option<u64> {
         let Some((_, run)) = self.runs.range_mut(..=addr).next_back() else {
             // Below every run: at the front of the first, if it has room
             // (its key changes), else a run of its own.
@@ -98,13 +103,10 @@ impl LiveBlocks {
                 }
             }
             self.len += 1;
-            return;
+            return None;
         };
         let i = match run.binary_search_by_key(&addr, |e| e.0) {
-            Ok(i) => {
-                run[i].1 = v;
-                return;
-            }
+            Ok(i) => return Some(std::mem::replace(&mut run[i].1, v)),
             Err(i) => i,
         };
         self.len += 1;
@@ -123,6 +125,7 @@ impl LiveBlocks {
             trim(run);
             self.runs.insert(tail[0].0, tail);
         }
+        None
     }
 
     fn remove_packed(&mut self, addr: u64) -> Option<u64> {
