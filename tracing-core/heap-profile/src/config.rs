@@ -30,8 +30,22 @@ pub const LIBC_MALLOC_HEAP: &str = "libc.malloc";
 
 /// Upstream's default shared buffer (here: the record queue) size.
 pub const DEFAULT_SHMEM_SIZE: u64 = 8 << 20;
-/// Upstream's largest shared buffer; larger requests are cut to it.
-pub const MAX_SHMEM_SIZE: u64 = 500 << 20;
+/// The largest ring (the record queue's size) a session gets: 256 MiB,
+/// upstream's cap of 500 MiB rounded down to a power of two. Upstream's
+/// producer cuts a larger request to 500 MiB, a size its own client
+/// refuses to map (a ring is a power of two of pages); here every size
+/// a config yields is one the client's ring takes. Larger requests are
+/// cut to it, with a line saying so.
+pub const MAX_SHMEM_SIZE: u64 = 256 << 20;
+/// Upstream's cap on `shmem_size_bytes` (500 MiB), named in the line a
+/// larger request gets.
+const UPSTREAM_MAX_SHMEM_SIZE: u64 = 500 << 20;
+/// The smallest ring a config asks for: two 4 KiB pages.
+const MIN_SHMEM_SIZE: u64 = 8192;
+
+const _: () =
+    assert!(MAX_SHMEM_SIZE.is_power_of_two() && MAX_SHMEM_SIZE <= UPSTREAM_MAX_SHMEM_SIZE);
+const _: () = assert!(DEFAULT_SHMEM_SIZE.is_power_of_two() && DEFAULT_SHMEM_SIZE <= MAX_SHMEM_SIZE);
 
 /// What the profiler does with a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,8 +190,9 @@ pub struct HeapConfig {
     /// `continuous_dump_config`: (phase, interval) in ms, when the
     /// interval is not 0.
     pub continuous_dump: Option<(u32, u32)>,
-    /// The record queue's size: `shmem_size_bytes` (default 8 MiB, cut to
-    /// 500 MiB).
+    /// The record queue's size: `shmem_size_bytes` (default 8 MiB), always
+    /// a power of two from 8 KiB to [`MAX_SHMEM_SIZE`] (see
+    /// [`queue_size`]).
     pub queue_bytes: u64,
     /// `block_client`: a full queue makes the allocating thread wait.
     pub block_client: bool,
@@ -269,17 +284,8 @@ impl HeapConfig {
             let every = c.dump_interval_ms().unwrap_or(0);
             (every > 0).then(|| (c.dump_phase_ms().unwrap_or(0), every))
         });
-        let mut queue_bytes = d.shmem_size_bytes().unwrap_or(0);
-        if queue_bytes == 0 {
-            queue_bytes = DEFAULT_SHMEM_SIZE;
-        }
-        if queue_bytes < 8192 || !queue_bytes.is_power_of_two() {
-            refused.push(format!(
-                "HeapprofdConfig.shmem_size_bytes: {queue_bytes} is not a power of two of at least 8192; {DEFAULT_SHMEM_SIZE} used"
-            ));
-            queue_bytes = DEFAULT_SHMEM_SIZE;
-        }
-        queue_bytes = queue_bytes.min(MAX_SHMEM_SIZE);
+        let (queue_bytes, line) = queue_size(d.shmem_size_bytes().unwrap_or(0));
+        refused.extend(line);
         Ok(HeapConfig {
             sampling_interval_bytes: interval,
             adaptive_threshold: d.adaptive_sampling_shmem_threshold().unwrap_or(0),
@@ -314,6 +320,43 @@ impl HeapConfig {
         }
         let own = normalize_cmdline(cmdline);
         self.cmdlines.contains(&own)
+    }
+}
+
+/// The ring's size for a `shmem_size_bytes` of `asked`, and the line the
+/// person who asked gets when it is not what they asked: 0 is the default
+/// (8 MiB); less than 8 KiB is the default too; more than
+/// [`MAX_SHMEM_SIZE`] is cut to it; any other size that is not a power of
+/// two is rounded down to one. So the size is always a power of two (a
+/// whole number of pages), which the client's ring needs.
+pub fn queue_size(asked: u64) -> (u64, Option<String>) {
+    let field = "HeapprofdConfig.shmem_size_bytes";
+    if asked == 0 {
+        (DEFAULT_SHMEM_SIZE, None)
+    } else if asked < MIN_SHMEM_SIZE {
+        (
+            DEFAULT_SHMEM_SIZE,
+            Some(format!(
+                "{field}: {asked} is less than {MIN_SHMEM_SIZE}; {DEFAULT_SHMEM_SIZE} used"
+            )),
+        )
+    } else if asked > MAX_SHMEM_SIZE {
+        (
+            MAX_SHMEM_SIZE,
+            Some(format!(
+                "{field}: {asked} is more than the largest ring, {MAX_SHMEM_SIZE} (upstream's cap of {UPSTREAM_MAX_SHMEM_SIZE} rounded down to a power of two); {MAX_SHMEM_SIZE} used"
+            )),
+        )
+    } else if !asked.is_power_of_two() {
+        let down = 1u64 << asked.ilog2();
+        (
+            down,
+            Some(format!(
+                "{field}: {asked} is not a power of two; {down} used"
+            )),
+        )
+    } else {
+        (asked, None)
     }
 }
 

@@ -194,11 +194,64 @@ fn the_queue_size_follows_shmem_size_bytes_within_upstreams_bounds() {
         .unwrap()
     };
     assert_eq!(size(0).queue_bytes, DEFAULT_SHMEM_SIZE);
+    assert!(size(0).refused.is_empty());
     assert_eq!(size(1 << 16).queue_bytes, 1 << 16);
+    assert!(size(1 << 16).refused.is_empty());
     assert_eq!(size(1 << 30).queue_bytes, MAX_SHMEM_SIZE);
     let odd = size(10_000);
-    assert_eq!(odd.queue_bytes, DEFAULT_SHMEM_SIZE);
+    assert_eq!(odd.queue_bytes, 8192, "rounded down to a power of two");
     assert_eq!(odd.refused.len(), 1, "{:?}", odd.refused);
+}
+
+/// Every size at and around the cap, powers of two or not, tiny or 0:
+/// what the config yields is a power of two within the bounds (upstream's
+/// 500 MiB cap, which is none, gave a ring the client refused at its
+/// first sample), and only a size asked for exactly passes silently.
+#[test]
+fn shmem_size_bytes_always_yields_a_power_of_two_at_most_256_mib() {
+    const MIB: u64 = 1 << 20;
+    assert_eq!(MAX_SHMEM_SIZE, 256 * MIB);
+    let cases: &[(u64, u64, bool)] = &[
+        // (asked, ring, silently)
+        (0, DEFAULT_SHMEM_SIZE, true),
+        (1, DEFAULT_SHMEM_SIZE, false),
+        (4096, DEFAULT_SHMEM_SIZE, false),
+        (8191, DEFAULT_SHMEM_SIZE, false),
+        (8192, 8192, true),
+        (8193, 8192, false),
+        (3 * MIB, 2 * MIB, false),
+        (255 * MIB, 128 * MIB, false),
+        (256 * MIB, 256 * MIB, true),
+        (256 * MIB + 1, 256 * MIB, false),
+        (500 * MIB, 256 * MIB, false),
+        (511 * MIB, 256 * MIB, false),
+        (512 * MIB, 256 * MIB, false),
+        (513 * MIB, 256 * MIB, false),
+        (1024 * MIB, 256 * MIB, false),
+        (u64::MAX, 256 * MIB, false),
+    ];
+    for &(asked, ring, silently) in cases {
+        let c = HeapConfig::parse(&config(|c| {
+            c.set_sampling_interval_bytes(1).set_shmem_size_bytes(asked);
+        }))
+        .unwrap();
+        assert_eq!(c.queue_bytes, ring, "asked {asked}");
+        assert!(c.queue_bytes.is_power_of_two(), "asked {asked}");
+        assert_eq!(
+            c.refused.is_empty(),
+            silently,
+            "asked {asked}: {:?}",
+            c.refused
+        );
+        assert_eq!(queue_size(asked).0, ring);
+        // The preloaded client's writer takes it, over the helper's mapping.
+        #[cfg(target_os = "linux")]
+        assert!(
+            crate::shared_ring::usable_ring(c.queue_bytes, MAX_SHMEM_SIZE as usize),
+            "asked {asked}: a ring of {} the client refuses",
+            c.queue_bytes
+        );
+    }
 }
 
 #[test]

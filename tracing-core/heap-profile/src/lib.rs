@@ -79,7 +79,7 @@ pub use allocator::{
 pub use config::{
     DEFAULT_SHMEM_SIZE, HEAPPROFD_CONFIG_FIELD, HEAPPROFD_CONFIG_FIELDS, HEAPPROFD_DATA_SOURCE,
     Handling, HeapConfig, HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE,
-    config_refusals, heapprofd_config_of, normalize_cmdline,
+    config_refusals, heapprofd_config_of, normalize_cmdline, queue_size,
 };
 #[cfg(target_os = "linux")]
 pub use data_source::{finish_at_exit, profiling, register, register_heap, set_starting_up};

@@ -313,6 +313,17 @@ pub struct RingWriter<'a> {
     hot: u64,
 }
 
+/// Whether a writer takes a ring of `ring` bytes over `data_len` bytes of
+/// mapping: a power of two, at least the smallest ring, at most half the
+/// positions' span, and inside the mapping.
+#[inline]
+pub(crate) fn usable_ring(ring: u64, data_len: usize) -> bool {
+    ring >= MIN_RING
+        && ring.is_power_of_two()
+        && ring <= 1 << (POS_BITS - 1)
+        && usize::try_from(ring).is_ok_and(|r| r <= data_len)
+}
+
 /// `n` rounded up to [`FRAME_ALIGN`].
 pub(crate) fn frame_round(n: usize) -> usize {
     n.div_ceil(FRAME_ALIGN as usize) * FRAME_ALIGN as usize
@@ -358,11 +369,7 @@ impl<'a> RingWriter<'a> {
         ring: u64,
         session: u32,
     ) -> Option<Self> {
-        let usable = ring >= MIN_RING
-            && ring.is_power_of_two()
-            && ring <= 1 << (POS_BITS - 1)
-            && usize::try_from(ring).is_ok_and(|r| r <= data_len);
-        usable.then_some(RingWriter {
+        usable_ring(ring, data_len).then_some(RingWriter {
             ctl,
             data,
             ring,
