@@ -81,6 +81,8 @@ pub mod consumer;
 #[cfg(feature = "service")]
 pub mod daemon;
 pub mod ipc;
+#[cfg(feature = "service")]
+pub mod peer_policy;
 pub mod platform;
 pub mod producer;
 pub mod protocol;

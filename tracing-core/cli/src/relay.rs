@@ -25,7 +25,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
-use zerotrace_core::ipc::{Endpoint, Listener, Stream, connect, listen};
+use zerotrace_core::ipc::{Endpoint, Stream, connect};
+use zerotrace_core::peer_policy::{Policy, ServiceGate, Vouched};
 use zerotrace_core::platform::{boottime_ns, clock_readings, current_uid, system_info};
 use zerotrace_core::relay::{RelayEvent, RelayIdentity, RelayPortClient, peer_identity_frame};
 
@@ -109,7 +110,8 @@ pub struct Relay {
 impl Relay {
     /// Binds the local producer socket and starts relaying.
     pub fn start(cfg: RelayConfig) -> Result<Relay, RelayError> {
-        let listener = listen(&cfg.listen, cfg.listen_mode)
+        // A producer socket: anyone may produce, as who the kernel says.
+        let listener = ServiceGate::listen(&cfg.listen, cfg.listen_mode, Policy::ProducerSocket)
             .map_err(|e| RelayError::Listen(cfg.listen.to_string(), e))?;
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(RelayCounters::default());
@@ -186,7 +188,7 @@ fn wait_readable(fd: &impl std::os::fd::AsFd, timeout: Duration) -> io::Result<b
 /// Accepts local producers; each gets a thread that opens its central
 /// connection and pumps.
 fn accept_loop(
-    listener: &Listener,
+    listener: &ServiceGate,
     cfg: &RelayConfig,
     stop: &AtomicBool,
     counters: &Arc<RelayCounters>,
@@ -196,9 +198,15 @@ fn accept_loop(
         if !wait_readable(listener, IDLE_WAKE).unwrap_or(false) {
             continue;
         }
-        let Ok(local) = listener.accept() else {
+        let Ok(arrival) = listener.next_arrival() else {
             continue;
         };
+        // The producer socket's policy admits every peer; one it did not
+        // would be closed here.
+        let Ok(admitted) = arrival.judge() else {
+            continue;
+        };
+        let (local, peer) = (admitted.stream, admitted.peer);
         counters.producers.fetch_add(1, Ordering::Relaxed);
         let Ok(local_handle) = local.try_clone() else {
             continue;
@@ -210,7 +218,7 @@ fn accept_loop(
         let spawned = std::thread::Builder::new()
             .name("relay-pair".into())
             .spawn(move || {
-                if relay_producer(local, &cfg).is_err() {
+                if relay_producer(local, peer, &cfg).is_err() {
                     counters.central_refused.fetch_add(1, Ordering::Relaxed);
                 }
             });
@@ -220,13 +228,12 @@ fn accept_loop(
     }
 }
 
-/// One local producer: its connection to the central service, identity
-/// first, then bytes both ways until one side closes.
-fn relay_producer(local: Stream, cfg: &RelayConfig) -> io::Result<()> {
-    // Over a unix socket the kernel tells who the producer is.
-    let cred = local.peer_cred();
-    let pid = cred.map_or(0, |c| c.pid);
-    let uid = cred.map_or(current_uid(), |c| c.uid) as i32;
+/// One local producer (`peer`, as the kernel vouched for it): its
+/// connection to the central service, identity first, then bytes both ways
+/// until one side closes.
+fn relay_producer(local: Stream, peer: Vouched, cfg: &RelayConfig) -> io::Result<()> {
+    let pid = peer.pid.unwrap_or(0);
+    let uid = peer.uid.unwrap_or(current_uid()) as i32;
     let identity = peer_identity_frame(pid, uid, &cfg.machine_id_hint, &cfg.machine_name);
     let central = match connect(&cfg.central) {
         Ok(c) => c,

@@ -12,6 +12,7 @@ use super::env::{PassedSmb, machine_id_from_hint, map_provided_smb};
 use crate::ipc::fd::OwnedFd;
 use crate::ipc::host::{HostConnection, HostEvent, Port};
 use crate::ipc::socket::Stream;
+use crate::peer_policy::Vouched;
 use crate::platform::boottime_ns;
 #[cfg(doc)]
 use crate::service::UNKNOWN_UID;
@@ -47,36 +48,46 @@ pub(super) struct Conn {
 const READ_LOW_WATER: usize = 64 << 10;
 
 impl Daemon {
+    /// Takes every peer waiting on listener `index`, each through its
+    /// gate (the producer and consumer sockets' policies admit whoever
+    /// the kernel let connect; the gate says who that is).
     pub(super) fn accept(&mut self, index: usize) {
         loop {
-            let Some((listener, port)) = self.listeners.get(index) else {
+            let Some((gate, port)) = self.listeners.get(index) else {
                 return;
             };
             let port = *port;
-            let stream = match listener.accept() {
-                Ok(s) => s,
+            let arrival = match gate.next_arrival() {
+                Ok(a) => a,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) => {
                     self.log(1, format_args!("accept: {e}"));
                     return;
                 }
             };
-            let identity = self.identity_of(&stream);
-            self.add_conn(stream, port, identity);
+            match arrival.judge() {
+                Ok(admitted) => {
+                    let identity = self.identity_of(admitted.peer);
+                    self.add_conn(admitted.stream, port, identity);
+                }
+                Err(refused) => {
+                    self.log(1, format_args!("peer refused: {}", refused.refusal));
+                }
+            }
         }
     }
 
-    /// Who the peer on `stream` is, as far as the kernel tells: the
-    /// credentials of a unix socket's peer; for TCP (and vsock) no uid
+    /// The service's identity for a peer the kernel vouched for as
+    /// `peer`: a unix socket's credentials; for TCP (and vsock) no uid
     /// ([`UNKNOWN_UID`]), as Perfetto's `kInvalidUid`, except where every
     /// TCP peer is this process (`tcp_peers_are_local`). Every peer is of
     /// this machine (as in Perfetto, a TCP peer too) until a relay names
     /// its machine with set_peer_identity.
-    fn identity_of(&self, stream: &Stream) -> PeerIdentity {
-        match stream.peer_cred() {
-            Some(cred) => PeerIdentity {
-                uid: cred.uid,
-                pid: Some(cred.pid),
+    fn identity_of(&self, peer: Vouched) -> PeerIdentity {
+        match peer.uid {
+            Some(uid) => PeerIdentity {
+                uid,
+                pid: peer.pid,
                 machine_id: None,
             },
             None if self.cfg.tcp_peers_are_local => PeerIdentity {

@@ -103,6 +103,12 @@ impl ConsumerDoor {
         may_connect(&self.socket, uid)
     }
 
+    /// The consumer socket whose permissions decide whom the door lets
+    /// in.
+    pub fn consumer_socket(&self) -> &Endpoint {
+        &self.socket
+    }
+
     fn hand_over(&self, identity: PeerIdentity) -> io::Result<UnixStream> {
         let (ours, theirs) = UnixStream::pair()?;
         let sent = match self.tx.lock() {

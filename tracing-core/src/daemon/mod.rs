@@ -41,7 +41,8 @@ use self::connections::Conn;
 use self::poller::Poller;
 use crate::ipc::fd::OwnedFd;
 use crate::ipc::host::Port;
-use crate::ipc::socket::{Endpoint, Listener, listen};
+use crate::ipc::socket::Endpoint;
+use crate::peer_policy::{Policy, ServiceGate};
 use crate::platform::{current_uid, local_machine_name};
 use crate::service::{Action, ConsumerId, ProducerId, ServiceOptions, SessionId, TracingService};
 
@@ -138,7 +139,7 @@ const TOKEN_DOOR: u64 = TOKEN_CONN_BASE - 1;
 pub struct Daemon {
     cfg: DaemonConfig,
     poller: Poller,
-    listeners: Vec<(Listener, Port)>,
+    listeners: Vec<(ServiceGate, Port)>,
     conns: HashMap<u64, Conn>,
     next_conn: u64,
     svc: TracingService,
@@ -172,13 +173,16 @@ impl Daemon {
         let poller = Poller::new()?;
         let mut listeners = Vec::new();
         for ep in &cfg.producer_sockets {
-            listeners.push((listen(ep, cfg.producer_socket_mode)?, Port::Producer));
+            let gate = ServiceGate::listen(ep, cfg.producer_socket_mode, Policy::ProducerSocket)?;
+            listeners.push((gate, Port::Producer));
             set_group(ep, cfg.producer_socket_group)?;
         }
-        listeners.push((
-            listen(&cfg.consumer_socket, cfg.consumer_socket_mode)?,
-            Port::Consumer,
-        ));
+        let gate = ServiceGate::listen(
+            &cfg.consumer_socket,
+            cfg.consumer_socket_mode,
+            Policy::ConsumerSocket,
+        )?;
+        listeners.push((gate, Port::Consumer));
         set_group(&cfg.consumer_socket, cfg.consumer_socket_group)?;
         for (i, (l, _)) in listeners.iter().enumerate() {
             poller.add(l, TOKEN_LISTENER_BASE + i as u64)?;

@@ -170,13 +170,6 @@ fn stop_pair() -> io::Result<(StopSender, ShutdownFd)> {
 /// sockets only).
 #[cfg(not(unix))]
 fn stop_pair() -> io::Result<(StopSender, ShutdownFd)> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let tx = StopSender::connect(listener.local_addr()?)?;
-    loop {
-        // Someone else may connect first; the other end is ours.
-        let (rx, peer) = listener.accept()?;
-        if peer == tx.local_addr()? {
-            return Ok((tx, ShutdownFd::from(rx)));
-        }
-    }
+    let (tx, rx) = crate::peer_policy::own_loopback_pair()?;
+    Ok((tx, ShutdownFd::from(rx)))
 }

@@ -2,7 +2,9 @@
 //! connecting (filesystem and abstract unix sockets, TCP over IPv4 and
 //! IPv6, vsock on Linux), file descriptors passed with SCM_RIGHTS, and peer
 //! credentials.
-//! Everything else about the protocol is in the sans-IO modules.
+//! Everything else about the protocol is in the sans-IO modules. A
+//! [`Listener`] is accepted from only by the peer policy's gates
+//! (`peer_policy/gate.rs`), so that every peer is judged.
 //!
 //! TCP works everywhere. Unix sockets and the fds they pass exist on unix
 //! only, abstract names and peer credentials on Linux only; elsewhere
@@ -311,24 +313,6 @@ fn listen_abstract(_: &str) -> io::Result<Listener> {
 }
 
 impl Listener {
-    /// Accepts one connection (non-blocking), if one is waiting.
-    pub fn accept(&self) -> io::Result<Stream> {
-        let s = match self {
-            #[cfg(unix)]
-            Listener::Unix(l) => Stream::Unix(l.accept()?.0),
-            #[cfg(target_os = "linux")]
-            Listener::Vsock(l) => Stream::Vsock(super::vsock::accept(l)?),
-            Listener::Tcp(l) => {
-                let s = l.accept()?.0;
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
-        };
-        s.set_nonblocking(true)?;
-        s.no_sigpipe()?;
-        Ok(s)
-    }
-
     /// The TCP address actually bound (for port 0).
     pub fn local_tcp_addr(&self) -> Option<SocketAddr> {
         match self {
@@ -445,7 +429,7 @@ impl Stream {
 
     /// Where a peer that stopped reading would raise SIGPIPE on a write and
     /// `send` has no MSG_NOSIGNAL (Apple's systems), sets SO_NOSIGPIPE.
-    fn no_sigpipe(&self) -> io::Result<()> {
+    pub(crate) fn no_sigpipe(&self) -> io::Result<()> {
         #[cfg(target_vendor = "apple")]
         rustix::net::sockopt::set_socket_nosigpipe(self, true)?;
         Ok(())

@@ -78,12 +78,6 @@ pub(super) fn listen(cid: u32, port: u32) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// Accepts one connection, if one is waiting (the listener is
-/// non-blocking).
-pub(super) fn accept(listener: &OwnedFd) -> io::Result<OwnedFd> {
-    Ok(rustix::net::accept_with(listener, SocketFlags::CLOEXEC)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
-//! Who is on the other end of a WebSocket's TCP connection, as the kernel
-//! tells it, so that the bridge lends a peer no more than its own identity.
+//! Who is on the other end of a loopback TCP connection, as the kernel
+//! tells it, so that a listener lends a TCP peer no more than its own
+//! identity (the policy's judgement needs a uid to judge).
 //!
 //! A loopback TCP peer is a local process whose socket the kernel lists in
 //! `/proc/net/tcp` (or `tcp6`) with its owner's uid: the row whose local

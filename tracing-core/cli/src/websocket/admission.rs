@@ -1,56 +1,29 @@
-//! Who the bridge lets in, and how many of each: the one rule every
-//! consumer endpoint follows (a peer gets what its kernel-vouched uid would
-//! get on the consumer socket, and nothing more), and a share of the
-//! bridge's connections per uid, so that one user holding many WebSockets
-//! open does not lock another out.
+//! Who the bridge lets in, and how many of each: which form of the peer
+//! policy it follows (a peer gets what its kernel-vouched uid would get on
+//! the consumer socket, and nothing more; judged in
+//! `zerotrace_core::peer_policy`), and a share of the bridge's connections
+//! per uid, so that one user holding many WebSockets open does not lock
+//! another out.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use zerotrace_core::daemon::AccessRefusal;
+use zerotrace_core::peer_policy::Policy;
 
 use super::Target;
 
-/// Why a peer is not let in, as the peer is told it (the body of a 403).
-#[derive(Debug, thiserror::Error)]
-pub enum Refusal {
-    /// The consumer socket would not let this peer in.
-    #[error("{0}")]
-    Access(#[from] AccessRefusal),
-    /// A bridge in front of a consumer socket lends its own uid: it lets
-    /// in only that uid's processes.
-    #[error(
-        "this bridge connects to the consumer socket as uid {own}, so it serves only that \
-         user's processes, not uid {peer}; connect to the consumer socket yourself, or use \
-         zerotraced --websocket, which gives each peer its own identity"
-    )]
-    NotOwnUid {
-        /// The bridge's uid.
-        own: u32,
-        /// The peer's.
-        peer: u32,
-    },
-}
-
-/// Whether a peer whose uid the kernel vouches for (`Some`) or not
-/// (`None`) may reach `target`; `admit_unvouched` lets the latter in.
-pub(super) fn admit(
-    target: &Target,
-    uid: Option<u32>,
-    admit_unvouched: bool,
-) -> Result<(), Refusal> {
-    match (target, uid) {
-        (Target::Door(_), None) if admit_unvouched => Ok(()),
-        (_, None) => Err(AccessRefusal::Unvouched.into()),
-        (Target::Door(door), Some(uid)) => Ok(door.may_open(uid)?),
-        (Target::Socket(_), Some(uid)) => {
-            let own = rustix::process::getuid().as_raw();
-            if uid == own {
-                Ok(())
-            } else {
-                Err(Refusal::NotOwnUid { own, peer: uid })
-            }
-        }
+/// The peer policy of a bridge to `target`: inside `zerotraced` (the
+/// door), a uid the consumer socket itself would let in; in front of a
+/// consumer socket, the bridge's own uid only. `admit_unvouched` lets in
+/// peers nobody vouches for through the door, never in front of a socket
+/// (the bridge would lend them its uid).
+pub(super) fn policy(target: &Target, admit_unvouched: bool) -> Policy {
+    match target {
+        Target::Door(door) => Policy::LikeConsumerSocket {
+            socket: door.consumer_socket().clone(),
+            admit_unvouched,
+        },
+        Target::Socket(_) => Policy::OwnUid,
     }
 }
 
@@ -99,26 +72,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unvouched_peers_and_other_uids_in_front_of_a_socket_are_refused() {
+    fn a_socket_bridge_lends_its_uid_only_whatever_the_flag() {
         let socket = Target::Socket(zerotrace_core::ipc::Endpoint::Path("/nonexistent".into()));
         for admit_unvouched in [false, true] {
-            // A socket bridge lends its own uid: never to a peer nobody
-            // vouches for, whatever the flag.
-            assert!(matches!(
-                admit(&socket, None, admit_unvouched),
-                Err(Refusal::Access(AccessRefusal::Unvouched))
-            ));
+            assert_eq!(policy(&socket, admit_unvouched), Policy::OwnUid);
         }
-        let own = rustix::process::getuid().as_raw();
-        assert!(admit(&socket, Some(own), false).is_ok());
-        let e = admit(&socket, Some(own.wrapping_add(1)), false).unwrap_err();
-        assert!(matches!(e, Refusal::NotOwnUid { .. }), "{e}");
-        // The reason says what to do.
-        let text = Refusal::Access(AccessRefusal::Unvouched).to_string();
-        assert!(
-            text.contains("--insecure-websocket-admit-unvouched-peers"),
-            "{text}"
-        );
     }
 
     #[test]

@@ -9,10 +9,12 @@
 //! be root, and follows one rule: a peer gets exactly what its
 //! kernel-vouched uid would get by connecting to the consumer socket
 //! itself. The kernel names the local process on the other end of the TCP
-//! connection ([`peer::peer_uid`]); the bridge lets it in only if that uid
+//! connection ([`peer_uid`]); the bridge lets it in only if that uid
 //! could connect to the consumer socket, judged by the socket file's owner,
 //! group and mode and the uid's groups, and otherwise answers 403 with a
-//! body that says why and what to do (`admission.rs`). Inside `zerotraced`
+//! body that says why and what to do. The bridge accepts through the peer
+//! policy's gate, which judges (`zerotrace_core::peer_policy`);
+//! `admission.rs` says which policy is the bridge's. Inside `zerotraced`
 //! the connections go through the service's [`ConsumerDoor`], which carries
 //! that identity; a bridge in front of a consumer socket
 //! ([`Target::Socket`]) can only lend its own uid, so it lets in only peers
@@ -38,17 +40,15 @@
 //! * this file: the listeners, the limits and the handshake.
 //! * `admission.rs`: who is let in, and each uid's share of connections.
 //! * `origin.rs`: which origins are let in.
-//! * `peer.rs`: the peer's uid from `/proc/net/tcp`.
 //! * `pump.rs`: the byte streams, both ways, after the handshake.
 
 mod admission;
 pub(crate) mod origin;
-mod peer;
 mod pump;
 mod upstream;
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
@@ -59,11 +59,11 @@ use tungstenite::http::StatusCode;
 use tungstenite::protocol::WebSocketConfig;
 use zerotrace_core::daemon::{ConsumerDoor, DoorError};
 use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::peer_policy::{Arrival, Policy, TcpGate};
+pub use zerotrace_core::peer_policy::{Refusal, peer_uid, uid_in_table};
 
-pub use self::admission::Refusal;
-use self::admission::{PerUid, admit};
+use self::admission::PerUid;
 pub use self::origin::{ALLOWED_ORIGINS, origin_allowed};
-pub use self::peer::{peer_uid, uid_in_table};
 use self::upstream::Upstream;
 
 /// Where the bridge listens by default: loopback, IPv4 and IPv6, on
@@ -187,10 +187,11 @@ impl Bridge {
         log: bool,
         limits: Limits,
     ) -> io::Result<Bridge> {
-        let listeners = bind(listen, log)?;
+        let policy = admission::policy(&target, limits.admit_unvouched_peers);
+        let listeners = bind(listen, &policy, log)?;
         let addrs = listeners
             .iter()
-            .map(TcpListener::local_addr)
+            .map(TcpGate::local_addr)
             .collect::<io::Result<Vec<_>>>()?;
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Shared {
@@ -242,18 +243,19 @@ impl Drop for Bridge {
     }
 }
 
-/// The listening sockets for `listen`: `localhost:PORT` binds IPv4 and
-/// IPv6 loopback on one port (IPv6 left out, with a log line, where the
-/// machine has none); anything else what it resolves to, first address.
-fn bind(listen: &str, log: bool) -> io::Result<Vec<TcpListener>> {
+/// The listening sockets for `listen`, each a gate of `policy`:
+/// `localhost:PORT` binds IPv4 and IPv6 loopback on one port (IPv6 left
+/// out, with a log line, where the machine has none); anything else what
+/// it resolves to, first address.
+fn bind(listen: &str, policy: &Policy, log: bool) -> io::Result<Vec<TcpGate>> {
     if let Some(port) = listen.strip_prefix("localhost:") {
         let port: u16 = port
             .parse()
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "invalid port"))?;
-        let v4 = TcpListener::bind(("127.0.0.1", port))?;
+        let v4 = TcpGate::bind(("127.0.0.1", port), policy.clone())?;
         let port = v4.local_addr()?.port();
         let mut out = vec![v4];
-        match TcpListener::bind(("::1", port)) {
+        match TcpGate::bind(("::1", port), policy.clone()) {
             Ok(v6) => out.push(v6),
             Err(e) if log => eprintln!("zerotraced: websocket: not on [::1]:{port}: {e}"),
             Err(_) => {}
@@ -263,7 +265,7 @@ fn bind(listen: &str, log: bool) -> io::Result<Vec<TcpListener>> {
     let addr = listen.to_socket_addrs()?.next().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "address resolves to nothing")
     })?;
-    Ok(vec![TcpListener::bind(addr)?])
+    Ok(vec![TcpGate::bind(addr, policy.clone())?])
 }
 
 /// The listen backlog: deep enough that a burst of connections waits in
@@ -271,15 +273,15 @@ fn bind(listen: &str, log: bool) -> io::Result<Vec<TcpListener>> {
 /// once) instead of being dropped and retried a second later.
 const BACKLOG: i32 = 4096;
 
-fn accept_loop(listener: TcpListener, stopping: &AtomicBool, shared: &Arc<Shared>) {
-    // Linux takes a second listen() as a new backlog; where it fails the
-    // default one stays.
-    let _ = rustix::net::listen(&listener, BACKLOG);
-    for conn in listener.incoming() {
+fn accept_loop(gate: TcpGate, stopping: &AtomicBool, shared: &Arc<Shared>) {
+    // Where a second listen() fails the default backlog stays.
+    let _ = gate.set_backlog(BACKLOG);
+    loop {
+        let arrival = gate.next_arrival();
         if stopping.load(Ordering::Relaxed) {
             break;
         }
-        let conn = match conn {
+        let arrival = match arrival {
             Ok(c) => c,
             Err(e) => {
                 // Out of fds or memory: wait for connections to end
@@ -293,14 +295,14 @@ fn accept_loop(listener: TcpListener, stopping: &AtomicBool, shared: &Arc<Shared
         };
         if shared.open.fetch_add(1, Ordering::AcqRel) >= shared.limits.max_connections {
             shared.open.fetch_sub(1, Ordering::AcqRel);
-            refuse_busy(conn);
+            refuse_busy(arrival);
             continue;
         }
         let shared2 = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("zt-websocket-conn".into())
             .spawn(move || {
-                if let Err(e) = serve(conn, &shared2) {
+                if let Err(e) = serve(arrival, &shared2) {
                     if shared2.log {
                         eprintln!("zerotraced: websocket: {e}");
                     }
@@ -314,24 +316,28 @@ fn accept_loop(listener: TcpListener, stopping: &AtomicBool, shared: &Arc<Shared
 }
 
 /// Over the connection limit: a 503 if the socket takes it at once, then
-/// closed, so the accept loop never waits on such a peer.
-fn refuse_busy(conn: TcpStream) {
-    refuse_raw(
-        conn,
-        "the bridge serves as many connections as it may; try again later",
+/// closed, so the accept loop never waits on such a peer (nor asks the
+/// kernel who it is).
+fn refuse_busy(arrival: Arrival<TcpStream>) {
+    arrival.turn_away(
+        unavailable("the bridge serves as many connections as it may; try again later").as_bytes(),
     );
+}
+
+/// A 503 with `why` as its body.
+fn unavailable(why: &str) -> String {
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{why}",
+        why.len()
+    )
 }
 
 /// A 503 with `why` as its body, if the socket takes it at once, then
 /// closed.
 fn refuse_raw(mut conn: TcpStream, why: &str) {
     let _ = conn.set_nonblocking(true);
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{why}",
-        why.len()
-    );
-    let _ = conn.write(response.as_bytes());
+    let _ = conn.write(unavailable(why).as_bytes());
 }
 
 /// Why a WebSocket ended other than by a close.
@@ -437,10 +443,15 @@ impl Write for Bounded {
 /// streams pumped both ways until either side ends.
 // The handshake callback's error type is tungstenite's HTTP response.
 #[allow(clippy::result_large_err)]
-fn serve(conn: TcpStream, shared: &Shared) -> Result<(), BridgeError> {
+fn serve(arrival: Arrival<TcpStream>, shared: &Shared) -> Result<(), BridgeError> {
+    // Asked of the kernel at once, while the peer's socket is surely open;
+    // judged before the handshake, so that the refusal's reason is the
+    // 403's body; the door judges it again when it opens.
+    let (conn, uid, admitted) = match arrival.judge() {
+        Ok(a) => (a.stream, a.peer.uid, Ok(())),
+        Err(r) => (r.stream, r.peer.uid, Err(r.refusal)),
+    };
     conn.set_nodelay(true)?;
-    // Asked of the kernel at once, while the peer's socket is surely open.
-    let uid = peer_uid(conn.local_addr()?, conn.peer_addr()?);
     let Some(_slot) = PerUid::take(&shared.per_uid, uid, shared.limits.max_connections_per_uid)
     else {
         let max = shared.limits.max_connections_per_uid;
@@ -453,9 +464,6 @@ fn serve(conn: TcpStream, shared: &Shared) -> Result<(), BridgeError> {
         );
         return Err(BridgeError::TooManyForUid(uid, max));
     };
-    // Judged before the handshake, so that the refusal's reason is the
-    // 403's body; the door judges it again when it opens.
-    let admitted = admit(&shared.target, uid, shared.limits.admit_unvouched_peers);
     let mut refused: Option<Refusal> = None;
     let mut upstream: Option<Upstream> = None;
     let mut unreachable: Option<io::Error> = None;
