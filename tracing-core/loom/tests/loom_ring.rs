@@ -24,7 +24,13 @@
 //!   close behind pads the rest of the ring and writes at its start: the
 //!   reader skips the pad and takes every frame once, and a writer that
 //!   finds no room past the pad is refused, never writes over unread
-//!   bytes.
+//!   bytes;
+//! - positions wrap (modulo 2^40): frames written and read across the
+//!   wrap, then the positions set back to the same values (what 2^40 bytes
+//!   later looks like) while a client writes a lap and more of frames: the
+//!   reader never takes a frame it took a wrap ago (whose header has the
+//!   same tag and identity), and the tags it spends are ordered before the
+//!   client's later stores to those bytes.
 //!
 //! The ring is 128 bytes (the loom build's smallest ring is 64), so the
 //! models are a few dozen words.
@@ -38,7 +44,9 @@
 //! hand while writing them: the models fail (a causality violation, a torn
 //! frame or a corrupt ring) when the commit tag is stored Relaxed, the read
 //! position released Relaxed, the room check ignores unread bytes, or the
-//! reader takes a frame whose tag is not yet stored.
+//! reader takes a frame whose tag is not yet stored; the wrap's model
+//! fails (the reader copies the frees it took a wrap ago while the client
+//! writes those bytes) when the reader leaves a taken frame's tag in place.
 //!
 //! Run: `RUSTFLAGS="--cfg zerotrace_loom" cargo test -p zerotrace-loom --release --test loom_ring`
 //! (`LOOM_MAX_PREEMPTIONS=N` changes the bound on preemptions explored; default 3).
@@ -383,5 +391,64 @@ fn the_hot_window_sends_writers_back_to_the_start_and_the_reader_follows() {
         // start: past the pad (32..128), at 128.
         assert!(word_pos(s.word()) >= 160, "at {}", word_pos(s.word()));
         assert!(r.next(&mut Vec::new()).unwrap().is_none());
+    });
+}
+
+/// Sets the ring's reserved end and read position to `pos` (the word's
+/// session and open bit kept).
+fn set_positions(s: &Shared, pos: u64) {
+    let w = s.word();
+    s.ctl
+        .reserved
+        .store(w - word_pos(w) + pos, Ordering::SeqCst);
+    s.ctl.read_pos.store(pos, Ordering::SeqCst);
+}
+
+#[test]
+fn a_frame_taken_a_wrap_ago_is_never_taken_again() {
+    model(|| {
+        /// 32 bytes before the positions wrap (offset 96).
+        const START: u64 = (1 << 40) - 32;
+        let s = shared();
+        // Two frees written and read across the wrap: at START (offset 96)
+        // and at 0.
+        set_positions(&s, START);
+        {
+            let w = s.writer();
+            for addr in 1..=2 {
+                w.push_free(addr, u64::MAX, &mut None).unwrap();
+            }
+            assert_eq!(word_pos(s.word()), 32, "the positions wrapped");
+            let mut seen = Vec::new();
+            drain(&mut s.reader(), &mut seen);
+            assert_eq!(seen, [Seen::Free(1), Seen::Free(2)]);
+        }
+        // A wrap later: the same positions again. A client writes five
+        // frees (a lap of the ring and one more: the fifth reuses the
+        // first's bytes, once the reader has released them) while the
+        // helper drains.
+        set_positions(&s, START);
+        const ADDRS: [u64; 5] = [0xA0, 0xA1, 0xA2, 0xA3, 0xA4];
+        let writing = {
+            let s = s.clone();
+            thread::spawn(move || {
+                let w = s.writer();
+                for addr in ADDRS {
+                    loop {
+                        match w.push_free(addr, u64::MAX, &mut None) {
+                            Ok(()) => break,
+                            Err(NoRoom::Full) => thread::yield_now(),
+                            Err(e) => panic!("free {addr:#x}: {e:?}"),
+                        }
+                    }
+                }
+            })
+        };
+        let mut r = s.reader();
+        let mut seen = Vec::new();
+        poll(&mut r, &mut seen, ADDRS.len());
+        writing.join().unwrap();
+        drain(&mut r, &mut seen);
+        assert_eq!(seen, ADDRS.map(Seen::Free), "a frame of a wrap ago taken");
     });
 }

@@ -25,7 +25,11 @@
 //! rest of it, as a pad frame its writer commits at once. The helper takes
 //! frames in order: at its position it loads the tag with Acquire and
 //! takes the frame only when the tag is this frame's; a frame reserved and
-//! not yet committed stops it until a later drain.
+//! not yet committed stops it until a later drain. A frame taken has its
+//! tag spent by the reader ([`spent_tag`]) before the bytes are released:
+//! positions are kept modulo 2^[`POS_BITS`] and come back to the same
+//! values after that many bytes, and a header whose tag were left in place
+//! would then read as the new frame's before its writer commits it.
 //!
 //! While the helper keeps up, the writers keep to the ring's first
 //! [`HOT_BYTES`]: the reservation that reaches that far, finding the
@@ -181,12 +185,27 @@ pub(crate) fn commit_tag(pos: u64, session: u32) -> u32 {
     ((pos >> 4) as u32) ^ session.wrapping_mul(0x9E37_79B1) ^ 0xC0A1_7E55
 }
 
+/// What the reader leaves in a frame's first header word once it has
+/// taken the frame (before it releases the bytes): the frame's tag with
+/// its lowest bit flipped. That is the tag of a position 16 bytes away
+/// (modulo the tag's span of 2^36), never of a frame at the same offset of
+/// a ring of at least 64 bytes, of this session or any position to come:
+/// so within a session no header ever reads as committed twice, however
+/// far the positions go (they wrap modulo 2^[`POS_BITS`], which the hot
+/// window's pads, a whole ring per lap of the window, make about 4 GiB of
+/// records on a 256 MiB ring). A session's frames are all taken before
+/// their bytes are reserved again; another session's header has another
+/// session in its identity.
+pub(crate) fn spent_tag(pos: u64, session: u32) -> u32 {
+    commit_tag(pos, session) ^ 1
+}
+
 /// A header's third word for a frame at `pos` of `session`: the session,
 /// and in bits 24 to 27 the position's bits 36 to 39, which the commit tag
 /// (bits 4 to 35) leaves out. With the tag, it names the frame's whole
-/// position, so a header an earlier lap left is never read as this one's
-/// before the positions wrap around (the hot window's pads move positions
-/// on by a whole ring per lap of the window).
+/// position modulo 2^[`POS_BITS`], so a stack word an earlier lap left
+/// that equals the tag by chance is not read as a commit; a header an
+/// earlier lap left had its tag spent when it was read ([`spent_tag`]).
 pub(crate) fn header_ident(pos: u64, session: u32) -> u32 {
     (session & SESSION_MASK) | (((pos >> 36) & 0xF) as u32) << 24
 }

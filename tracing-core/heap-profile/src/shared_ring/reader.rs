@@ -216,6 +216,7 @@ impl<'a> RingReader<'a> {
             if kind == KIND_PAD {
                 // Its bytes are not read (the pad past the hot window is
                 // most of the ring).
+                self.spend(off, at);
                 continue;
             }
             // The frame's lines and the next frames' come from the
@@ -260,6 +261,7 @@ impl<'a> RingReader<'a> {
                 }
                 _ => return Err(Corrupt(at)),
             };
+            self.spend(off, at);
             return Ok(Some((self.session, rec)));
         }
     }
@@ -297,6 +299,21 @@ impl<'a> RingReader<'a> {
             };
             (session, rec)
         }))
+    }
+
+    /// Spends the tag of the frame taken at `off`, position `pos`: the
+    /// header never reads as committed again, not even when the positions
+    /// come back to `pos` (2^[`POS_BITS`] bytes later, which the hot
+    /// window's pads make a few GiB of records). Done before the bytes are
+    /// released, so the writers' later stores to them come after it.
+    #[inline]
+    fn spend(&self, off: usize, pos: u64) {
+        // SAFETY: `off + HEADER <= ring` (checked by `frame_at`), 16-aligned;
+        // the bytes are the reader's until it releases them.
+        unsafe {
+            self.data
+                .store_u32(off, spent_tag(pos, self.session), Ordering::Relaxed)
+        };
     }
 
     /// Hands the bytes read so far back to the client.

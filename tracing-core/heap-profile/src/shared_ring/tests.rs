@@ -672,3 +672,67 @@ fn the_hot_window_is_the_first_mib_of_a_large_ring_and_none_under_adaptive_sampl
     let w = unsafe { RingWriter::new(&m.ctl, data, ring, ring as u64 / 2, 1) }.unwrap();
     assert_eq!(w.hot, 0);
 }
+
+#[test]
+fn a_header_read_one_wrap_earlier_is_not_this_frames() {
+    let mut m = mem(1024);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: `data` is the 1024-byte buffer owned by `m`.
+    let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+    let mut buf = Vec::new();
+    // Four frees written and read across the positions' wrap: two before
+    // 2^40 (offsets 960 and 992), two after it (offsets 0 and 32).
+    let start = POS_MASK + 1 - 64;
+    at(&m.ctl, start, start);
+    // SAFETY: as above.
+    let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+    for addr in 1..=4 {
+        w.push_free(addr, u64::MAX, &mut None).unwrap();
+    }
+    assert_eq!(word_pos(m.ctl.reserved.load(Ordering::Relaxed)), 64);
+    for addr in 1..=4 {
+        let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+        assert!(matches!(rec, Record::Free { addr: a } if a == addr));
+    }
+    r.release();
+    // 2^40 bytes later (some 4096 laps of a hot window in a 256 MiB ring)
+    // the positions are the same values again, and so are the tags and
+    // identities of the frames there: each frame reserved there and not
+    // yet committed must not read as the one its bytes held a wrap ago.
+    at(&m.ctl, start, start);
+    // SAFETY: as above.
+    let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+    for (i, pos) in [start, start + 32, 0, 32].into_iter().enumerate() {
+        let slot = w.reserve(FREE_FRAME, u64::MAX, &mut None).unwrap();
+        assert_eq!(slot.pos, pos);
+        assert!(
+            r.next(&mut buf).unwrap().is_none(),
+            "the header read a wrap earlier at {pos} is taken again"
+        );
+        let addr = 0x100 + i as u64;
+        commit_free(&w, slot, addr);
+        let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+        assert!(matches!(rec, Record::Free { addr: a } if a == addr));
+    }
+    r.release();
+    assert_eq!(w.pending(), 0);
+}
+
+#[test]
+fn a_spent_tag_is_no_tag_of_a_frame_at_the_same_offset() {
+    for ring in [64u64, 1024, 1 << 20, 1 << 28, 1 << 39] {
+        for pos in [0, 16, ring - 16, POS_MASK + 1 - ring, (1 << 36) - 16] {
+            let spent = spent_tag(pos, 1);
+            // Later laps, and the laps around each wrap of the tag's bits
+            // (2^36) and of the positions (2^40).
+            let laps = (0..4096u64).chain([1u64 << 36, 1 << 40].into_iter().flat_map(|span| {
+                let k = span / ring;
+                k.saturating_sub(4)..k + 4
+            }));
+            for k in laps {
+                let p = pos.wrapping_add(k.wrapping_mul(ring)) & POS_MASK;
+                assert_ne!(spent, commit_tag(p, 1), "ring {ring}, {pos} and {p}");
+            }
+        }
+    }
+}
