@@ -11,11 +11,12 @@
 //! payload on an 8-byte boundary of the message sent, so that JavaScript
 //! can view them in place), the blobs, and the end marker.
 //!
-//! The rows come from SQLite as it steps (`sql/streaming.rs`); a statement
-//! drops what the earlier ones produced, so only the last statement's rows
-//! are sent, as upstream sends them. The last statement's messages go out
-//! as they are made; an earlier one's (or one not known to be the last)
-//! wait until the query ends.
+//! The rows come from SQLite as it steps (`sql/streaming.rs`); only the
+//! last statement's rows are sent, as upstream sends them, and its
+//! messages go out as they are made. An earlier statement's rows are
+//! stepped through and dropped, never encoded nor held (upstream steps
+//! them to completion too): `SELECT` of millions of rows followed by
+//! `; SELECT 1` holds no more than one batch at any time.
 
 use protozero::HeapWriter;
 use zerotrace_protos::protos::trace_processor_rpc::TraceProcessorMethod;
@@ -94,6 +95,9 @@ pub(crate) struct ResultEncoder<'o> {
     streaming: bool,
     /// Some message went out already.
     streamed: bool,
+    /// The most bytes held at once (finished messages not yet sent and
+    /// the batch being filled).
+    peak_held: usize,
     framing: Framing,
     limits: BatchLimits,
     first_seq: i64,
@@ -140,6 +144,7 @@ impl<'o> ResultEncoder<'o> {
             out,
             streaming: false,
             streamed: false,
+            peak_held: 0,
             framing,
             limits,
             first_seq: seq,
@@ -181,7 +186,23 @@ impl<'o> ResultEncoder<'o> {
     /// Whether a statement failed while handing over its rows (not before
     /// the first): what it sent before stays part of the answer.
     pub(crate) fn has_rows(&self) -> bool {
-        self.mid_rows
+        self.mid_rows && self.streaming
+    }
+
+    /// The most bytes the encoder held at once so far.
+    pub(crate) fn peak_held(&self) -> usize {
+        self.peak_held
+    }
+
+    /// Notes what is held now.
+    fn note_held(&mut self) {
+        let held = self.frames.iter().map(Vec::len).sum::<usize>()
+            + self.types.len()
+            + self.varints.len()
+            + self.doubles.len()
+            + self.strings.len()
+            + self.blobs.len();
+        self.peak_held = self.peak_held.max(held);
     }
 
     /// Drops every message and the batch being filled.
@@ -231,6 +252,7 @@ impl<'o> ResultEncoder<'o> {
             (self.out)(&frame);
         } else {
             self.frames.push(frame);
+            self.note_held();
         }
         self.next_seq = seq.saturating_add(1);
         self.clear_batch();
@@ -394,6 +416,11 @@ impl RowSink for ResultEncoder<'_> {
             self.current_has_row = true;
             self.with_output = self.with_output.saturating_add(1);
         }
+        if !self.streaming {
+            // Not the answer: stepped through, not encoded.
+            return;
+        }
+        self.note_held();
         let n = self.columns.len();
         if !self.types.is_empty()
             && (self.types.len() + n > self.limits.cells_per_batch
@@ -404,6 +431,9 @@ impl RowSink for ResultEncoder<'_> {
     }
 
     fn cell(&mut self, cell: Cell<'_>) {
+        if !self.streaming {
+            return;
+        }
         let t = match cell {
             Cell::Null => CellType::Null,
             Cell::Int(v) => {

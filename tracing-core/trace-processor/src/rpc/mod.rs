@@ -13,17 +13,31 @@
 //! (`framing.rs` cuts the stream); a broken stream or out-of-order `seq`
 //! gets a `fatal_error` and the connection is closed, and a method not
 //! served gets `invalid_request`, as upstream. `restore.rs` drops what the
-//! client's SQL created.
+//! client's SQL created and detaches what it attached.
 //!
-//! Not served: metrics, metatracing, trace summaries, SQL packages and
-//! structured queries (`invalid_request` on the stream; the server says 404
-//! for their endpoints).
+//! A trace sent in chunks may be gzip-compressed (`feed.rs`). A running
+//! query can be stopped from another thread, or by the session's optional
+//! time limit (`cancel.rs`): its answer's error says why. Only the last
+//! statement's rows are encoded; earlier ones are stepped through. The
+//! status is kept as bytes beside the session ([`StatusBoard`]), so a
+//! server answers `/status` without waiting for a running query.
+//!
+//! Not served: metrics, metatracing, trace summaries and export answer
+//! their result message with its `error` set (`unsupported.rs`), on the
+//! stream and at their HTTP endpoints; SQL packages and structured queries
+//! get `invalid_request` on the stream.
 
 pub mod batches;
+mod cancel;
 pub mod decode;
+mod feed;
 mod framing;
 mod restore;
 mod traceback;
+mod unsupported;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use protozero::HeapWriter;
 use zerotrace_protos::protos::trace_processor_rpc::TraceProcessorMethod;
@@ -32,15 +46,22 @@ use zerotrace_protos::protos::{
     TraceProcessorRpcStream,
 };
 
-use crate::{LoadOptions, Loader, TraceProcessor};
+use crate::{LoadOptions, TraceProcessor};
 use batches::{BatchLimits, Framing, ResultEncoder};
+pub use cancel::QueryCancel;
+use feed::Feed;
+pub use feed::MAX_INFLATED_TRACE_BYTES;
 pub use framing::MAX_FRAME_BYTES;
 use framing::{Frame, FrameReader};
 use restore::InitialObjects;
+pub use unsupported::Unsupported;
 
 /// `StatusResult.api_version`: upstream's `TRACE_PROCESSOR_CURRENT_API_VERSION`
 /// of the Perfetto release whose protocol this speaks (v51).
 pub const API_VERSION: i32 = 14;
+
+/// `TPM_EXPORT`, newer than the schema our messages are generated from.
+const TPM_EXPORT: i32 = 21;
 
 /// The trace a session answers about.
 #[derive(Debug)]
@@ -48,7 +69,7 @@ enum Trace {
     /// Loaded (or empty), with the objects its SQL started with.
     Ready(Box<TraceProcessor>, InitialObjects),
     /// Bytes arriving; not yet queryable.
-    Loading(Box<Loader>),
+    Loading(Box<Feed>),
     /// The load failed; every later call says so until a new trace starts.
     Failed(String),
 }
@@ -60,6 +81,26 @@ pub struct RpcOutput {
     pub frames: Vec<Vec<u8>>,
     /// The stream is broken: send the frames, then close the connection.
     pub close: bool,
+}
+
+/// The session's `/status` answer, readable while the session is busy:
+/// the session rewrites it whenever the trace changes, and a server
+/// answers `/status` from a clone of this without taking the session.
+#[derive(Debug, Clone, Default)]
+pub struct StatusBoard(Arc<Mutex<Vec<u8>>>);
+
+impl StatusBoard {
+    /// The encoded `StatusResult` as of the last change.
+    pub fn get(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set(&self, status: Vec<u8>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = status;
+    }
 }
 
 /// One client's view of the trace processor: the trace, the stream's
@@ -78,6 +119,13 @@ pub struct RpcSession {
     rx: FrameReader,
     rx_seq: i64,
     tx_seq: i64,
+    /// What stops the running query (a fresh one per [`RpcSession::new_cancel`]).
+    cancel: QueryCancel,
+    /// The most time one query may run.
+    query_timeout: Option<Duration>,
+    /// The most bytes a gzip-compressed trace may inflate to.
+    inflate_limit: u64,
+    board: StatusBoard,
 }
 
 impl RpcSession {
@@ -91,7 +139,7 @@ impl RpcSession {
     pub fn with_trace(tp: TraceProcessor, name: Option<String>) -> Self {
         let initial = InitialObjects::of(&tp);
         let eof = name.is_some();
-        RpcSession {
+        let session = RpcSession {
             trace: Trace::Ready(Box::new(tp), initial),
             name,
             eof,
@@ -101,7 +149,44 @@ impl RpcSession {
             rx: FrameReader::default(),
             rx_seq: 0,
             tx_seq: 0,
-        }
+            cancel: QueryCancel::default(),
+            query_timeout: None,
+            inflate_limit: MAX_INFLATED_TRACE_BYTES,
+            board: StatusBoard::default(),
+        };
+        session.board.set(session.status());
+        session
+    }
+
+    /// The `/status` answer, kept current, readable without the session.
+    pub fn status_board(&self) -> StatusBoard {
+        self.board.clone()
+    }
+
+    /// Stops each query that runs longer than `limit` (none: no limit,
+    /// the default); its answer's error names the limit.
+    pub fn set_query_timeout(&mut self, limit: Option<Duration>) {
+        self.query_timeout = limit;
+    }
+
+    /// The most bytes a gzip-compressed trace sent in chunks may inflate
+    /// to ([`MAX_INFLATED_TRACE_BYTES`] unless told).
+    pub fn set_inflate_limit(&mut self, bytes: u64) {
+        self.inflate_limit = bytes;
+    }
+
+    /// A fresh handle that stops the queries of the next calls (until the
+    /// next `new_cancel`); a cancel given to an earlier handle no longer
+    /// counts. A server takes one per request and hands it to whatever
+    /// watches the client.
+    pub fn new_cancel(&mut self) -> QueryCancel {
+        self.cancel = QueryCancel::default();
+        self.cancel.clone()
+    }
+
+    /// Rewrites the status board after the trace or its name changed.
+    fn trace_changed(&self) {
+        self.board.set(self.status());
     }
 
     /// Cuts batches at other limits than upstream's (for tests).
@@ -150,12 +235,14 @@ impl RpcSession {
             self.eof = false;
             self.name = None;
             self.trace = Trace::Loading(Box::default());
+            self.trace_changed();
         }
         if matches!(self.trace, Trace::Ready(..)) {
             self.trace = Trace::Loading(Box::default());
         }
+        let limit = self.inflate_limit;
         let result = match &mut self.trace {
-            Trace::Loading(loader) => loader.push(data).map_err(|e| e.to_string()),
+            Trace::Loading(feed) => feed.push(data, limit).map_err(|e| e.to_string()),
             Trace::Failed(e) => return Err(e.clone()),
             Trace::Ready(..) => Ok(()),
         };
@@ -169,9 +256,9 @@ impl RpcSession {
     pub fn notify_eof(&mut self) -> Result<(), String> {
         self.eof = true;
         let trace = std::mem::replace(&mut self.trace, Trace::Failed(String::new()));
-        let (trace, result) =
-            match trace {
-                Trace::Loading(loader) => match loader
+        let (trace, result) = match trace {
+            Trace::Loading(feed) => {
+                match feed
                     .finish()
                     .map_err(crate::Error::from)
                     .and_then(|mut storage| {
@@ -183,11 +270,13 @@ impl RpcSession {
                         (Trace::Ready(Box::new(tp), initial), Ok(()))
                     }
                     Err(e) => (Trace::Failed(e.to_string()), Err(e.to_string())),
-                },
-                Trace::Failed(e) => (Trace::Failed(e.clone()), Err(e)),
-                ready => (ready, Ok(())),
-            };
+                }
+            }
+            Trace::Failed(e) => (Trace::Failed(e.clone()), Err(e)),
+            ready => (ready, Ok(())),
+        };
         self.trace = trace;
+        self.trace_changed();
         result
     }
 
@@ -215,24 +304,43 @@ impl RpcSession {
     }
 
     fn run_query(&self, sql: &str, framing: Framing, seq: i64, out: &mut dyn FnMut(&[u8])) -> i64 {
+        self.run_query_peak(sql, framing, seq, out).0
+    }
+
+    /// [`RpcSession::run_query`], also telling the most bytes its encoder
+    /// held at once.
+    fn run_query_peak(
+        &self,
+        sql: &str,
+        framing: Framing,
+        seq: i64,
+        out: &mut dyn FnMut(&[u8]),
+    ) -> (i64, usize) {
         let mut enc = ResultEncoder::new(framing, self.limits, seq, out);
         let tp = match &self.trace {
             Trace::Ready(tp, _) => tp,
             Trace::Loading(_) => {
-                return enc.finish(
-                    Some("the trace is still loading: send notify_eof before querying"),
-                    false,
-                );
+                let error = "the trace is still loading: send notify_eof before querying";
+                return (enc.finish(Some(error), false), 0);
             }
-            Trace::Failed(e) => return enc.finish(Some(e), false),
+            Trace::Failed(e) => return (enc.finish(Some(e), false), 0),
         };
-        match tp.engine.query_streaming(sql, &mut enc) {
+        let deadline = self.query_timeout.map(|t| (Instant::now() + t, t));
+        let (stop, timer) = self.cancel.clone().stop_check(deadline);
+        let result = tp.engine.query_streaming_until(sql, &mut enc, stop);
+        let peak = enc.peak_held();
+        let seq = match result {
             Ok(()) => enc.finish(None, true),
             Err(e) => {
                 let kept = enc.has_rows();
-                enc.finish(Some(&traceback::describe(sql, &e)), kept)
+                let error = match self.cancel.reason().or_else(|| timer.reason()) {
+                    Some(why) => format!("The query was interrupted: {why}"),
+                    None => traceback::describe(sql, &e),
+                };
+                enc.finish(Some(&error), kept)
             }
-        }
+        };
+        (seq, peak)
     }
 
     /// `/rpc` and `/websocket`: takes the stream's next bytes and answers
@@ -278,6 +386,10 @@ impl RpcSession {
         self.rx_seq = seq;
         let method = req.request_raw().unwrap_or(0);
         const NOT_SET: &str = "RPC error: request field not set";
+        if method == TPM_EXPORT {
+            self.unsupported(method, Unsupported::Export, out);
+            return true;
+        }
         match TraceProcessorMethod::from_i32(method) {
             Some(TraceProcessorMethod::TpmAppendTraceData) => {
                 let error = match req.append_trace_data() {
@@ -332,7 +444,17 @@ impl RpcSession {
                     }
                     Err(e) => Trace::Failed(e.to_string()),
                 };
+                self.trace_changed();
                 out(&self.response(method, |_| {}));
+            }
+            Some(TraceProcessorMethod::TpmComputeMetric) => {
+                self.unsupported(method, Unsupported::ComputeMetric, out)
+            }
+            Some(TraceProcessorMethod::TpmSummarizeTrace) => {
+                self.unsupported(method, Unsupported::TraceSummary, out)
+            }
+            Some(TraceProcessorMethod::TpmDisableAndReadMetatrace) => {
+                self.unsupported(method, Unsupported::Metatrace, out)
             }
             _ => {
                 let seq = self.next_tx_seq();
@@ -348,6 +470,14 @@ impl RpcSession {
             }
         }
         true
+    }
+
+    /// Answers `method`, which is not served, with its result's error.
+    fn unsupported(&mut self, method: i32, what: Unsupported, out: &mut dyn FnMut(&[u8])) {
+        let result = what.result();
+        out(&self.response(method, |m| {
+            m.message().append_bytes(what.response_field(), &result);
+        }));
     }
 
     fn next_tx_seq(&mut self) -> i64 {

@@ -1,7 +1,9 @@
 //! `/restore_initial_tables`: the tables, views, indexes and triggers a
 //! trace's SQL starts with are noted once it loads; restoring drops every
 //! one created since (views and triggers before tables, since dropping a
-//! table takes its indexes and triggers with it).
+//! table takes its indexes and triggers with it), and detaches every
+//! database the client attached (`PRAGMA database_list` beyond `main` and
+//! `temp`), so the next client starts from the trace as loaded.
 
 use crate::{TraceProcessor, Value};
 
@@ -21,8 +23,13 @@ impl InitialObjects {
         InitialObjects(objects(tp))
     }
 
-    /// Drops from `tp` each object not noted.
+    /// Detaches what the client attached, then drops from `tp` each
+    /// object not noted.
     pub(crate) fn restore(&self, tp: &TraceProcessor) {
+        for name in attached(tp) {
+            let quoted = name.replace('"', "\"\"");
+            let _ = tp.query(&format!("DETACH DATABASE \"{quoted}\""));
+        }
         let mut created: Vec<(String, String)> = objects(tp)
             .into_iter()
             .filter(|o| !self.0.contains(o))
@@ -52,6 +59,20 @@ fn objects(tp: &TraceProcessor) -> Vec<(String, String)> {
         .into_iter()
         .filter_map(|row| match row.as_slice() {
             [Value::Text(ty), Value::Text(name)] => Some((ty.clone(), name.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The databases attached beside `main` and `temp`.
+fn attached(tp: &TraceProcessor) -> Vec<String> {
+    let Ok(r) = tp.query("PRAGMA database_list") else {
+        return Vec::new();
+    };
+    r.rows
+        .into_iter()
+        .filter_map(|row| match row.as_slice() {
+            [_, Value::Text(name), ..] if name != "main" && name != "temp" => Some(name.clone()),
             _ => None,
         })
         .collect()

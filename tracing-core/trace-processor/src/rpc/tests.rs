@@ -452,3 +452,92 @@ fn whatever_follows_the_last_statement_the_answer_is_its_rows() {
         assert_eq!(d.rows, [[Value::Int(2)]], "{sql}");
     }
 }
+
+mod hostage;
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn a_gzip_trace_parsed_in_chunks_loads_as_the_plain_one() {
+    // Two gzip members (as `cat a.gz b.gz` makes), cut into chunks of one
+    // byte (the magic split), then of seven.
+    let trace = thread_trace();
+    let (a, b) = trace.split_at(5);
+    let mut z = gzip(a);
+    z.extend(gzip(b));
+    let mut s = RpcSession::new().unwrap();
+    s.parse(&z[..1]);
+    for chunk in z[1..].chunks(7) {
+        let r = s.parse(chunk);
+        assert_eq!(AppendTraceDataResultDecoder::new(&r).error(), None);
+    }
+    s.notify_eof().unwrap();
+    let (_, d) = query(&mut s, "SELECT name FROM thread WHERE tid = 6");
+    assert_eq!(d.rows, [[Value::Text("worker".into())]]);
+}
+
+#[test]
+fn a_gzip_trace_past_the_inflate_limit_is_an_append_error_naming_it() {
+    let mut s = RpcSession::new().unwrap();
+    s.set_inflate_limit(16);
+    let r = s.parse(&gzip(&thread_trace()));
+    // Said by this append or, if the inflater held the bytes back, by the end.
+    let e = AppendTraceDataResultDecoder::new(&r)
+        .error()
+        .map(str::to_owned);
+    let e = e.or_else(|| s.notify_eof().err()).expect("an error");
+    assert!(e.contains("more than 16 bytes"), "{e}");
+    assert!(s.notify_eof().is_err());
+}
+
+#[test]
+fn restoring_detaches_what_the_client_attached() {
+    let mut s = RpcSession::new().unwrap();
+    let (_, d) = query(
+        &mut s,
+        "ATTACH DATABASE ':memory:' AS other; CREATE TABLE other.t(x)",
+    );
+    assert_eq!(d.error, None);
+    let list = "SELECT name FROM pragma_database_list WHERE name NOT IN ('main', 'temp')";
+    let (_, d) = query(&mut s, list);
+    assert_eq!(d.rows, [[Value::Text("other".into())]]);
+    s.restore_initial_tables();
+    let (_, d) = query(&mut s, list);
+    assert_eq!(d.rows, Vec::<Vec<Value>>::new());
+}
+
+#[test]
+fn methods_not_served_answer_their_result_with_an_error() {
+    let mut s = RpcSession::new().unwrap();
+    for (method, field) in [
+        (TraceProcessorMethod::TpmComputeMetric as i32, 205),
+        (TraceProcessorMethod::TpmSummarizeTrace as i32, 214),
+        (TraceProcessorMethod::TpmDisableAndReadMetatrace as i32, 209),
+        (21, 220),
+    ] {
+        let out = s.rpc(&request(0, method, None));
+        assert!(!out.close);
+        let r = &responses(&out)[0];
+        let d = TraceProcessorRpcDecoder::new(r);
+        assert_eq!(d.response_raw(), Some(method));
+        assert_eq!(d.invalid_request_raw(), None);
+        // The result sits in the method's own field, its error set.
+        let mut tag = Vec::new();
+        let mut v = (field as u64) << 3 | 2;
+        while v >= 0x80 {
+            tag.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        tag.push(v as u8);
+        assert!(r.windows(tag.len()).any(|w| w == tag), "{method}");
+        assert!(
+            String::from_utf8_lossy(r).contains("is not supported"),
+            "{method}"
+        );
+    }
+}

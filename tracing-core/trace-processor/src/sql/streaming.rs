@@ -31,8 +31,8 @@ pub(crate) enum Cell<'a> {
 pub(crate) trait RowSink {
     /// A statement (its text, trimmed) is about to run, with these
     /// columns; whatever earlier statements sent is no longer the answer.
-    /// `last` when nothing but blanks and semicolons follows it in the
-    /// query (when unsure, false).
+    /// `last` when nothing but blanks, semicolons and comments follows it
+    /// in the query (when unsure, false).
     fn statement(&mut self, sql: &str, columns: &[&str], last: bool);
     /// A row of the current statement begins.
     fn row(&mut self);
@@ -42,7 +42,44 @@ pub(crate) trait RowSink {
     fn statement_done(&mut self);
 }
 
+/// How many SQLite virtual machine steps pass between two looks at a
+/// query's stop condition ([`Engine::query_streaming_until`]).
+const STEPS_BETWEEN_LOOKS: i32 = 10_000;
+
+/// Whether `rest` of a query holds no statement: only blanks, semicolons
+/// and comments (`-- ...` to the end of a line, `/* ... */`, an unclosed
+/// one to the end, as SQLite's tokenizer reads them).
+fn no_statement_in(rest: &str) -> bool {
+    let mut rest = rest;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ';');
+        if let Some(after) = rest.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            return rest.is_empty();
+        }
+    }
+}
+
 impl Engine {
+    /// [`Engine::query_streaming`], interrupted as SQLite interrupts a
+    /// statement (`SQLITE_INTERRUPT`) once `stop` returns true; `stop` is
+    /// asked every few thousand steps while a statement runs, so a query
+    /// that sends nothing for a long time is stopped too.
+    pub(crate) fn query_streaming_until(
+        &self,
+        sql: &str,
+        sink: &mut dyn RowSink,
+        stop: impl FnMut() -> bool + Send + 'static,
+    ) -> Result<(), Error> {
+        self.conn.progress_handler(STEPS_BETWEEN_LOOKS, Some(stop));
+        let result = self.query_streaming(sql, sink);
+        self.conn.progress_handler(0, None::<fn() -> bool>);
+        result
+    }
+
     /// Runs every statement of `sql`, handing each one's rows to `sink`;
     /// rows handed over before a failure stay handed over.
     pub(crate) fn query_streaming(&self, sql: &str, sink: &mut dyn RowSink) -> Result<(), Error> {
@@ -57,10 +94,7 @@ impl Engine {
             let last = match sql.get(pos..).and_then(|rest| rest.find(text.as_str())) {
                 Some(at) if !text.is_empty() => {
                     pos += at + text.len();
-                    sql.get(pos..).is_some_and(|rest| {
-                        rest.trim_matches(|c: char| c.is_whitespace() || c == ';')
-                            .is_empty()
-                    })
+                    sql.get(pos..).is_some_and(no_statement_in)
                 }
                 _ => false,
             };
