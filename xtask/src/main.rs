@@ -232,6 +232,20 @@ enum Task {
         /// passes today, so that no change takes a passing case back).
         #[arg(long)]
         min_pass: Option<usize>,
+        /// Each case's time limit in seconds (a case runs in a process of
+        /// its own, killed past it).
+        #[arg(long, default_value_t = tp_conformance::DEFAULT_CASE_TIMEOUT.as_secs())]
+        case_timeout: u64,
+        /// Cases run at once (default: one per core).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+    },
+    /// One case of `tp-conformance`, in the process it runs each case in:
+    /// prints PASS, or FAIL and the reason.
+    #[command(hide = true)]
+    TpConformanceCase {
+        /// The case's directory.
+        dir: PathBuf,
     },
     /// Google's Python client (`perfetto` from PyPI, in a venv under
     /// target/tp-python) against zerotrace-tp and `zerotrace sql --httpd`:
@@ -500,7 +514,16 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::TpConformance { dir, min_pass } => {
+        Task::TpConformanceCase { dir } => {
+            tp_conformance::child(&dir);
+            ExitCode::SUCCESS
+        }
+        Task::TpConformance {
+            dir,
+            min_pass,
+            case_timeout,
+            jobs,
+        } => {
             let dir = dir.unwrap_or_else(|| {
                 let root = workspace_root();
                 root.parent()
@@ -508,7 +531,11 @@ fn main() -> ExitCode {
                     .join("shared")
                     .join("perfetto-difftests")
             });
-            match tp_conformance::run(&dir) {
+            let opts = tp_conformance::Options {
+                case_timeout: std::time::Duration::from_secs(case_timeout),
+                jobs,
+            };
+            match tp_conformance::run(&dir, &opts) {
                 Ok(passed) if passed >= min_pass.unwrap_or(0) => ExitCode::SUCCESS,
                 Ok(passed) => {
                     eprintln!(
