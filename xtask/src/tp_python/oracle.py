@@ -99,6 +99,16 @@ def run_job(spec):
         out["bad_sql_error"] = None
     except Exception as e:
         out["bad_sql_error"] = "%s: %s" % (type(e).__name__, e)
+    # What the server does not serve must raise with its reason, not come
+    # back as an empty success.
+    out["unsupported"] = {}
+    for name, call in (("metric", lambda: tp.metric(["android_cpu"])),
+                       ("trace_summary", lambda: tp.trace_summary([""]))):
+        try:
+            call()
+            out["unsupported"][name] = None
+        except Exception as e:
+            out["unsupported"][name] = "%s: %s" % (type(e).__name__, e)
     tp.close()
     return out
 

@@ -6,7 +6,14 @@
 //! - `/status`, `/parse`, `/notify_eof`, `/restore_initial_tables`: one
 //!   response each; `/query` and `/rpc`: chunked, one chunk per message;
 //!   `/websocket`: the framed stream as binary WebSocket messages
-//!   (tungstenite); `/`: a help page; anything else 404.
+//!   (tungstenite); `/`: a help page. `/compute_metric`, `/trace_summary`,
+//!   `/disable_and_read_metatrace` answer their result with its `error`
+//!   set and `/export` a chunked body cut short after the reason (as
+//!   upstream's failed export), so that Google's client raises;
+//!   `/enable_metatrace` says 501; anything else 404 with a reason.
+//! - Web pages: `Host` must name the address bound (DNS rebinding gets
+//!   403) and what changes the session needs `POST` (405 with `Allow:
+//!   POST`): `request.rs` judges both from the head.
 //! - Origins as upstream: a browser's request from an origin outside the
 //!   UI's (`https://ui.perfetto.dev`, a local UI build on port 10000, and
 //!   any given) gets 403; an allowed one gets `Access-Control-Allow-Origin`
@@ -17,12 +24,19 @@
 //!   served, and any answer but 200 keeps it on its built-in engine.
 //! - Bounds: loopback unless told otherwise; heads and bodies as
 //!   `request.rs` bounds them; at most [`MAX_CONNECTIONS`] connections at
-//!   once (the rest get 503); a begun request that stalls for
-//!   [`REQUEST_TIMEOUT`] is dropped (an idle keep-alive connection is not:
-//!   the Python client holds one between queries). Requests are served one
-//!   at a time, as upstream's single-threaded server serves them.
+//!   once (the rest get 503), a keep-alive connection waiting for its next
+//!   request not counted (`idle.rs` keeps at most [`MAX_IDLE_CONNECTIONS`]
+//!   of those, closing the longest-waiting); a begun request that stalls
+//!   for [`REQUEST_TIMEOUT`] is dropped. Requests are served one at a
+//!   time, as upstream's single-threaded server serves them, but
+//!   `/status` is answered from the session's status board without
+//!   waiting for it, and a query stops (its error says why) when its
+//!   client hangs up (`watch.rs`, and a chunk that cannot be written) or
+//!   past the session's time limit (`--query-timeout`).
 
+mod idle;
 pub mod request;
+mod watch;
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -32,10 +46,12 @@ use std::time::Duration;
 
 use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
-use zerotrace_trace_processor::rpc::{MAX_FRAME_BYTES, RpcSession};
+use zerotrace_trace_processor::rpc::{MAX_FRAME_BYTES, RpcSession, StatusBoard, Unsupported};
 
 use crate::websocket::origin::origin_allowed;
-use request::{Head, MAX_BODY_BYTES, parse_head};
+pub use idle::MAX_IDLE_CONNECTIONS;
+use request::{Head, MAX_BODY_BYTES, check_host, check_method, parse_head};
+use watch::{CLIENT_GONE, Watch};
 
 /// Where the server listens by default (upstream's port, on loopback).
 pub const DEFAULT_ADDR: &str = "127.0.0.1:9001";
@@ -67,6 +83,10 @@ pub struct Server {
 
 #[derive(Debug)]
 struct Shared {
+    /// The session's `/status` answer, read without taking `session`.
+    status: StatusBoard,
+    /// Keep-alive connections waiting for a request.
+    idle: idle::IdlePool,
     session: Mutex<RpcSession>,
     options: ServerOptions,
     connections: AtomicUsize,
@@ -82,6 +102,8 @@ impl Server {
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
+                status: session.status_board(),
+                idle: idle::IdlePool::default(),
                 session: Mutex::new(session),
                 options,
                 connections: AtomicUsize::new(0),
@@ -129,7 +151,8 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
     let _ = conn.set_nodelay(true);
     let mut buf: Vec<u8> = Vec::new();
     loop {
-        // Wait as long as it takes for a request to begin.
+        // Wait as long as it takes for a request to begin, not counted
+        // as working meanwhile.
         conn.set_read_timeout(None)?;
         let (head, head_len) = loop {
             match parse_head(&buf) {
@@ -137,7 +160,14 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
                 Ok(None) => {}
                 Err(r) => return refuse(&conn, r.status, r.body, None),
             }
-            if read_more(&mut conn, &mut buf)? == 0 {
+            let waiting = buf
+                .is_empty()
+                .then(|| shared.idle.park(&conn, &shared.connections));
+            let read = read_more(&mut conn, &mut buf);
+            if let Some(ticket) = waiting {
+                shared.idle.unpark(ticket, &shared.connections);
+            }
+            if read? == 0 {
                 return Ok(());
             }
             conn.set_read_timeout(Some(REQUEST_TIMEOUT))?;
@@ -174,6 +204,19 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
         }
         if head.origin.as_deref().is_some_and(|o| !o.is_empty()) && allowed.is_none() {
             return refuse(&conn, "403 Forbidden", "Origin not allowed", None);
+        }
+        let local = conn.local_addr()?;
+        if let Err(r) = check_host(&head, local) {
+            return refuse(&conn, r.status, r.body, allowed.as_deref());
+        }
+        if let Err(r) = check_method(&head) {
+            return refuse_with(
+                &conn,
+                r.status,
+                &["Allow: POST"],
+                r.body,
+                allowed.as_deref(),
+            );
         }
         if head.uri == "/status" && is_perfetto_ui(head.origin.as_deref()) {
             return refuse_ui(&conn, shared, allowed.as_deref());
@@ -266,7 +309,7 @@ fn route(
             origin,
         )?,
         "/status" => {
-            let status = session().status();
+            let status = shared.status.get();
             respond(conn, "200 OK", &PROTOBUF, &status, ka, origin)?;
         }
         "/parse" => {
@@ -283,30 +326,54 @@ fn route(
         }
         "/query" | "/rpc" => {
             write_head(conn, "200 OK", &CHUNKED, None, ka, origin)?;
+            let mut session = session();
+            let cancel = session.new_cancel();
+            // Until the answer ends, a client hanging up stops the query.
+            let watch = Watch::start(conn, cancel.clone())?;
             // Each message is a chunk, sent as soon as it is made; a client
-            // gone mid-answer only stops the sending.
+            // gone mid-answer stops the sending and the query.
             let mut sent: io::Result<()> = Ok(());
             let mut out = |f: &[u8]| {
                 if sent.is_ok() {
                     sent = write_chunk(conn, f);
+                    if sent.is_err() {
+                        cancel.cancel(CLIENT_GONE);
+                    }
                 }
             };
             let close = if head.uri == "/query" {
-                session().query_into(body, &mut out);
+                session.query_into(body, &mut out);
                 false
             } else {
-                session().rpc_into(body, &mut out)
+                session.rpc_into(body, &mut out)
             };
+            drop(watch);
+            drop(session);
             sent?;
             conn.write_all(b"0\r\n\r\n")?;
             if close {
                 return Ok(false);
             }
         }
-        _ => {
-            respond(conn, "404 Not Found", &PROTOBUF, b"", false, origin)?;
+        "/enable_metatrace" => {
+            let why = Unsupported::Metatrace.message();
+            respond(conn, "501 Not Implemented", &[], why.as_bytes(), ka, origin)?;
+        }
+        "/export" => {
+            // As upstream's failed export: the chunked body is left
+            // unfinished (the client raises), after the reason.
+            write_head(conn, "501 Not Implemented", &CHUNKED, None, false, origin)?;
+            write_chunk(conn, Unsupported::Export.message().as_bytes())?;
             return Ok(false);
         }
+        uri => match Unsupported::for_endpoint(uri) {
+            Some(what) => respond(conn, "200 OK", &PROTOBUF, &what.result(), ka, origin)?,
+            None => {
+                let why = format!("No such endpoint: {uri}");
+                respond(conn, "404 Not Found", &[], why.as_bytes(), false, origin)?;
+                return Ok(false);
+            }
+        },
     }
     Ok(true)
 }
@@ -352,13 +419,20 @@ fn websocket(
             _ => continue,
         };
         let mut sent = true;
-        let close = shared
+        let mut session = shared
             .session
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .rpc_into(&data, &mut |f| {
-                sent = sent && ws.send(Message::binary(f.to_vec())).is_ok();
-            });
+            .unwrap_or_else(PoisonError::into_inner);
+        let cancel = session.new_cancel();
+        let watch = Watch::start(ws.get_ref(), cancel.clone())?;
+        let close = session.rpc_into(&data, &mut |f| {
+            sent = sent && ws.send(Message::binary(f.to_vec())).is_ok();
+            if !sent {
+                cancel.cancel(CLIENT_GONE);
+            }
+        });
+        drop(watch);
+        drop(session);
         if !sent {
             return Ok(());
         }
@@ -420,8 +494,19 @@ fn respond(
 
 /// Answers `status` with `body` and closes.
 fn refuse(conn: &TcpStream, status: &str, body: &str, origin: Option<&str>) -> io::Result<()> {
+    refuse_with(conn, status, &[], body, origin)
+}
+
+/// Answers `status` with `headers` and `body`, and closes.
+fn refuse_with(
+    conn: &TcpStream,
+    status: &str,
+    headers: &[&str],
+    body: &str,
+    origin: Option<&str>,
+) -> io::Result<()> {
     let mut c = conn.try_clone()?;
-    respond(&mut c, status, &[], body.as_bytes(), false, origin)?;
+    respond(&mut c, status, headers, body.as_bytes(), false, origin)?;
     let _ = c.shutdown(std::net::Shutdown::Both);
     Ok(())
 }

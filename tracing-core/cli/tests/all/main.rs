@@ -42,6 +42,7 @@ mod relay_netns;
 mod sql;
 mod text_configs;
 mod tp_httpd;
+mod tp_httpd_guards;
 mod websocket;
 mod websocket_browser;
 mod websocket_hostile_matrix;

@@ -21,7 +21,7 @@ use zerotrace_trace_processor::TraceProcessor;
 use zerotrace_trace_processor::rpc::decode::decode_query_result;
 use zerotrace_trace_processor::rpc::{API_VERSION, RpcSession};
 
-fn start() -> SocketAddr {
+pub(crate) fn start() -> SocketAddr {
     let server = Server::bind(
         "127.0.0.1:0",
         RpcSession::new().unwrap(),
@@ -34,14 +34,14 @@ fn start() -> SocketAddr {
 }
 
 /// A response: status line, headers (lowercased names), body (chunks joined).
-struct Response {
-    status: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub(crate) struct Response {
+    pub(crate) status: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -49,16 +49,18 @@ impl Response {
     }
 }
 
-/// Sends one request on `conn` and reads its response.
-fn send(
+/// Sends one request on `conn` (its `Host` the server's address) and
+/// reads its response.
+pub(crate) fn send(
     conn: &mut BufReader<TcpStream>,
     method: &str,
     path: &str,
     extra: &[&str],
     body: &[u8],
 ) -> Response {
+    let host = conn.get_ref().peer_addr().unwrap();
     let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n",
         body.len()
     );
     for h in extra {
@@ -78,7 +80,7 @@ fn read_line(conn: &mut BufReader<TcpStream>) -> String {
     l.trim_end().to_owned()
 }
 
-fn read_response(conn: &mut BufReader<TcpStream>) -> Response {
+pub(crate) fn read_response(conn: &mut BufReader<TcpStream>) -> Response {
     let status = read_line(conn);
     let mut headers = Vec::new();
     loop {
@@ -112,18 +114,18 @@ fn read_response(conn: &mut BufReader<TcpStream>) -> Response {
     r
 }
 
-fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
+pub(crate) fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
     BufReader::new(TcpStream::connect(addr).unwrap())
 }
 
-fn query_args(sql: &str) -> Vec<u8> {
+pub(crate) fn query_args(sql: &str) -> Vec<u8> {
     let mut w = HeapWriter::new();
     QueryArgs::from_message(w.root()).set_sql_query(sql);
     w.to_vec()
 }
 
 /// A trace of two named threads with a slice each, as `Trace` bytes.
-fn trace() -> Vec<u8> {
+pub(crate) fn trace() -> Vec<u8> {
     let mut out = Vec::new();
     for (uuid, tid, name) in [(10u64, 6, "worker"), (11, 7, "io")] {
         let mut w = HeapWriter::new();
@@ -153,7 +155,7 @@ fn push_packet(out: &mut Vec<u8>, packet: &[u8]) {
     out.extend_from_slice(packet);
 }
 
-const KEEP: &str = "Connection: keep-alive";
+pub(crate) const KEEP: &str = "Connection: keep-alive";
 
 #[test]
 fn a_trace_parsed_over_http_answers_queries_as_the_trace_processor_does() {
@@ -207,7 +209,7 @@ fn a_trace_parsed_over_http_answers_queries_as_the_trace_processor_does() {
         &[KEEP],
         &query_args("CREATE TABLE mine AS SELECT 1"),
     );
-    let r = send(&mut c, "GET", "/restore_initial_tables", &[KEEP], b"");
+    let r = send(&mut c, "POST", "/restore_initial_tables", &[KEEP], b"");
     assert_eq!(r.status, "HTTP/1.1 200 OK");
     let r = send(
         &mut c,
@@ -371,10 +373,25 @@ fn the_framed_stream_works_over_rpc_and_the_websocket() {
 #[test]
 fn connections_past_the_limit_are_turned_away() {
     let addr = start();
+    // Requests begun and not finished count (idle connections do not:
+    // tp_httpd_guards).
     let held: Vec<TcpStream> = (0..zerotrace_cli::tp_httpd::MAX_CONNECTIONS)
-        .map(|_| TcpStream::connect(addr).unwrap())
+        .map(|_| {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(b"GET /status HTTP/1.1\r\n").unwrap();
+            c
+        })
         .collect();
-    let r = send(&mut connect(addr), "GET", "/status", &[], b"");
-    assert_eq!(r.status, "HTTP/1.1 503 Service Unavailable");
+    // Each server thread counts its connection again once it has read the
+    // begun head; until all have, a newcomer may still get in.
+    let refused = (0..2000).any(|_| {
+        let r = send(&mut connect(addr), "GET", "/status", &[], b"");
+        if r.status == "HTTP/1.1 503 Service Unavailable" {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        false
+    });
+    assert!(refused);
     drop(held);
 }

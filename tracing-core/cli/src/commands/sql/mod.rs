@@ -84,6 +84,10 @@ pub struct SqlArgs {
     /// does (Perfetto's Python client passes it unless told otherwise).
     #[arg(long = "no-ftrace-raw")]
     pub no_ftrace_raw: bool,
+    /// With --httpd: stop each query of a client that runs longer than
+    /// SECONDS (its answer's error names the limit); no limit by default.
+    #[arg(long = "query-timeout", value_name = "SECONDS", requires = "httpd")]
+    pub query_timeout: Option<f64>,
 }
 
 impl SqlArgs {
@@ -106,6 +110,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
             addr,
             crate::tp_httpd::ServerOptions::default(),
             args.load_options(),
+            serve::query_timeout(args.query_timeout)?,
         );
     }
     let one = match args.traces.as_slice() {

@@ -3,6 +3,7 @@
 //! `trace_processor_shell --httpd` serves it (`crate::tp_httpd`).
 
 use std::path::Path;
+use std::time::Duration;
 
 use zerotrace_trace_processor::LoadOptions;
 use zerotrace_trace_processor::rpc::RpcSession;
@@ -11,13 +12,26 @@ use super::load;
 use crate::commands::CliError;
 use crate::tp_httpd::{Server, ServerOptions};
 
+/// `--query-timeout SECONDS` as a limit (none when not given).
+pub fn query_timeout(seconds: Option<f64>) -> Result<Option<Duration>, CliError> {
+    seconds
+        .map(|s| {
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                CliError::Usage(format!("--query-timeout {s}: not a number of seconds"))
+            })
+        })
+        .transpose()
+}
+
 /// Loads `trace` (when given) and serves it on `addr` until killed;
-/// `load` says what it and the traces sent later keep.
+/// `load` says what it and the traces sent later keep, `query_timeout`
+/// how long a client's query may run.
 pub fn serve(
     trace: Option<&Path>,
     addr: &str,
     options: ServerOptions,
     load_options: LoadOptions,
+    query_timeout: Option<Duration>,
 ) -> Result<(), CliError> {
     let mut session = match trace {
         Some(path) => {
@@ -31,6 +45,7 @@ pub fn serve(
         None => RpcSession::new().map_err(|e| CliError::Usage(e.to_string()))?,
     };
     session.set_load_options(load_options);
+    session.set_query_timeout(query_timeout);
     let server = Server::bind(addr, session, options).map_err(|e| CliError::io(addr, e))?;
     let bound = server.local_addr().map_err(|e| CliError::io(addr, e))?;
     eprintln!(

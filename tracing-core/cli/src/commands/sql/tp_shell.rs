@@ -66,6 +66,10 @@ pub struct TpArgs {
     /// Leave ftrace_event (the raw table) empty.
     #[arg(long = "no-ftrace-raw")]
     pub no_ftrace_raw: bool,
+    /// With -D: stop each query that runs longer than SECONDS (not in
+    /// upstream's shell); no limit by default.
+    #[arg(long = "query-timeout", value_name = "SECONDS", requires = "httpd")]
+    pub query_timeout: Option<f64>,
     /// Print the version.
     #[arg(short = 'v', long = "version")]
     pub version: bool,
@@ -111,6 +115,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             format: Some(Format::Csv).filter(|_| has_query),
             httpd: None,
             no_ftrace_raw: args.no_ftrace_raw,
+            query_timeout: None,
         })?;
     } else if !args.httpd {
         return Err(CliError::Usage(
@@ -133,7 +138,8 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
     let load = LoadOptions {
         ftrace_raw: !args.no_ftrace_raw,
     };
-    serve(args.trace.as_deref(), &addr, options, load)
+    let limit = super::serve::query_timeout(args.query_timeout)?;
+    serve(args.trace.as_deref(), &addr, options, load, limit)
 }
 
 #[cfg(test)]
