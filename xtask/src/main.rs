@@ -12,6 +12,7 @@ mod miri;
 mod msrv;
 mod perf_cost;
 mod private_deps;
+mod required;
 mod scale;
 mod soak;
 mod suites;
@@ -69,7 +70,8 @@ enum Task {
         /// Proptest cases per property (CI uses few; the long run more).
         #[arg(long, default_value_t = 4)]
         cases: u32,
-        /// Fail when no nightly Miri is installed instead of skipping.
+        /// Fail when no nightly Miri is installed instead of skipping (as
+        /// ZEROTRACE_REQUIRE_MIRI=1 or CI set do).
         #[arg(long)]
         require: bool,
         /// Every target, the slow ones included (CI runs the short list).
@@ -82,7 +84,8 @@ enum Task {
     Msrv,
     /// Check that the public API of protozero and protozero-codegen names
     /// no type of a private dependency (nightly's
-    /// exported_private_dependencies lint; skipped without a nightly).
+    /// exported_private_dependencies lint; skipped without a nightly, a
+    /// failure under CI or ZEROTRACE_REQUIRE_PRIVATE_DEPS=1).
     PrivateDeps,
     /// Run the test binaries of protozero and zerotrace-core under
     /// valgrind's memcheck (CI's short list; every binary with --full).
@@ -310,6 +313,17 @@ enum Task {
     },
 }
 
+/// The exit of a task that could not run here: success, unless `var` is
+/// `1` or CI is set (`required.rs`), where a skipped check is a failure.
+fn skipped(var: &str) -> ExitCode {
+    if required::required(var) {
+        eprintln!("error: {var}=1 or CI: this check must run here, not skip");
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// The workspace root (the parent of this crate's directory).
 fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -351,7 +365,7 @@ fn main() -> ExitCode {
             }
             Ok(None) => {
                 println!("tsan: skipped, no nightly toolchain with rust-src here");
-                ExitCode::SUCCESS
+                skipped("ZEROTRACE_REQUIRE_TSAN")
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -388,12 +402,7 @@ fn main() -> ExitCode {
             Ok(msrv::Outcome::Failed) => ExitCode::FAILURE,
             Ok(msrv::Outcome::Skipped(why)) => {
                 println!("msrv: skipped: {why}");
-                if std::env::var_os("ZEROTRACE_REQUIRE_MSRV").is_some_and(|v| v == "1") {
-                    eprintln!("error: ZEROTRACE_REQUIRE_MSRV=1: the MSRV check must run here");
-                    ExitCode::FAILURE
-                } else {
-                    ExitCode::SUCCESS
-                }
+                skipped("ZEROTRACE_REQUIRE_MSRV")
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -408,7 +417,7 @@ fn main() -> ExitCode {
             Ok(Some(false)) => ExitCode::FAILURE,
             Ok(None) => {
                 println!("private-deps: skipped, no nightly toolchain here");
-                ExitCode::SUCCESS
+                skipped("ZEROTRACE_REQUIRE_PRIVATE_DEPS")
             }
             Err(e) => {
                 eprintln!("error: cargo: {e}");

@@ -97,6 +97,7 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "daemon::output",
     "ipc::vsock",
     "platform::",
+    "track_event::backend",
     "track_event::event_writer",
 ];
 
@@ -125,9 +126,26 @@ const MODELS: &[(&str, &str, InCi)] = &[
     ("Tree Borrows", "-Zmiri-tree-borrows", |ci| ci == Ci::Both),
 ];
 
+/// The variable that makes a missing Miri an error (`.ci/run` exports
+/// it; `CI` set does the same: `crate::required`).
+pub const REQUIRE_VAR: &str = "ZEROTRACE_REQUIRE_MIRI";
+
+/// What a run without a nightly Miri gives: `None` (skipped, said in one
+/// line by the caller), or an error when the run is `required`.
+fn without_miri(required: bool) -> Result<Option<bool>, std::io::Error> {
+    if required {
+        return Err(std::io::Error::other(format!(
+            "no nightly toolchain with Miri here, and {REQUIRE_VAR}=1 or CI says Miri must run \
+             (rustup component add --toolchain nightly miri rust-src)"
+        )));
+    }
+    Ok(None)
+}
+
 /// Runs the targets (all of them with `full`, else CI's short list) under
 /// every model; `cases` proptest cases each. Returns whether all passed, or
-/// `None` when no nightly Miri is available.
+/// `None` when no nightly Miri is available (an error instead under CI or
+/// with [`REQUIRE_VAR`]` = 1`).
 pub fn run(root: &Path, cases: u32, full: bool) -> Result<Option<bool>, std::io::Error> {
     let available = Command::new("cargo")
         .args(["+nightly", "miri", "--version"])
@@ -135,7 +153,7 @@ pub fn run(root: &Path, cases: u32, full: bool) -> Result<Option<bool>, std::io:
         .output()
         .is_ok_and(|o| o.status.success());
     if !available {
-        return Ok(None);
+        return without_miri(crate::required::required(REQUIRE_VAR));
     }
     let mut ok = true;
     for (model, flag, in_ci) in MODELS {
@@ -175,8 +193,25 @@ pub fn run(root: &Path, cases: u32, full: bool) -> Result<Option<bool>, std::io:
 
 #[cfg(test)]
 mod tests {
-    use super::UNSAFE_MODULES;
+    use super::{REQUIRE_VAR, UNSAFE_MODULES, without_miri};
     use std::path::{Path, PathBuf};
+
+    /// Without Miri, a run is skipped only where nothing requires it: under
+    /// CI, or with ZEROTRACE_REQUIRE_MIRI=1, it is an error.
+    #[test]
+    fn a_missing_miri_fails_where_required() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let run = |vars| without_miri(crate::required::required_in(REQUIRE_VAR, env(vars)));
+        assert!(matches!(run(&[]), Ok(None)));
+        assert!(run(&[("CI", "true")]).is_err());
+        assert!(run(&[(REQUIRE_VAR, "1")]).is_err());
+    }
 
     fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap().flatten() {

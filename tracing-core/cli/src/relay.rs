@@ -232,9 +232,7 @@ fn accept_loop(
 /// connection to the central service, identity first, then bytes both ways
 /// until one side closes.
 fn relay_producer(local: Stream, peer: Vouched, cfg: &RelayConfig) -> io::Result<()> {
-    let pid = peer.pid.unwrap_or(0);
-    let uid = peer.uid.unwrap_or(current_uid()) as i32;
-    let identity = peer_identity_frame(pid, uid, &cfg.machine_id_hint, &cfg.machine_name);
+    let identity = identity_frame(peer, cfg);
     let central = match connect(&cfg.central) {
         Ok(c) => c,
         Err(e) => {
@@ -247,6 +245,17 @@ fn relay_producer(local: Stream, peer: Vouched, cfg: &RelayConfig) -> io::Result
     central.set_nonblocking(true)?;
     local.set_nonblocking(true)?;
     pump(&local, &central, identity)
+}
+
+/// The identity the relay sends first for a producer: what the kernel
+/// vouched for `peer`, as Perfetto's relay sends it. A producer the kernel
+/// names no uid for (one on a TCP producer socket) is uid -1 (`kInvalidUid`),
+/// never the relay's own uid, which would lend it the relay's rights on
+/// the central service.
+fn identity_frame(peer: Vouched, cfg: &RelayConfig) -> Vec<u8> {
+    let pid = peer.pid.unwrap_or(0);
+    let uid = peer.uid.map_or(-1, |u| u as i32);
+    peer_identity_frame(pid, uid, &cfg.machine_id_hint, &cfg.machine_name)
 }
 
 /// Moves bytes between `local` and `central` until either closes, then
@@ -566,6 +575,33 @@ mod tests {
     use std::os::unix::net::UnixStream;
 
     use super::*;
+
+    #[test]
+    fn an_unvouched_producer_is_not_lent_the_relays_uid() {
+        use zerotrace_core::ipc::{Frame, FrameMsg};
+        let cfg = RelayConfig {
+            listen: Endpoint::Tcp("127.0.0.1:0".into()),
+            listen_mode: None,
+            central: Endpoint::Tcp("127.0.0.1:1".into()),
+            machine_id_hint: "hint".into(),
+            machine_name: String::new(),
+        };
+        let uid_of = |peer: Vouched| {
+            let bytes = identity_frame(peer, &cfg);
+            // The frame's 4-byte length, then its payload.
+            match Frame::decode(&bytes[4..]).unwrap().msg {
+                FrameMsg::SetPeerIdentity { uid, pid, .. } => (uid, pid),
+                other => panic!("{other:?}"),
+            }
+        };
+        // Over TCP the kernel names nobody: uid -1, as upstream's relay.
+        assert_eq!(uid_of(Vouched::default()), (Some(-1), Some(0)));
+        let local = Vouched {
+            uid: Some(1234),
+            pid: Some(77),
+        };
+        assert_eq!(uid_of(local), (Some(1234), Some(77)));
+    }
 
     /// A producer that writes far more than the relay holds, then hangs up
     /// at once, while the central service is slow to read: every byte

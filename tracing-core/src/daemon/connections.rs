@@ -51,7 +51,7 @@ impl Daemon {
     /// Takes every peer waiting on listener `index`, each through its
     /// gate (the producer and consumer sockets' policies admit whoever
     /// the kernel let connect; the gate says who that is).
-    pub(super) fn accept(&mut self, index: usize) {
+    pub(super) fn admit_arrivals(&mut self, index: usize) {
         loop {
             let Some((gate, port)) = self.listeners.get(index) else {
                 return;

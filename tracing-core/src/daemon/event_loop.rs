@@ -70,7 +70,7 @@ impl Daemon {
                 } else if token == TOKEN_DOOR {
                     self.admit_door();
                 } else if token < TOKEN_CONN_BASE {
-                    self.accept((token - TOKEN_LISTENER_BASE) as usize);
+                    self.admit_arrivals((token - TOKEN_LISTENER_BASE) as usize);
                 } else {
                     if ev.read {
                         self.read(token);

@@ -40,6 +40,7 @@ mod genuine_trace_buffer;
 mod hostile_smb;
 mod hostile_smb_process;
 mod ipc_vectors;
+mod listeners_admit_through_policy;
 mod producer_endpoint;
 mod reassembly_proptest;
 mod relay_port_client;

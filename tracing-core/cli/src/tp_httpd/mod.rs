@@ -22,7 +22,11 @@
 //!   `/status` probe gets 403 (the reason in the body, and on stderr once):
 //!   it would draw with PerfettoSQL's standard library, which is not
 //!   served, and any answer but 200 keeps it on its built-in engine.
-//! - Bounds: loopback unless told otherwise; heads and bodies as
+//! - Peers: its own uid and root only, as the kernel vouches for them;
+//!   others get 403 naming the rule. Loopback unless told otherwise with
+//!   [`ServerOptions::serve_remote_peers`] (`admission.rs`, over
+//!   `zerotrace_core::peer_policy`, through whose gate it accepts).
+//! - Bounds: heads and bodies as
 //!   `request.rs` bounds them; at most [`MAX_CONNECTIONS`] connections at
 //!   once (the rest get 503), a keep-alive connection waiting for its next
 //!   request not counted (`idle.rs` keeps at most [`MAX_IDLE_CONNECTIONS`]
@@ -34,21 +38,24 @@
 //!   client hangs up (`watch.rs`, and a chunk that cannot be written) or
 //!   past the session's time limit (`--query-timeout`).
 
+mod admission;
 mod idle;
 pub mod request;
 mod watch;
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
+use zerotrace_core::peer_policy::TcpGate;
 use zerotrace_trace_processor::rpc::{MAX_FRAME_BYTES, RpcSession, StatusBoard, Unsupported};
 
 use crate::websocket::origin::origin_allowed;
+pub use admission::{BindError, remote_warning};
 pub use idle::MAX_IDLE_CONNECTIONS;
 use request::{Head, MAX_BODY_BYTES, check_host, check_method, parse_head};
 use watch::{CLIENT_GONE, Watch};
@@ -72,12 +79,18 @@ pub struct ServerOptions {
     pub extra_origins: Vec<String>,
     /// Print a line on stderr per request.
     pub log: bool,
+    /// Listen beyond loopback if told to, and admit peers whose uid the
+    /// kernel does not vouch for (remote ones). RISK: anyone who reaches
+    /// the address reads the loaded trace and runs SQL over it. Local
+    /// peers keep the rule (own uid and root only). Off by default
+    /// (`--insecure-serve-remote-peers`).
+    pub serve_remote_peers: bool,
 }
 
 /// A listening server; [`Server::run`] serves until the process ends.
 #[derive(Debug)]
 pub struct Server {
-    listener: TcpListener,
+    gate: TcpGate,
     shared: Arc<Shared>,
 }
 
@@ -95,12 +108,22 @@ struct Shared {
 }
 
 impl Server {
-    /// Binds `addr` (`IP:PORT`; port 0 picks one).
-    pub fn bind(addr: &str, session: RpcSession, options: ServerOptions) -> io::Result<Self> {
+    /// Binds `addr` (`IP:PORT`; port 0 picks one): a loopback address,
+    /// unless `options` say to serve remote peers (then a warning on
+    /// stderr says what that exposes).
+    pub fn bind(
+        addr: &str,
+        session: RpcSession,
+        options: ServerOptions,
+    ) -> Result<Self, BindError> {
         let addrs: Vec<SocketAddr> = addr.to_socket_addrs()?.collect();
-        let listener = TcpListener::bind(&addrs[..])?;
+        admission::check_bind(addr, &addrs, options.serve_remote_peers)?;
+        let gate = TcpGate::bind(&addrs[..], admission::policy(&options))?;
+        if let Some(warning) = remote_warning(gate.local_addr()?) {
+            eprintln!("{warning}");
+        }
         Ok(Server {
-            listener,
+            gate,
             shared: Arc::new(Shared {
                 status: session.status_board(),
                 idle: idle::IdlePool::default(),
@@ -114,35 +137,39 @@ impl Server {
 
     /// The address bound.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
+        self.gate.local_addr()
     }
 
-    /// Accepts and serves connections, each on its own thread.
+    /// Accepts connections, each on its own thread, where the peer is
+    /// judged: served if admitted, told why not (403) if refused.
     pub fn run(self) -> io::Result<()> {
-        for conn in self.listener.incoming() {
-            let Ok(conn) = conn else { continue };
+        loop {
+            let Ok(arrival) = self.gate.next_arrival() else {
+                continue;
+            };
             let shared = self.shared.clone();
             if shared.connections.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
                 shared.connections.fetch_sub(1, Ordering::AcqRel);
-                let _ = refuse(
-                    &conn,
-                    "503 Service Unavailable",
-                    "Too many connections",
-                    None,
+                arrival.turn_away(
+                    admission::plain("503 Service Unavailable", "Too many connections").as_bytes(),
                 );
                 continue;
             }
             let spawned = std::thread::Builder::new()
                 .name("tp-httpd".into())
                 .spawn(move || {
-                    let _ = serve(conn, &shared);
+                    match arrival.judge() {
+                        Ok(admitted) => {
+                            let _ = serve(admitted.stream, &shared);
+                        }
+                        Err(refused) => admission::refuse_peer(refused, shared.options.log),
+                    }
                     shared.connections.fetch_sub(1, Ordering::AcqRel);
                 });
             if spawned.is_err() {
                 self.shared.connections.fetch_sub(1, Ordering::AcqRel);
             }
         }
-        Ok(())
     }
 }
 

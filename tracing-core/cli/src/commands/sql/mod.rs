@@ -14,7 +14,9 @@
 //!
 //! - `--httpd [ADDR]`: Perfetto's trace processor RPC over HTTP on ADDR
 //!   (127.0.0.1:9001), the trace (if given) loaded, for Perfetto's Python
-//!   client and UI (`serve.rs`, over `crate::tp_httpd`). `tp_shell.rs` is
+//!   client and UI (`serve.rs`, over `crate::tp_httpd`): for this user's
+//!   and root's processes only, on loopback unless
+//!   `--insecure-serve-remote-peers` says otherwise. `tp_shell.rs` is
 //!   `zerotrace-tp`, the same behind `trace_processor_shell`'s flags.
 //!
 //! Bad SQL is a usage error (exit 1) showing SQLite's message, the line
@@ -80,6 +82,13 @@ pub struct SqlArgs {
         conflicts_with_all = ["query_string", "query_file"]
     )]
     pub httpd: Option<String>,
+    /// With --httpd: listen beyond loopback if ADDR is not a loopback
+    /// address, and serve peers whose uid the kernel cannot vouch for
+    /// (remote ones). RISK: anyone who reaches ADDR reads the trace and
+    /// runs SQL over it. Local peers are still served only if they run as
+    /// this user or root.
+    #[arg(long = "insecure-serve-remote-peers", requires = "httpd")]
+    pub insecure_serve_remote_peers: bool,
     /// Leave `ftrace_event` empty, as `trace_processor_shell --no-ftrace-raw`
     /// does (Perfetto's Python client passes it unless told otherwise).
     #[arg(long = "no-ftrace-raw")]
@@ -108,7 +117,10 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
         return serve::serve(
             args.traces.first().map(PathBuf::as_path),
             addr,
-            crate::tp_httpd::ServerOptions::default(),
+            crate::tp_httpd::ServerOptions {
+                serve_remote_peers: args.insecure_serve_remote_peers,
+                ..Default::default()
+            },
             args.load_options(),
             serve::query_timeout(args.query_timeout)?,
         );

@@ -10,7 +10,7 @@ use zerotrace_trace_processor::rpc::RpcSession;
 
 use super::load;
 use crate::commands::CliError;
-use crate::tp_httpd::{Server, ServerOptions};
+use crate::tp_httpd::{BindError, Server, ServerOptions};
 
 /// `--query-timeout SECONDS` as a limit (none when not given).
 pub fn query_timeout(seconds: Option<f64>) -> Result<Option<Duration>, CliError> {
@@ -46,7 +46,10 @@ pub fn serve(
     };
     session.set_load_options(load_options);
     session.set_query_timeout(query_timeout);
-    let server = Server::bind(addr, session, options).map_err(|e| CliError::io(addr, e))?;
+    let server = Server::bind(addr, session, options).map_err(|e| match e {
+        BindError::Io(e) => CliError::io(addr, e),
+        refused => CliError::Usage(refused.to_string()),
+    })?;
     let bound = server.local_addr().map_err(|e| CliError::io(addr, e))?;
     eprintln!(
         "[HTTP] serving Perfetto's trace processor RPC on http://{bound} \

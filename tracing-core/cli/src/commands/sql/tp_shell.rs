@@ -7,7 +7,10 @@
 //!   CSV (what `zerotrace sql -q/-Q` prints); neither: the prompt.
 //! - `-D` / `--httpd`, `--http-port PORT`, `--http-ip-address IP`,
 //!   `--http-additional-cors-origins A,B`: serve the RPC (after running
-//!   `-q`/`-Q` if given), on loopback port 9001 unless told.
+//!   `-q`/`-Q` if given), on loopback port 9001 unless told; served to
+//!   this user's and root's processes only. A non-loopback
+//!   `--http-ip-address` needs `--insecure-serve-remote-peers`, which
+//!   also admits remote peers (a warning on stderr says so).
 //! - `--no-ftrace-raw`: `ftrace_event` (upstream's raw table) left empty,
 //!   for the trace given and for traces sent over `/parse`.
 //! - `-v` / `--version`: the version and the RPC API version, as the shell
@@ -56,6 +59,11 @@ pub struct TpArgs {
     /// The HTTP server's address (127.0.0.1).
     #[arg(long = "http-ip-address", value_name = "IP")]
     pub http_ip_address: Option<String>,
+    /// Listen on a non-loopback --http-ip-address, and serve peers whose
+    /// uid the kernel cannot vouch for (remote ones). RISK: anyone who
+    /// reaches the address reads the trace and runs SQL over it.
+    #[arg(long = "insecure-serve-remote-peers", requires = "httpd")]
+    pub insecure_serve_remote_peers: bool,
     /// More origins the HTTP server lets in, comma-separated.
     #[arg(
         long = "http-additional-cors-origins",
@@ -114,6 +122,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             query_file: args.query_file.clone(),
             format: Some(Format::Csv).filter(|_| has_query),
             httpd: None,
+            insecure_serve_remote_peers: false,
             no_ftrace_raw: args.no_ftrace_raw,
             query_timeout: None,
         })?;
@@ -134,6 +143,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
     let options = ServerOptions {
         extra_origins: args.http_additional_cors_origins.clone(),
         log: false,
+        serve_remote_peers: args.insecure_serve_remote_peers,
     };
     let load = LoadOptions {
         ftrace_raw: !args.no_ftrace_raw,
