@@ -27,6 +27,7 @@ mod free_memory;
 mod hash;
 mod load;
 mod load_options;
+mod load_warning;
 #[cfg(feature = "sql")]
 mod output;
 pub mod packets;
@@ -49,6 +50,7 @@ pub use driver::LoadProgress;
 pub use error::{Error, TraceError};
 pub use load::Loader;
 pub use load_options::LoadOptions;
+pub use load_warning::LoadWarning;
 #[cfg(feature = "sql")]
 pub use output::{c_double, shell_csv};
 #[cfg(feature = "sql")]
@@ -64,17 +66,29 @@ pub use storage::Storage;
 #[derive(Debug)]
 pub struct TraceProcessor {
     engine: sql::Engine,
+    /// What the load dropped.
+    warnings: Vec<LoadWarning>,
 }
 
 #[cfg(feature = "sql")]
 impl TraceProcessor {
-    /// Builds the tables of a finished load.
-    pub fn from_storage(storage: Storage) -> Result<Self, Error> {
+    /// Builds the tables of a finished load. Its SQL reads and writes no
+    /// file ([`TraceProcessor::set_sql_file_access`]).
+    pub fn from_storage(mut storage: Storage) -> Result<Self, Error> {
+        let warnings = std::mem::take(&mut storage.warnings);
         let tables = sql::build::build(storage);
         let engine = sql::Engine::new(tables)?;
         // The load freed more than it keeps: give it back.
         free_memory::release();
-        Ok(TraceProcessor { engine })
+        Ok(TraceProcessor { engine, warnings })
+    }
+
+    /// What the load dropped (a truncated last packet), each with the
+    /// byte where it starts: the rest of the trace loaded, as upstream
+    /// loads it. Empty for a union of traces (each trace's own are read
+    /// before the union).
+    pub fn load_warnings(&self) -> &[LoadWarning] {
+        &self.warnings
     }
 
     /// Several loaded traces as one set of tables: every public table and
@@ -86,7 +100,10 @@ impl TraceProcessor {
         let (tables, aliases) = sql::union::union(traces)?;
         let engine = sql::Engine::new_union(tables, &aliases)?;
         free_memory::release();
-        Ok(TraceProcessor { engine })
+        Ok(TraceProcessor {
+            engine,
+            warnings: Vec::new(),
+        })
     }
 
     /// Loads a whole trace held in memory (plain protobuf).
@@ -117,9 +134,35 @@ impl TraceProcessor {
         options: LoadOptions,
         mut progress: impl FnMut(LoadProgress),
     ) -> Result<Self, Error> {
-        let mut storage = driver::load_file_with_progress(path, &mut progress)?;
+        let storage = driver::load_file_with_progress(path, &mut progress)?;
+        Self::from_storage_with_options(storage, options)
+    }
+
+    /// Builds the tables of a finished load, keeping what `options` keep
+    /// and with SQL file access as they say.
+    pub fn from_storage_with_options(
+        mut storage: Storage,
+        options: LoadOptions,
+    ) -> Result<Self, Error> {
         options.apply(&mut storage);
-        Self::from_storage(storage)
+        let tp = Self::from_storage(storage)?;
+        tp.set_sql_file_access(options.sql_file_access);
+        Ok(tp)
+    }
+
+    /// Lets this trace's SQL read and write files, or not (the default):
+    /// `ATTACH` of a file, `VACUUM INTO` a file and the pragmas that name
+    /// SQLite's directories are refused with an error saying so while it is
+    /// off, as `trace_processor_shell` refuses them without
+    /// `--allow-sql-file-access`. In-memory databases attach either way;
+    /// extensions never load.
+    pub fn set_sql_file_access(&self, allowed: bool) {
+        self.engine.set_sql_file_access(allowed);
+    }
+
+    /// Whether this trace's SQL may read and write files.
+    pub fn sql_file_access(&self) -> bool {
+        self.engine.sql_file_access()
     }
 
     /// Loads a trace from a reader, plain or gzip-compressed.

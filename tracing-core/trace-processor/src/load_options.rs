@@ -2,7 +2,8 @@
 //! `--no-ftrace-raw` leaves `ftrace_event` (upstream's raw table) empty,
 //! as upstream's `ingest_ftrace_in_raw_table = false` does. It is applied
 //! to the finished load, so the arg sets of the dropped rows stay in
-//! `args` (upstream never makes them).
+//! `args` (upstream never makes them). `--allow-sql-file-access` rides
+//! along, for the tables built from the load.
 
 use crate::Storage;
 
@@ -11,11 +12,19 @@ use crate::Storage;
 pub struct LoadOptions {
     /// Keep every ftrace event in `ftrace_event` (upstream's default).
     pub ftrace_raw: bool,
+    /// Let the trace's SQL read and write files (`ATTACH` of a file,
+    /// `VACUUM INTO`), as `trace_processor_shell --allow-sql-file-access`
+    /// does; off by default. Not about the load: it is carried here so
+    /// that traces loaded later (over the RPC's `/parse`) get it too.
+    pub sql_file_access: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { ftrace_raw: true }
+        LoadOptions {
+            ftrace_raw: true,
+            sql_file_access: false,
+        }
     }
 }
 
@@ -49,7 +58,11 @@ mod tests {
             tp.query("SELECT count(*) FROM ftrace_event").unwrap().rows[0][0].clone()
         };
         assert_eq!(count(kept), crate::Value::Int(1));
-        LoadOptions { ftrace_raw: false }.apply(&mut storage);
+        LoadOptions {
+            ftrace_raw: false,
+            ..LoadOptions::default()
+        }
+        .apply(&mut storage);
         assert_eq!(count(storage), crate::Value::Int(0));
     }
 }

@@ -1,5 +1,6 @@
-//! Many traces for one command (`zerotrace export`): the files named, a
-//! directory standing for the trace files in it, and whether loading them
+//! Many traces for one command (`zerotrace export`, `zerotrace sql`): the
+//! files named, a directory standing for the trace files in it (the one
+//! rule that tells a trace from a README), and whether loading them
 //! fits in this machine's memory, said before any is loaded rather than
 //! found out by being killed.
 
@@ -13,18 +14,42 @@ use super::CliError;
 const LOAD_PEAK_PER_BYTE: u64 = 4;
 
 /// The trace files `args` name: a file as it is, a directory as the
-/// regular files under it (recursively, hidden ones left out), sorted.
+/// regular files under it that are traces ([`looks_like_a_trace`];
+/// recursively, hidden ones left out), sorted. The files a directory holds
+/// that are not traces are named on stderr (`zerotrace sql` and `export`
+/// alike).
 pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
     let mut out = Vec::new();
     for a in args {
         let meta = std::fs::metadata(a).map_err(|e| CliError::io(a.display(), e))?;
         if meta.is_dir() {
             let before = out.len();
-            walk(a, &mut out)?;
-            out[before..].sort();
+            let mut files = Vec::new();
+            walk(a, &mut files)?;
+            files.sort();
+            let mut skipped = Vec::new();
+            for f in files {
+                if looks_like_a_trace(&f)? {
+                    out.push(f);
+                } else {
+                    skipped.push(f);
+                }
+            }
+            if !skipped.is_empty() {
+                let names: Vec<String> = skipped
+                    .iter()
+                    .map(|f| f.strip_prefix(a).unwrap_or(f).display().to_string())
+                    .collect();
+                eprintln!(
+                    "zerotrace: {}: skipped {} files that are not traces: {}",
+                    a.display(),
+                    skipped.len(),
+                    names.join(", ")
+                );
+            }
             if out.len() == before {
                 return Err(CliError::Usage(format!(
-                    "{}: the directory holds no files",
+                    "{}: the directory holds no traces",
                     a.display()
                 )));
             }
@@ -33,6 +58,39 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
         }
     }
     Ok(out)
+}
+
+/// The endings of a trace file's name (those `zerotrace export` drops
+/// from a trace's partition name).
+const TRACE_SUFFIXES: [&str; 6] = [
+    ".gz",
+    ".pftrace",
+    ".perfetto-trace",
+    ".perfetto",
+    ".trace",
+    ".pb",
+];
+
+/// Whether the file at `path`, found in a directory, is to be read as a
+/// trace: its name ends as a trace's does (then a broken one is reported,
+/// not passed over), or its bytes are a trace's, as upstream guesses a
+/// protobuf trace from its first byte: empty (a trace of nothing),
+/// gzip-compressed, or opening with a `Trace.packet` field (tag 0x0a).
+/// Anything else (a README, a script) is not a trace.
+pub fn looks_like_a_trace(path: &Path) -> Result<bool, CliError> {
+    use std::io::Read;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if TRACE_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        return Ok(true);
+    }
+    let mut head = Vec::with_capacity(2);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(2).read_to_end(&mut head))
+        .map_err(|e| CliError::io(path.display(), e))?;
+    Ok(matches!(head.as_slice(), [] | [0x1f, 0x8b] | [0x0a, ..]))
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
@@ -56,10 +114,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
 }
 
 /// The bytes of trace `path` holds once read: its size, or for a gzip file
-/// the size its trailer gives (modulo 4 GiB, as gzip keeps it; never less
-/// than the compressed size).
+/// the bytes all its members inflate to (counted by inflating them, never
+/// less than the compressed size). A gzip trailer's size is no answer: it
+/// is one member's alone (a file of many members looked as small as its
+/// last), and modulo 4 GiB. The count stops past the loader's default
+/// memory budget, which refuses more anyway.
 pub fn trace_bytes(path: &Path) -> Result<u64, CliError> {
-    use std::io::{Read, Seek, SeekFrom};
+    use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| CliError::io(path.display(), e))?;
     let len = f
         .metadata()
@@ -69,11 +130,13 @@ pub fn trace_bytes(path: &Path) -> Result<u64, CliError> {
     if len < 18 || f.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
         return Ok(len);
     }
-    let mut isize = [0u8; 4];
-    f.seek(SeekFrom::End(-4))
-        .and_then(|_| f.read_exact(&mut isize))
-        .map_err(|e| CliError::io(path.display(), e))?;
-    Ok(u64::from(u32::from_le_bytes(isize)).max(len))
+    let f = std::fs::File::open(path).map_err(|e| CliError::io(path.display(), e))?;
+    let cap = zerotrace_trace_processor::LoadBudget::DEFAULT_MAX_MEMORY + 1;
+    let mut gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f)).take(cap);
+    // A stream that stops inflating counts what came out before; its load
+    // says what is wrong.
+    let inflated = std::io::copy(&mut gz, &mut std::io::sink()).unwrap_or(0);
+    Ok(inflated.max(len))
 }
 
 /// The memory this machine can give without swapping (`MemAvailable`),
@@ -152,6 +215,18 @@ mod tests {
             .map(|p| p.strip_prefix(&dir).unwrap().display().to_string())
             .collect();
         assert_eq!(names, ["a.pftrace", "b.pftrace", "sub/c.pftrace"]);
+        // A file that is not a trace is left out.
+        std::fs::write(dir.join("README.txt"), b"# traces\n").unwrap();
+        std::fs::write(dir.join("t1"), [0x1f, 0x8b, 8]).unwrap();
+        std::fs::write(dir.join("t2"), [0x0a, 0]).unwrap();
+        // Named as a trace: kept, so that a broken one is reported.
+        std::fs::write(dir.join("broken.pb"), b"# not a trace").unwrap();
+        let got = expand(std::slice::from_ref(&dir)).unwrap();
+        assert_eq!(got.len(), 6);
+        assert!(!got.contains(&dir.join("README.txt")));
+        for f in ["README.txt", "t1", "t2", "broken.pb"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
         std::fs::remove_dir_all(dir.join("sub")).unwrap();
         for f in ["b.pftrace", "a.pftrace", ".hidden"] {
             std::fs::remove_file(dir.join(f)).unwrap();
@@ -184,6 +259,25 @@ mod tests {
         enc.write_all(&vec![0u8; 100_000]).unwrap();
         std::fs::write(&path, enc.finish().unwrap()).unwrap();
         assert_eq!(trace_bytes(&path).unwrap(), 100_000);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// Every member counts (the trailer of the last alone said 1,000 for
+    /// a file that inflates to 201,000 bytes).
+    #[test]
+    fn a_gzip_trace_of_many_members_counts_them_all() {
+        use std::io::Write;
+        let path = std::env::temp_dir().join(format!("zt-gz-members-{}.gz", std::process::id()));
+        let member = |n: usize| {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            enc.write_all(&vec![0u8; n]).unwrap();
+            enc.finish().unwrap()
+        };
+        let mut file = member(100_000);
+        file.extend(member(100_000));
+        file.extend(member(1_000));
+        std::fs::write(&path, file).unwrap();
+        assert_eq!(trace_bytes(&path).unwrap(), 201_000);
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -428,3 +428,155 @@ fn several_traces_or_a_directory_answer_as_one_set_of_tables() {
     assert_eq!(o.status.code(), Some(1));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `ATTACH` of a file in `dir`, a table written there, and `VACUUM INTO`.
+fn file_sql(dir: &Path) -> String {
+    let q = |p: PathBuf| format!("'{}'", p.display().to_string().replace('\'', "''"));
+    format!(
+        "ATTACH {} AS x; CREATE TABLE x.t(a); VACUUM INTO {}; SELECT 1 AS ok",
+        q(dir.join("x.db")),
+        q(dir.join("copy.db"))
+    )
+}
+
+#[test]
+fn sql_touches_no_file_unless_allowed() {
+    let d = dir("file-access");
+    let path = d.join("t.pftrace");
+    std::fs::write(&path, trace()).unwrap();
+    let tp = || std::process::Command::new(env!("CARGO_BIN_EXE_zerotrace-tp"));
+    for (name, mut cmd) in [("zerotrace sql", zerotrace()), ("zerotrace-tp", tp())] {
+        let files = d.join(format!("{}-files", name.replace(' ', "-")));
+        std::fs::create_dir_all(&files).unwrap();
+        if name == "zerotrace sql" {
+            cmd.arg("sql");
+        }
+        let o = cmd
+            .arg(&path)
+            .args(["-Q", &file_sql(&files)])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains("ATTACH of a file") && err.contains("--allow-sql-file-access"),
+            "{name}: {err}"
+        );
+        assert_eq!(std::fs::read_dir(&files).unwrap().count(), 0, "{name}");
+        // With the flag, the same SQL writes both files.
+        let mut cmd = if name == "zerotrace sql" {
+            let mut c = zerotrace();
+            c.arg("sql");
+            c
+        } else {
+            tp()
+        };
+        let o = cmd
+            .arg(&path)
+            .arg("--allow-sql-file-access")
+            .args(["-Q", &file_sql(&files)])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "\"ok\"\n1\n", "{name}");
+        assert!(
+            files.join("x.db").exists() && files.join("copy.db").exists(),
+            "{name}"
+        );
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_trace_cut_in_half_answers_and_warns_with_the_offset() {
+    let d = dir("cut");
+    let whole = trace();
+    // Half of a packet: it claims 64 bytes and 32 came.
+    let mut cut = whole.clone();
+    cut.extend_from_slice(&[0x0a, 64]);
+    cut.extend_from_slice(&[0; 32]);
+    let path = d.join("cut.pftrace");
+    std::fs::write(&path, &cut).unwrap();
+    let o = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .args(["-Q", "select count(*) from slice"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "\"count(*)\"\n1\n");
+    assert!(
+        err.contains("warning")
+            && err.contains("cut.pftrace")
+            && err.contains(&format!("at byte {}", whole.len()))
+            && err.contains("dropped"),
+        "{err}"
+    );
+    // A whole trace: nothing on stderr.
+    std::fs::write(&path, &whole).unwrap();
+    let o = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .args(["-Q", "select 1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn include_perfetto_module_says_it_is_not_supported_yet() {
+    let d = dir("include");
+    let path = d.join("t.pftrace");
+    std::fs::write(&path, trace()).unwrap();
+    let o = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .args([
+            "-Q",
+            "INCLUDE PERFETTO MODULE android.startup.startups; SELECT 1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "INCLUDE PERFETTO MODULE is not supported yet: PerfettoSQL's standard library is \
+             not implemented (module android.startup.startups)"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_directory_s_files_that_are_not_traces_are_skipped() {
+    let d = dir("readme");
+    let traces = d.join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    std::fs::write(traces.join("README.txt"), "Traces of the build farm.\n").unwrap();
+    std::fs::write(traces.join("a.pftrace"), trace()).unwrap();
+    let o = zerotrace()
+        .arg("sql")
+        .arg(&traces)
+        .args(["-Q", "SELECT trace, name FROM slice"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "\"trace\",\"name\"\n\"a\",\"work\"\n"
+    );
+    assert!(
+        err.contains("skipped 1 files that are not traces: README.txt"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}

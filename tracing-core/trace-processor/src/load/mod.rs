@@ -163,6 +163,13 @@ impl Loader {
         if self.tokenizer.pending_len() > 0 {
             // A truncated last packet: what came before it still loads.
             self.storage.stats.incr("tokenizer_skipped_packets");
+            let pending = self.tokenizer.pending_len();
+            let offset = self.bytes_pushed.saturating_sub(pending as u64);
+            (self.storage.warnings).push(crate::LoadWarning::truncated(
+                offset,
+                pending,
+                self.packet_index,
+            ));
         }
         let deferred = std::mem::take(&mut self.deferred);
         for d in deferred {

@@ -261,9 +261,8 @@ impl RpcSession {
                 match feed
                     .finish()
                     .map_err(crate::Error::from)
-                    .and_then(|mut storage| {
-                        self.load_options.apply(&mut storage);
-                        TraceProcessor::from_storage(storage)
+                    .and_then(|storage| {
+                        TraceProcessor::from_storage_with_options(storage, self.load_options)
                     }) {
                     Ok(tp) => {
                         let initial = InitialObjects::of(&tp);

@@ -9,7 +9,9 @@ pub mod build_profiling;
 pub mod build_sched;
 pub mod catalog;
 mod demangle;
+mod file_access;
 mod functions;
+mod perfetto_sql;
 pub mod public_schema;
 pub(crate) mod read_plan;
 pub(crate) mod streaming;
@@ -28,6 +30,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::vtab::eponymous_only_module;
 
 use crate::error::Error;
+use file_access::FileAccess;
 use table::Table;
 use vtab::ColumnarTab;
 
@@ -59,6 +62,19 @@ pub struct QueryResult {
 /// column reference.
 pub(crate) type ColumnOrigin = (String, Option<(String, String)>);
 
+/// SQLite's refusal to prepare a statement of `whole`, PerfettoSQL's
+/// statements named as not supported (`perfetto_sql.rs`).
+pub(crate) fn prepare_error(e: rusqlite::Error, whole: &str) -> Error {
+    let perfetto = match &e {
+        rusqlite::Error::SqlInputError { sql, .. } => perfetto_sql::unsupported(sql),
+        _ => None,
+    };
+    match (Error::sql_in(e, whole), perfetto) {
+        (Error::Sql { offset, .. }, Some(message)) => Error::Sql { message, offset },
+        (e, _) => e,
+    }
+}
+
 /// An SQLite connection over one trace's tables.
 pub struct Engine {
     conn: Connection,
@@ -67,6 +83,8 @@ pub struct Engine {
     /// The virtual tables' storage, for readers that take columns as
     /// they are (the Parquet export).
     storage: Vec<Arc<Table>>,
+    /// Whether SQL may read and write files (off unless asked).
+    file_access: FileAccess,
 }
 
 impl std::fmt::Debug for Engine {
@@ -117,10 +135,12 @@ impl Engine {
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;
+        let file_access = FileAccess::install(&conn)?;
         Ok(Engine {
             conn,
             tables: names,
             storage: all,
+            file_access,
         })
     }
 
@@ -146,10 +166,12 @@ impl Engine {
                 of.replace('"', "\"\"")
             ))?;
         }
+        let file_access = FileAccess::install(&conn)?;
         Ok(Engine {
             conn,
             tables: names,
             storage: all,
+            file_access,
         })
     }
 
@@ -190,11 +212,27 @@ impl Engine {
             .collect())
     }
 
+    /// Lets SQL read and write files (`--allow-sql-file-access`), or not
+    /// (the default): `file_access.rs`.
+    pub(crate) fn set_sql_file_access(&self, allowed: bool) {
+        self.file_access.set_allowed(allowed);
+    }
+
+    /// Whether SQL may read and write files.
+    pub(crate) fn sql_file_access(&self) -> bool {
+        self.file_access.allowed()
+    }
+
     /// Runs every statement of `sql`; the last statement's rows.
     pub fn query(&self, sql: &str) -> Result<QueryResult, Error> {
+        self.file_access.forget();
+        self.query_all(sql).map_err(|e| self.file_access.explain(e))
+    }
+
+    fn query_all(&self, sql: &str) -> Result<QueryResult, Error> {
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         let mut last = QueryResult::default();
-        while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, sql))? {
+        while let Some(mut stmt) = batch.next().map_err(|e| prepare_error(e, sql))? {
             let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
             let n = columns.len();
             let mut rows = Vec::new();

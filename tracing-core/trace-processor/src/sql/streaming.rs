@@ -83,10 +83,16 @@ impl Engine {
     /// Runs every statement of `sql`, handing each one's rows to `sink`;
     /// rows handed over before a failure stay handed over.
     pub(crate) fn query_streaming(&self, sql: &str, sink: &mut dyn RowSink) -> Result<(), Error> {
+        self.file_access.forget();
+        self.stream_all(sql, sink)
+            .map_err(|e| self.file_access.explain(e))
+    }
+
+    fn stream_all(&self, sql: &str, sink: &mut dyn RowSink) -> Result<(), Error> {
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         // Where the previous statement's text ended in `sql`.
         let mut pos = 0;
-        while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, sql))? {
+        while let Some(mut stmt) = batch.next().map_err(|e| super::prepare_error(e, sql))? {
             let text = stmt.expanded_sql().unwrap_or_default();
             // A statement's text is its span of the query (no parameters
             // are bound, so nothing was expanded); what follows it says

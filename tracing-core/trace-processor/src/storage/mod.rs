@@ -59,6 +59,8 @@ pub struct Storage {
     pub profiling: profiling_rows::ProfilingRows,
     /// What the profile views print beyond the profiling tables.
     pub profile_facts: profile_facts::ProfileFacts,
+    /// What the load dropped, told to the user (`load_warning.rs`).
+    pub warnings: Vec<crate::LoadWarning>,
 }
 
 impl Storage {

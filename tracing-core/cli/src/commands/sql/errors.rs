@@ -1,11 +1,12 @@
 //! What `zerotrace sql` says when SQLite refuses a statement or a trace
 //! does not load: SQLite's message with the line and column it points at,
 //! that line of the SQL and a caret under the spot; the trace file's name
-//! with the byte offset and packet where loading stopped.
+//! with the byte offset and packet where loading stopped; and, as a
+//! warning, what a load that went on dropped.
 
 use std::path::Path;
 
-use zerotrace_trace_processor::Error;
+use zerotrace_trace_processor::{Error, TraceProcessor};
 
 use crate::commands::CliError;
 
@@ -33,6 +34,15 @@ pub fn describe_sql_error(sql: &str, message: &str, offset: Option<usize>) -> St
         "SQL error at line {line_no}, column {}: {message}\n  {text}\n  {pad}^",
         before.chars().count() + 1
     )
+}
+
+/// Tells on stderr what the load of `path` dropped (a truncated last
+/// packet): the rest of the trace loaded and is queried, as upstream's
+/// shell queries it, but the user must know the answers miss a part.
+pub fn warn_dropped(path: &Path, tp: &TraceProcessor) {
+    for w in tp.load_warnings() {
+        eprintln!("zerotrace: warning: {}: {w}", path.display());
+    }
 }
 
 /// A query's error as the user reads it (one or more lines, no newline at

@@ -63,6 +63,9 @@ pub fn load_many(paths: &[PathBuf], options: LoadOptions) -> Result<TraceProcess
                     };
                     let r = TraceProcessor::open_with_options(path, options, |_| {})
                         .map_err(|e| load_error(path, e));
+                    if let Ok(tp) = &r {
+                        super::warn_dropped(path, tp);
+                    }
                     if let Ok(mut l) = loaded.lock() {
                         if let Some(slot) = l.get_mut(i) {
                             *slot = Some(r);
@@ -86,6 +89,7 @@ pub fn load_many(paths: &[PathBuf], options: LoadOptions) -> Result<TraceProcess
         path: format!("{n} traces"),
         reason: e.to_string(),
     })?;
+    tp.set_sql_file_access(options.sql_file_access);
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!(
             "{n} traces ({}) loaded as one set of tables with a `trace` column in {:.1} s",

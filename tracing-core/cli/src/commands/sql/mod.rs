@@ -21,7 +21,11 @@
 //!
 //! Bad SQL is a usage error (exit 1) showing SQLite's message, the line
 //! and a caret under the spot; a trace that does not load is a bad trace
-//! (exit 5) naming the file, the byte and the packet (`errors.rs`). While a
+//! (exit 5) naming the file, the byte and the packet (`errors.rs`); a
+//! trace cut short loads what it can, with a warning on stderr naming the
+//! byte and what was dropped. A directory's files that are not traces are
+//! skipped (`trace_set.rs`, the rule `export` follows). SQL reads and
+//! writes no file unless `--allow-sql-file-access`. While a
 //! large trace loads, a progress line is drawn on stderr when it is a
 //! terminal (`progress.rs`).
 
@@ -46,6 +50,7 @@ pub use format::Format;
 use super::{CliError, print_out};
 use errors::describe_query_error;
 pub(super) use errors::load_error;
+use errors::warn_dropped;
 use progress::ProgressLine;
 use session::{Output, Session, Step};
 
@@ -93,6 +98,12 @@ pub struct SqlArgs {
     /// does (Perfetto's Python client passes it unless told otherwise).
     #[arg(long = "no-ftrace-raw")]
     pub no_ftrace_raw: bool,
+    /// Let the SQL read and write files (`ATTACH` of a file, `VACUUM
+    /// INTO`), as `trace_processor_shell --allow-sql-file-access` does; off
+    /// by default, for the SQL given here and that of RPC clients. Do not
+    /// turn it on for SQL you do not trust.
+    #[arg(long = "allow-sql-file-access")]
+    pub allow_sql_file_access: bool,
     /// With --httpd: stop each query of a client that runs longer than
     /// SECONDS (its answer's error names the limit); no limit by default.
     #[arg(long = "query-timeout", value_name = "SECONDS", requires = "httpd")]
@@ -100,10 +111,11 @@ pub struct SqlArgs {
 }
 
 impl SqlArgs {
-    /// What the load keeps.
+    /// What the load keeps, and whether its SQL may touch files.
     fn load_options(&self) -> LoadOptions {
         LoadOptions {
             ftrace_raw: !self.no_ftrace_raw,
+            sql_file_access: self.allow_sql_file_access,
         }
     }
 }
@@ -164,6 +176,13 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
 
 /// Loads the trace, with a progress line on stderr if it is a terminal.
 fn load(path: &Path, options: LoadOptions) -> Result<TraceProcessor, CliError> {
+    let tp = load_quietly(path, options)?;
+    warn_dropped(path, &tp);
+    Ok(tp)
+}
+
+/// [`load`] without the warnings.
+fn load_quietly(path: &Path, options: LoadOptions) -> Result<TraceProcessor, CliError> {
     if !std::io::stderr().is_terminal() {
         return TraceProcessor::open_with_options(path, options, |_| {})
             .map_err(|e| load_error(path, e));

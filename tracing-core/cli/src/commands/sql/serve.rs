@@ -1,12 +1,15 @@
 //! `zerotrace sql --httpd [ADDR]` and `zerotrace-tp -D`: the trace (if
 //! one is given) loaded into an RPC session and served over HTTP as
-//! `trace_processor_shell --httpd` serves it (`crate::tp_httpd`).
+//! `trace_processor_shell --httpd` serves it (`crate::tp_httpd`). The
+//! session's SQL touches no file unless `--allow-sql-file-access` was
+//! given: the trace given, the empty one served before any `/parse`, and
+//! those sent later all carry the load options.
 
 use std::path::Path;
 use std::time::Duration;
 
-use zerotrace_trace_processor::LoadOptions;
 use zerotrace_trace_processor::rpc::RpcSession;
+use zerotrace_trace_processor::{LoadOptions, Loader, TraceProcessor};
 
 use super::load;
 use crate::commands::CliError;
@@ -42,7 +45,16 @@ pub fn serve(
             );
             RpcSession::with_trace(tp, Some(name))
         }
-        None => RpcSession::new().map_err(|e| CliError::Usage(e.to_string()))?,
+        None => {
+            let tp = TraceProcessor::from_storage_with_options(
+                Loader::new()
+                    .finish()
+                    .map_err(|e| CliError::Usage(e.to_string()))?,
+                load_options,
+            )
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+            RpcSession::with_trace(tp, None)
+        }
     };
     session.set_load_options(load_options);
     session.set_query_timeout(query_timeout);

@@ -13,6 +13,8 @@
 //!   also admits remote peers (a warning on stderr says so).
 //! - `--no-ftrace-raw`: `ftrace_event` (upstream's raw table) left empty,
 //!   for the trace given and for traces sent over `/parse`.
+//! - `--allow-sql-file-access`: SQL may read and write files (`ATTACH` of
+//!   a file, `VACUUM INTO`); off by default, for `-q`/`-Q` and the RPC.
 //! - `-v` / `--version`: the version and the RPC API version, as the shell
 //!   prints them.
 //!
@@ -74,6 +76,10 @@ pub struct TpArgs {
     /// Leave ftrace_event (the raw table) empty.
     #[arg(long = "no-ftrace-raw")]
     pub no_ftrace_raw: bool,
+    /// Allow SQL to read and write files (ATTACH of a file, VACUUM INTO).
+    /// Do not enable this for untrusted SQL.
+    #[arg(long = "allow-sql-file-access")]
+    pub allow_sql_file_access: bool,
     /// With -D: stop each query that runs longer than SECONDS (not in
     /// upstream's shell); no limit by default.
     #[arg(long = "query-timeout", value_name = "SECONDS", requires = "httpd")]
@@ -124,6 +130,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             httpd: None,
             insecure_serve_remote_peers: false,
             no_ftrace_raw: args.no_ftrace_raw,
+            allow_sql_file_access: args.allow_sql_file_access,
             query_timeout: None,
         })?;
     } else if !args.httpd {
@@ -147,6 +154,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
     };
     let load = LoadOptions {
         ftrace_raw: !args.no_ftrace_raw,
+        sql_file_access: args.allow_sql_file_access,
     };
     let limit = super::serve::query_timeout(args.query_timeout)?;
     serve(args.trace.as_deref(), &addr, options, load, limit)
