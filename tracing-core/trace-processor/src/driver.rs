@@ -1,6 +1,8 @@
 //! The thin I/O driver: reads a trace file or any reader, plain or
 //! gzip-compressed (told by the gzip magic), in chunks into the loading
 //! core, telling an observer how far it has read (for a progress line).
+//! A gzip file's compressed bytes read so far go to the loader with the
+//! bytes they inflated to, so that its budget bounds the ratio too.
 
 use std::cell::Cell;
 use std::io::Read;
@@ -9,6 +11,7 @@ use std::rc::Rc;
 
 use crate::error::{Error, TraceError};
 use crate::load::Loader;
+use crate::load::budget::LoadBudget;
 use crate::storage::Storage;
 
 /// Bytes read per chunk.
@@ -29,13 +32,29 @@ pub struct LoadProgress {
 
 /// Loads a trace from a reader (plain or gzip).
 pub fn load_reader(r: impl Read) -> Result<Storage, Error> {
-    load_observed(r, &mut |_| {})
+    load_reader_with_budget(r, LoadBudget::default())
+}
+
+/// Loads a trace from a reader (plain or gzip) within `budget`.
+pub fn load_reader_with_budget(r: impl Read, budget: LoadBudget) -> Result<Storage, Error> {
+    let read = Rc::new(Cell::new(0));
+    let counting = Counting {
+        inner: r,
+        read: read.clone(),
+    };
+    load_observed(counting, &read, budget, &mut |_| {})
 }
 
 /// Loads a trace from a reader, calling `chunk_done(reading_done)` after
-/// each chunk is pushed and once, with `true`, before the loader finishes.
-fn load_observed(mut r: impl Read, chunk_done: &mut dyn FnMut(bool)) -> Result<Storage, Error> {
-    let mut loader = Loader::new();
+/// each chunk is pushed and once, with `true`, before the loader finishes;
+/// `read` counts the reader's bytes.
+fn load_observed(
+    mut r: impl Read,
+    read: &Cell<u64>,
+    budget: LoadBudget,
+    chunk_done: &mut dyn FnMut(bool),
+) -> Result<Storage, Error> {
+    let mut loader = Loader::with_budget(budget);
     let mut head = [0u8; 2];
     let mut got = 0;
     while got < 2 {
@@ -49,30 +68,37 @@ fn load_observed(mut r: impl Read, chunk_done: &mut dyn FnMut(bool)) -> Result<S
     if head == [0x1f, 0x8b] {
         let chained = std::io::Cursor::new(head.to_vec()).chain(r);
         let gz = flate2::read::MultiGzDecoder::new(chained);
-        pump(&mut loader, gz, true, chunk_done)?;
+        pump(&mut loader, gz, Some(read), chunk_done)?;
     } else {
         loader.push(head)?;
-        pump(&mut loader, r, false, chunk_done)?;
+        pump(&mut loader, r, None, chunk_done)?;
     }
     chunk_done(true);
     Ok(loader.finish()?)
 }
 
+/// Pushes what `r` reads; `compressed`: for a gzip stream, the count of
+/// the compressed bytes read so far.
 fn pump(
     loader: &mut Loader,
     mut r: impl Read,
-    gzip: bool,
+    compressed: Option<&Cell<u64>>,
     chunk_done: &mut dyn FnMut(bool),
 ) -> Result<(), Error> {
     let mut buf = vec![0u8; CHUNK];
     loop {
         let n = match r.read(&mut buf) {
             Ok(n) => n,
-            Err(e) if gzip => return Err(TraceError::Gzip(e.to_string()).into()),
+            Err(e) if compressed.is_some() => {
+                return Err(TraceError::Gzip(e.to_string()).into());
+            }
             Err(e) => return Err(e.into()),
         };
         if n == 0 {
             return Ok(());
+        }
+        if let Some(c) = compressed {
+            loader.set_source_bytes(c.get());
         }
         loader.push(&buf[..n])?;
         chunk_done(false);
@@ -104,6 +130,16 @@ pub fn load_file_with_progress(
     path: &Path,
     progress: &mut dyn FnMut(LoadProgress),
 ) -> Result<Storage, Error> {
+    load_file_with_budget(path, LoadBudget::default(), progress)
+}
+
+/// Loads a trace file (plain or gzip) within `budget`, telling `progress`
+/// how many of the file's bytes were read after each chunk.
+pub fn load_file_with_budget(
+    path: &Path,
+    budget: LoadBudget,
+    progress: &mut dyn FnMut(LoadProgress),
+) -> Result<Storage, Error> {
     let f = std::fs::File::open(path)?;
     let total = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     let read = Rc::new(Cell::new(0));
@@ -111,13 +147,18 @@ pub fn load_file_with_progress(
         inner: f,
         read: read.clone(),
     };
-    load_observed(std::io::BufReader::new(counting), &mut |reading_done| {
-        progress(LoadProgress {
-            read: read.get(),
-            total,
-            reading_done,
-        })
-    })
+    load_observed(
+        std::io::BufReader::new(counting),
+        &read,
+        budget,
+        &mut |reading_done| {
+            progress(LoadProgress {
+                read: read.get(),
+                total,
+                reading_done,
+            })
+        },
+    )
 }
 
 #[cfg(test)]

@@ -29,6 +29,34 @@ pub enum TraceError {
     /// A gzip stream that does not inflate.
     #[error("gzip: {0}")]
     Gzip(String),
+    /// Loading the trace needs more memory than the load's budget allows
+    /// (`LoadOptions::budget`, `zerotrace sql --max-memory`).
+    #[error(
+        "loading the trace needs more than {limit} bytes ({} MiB) of memory (its bytes once \
+         decompressed and a record per packet), this load's limit; a trace known to be \
+         sound loads with a larger --max-memory (LoadOptions::budget)",
+        .limit >> 20
+    )]
+    OverBudget {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Compressed bytes inflate more times their size than the load's
+    /// budget allows: a decompression bomb, or a trace to load with an
+    /// explicit limit.
+    #[error(
+        "{compressed} compressed bytes of the trace inflate to {inflated} bytes of memory, \
+         more than {max_ratio} times their size; a trace known to be sound loads with an \
+         explicit --max-memory (LoadOptions::budget), which lifts this check"
+    )]
+    InflationRatio {
+        /// Compressed bytes read so far.
+        compressed: u64,
+        /// Bytes of memory they grew into.
+        inflated: u64,
+        /// The ratio allowed.
+        max_ratio: u64,
+    },
     /// `push` after `finish`.
     #[error("the trace was already finished")]
     AlreadyFinished,

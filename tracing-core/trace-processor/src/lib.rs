@@ -49,6 +49,7 @@ use std::path::Path;
 pub use driver::LoadProgress;
 pub use error::{Error, TraceError};
 pub use load::Loader;
+pub use load::budget::LoadBudget;
 pub use load_options::LoadOptions;
 pub use load_warning::LoadWarning;
 #[cfg(feature = "sql")]
@@ -60,6 +61,7 @@ pub use sql::public_schema::{ColumnType, PublicTable};
 #[cfg(feature = "sql")]
 pub use sql::{QueryResult, Value};
 pub use storage::Storage;
+pub use storage::work::LoadWork;
 
 /// A loaded trace that answers SQL.
 #[cfg(feature = "sql")]
@@ -134,7 +136,7 @@ impl TraceProcessor {
         options: LoadOptions,
         mut progress: impl FnMut(LoadProgress),
     ) -> Result<Self, Error> {
-        let storage = driver::load_file_with_progress(path, &mut progress)?;
+        let storage = driver::load_file_with_budget(path, options.budget, &mut progress)?;
         Self::from_storage_with_options(storage, options)
     }
 

@@ -6,12 +6,17 @@
 //! along, for the tables built from the load.
 
 use crate::Storage;
+use crate::load::budget::LoadBudget;
 
 /// Choices about what a loaded trace keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Keep every ftrace event in `ftrace_event` (upstream's default).
     pub ftrace_raw: bool,
+    /// How much memory the load may take, and how many times compressed
+    /// bytes may grow into it (`zerotrace sql --max-memory` sets the first
+    /// and lifts the second).
+    pub budget: LoadBudget,
     /// Let the trace's SQL read and write files (`ATTACH` of a file,
     /// `VACUUM INTO`), as `trace_processor_shell --allow-sql-file-access`
     /// does; off by default. Not about the load: it is carried here so
@@ -23,6 +28,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             ftrace_raw: true,
+            budget: LoadBudget::default(),
             sql_file_access: false,
         }
     }

@@ -101,7 +101,7 @@ fn expand(
     if depth >= MAX_COMPRESSION_DEPTH {
         return Err(bad("nest deeper than the loader reads"));
     }
-    let inflated = inflate::inflate(compressed).map_err(|e| match e {
+    let inflated = inflate::inflate(compressed, inflate::MAX_INFLATED).map_err(|e| match e {
         InflateError::Corrupt => bad("do not inflate"),
         InflateError::TooLarge => bad("inflate to more than the limit"),
     })?;

@@ -4,9 +4,28 @@
 //! were snapshotted together, hop by hop, each hop using the snapshot
 //! nearest below the value. Clocks 64..=127 are scoped to one sequence;
 //! incremental clocks carry deltas from their last value.
+//!
+//! Hostile snapshots: a pair's snapshots are kept in an ordered map (a
+//! trace whose snapshots went back in time moved a growing list at each
+//! one), a snapshot of more than [`MAX_SNAPSHOT_CLOCKS`] clocks is invalid
+//! (each pair of its clocks is an edge: thousands in one packet made
+//! millions), a path has at most [`MAX_PATH_HOPS`] hops, and the paths
+//! found are kept until a snapshot links clocks not linked before. The
+//! work is counted in [`ClockTracker::steps`]. Left quadratic: a search
+//! for a new clock's path after each snapshot that links a new clock,
+//! through a clock linked to thousands (as upstream's).
 
 use crate::hash::{HashMap, HashSet};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Most clocks one snapshot may hold (builtin clocks are six; upstream
+/// has no limit): beyond it the snapshot is invalid.
+pub const MAX_SNAPSHOT_CLOCKS: usize = 32;
+
+/// Most hops of a conversion's path (real traces need two or three): a
+/// clock reached only through more has no path, so that a chain of
+/// snapshots the trace grows cannot make each conversion walk it.
+pub const MAX_PATH_HOPS: usize = 16;
 
 /// BOOTTIME's id.
 pub const BOOTTIME: u64 = 6;
@@ -89,14 +108,16 @@ pub struct ClockTracker {
     /// Set once a timestamp was converted (the trace clock is then fixed).
     used: bool,
     snapshots: Vec<Vec<SnapshotClock>>,
-    /// For each ordered pair of clocks, the snapshots holding both, as
-    /// (source ns, target ns) sorted by source ns.
-    edges: HashMap<(u64, u64), Vec<(i64, i64)>>,
+    /// For each ordered pair of clocks, the snapshots holding both:
+    /// (source ns, arrival) → target ns.
+    edges: HashMap<(u64, u64), BTreeMap<(i64, u64), i64>>,
     neighbours: HashMap<u64, HashSet<u64>>,
     clocks: HashMap<u64, ClockInfo>,
     /// The path found from each clock to the trace clock (None: none),
     /// until a snapshot changes the graph.
     paths: HashMap<u64, Option<Vec<u64>>>,
+    /// Edges added, path searches' visits and conversions' hops so far.
+    steps: u64,
 }
 
 impl Default for ClockTracker {
@@ -109,6 +130,7 @@ impl Default for ClockTracker {
             neighbours: HashMap::default(),
             clocks: HashMap::default(),
             paths: HashMap::default(),
+            steps: 0,
         }
     }
 }
@@ -125,8 +147,10 @@ impl ClockTracker {
         if self.used && clock_id != self.trace_clock {
             return false;
         }
-        self.trace_clock = clock_id;
-        self.paths.clear();
+        if clock_id != self.trace_clock {
+            self.trace_clock = clock_id;
+            self.paths.clear();
+        }
         true
     }
 
@@ -134,6 +158,9 @@ impl ClockTracker {
     /// Returns the clocks' values in ns, or None when the snapshot is
     /// invalid (a clock twice).
     pub fn add_snapshot(&mut self, clocks: &[(u64, u64, u64, bool)]) -> Option<Vec<SnapshotClock>> {
+        if clocks.len() > MAX_SNAPSHOT_CLOCKS {
+            return None;
+        }
         let mut seen = HashSet::default();
         let mut snap = Vec::with_capacity(clocks.len());
         for &(key, raw, unit, incremental) in clocks {
@@ -154,18 +181,24 @@ impl ClockTracker {
             );
             snap.push(SnapshotClock { key, ns });
         }
+        let arrival = self.snapshots.len() as u64;
+        let mut linked = false;
         for a in &snap {
             for b in &snap {
                 if a.key == b.key {
                     continue;
                 }
-                let list = self.edges.entry((a.key, b.key)).or_default();
-                let pos = list.partition_point(|e| e.0 <= a.ns);
-                list.insert(pos, (a.ns, b.ns));
-                self.neighbours.entry(a.key).or_default().insert(b.key);
+                self.steps += 1;
+                self.edges
+                    .entry((a.key, b.key))
+                    .or_default()
+                    .insert((a.ns, arrival), b.ns);
+                linked |= self.neighbours.entry(a.key).or_default().insert(b.key);
             }
         }
-        self.paths.clear();
+        if linked {
+            self.paths.clear();
+        }
         self.snapshots.push(snap.clone());
         Some(snap)
     }
@@ -195,7 +228,8 @@ impl ClockTracker {
             return Ok(ns);
         }
         if !self.paths.contains_key(&key) {
-            let p = self.find_path(key);
+            let (p, visits) = self.find_path(key);
+            self.steps += visits;
             self.paths.insert(key, p);
         }
         let Some(Some(path)) = self.paths.get(&key) else {
@@ -203,12 +237,18 @@ impl ClockTracker {
         };
         let mut value = ns;
         for hop in path.windows(2) {
+            self.steps += 1;
             let list = self
                 .edges
                 .get(&(hop[0], hop[1]))
                 .ok_or(ClockError::NoPath)?;
-            let idx = list.partition_point(|e| e.0 <= value);
-            let (src, dst) = list[idx.saturating_sub(1).min(list.len() - 1)];
+            // The last snapshot at or below the value (the latest of
+            // equals), else the first.
+            let (&(src, _), &dst) = list
+                .range(..=(value, u64::MAX))
+                .next_back()
+                .or_else(|| list.iter().next())
+                .ok_or(ClockError::NoPath)?;
             value = value
                 .checked_sub(src)
                 .and_then(|d| dst.checked_add(d))
@@ -217,9 +257,16 @@ impl ClockTracker {
         Ok(value)
     }
 
+    /// Edges added, path searches' visits and conversions' hops so far:
+    /// work the load counts.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
     /// The shortest path of snapshotted pairs from `key` to the trace
-    /// clock (breadth first).
-    fn find_path(&self, key: u64) -> Option<Vec<u64>> {
+    /// clock (breadth first), and the clocks it visited.
+    fn find_path(&self, key: u64) -> (Option<Vec<u64>>, u64) {
+        let mut visits = 0u64;
         let mut prev: HashMap<u64, u64> = HashMap::default();
         let mut queue = VecDeque::from([key]);
         let mut found = false;
@@ -229,6 +276,7 @@ impl ClockTracker {
                 break;
             }
             if let Some(ns) = self.neighbours.get(&c) {
+                visits += ns.len() as u64 + 1;
                 let mut next: Vec<u64> = ns.iter().copied().collect();
                 next.sort_unstable();
                 for n in next {
@@ -240,7 +288,7 @@ impl ClockTracker {
             }
         }
         if !found {
-            return None;
+            return (None, visits);
         }
         let mut path = vec![self.trace_clock];
         while let Some(&p) = prev.get(path.last().unwrap_or(&key)) {
@@ -250,7 +298,10 @@ impl ClockTracker {
             }
         }
         path.reverse();
-        Some(path)
+        if path.len() > MAX_PATH_HOPS + 1 {
+            return (None, visits);
+        }
+        (Some(path), visits)
     }
 }
 
@@ -292,5 +343,46 @@ mod tests {
         assert_eq!(c.trace_time(k, ns), Ok(2000));
         let ns = c.clock_ns(k, 2).unwrap();
         assert_eq!(c.trace_time(k, ns), Ok(4000));
+    }
+
+    /// Snapshots that go back in time one after another, and a snapshot
+    /// of too many clocks: the pairs stay ordered, and what is refused is
+    /// refused whole.
+    #[test]
+    fn snapshots_back_in_time_convert_and_huge_ones_are_invalid() {
+        let mut c = ClockTracker::default();
+        for i in (0..1000i64).rev() {
+            c.add_snapshot(&[
+                (BOOTTIME, (i * 10 + 5) as u64, 1, false),
+                (3, (i * 10) as u64, 1, false),
+            ])
+            .unwrap();
+        }
+        assert_eq!(c.trace_time(3, 42), Ok(47));
+        assert_eq!(c.trace_time(3, 9_999), Ok(10_004));
+        // Two edges a snapshot, one search of two visits, one hop per
+        // conversion.
+        assert_eq!(c.steps(), 2000 + 2 + 2);
+        let many: Vec<(u64, u64, u64, bool)> = (0..=MAX_SNAPSHOT_CLOCKS as u64)
+            .map(|id| (200 + id, 1, 1, false))
+            .collect();
+        assert!(c.add_snapshot(&many).is_none());
+        assert!(c.add_snapshot(&many[1..]).is_some());
+    }
+
+    /// A clock reached through a chain of more than [`MAX_PATH_HOPS`]
+    /// snapshots has no path; one hop shorter converts.
+    #[test]
+    fn paths_longer_than_the_hop_limit_are_no_paths() {
+        let mut c = ClockTracker::default();
+        let mut prev = BOOTTIME;
+        for i in 0..MAX_PATH_HOPS as u64 + 1 {
+            let id = 1000 + i;
+            c.add_snapshot(&[(prev, 0, 1, false), (id, 0, 1, false)])
+                .unwrap();
+            prev = id;
+        }
+        assert_eq!(c.trace_time(prev - 1, 5), Ok(5));
+        assert_eq!(c.trace_time(prev, 5), Err(ClockError::NoPath));
     }
 }

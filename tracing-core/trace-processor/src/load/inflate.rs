@@ -1,6 +1,7 @@
 //! `compressed_packets`: a zlib stream holding more `TracePacket`s (framed
 //! as a `Trace`), inflated with a cap on the output so a small hostile
-//! payload cannot claim unbounded memory.
+//! payload cannot claim unbounded memory: at most [`MAX_INFLATED`] bytes,
+//! and no more than the load's budget has left (`budget.rs`).
 
 use std::io::Read;
 
@@ -12,17 +13,19 @@ pub const MAX_INFLATED: u64 = 64 << 20;
 pub enum InflateError {
     /// Not a valid zlib stream.
     Corrupt,
-    /// More than [`MAX_INFLATED`] bytes.
+    /// More than the bytes allowed.
     TooLarge,
 }
 
-/// Inflates a zlib stream, at most [`MAX_INFLATED`] bytes.
-pub fn inflate(payload: &[u8]) -> Result<Vec<u8>, InflateError> {
+/// Inflates a zlib stream, at most `max` bytes (and never more than
+/// [`MAX_INFLATED`]).
+pub fn inflate(payload: &[u8], max: u64) -> Result<Vec<u8>, InflateError> {
+    let max = max.min(MAX_INFLATED);
     let mut out = Vec::new();
-    let mut dec = flate2::read::ZlibDecoder::new(payload).take(MAX_INFLATED + 1);
+    let mut dec = flate2::read::ZlibDecoder::new(payload).take(max.saturating_add(1));
     dec.read_to_end(&mut out)
         .map_err(|_| InflateError::Corrupt)?;
-    if out.len() as u64 > MAX_INFLATED {
+    if out.len() as u64 > max {
         return Err(InflateError::TooLarge);
     }
     Ok(out)
@@ -38,7 +41,11 @@ mod tests {
         let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         enc.write_all(b"hello").unwrap();
         let z = enc.finish().unwrap();
-        assert_eq!(inflate(&z).unwrap(), b"hello");
-        assert_eq!(inflate(b"not zlib"), Err(InflateError::Corrupt));
+        assert_eq!(inflate(&z, MAX_INFLATED).unwrap(), b"hello");
+        assert_eq!(inflate(&z, 4), Err(InflateError::TooLarge));
+        assert_eq!(
+            inflate(b"not zlib", MAX_INFLATED),
+            Err(InflateError::Corrupt)
+        );
     }
 }

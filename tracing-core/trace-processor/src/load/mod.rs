@@ -11,8 +11,14 @@
 //! out-of-order data fits upstream's window. Packets whose clock cannot be
 //! converted yet are held to `finish` and converted then, as upstream
 //! defers them to the end of the trace.
+//!
+//! Hostile input: the bytes taken in (pushed, and inflated from
+//! `compressed_packets`) are held to the load's budget (`budget.rs`) as
+//! they arrive, and the packets read are counted into the load's work
+//! (`Storage::work`), which the trackers' steps join in the parsers.
 
 pub mod arena;
+pub mod budget;
 pub mod clock;
 pub mod descriptors;
 pub mod ftrace_bundle;
@@ -37,6 +43,7 @@ use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::Storage;
 use arena::{ByteRange, PacketArena};
+use budget::LoadBudget;
 use clock::{ClockTracker, MachineClocks, clock_key, machine_clock};
 use descriptors::{Descriptor, Descriptors};
 use loaded::{Loaded, NO_EXTRA, Packet, PacketKind};
@@ -100,6 +107,17 @@ pub struct Loader {
     ftrace_clock_ts: Option<i64>,
     /// CPUs whose first ftrace bundle was read.
     ftrace_cpus_seen: crate::hash::HashSet<u32>,
+    /// How much the load may take in.
+    budget: LoadBudget,
+    /// Bytes `compressed_packets` inflated to so far.
+    inflated: u64,
+    /// Bytes of the top-level packets read so far, with their framing.
+    top_level_bytes: u64,
+    /// Bytes of the source the pushed bytes came from (a gzip file's
+    /// compressed bytes read so far), when the driver says.
+    source_bytes: Option<u64>,
+    /// Why the load stopped, once it went over its budget.
+    failed: Option<TraceError>,
 }
 
 impl Default for Loader {
@@ -127,6 +145,11 @@ impl Default for Loader {
             machine: 0,
             ftrace_clock_ts: None,
             ftrace_cpus_seen: Default::default(),
+            budget: LoadBudget::default(),
+            inflated: 0,
+            top_level_bytes: 0,
+            source_bytes: None,
+            failed: None,
         }
     }
 }
@@ -146,20 +169,77 @@ impl Loader {
         l
     }
 
+    /// Holds this load to `budget` rather than the default one.
+    pub fn with_budget(budget: LoadBudget) -> Self {
+        let mut l = Self::default();
+        l.budget = budget;
+        l
+    }
+
+    /// Says how many bytes of its source the bytes pushed so far came
+    /// from, when they were decompressed from it (a gzip file's bytes read
+    /// so far): the budget's inflation ratio is then checked against them.
+    pub fn set_source_bytes(&mut self, compressed: u64) {
+        self.source_bytes = Some(compressed);
+    }
+
+    /// Memory the loader holds beyond the bytes pushed: what
+    /// `compressed_packets` inflated to and its record of each packet.
+    fn grown(&self) -> u64 {
+        let records = (self.packets.len() as u64)
+            .saturating_mul(std::mem::size_of::<Packet>() as u64)
+            .saturating_add(
+                (self.track_event_times.len() as u64)
+                    .saturating_mul(std::mem::size_of::<TrackEventTimes>() as u64),
+            );
+        self.inflated.saturating_add(records)
+    }
+
+    /// The memory counted so far within the budget, or why not.
+    fn check_budget(&self) -> Result<(), TraceError> {
+        let grown = self.grown();
+        let taken = self.bytes_pushed.saturating_add(grown);
+        self.budget.check_bytes(taken)?;
+        match self.source_bytes {
+            Some(source) => self.budget.check_ratio(taken, source),
+            None => self.budget.check_ratio(grown, self.top_level_bytes),
+        }
+    }
+
     /// Feeds the next bytes of the trace.
     pub fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
         self.bytes_pushed += data.len() as u64;
+        self.storage.work.take(data.len() as u64);
+        if let Err(e) = self.check_budget() {
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
         self.identity.on_bytes(data);
         // The tokenizer hands out slices of `data` (or of its buffer for a
         // packet split across pushes), read in place.
         let mut tokenizer = std::mem::take(&mut self.tokenizer);
         let res = tokenizer.push(data, &mut |p| self.on_packet(p, 0));
         self.tokenizer = tokenizer;
-        res
+        res?;
+        if self.failed.is_none() {
+            if let Err(e) = self.check_budget() {
+                self.failed = Some(e);
+            }
+        }
+        match &self.failed {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
     }
 
     /// Ends the trace: converts held packets, sorts, parses.
     pub fn finish(mut self) -> Result<Storage, TraceError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         if self.tokenizer.pending_len() > 0 {
             // A truncated last packet: what came before it still loads.
             self.storage.stats.incr("tokenizer_skipped_packets");
@@ -264,6 +344,21 @@ impl Loader {
     }
 
     fn on_packet(&mut self, bytes: &[u8], depth: u32) {
+        if self.failed.is_some() {
+            return;
+        }
+        // What the packets before this one left within the budget.
+        if let Err(e) = self.check_budget() {
+            self.failed = Some(e);
+            return;
+        }
+        self.storage.work.step(1);
+        if depth == 0 {
+            // The packet, its length's varint and its tag.
+            let len = bytes.len() as u64;
+            let varint = u64::from((64 - len.leading_zeros()).max(1).div_ceil(7));
+            self.top_level_bytes = self.top_level_bytes.saturating_add(len + varint + 1);
+        }
         let pkt = TracePacketDecoder::new(bytes);
         self.machine = self.machine_index(pkt.machine_id());
         if let Some(compressed) = pkt.compressed_packets() {
@@ -534,13 +629,27 @@ impl Loader {
             self.storage.stats.incr("tokenizer_skipped_packets");
             return;
         }
-        let inflated = match inflate::inflate(compressed) {
+        let taken = self.bytes_pushed.saturating_add(self.grown());
+        let left = self.budget.max_memory.saturating_sub(taken);
+        let inflated = match inflate::inflate(compressed, left) {
             Ok(b) => b,
+            Err(inflate::InflateError::TooLarge) if left < inflate::MAX_INFLATED => {
+                self.failed = Some(TraceError::OverBudget {
+                    limit: self.budget.max_memory,
+                });
+                return;
+            }
             Err(_) => {
                 self.storage.stats.incr("tokenizer_skipped_packets");
                 return;
             }
         };
+        self.inflated = self.inflated.saturating_add(inflated.len() as u64);
+        self.storage.work.take(inflated.len() as u64);
+        if let Err(e) = self.check_budget() {
+            self.failed = Some(e);
+            return;
+        }
         let mut inner = TraceTokenizer::default();
         let res = inner.push(&inflated, &mut |p| self.on_packet(p, depth + 1));
         if res.is_err() || inner.pending_len() > 0 {

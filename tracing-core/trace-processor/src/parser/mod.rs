@@ -154,9 +154,12 @@ impl Parser {
             };
             source.with_view(packet, |view| p.parse(view, generation));
             arena.release(packet.bytes);
+            p.storage.work.step(1);
         }
         profiling::finish(&mut p, &generations);
         service::finish(&mut p);
+        let steps = p.slices.steps() + p.async_tracks.steps() + p.clocks.steps();
+        p.storage.work.step(steps);
         p.storage
     }
 

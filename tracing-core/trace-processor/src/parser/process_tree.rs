@@ -42,7 +42,8 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
         return true;
     };
     let _ = ts;
-    let mut kthreads = Vec::new();
+    // A set: a packet of N kernel threads looked each up in a list (N²).
+    let mut kthreads = crate::hash::HashSet::default();
     for f in fields(tree).filter(|f| f.id == 1) {
         let Ok(proc_bytes) = f.as_bytes() else {
             continue;
@@ -72,7 +73,7 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
         let mut argv0 = cmdline[0].clone();
         let mut joined: Option<String> = None;
         if ppid == KTHREADD_PID {
-            kthreads.push(pid);
+            kthreads.insert(pid);
             let cut = kworker_name(&argv0).to_owned();
             if cut.len() != argv0.len() {
                 argv0 = cut.clone();

@@ -179,6 +179,9 @@ fn push_counter(p: &mut Parser, ts: i64, track_id: u32, value: f64) -> u32 {
 
 fn async_context(p: &mut Parser, gen_idx: u32, generation: &Generation, iid: u64) -> Option<u32> {
     let mut unresolved: Vec<(u64, &[u8])> = Vec::new();
+    // The chain's iids, to stop at a cycle without walking it (a chain of
+    // N contexts was N² steps).
+    let mut seen = crate::hash::HashSet::default();
     let mut parent = None;
     let mut iid = iid;
     while iid != 0 {
@@ -194,7 +197,7 @@ fn async_context(p: &mut Parser, gen_idx: u32, generation: &Generation, iid: u64
         let Some(desc) = generation.interned(INTERNED_ASYNC_CONTEXTS, iid) else {
             break;
         };
-        if unresolved.iter().any(|(i, _)| *i == iid) {
+        if !seen.insert(iid) {
             break;
         }
         unresolved.push((iid, desc));

@@ -474,7 +474,7 @@ pub fn parse(
     let slice_id = match (ty, phase) {
         (1, _) | (0, b'B' | b'b' | b'S') => {
             let a = p.storage.args.add_set(&args);
-            Some(p.slices.begin(&mut p.storage, row(a, -1)))
+            p.slices.begin(&mut p.storage, row(a, -1))
         }
         (2, _) | (0, b'E' | b'e' | b'F') => {
             let id = p.slices.end(&mut p.storage, track_id, te.ts, te.thread_ts);
@@ -490,7 +490,7 @@ pub fn parse(
         }
         (3, _) | (0, b'I' | b'i' | b'R' | b'n') => {
             let a = p.storage.args.add_set(&args);
-            Some(p.slices.instant(&mut p.storage, row(a, 0)))
+            p.slices.instant(&mut p.storage, row(a, 0))
         }
         (0, b'T' | b'p') => {
             // An async step: an instant with the phase kept as an arg.
@@ -501,7 +501,7 @@ pub fn parse(
                 .intern(if phase == b'T' { "T" } else { "p" });
             args.add(k, k, ArgValue::String(v));
             let a = p.storage.args.add_set(&args);
-            Some(p.slices.instant(&mut p.storage, row(a, 0)))
+            p.slices.instant(&mut p.storage, row(a, 0))
         }
         (0, b'X') => {
             let dur = legacy
@@ -510,7 +510,9 @@ pub fn parse(
                 .unwrap_or(0)
                 .saturating_mul(1000);
             let a = p.storage.args.add_set(&args);
-            let id = p.slices.begin(&mut p.storage, row(a, dur));
+            let Some(id) = p.slices.begin(&mut p.storage, row(a, dur)) else {
+                return;
+            };
             if let (Some(tdur), Some(s)) = (
                 legacy.as_ref().and_then(|l| l.thread_duration_us()),
                 p.storage.slices.get_mut(id as usize),

@@ -1,7 +1,9 @@
 //! Arg sets: the key/value bags slices, tracks, processes and threads
 //! point to by `arg_set_id`. A set is stored once (an identical set gets
 //! the id of the first), and its id is the `args` row id of its first arg,
-//! as upstream numbers them.
+//! as upstream numbers them. A set being built finds a key again by a map
+//! once it holds more than a few args (an event of N debug annotations
+//! looked each up in a list: N² in one packet).
 
 use crate::hash::HashMap;
 
@@ -68,28 +70,47 @@ pub struct Arg {
     pub value: ArgValue,
 }
 
+/// Args a set being built holds before its keys are indexed.
+const INDEXED_FROM: usize = 8;
+
 /// The args collected for one row before they become a set: a later arg
 /// with the same key replaces the earlier one in place.
 #[derive(Debug, Default, Clone)]
 pub struct ArgSetBuilder {
     args: Vec<Arg>,
+    /// Key → position in `args`, once it holds [`INDEXED_FROM`] args.
+    index: HashMap<StrId, usize>,
 }
 
 impl ArgSetBuilder {
     /// Adds (or replaces) an arg.
     pub fn add(&mut self, flat_key: StrId, key: StrId, value: ArgValue) {
-        if let Some(a) = self.args.iter_mut().find(|a| a.key == key) {
-            *a = Arg {
-                flat_key,
-                key,
-                value,
-            };
-        } else {
-            self.args.push(Arg {
-                flat_key,
-                key,
-                value,
-            });
+        let arg = Arg {
+            flat_key,
+            key,
+            value,
+        };
+        if self.args.len() < INDEXED_FROM {
+            match self.args.iter_mut().find(|a| a.key == key) {
+                Some(a) => *a = arg,
+                None => self.args.push(arg),
+            }
+            return;
+        }
+        if self.index.len() != self.args.len() {
+            self.index = self
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (a.key, i))
+                .collect();
+        }
+        match self.index.get(&key).and_then(|&i| self.args.get_mut(i)) {
+            Some(a) => *a = arg,
+            None => {
+                self.index.insert(key, self.args.len());
+                self.args.push(arg);
+            }
         }
     }
 
@@ -217,5 +238,23 @@ mod tests {
         assert_eq!(t.add_set(&c), Some(2));
         assert_eq!(t.set(0).count(), 2);
         assert_eq!(t.add_set(&ArgSetBuilder::default()), None);
+    }
+
+    /// Past the indexed size a repeated key still replaces its arg in
+    /// place, and new keys keep their order.
+    #[test]
+    fn a_large_set_replaces_repeated_keys_in_place() {
+        let mut strings = crate::storage::strings::StringPool::default();
+        let keys: Vec<StrId> = (0..20).map(|i| strings.intern(&format!("k{i}"))).collect();
+        let mut b = ArgSetBuilder::default();
+        for (i, &k) in keys.iter().enumerate() {
+            b.add(k, k, ArgValue::Int(i as i64));
+        }
+        b.add(keys[3], keys[3], ArgValue::Int(-3));
+        b.add(keys[15], keys[15], ArgValue::Int(-15));
+        assert_eq!(b.args().len(), 20);
+        assert_eq!(b.args()[3].value, ArgValue::Int(-3));
+        assert_eq!(b.args()[15].value, ArgValue::Int(-15));
+        assert!(b.args().iter().zip(&keys).all(|(a, k)| a.key == *k));
     }
 }

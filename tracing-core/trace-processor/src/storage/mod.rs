@@ -9,6 +9,7 @@ pub mod sched_rows;
 mod stat_vocabulary;
 pub mod stats;
 pub mod strings;
+pub mod work;
 
 use args::ArgTable;
 use rows::{
@@ -59,6 +60,8 @@ pub struct Storage {
     pub profiling: profiling_rows::ProfilingRows,
     /// What the profile views print beyond the profiling tables.
     pub profile_facts: profile_facts::ProfileFacts,
+    /// The work the load did (bounded per byte against hostile traces).
+    pub work: work::LoadWork,
     /// What the load dropped, told to the user (`load_warning.rs`).
     pub warnings: Vec<crate::LoadWarning>,
 }

@@ -1,27 +1,60 @@
 //! Slices on tracks: a stack per track gives each new slice its depth and
 //! parent; an end closes the innermost open slice and fills its duration
 //! and thread duration.
+//!
+//! A hostile trace must not make this quadratic: a stack is at most
+//! [`MAX_DEPTH`] deep (upstream's cap; a begin or instant past it is
+//! dropped and counted in `slice_max_depth_exceeded`), and each stack keeps
+//! the positions of its open slices apart, so an end finds the innermost
+//! open one without walking the complete slices above it. Every stack
+//! entry looked at is counted in [`SliceTracker::steps`], the work a test
+//! and the fuzz harness bound per input byte.
 
 use crate::hash::HashMap;
 
 use crate::storage::Storage;
 use crate::storage::rows::SliceRow;
 
+/// Deepest a track's slice stack goes, as upstream's slice tracker caps
+/// it: a slice that would sit at this depth is dropped.
+pub const MAX_DEPTH: usize = 512;
+
+/// One track's stack.
+#[derive(Debug, Default)]
+struct Stack {
+    /// Slice ids, outermost first: open slices and complete ones whose end
+    /// has not passed.
+    slices: Vec<u32>,
+    /// Positions in `slices` of its open slices (dur -1), ascending.
+    open: Vec<usize>,
+}
+
 /// Open slices per track.
 #[derive(Debug, Default)]
 pub struct SliceTracker {
-    stacks: HashMap<u32, Vec<u32>>,
+    stacks: HashMap<u32, Stack>,
+    /// Stack entries pushed, popped or looked at so far.
+    steps: u64,
 }
 
 impl SliceTracker {
+    /// Stack entries pushed, popped or looked at so far: linear in the
+    /// slice events read, whatever their nesting.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
     /// Drops open slices that end before `ts` (complete slices nested
     /// under nothing once their end passed).
     fn pop_finished(&mut self, storage: &Storage, track: u32, ts: i64) {
         if let Some(stack) = self.stacks.get_mut(&track) {
-            while let Some(&top) = stack.last() {
-                let s = &storage.slices[top as usize];
+            while let Some(&top) = stack.slices.last() {
+                self.steps += 1;
+                let Some(s) = storage.slices.get(top as usize) else {
+                    break;
+                };
                 if s.dur >= 0 && s.ts.saturating_add(s.dur) <= ts {
-                    stack.pop();
+                    stack.slices.pop();
                 } else {
                     break;
                 }
@@ -29,35 +62,51 @@ impl SliceTracker {
         }
     }
 
-    /// Opens a slice (dur -1) or adds a complete one (dur >= 0, kept on the
-    /// stack until its end passes so later slices nest in it).
-    pub fn begin(&mut self, storage: &mut Storage, mut row: SliceRow) -> u32 {
+    /// The depth and parent a new slice on `track` gets, or None (counted)
+    /// when the stack is full.
+    fn place(&mut self, storage: &mut Storage, row: &mut SliceRow) -> Option<()> {
         self.pop_finished(storage, row.track_id, row.ts);
         let stack = self.stacks.entry(row.track_id).or_default();
-        row.depth = u32::try_from(stack.len()).unwrap_or(u32::MAX);
-        row.parent_id = stack.last().copied();
-        let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
-        storage.slices.push(row);
-        stack.push(id);
-        id
+        if stack.slices.len() >= MAX_DEPTH {
+            storage.stats.incr("slice_max_depth_exceeded");
+            return None;
+        }
+        row.depth = u32::try_from(stack.slices.len()).unwrap_or(u32::MAX);
+        row.parent_id = stack.slices.last().copied();
+        Some(())
     }
 
-    /// Adds an instant: nested like a slice, never left open.
-    pub fn instant(&mut self, storage: &mut Storage, mut row: SliceRow) -> u32 {
-        row.dur = 0;
-        self.pop_finished(storage, row.track_id, row.ts);
+    /// Opens a slice (dur -1) or adds a complete one (dur >= 0, kept on the
+    /// stack until its end passes so later slices nest in it); None when
+    /// the track's stack is [`MAX_DEPTH`] deep (the slice is dropped).
+    pub fn begin(&mut self, storage: &mut Storage, mut row: SliceRow) -> Option<u32> {
+        self.place(storage, &mut row)?;
+        let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
+        let open = row.dur < 0;
         let stack = self.stacks.entry(row.track_id).or_default();
-        row.depth = u32::try_from(stack.len()).unwrap_or(u32::MAX);
-        row.parent_id = stack.last().copied();
+        if open {
+            stack.open.push(stack.slices.len());
+        }
+        stack.slices.push(id);
+        self.steps += 1;
+        storage.slices.push(row);
+        Some(id)
+    }
+
+    /// Adds an instant: nested like a slice, never left open; None when
+    /// the track's stack is [`MAX_DEPTH`] deep (the instant is dropped).
+    pub fn instant(&mut self, storage: &mut Storage, mut row: SliceRow) -> Option<u32> {
+        row.dur = 0;
+        self.place(storage, &mut row)?;
         let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
         storage.slices.push(row);
-        id
+        Some(id)
     }
 
     /// The innermost slice open on a track at `ts`.
     pub fn topmost(&mut self, storage: &Storage, track: u32, ts: i64) -> Option<u32> {
         self.pop_finished(storage, track, ts);
-        self.stacks.get(&track)?.last().copied()
+        self.stacks.get(&track)?.slices.last().copied()
     }
 
     /// Closes the innermost open slice of a track; its id, or None when
@@ -71,12 +120,19 @@ impl SliceTracker {
     ) -> Option<u32> {
         self.pop_finished(storage, track, ts);
         let stack = self.stacks.get_mut(&track)?;
-        let pos = stack
-            .iter()
-            .rposition(|id| storage.slices[*id as usize].dur < 0)?;
-        let id = stack[pos];
-        stack.truncate(pos);
-        let s = &mut storage.slices[id as usize];
+        // Positions past the stack's top were popped with their slices.
+        let (pos, id) = loop {
+            let pos = stack.open.pop()?;
+            self.steps += 1;
+            if let Some(&id) = stack.slices.get(pos) {
+                if storage.slices.get(id as usize).is_some_and(|s| s.dur < 0) {
+                    break (pos, id);
+                }
+            }
+        };
+        self.steps += (stack.slices.len() - pos) as u64;
+        stack.slices.truncate(pos);
+        let s = storage.slices.get_mut(id as usize)?;
         s.dur = ts.saturating_sub(s.ts).max(0);
         if let (Some(end), Some(start)) = (thread_ts, s.thread_ts) {
             s.thread_dur = Some(end.saturating_sub(start));
@@ -98,8 +154,8 @@ mod tests {
             dur: -1,
             ..SliceRow::default()
         };
-        let a = t.begin(&mut st, row(10));
-        let b = t.begin(&mut st, row(20));
+        let a = t.begin(&mut st, row(10)).unwrap();
+        let b = t.begin(&mut st, row(20)).unwrap();
         assert_eq!(st.slices[b as usize].depth, 1);
         assert_eq!(st.slices[b as usize].parent_id, Some(a));
         assert_eq!(t.end(&mut st, 0, 30, None), Some(b));
@@ -107,17 +163,19 @@ mod tests {
         assert_eq!(st.slices[a as usize].dur, 30);
         assert_eq!(t.end(&mut st, 0, 50, None), None);
         // A complete slice holds later ones until its end.
-        let c = t.begin(
-            &mut st,
-            SliceRow {
-                ts: 100,
-                dur: 10,
-                ..SliceRow::default()
-            },
-        );
-        let d = t.instant(&mut st, row(105));
+        let c = t
+            .begin(
+                &mut st,
+                SliceRow {
+                    ts: 100,
+                    dur: 10,
+                    ..SliceRow::default()
+                },
+            )
+            .unwrap();
+        let d = t.instant(&mut st, row(105)).unwrap();
         assert_eq!(st.slices[d as usize].parent_id, Some(c));
-        let e = t.instant(&mut st, row(110));
+        let e = t.instant(&mut st, row(110)).unwrap();
         assert_eq!(st.slices[e as usize].depth, 0);
     }
 
@@ -128,21 +186,76 @@ mod tests {
     fn a_complete_slice_ending_past_the_last_timestamp_does_not_overflow() {
         let mut st = Storage::default();
         let mut t = SliceTracker::default();
-        let c = t.begin(
-            &mut st,
-            SliceRow {
-                ts: i64::MAX - 10,
-                dur: i64::MAX,
-                ..SliceRow::default()
-            },
-        );
-        let d = t.instant(
-            &mut st,
-            SliceRow {
-                ts: i64::MAX - 5,
-                ..SliceRow::default()
-            },
-        );
+        let c = t
+            .begin(
+                &mut st,
+                SliceRow {
+                    ts: i64::MAX - 10,
+                    dur: i64::MAX,
+                    ..SliceRow::default()
+                },
+            )
+            .unwrap();
+        let d = t
+            .instant(
+                &mut st,
+                SliceRow {
+                    ts: i64::MAX - 5,
+                    ..SliceRow::default()
+                },
+            )
+            .unwrap();
         assert_eq!(st.slices[d as usize].parent_id, Some(c));
+    }
+
+    /// Upstream's cap: slices at depths 0 to 511 are kept, the begin and
+    /// the instant that would sit at depth 512 are dropped and counted, and
+    /// the stack's ends still close the slices that were kept.
+    #[test]
+    fn the_stack_stops_at_max_depth_and_counts_what_it_drops() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let open = |ts| SliceRow {
+            ts,
+            dur: -1,
+            ..SliceRow::default()
+        };
+        for i in 0..MAX_DEPTH as i64 {
+            assert!(t.begin(&mut st, open(i)).is_some(), "depth {i}");
+        }
+        assert_eq!(st.slices.last().unwrap().depth, 511);
+        assert_eq!(t.begin(&mut st, open(600)), None);
+        assert_eq!(t.instant(&mut st, open(601)), None);
+        assert_eq!(st.slices.len(), MAX_DEPTH);
+        assert_eq!(st.stats.get("slice_max_depth_exceeded"), 2);
+        assert_eq!(t.end(&mut st, 0, 700, None), Some(511));
+        // One level freed: the next begin is kept.
+        assert!(t.begin(&mut st, open(701)).is_some());
+    }
+
+    /// An end with nothing open under many complete slices looks at one
+    /// entry, not at every complete slice of the stack (the quadratic
+    /// load of a crafted trace: N nested complete slices, N ends).
+    #[test]
+    fn an_end_does_not_walk_the_complete_slices_of_the_stack() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        for i in 0..MAX_DEPTH as i64 {
+            t.begin(
+                &mut st,
+                SliceRow {
+                    ts: i,
+                    dur: 1_000_000,
+                    ..SliceRow::default()
+                },
+            )
+            .unwrap();
+        }
+        let before = t.steps();
+        for i in 0..1000 {
+            assert_eq!(t.end(&mut st, 0, 1000 + i, None), None);
+        }
+        let per_end = (t.steps() - before) / 1000;
+        assert!(per_end <= 2, "{per_end} steps per end");
     }
 }

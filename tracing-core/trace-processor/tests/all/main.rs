@@ -16,6 +16,7 @@ mod heap_support;
 #[path = "../../../cli/tests/perf_support/mod.rs"]
 mod perf_support;
 
+mod hostile_traces;
 mod loading;
 mod machines;
 mod metadata;

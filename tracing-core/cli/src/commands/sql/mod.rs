@@ -43,7 +43,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use zerotrace_trace_processor::{LoadOptions, TraceProcessor};
+use zerotrace_trace_processor::{LoadBudget, LoadOptions, TraceProcessor};
 
 pub use format::Format;
 
@@ -98,6 +98,13 @@ pub struct SqlArgs {
     /// does (Perfetto's Python client passes it unless told otherwise).
     #[arg(long = "no-ftrace-raw")]
     pub no_ftrace_raw: bool,
+    /// The memory a trace's load may take, as the loader counts it (its
+    /// bytes once decompressed and a record per packet; the load's peak is
+    /// about 2.5 times that): bytes, or K, M, G or T. Default 6G, and a
+    /// file whose compressed bytes grow more than 100 times is refused as
+    /// a decompression bomb; giving a size lifts that check.
+    #[arg(long = "max-memory", value_name = "SIZE", value_parser = LoadBudget::parse_size)]
+    pub max_memory: Option<u64>,
     /// Let the SQL read and write files (`ATTACH` of a file, `VACUUM
     /// INTO`), as `trace_processor_shell --allow-sql-file-access` does; off
     /// by default, for the SQL given here and that of RPC clients. Do not
@@ -115,6 +122,9 @@ impl SqlArgs {
     fn load_options(&self) -> LoadOptions {
         LoadOptions {
             ftrace_raw: !self.no_ftrace_raw,
+            budget: self
+                .max_memory
+                .map_or_else(LoadBudget::default, LoadBudget::with_max_memory),
             sql_file_access: self.allow_sql_file_access,
         }
     }

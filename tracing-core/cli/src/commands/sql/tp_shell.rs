@@ -131,6 +131,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             insecure_serve_remote_peers: false,
             no_ftrace_raw: args.no_ftrace_raw,
             allow_sql_file_access: args.allow_sql_file_access,
+            max_memory: None,
             query_timeout: None,
         })?;
     } else if !args.httpd {
@@ -155,6 +156,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
     let load = LoadOptions {
         ftrace_raw: !args.no_ftrace_raw,
         sql_file_access: args.allow_sql_file_access,
+        ..LoadOptions::default()
     };
     let limit = super::serve::query_timeout(args.query_timeout)?;
     serve(args.trace.as_deref(), &addr, options, load, limit)
