@@ -8,7 +8,7 @@
 //! hold in chunks they still write is salvaged by the service's scrape at
 //! flush and stop (the producer enables scraping).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -64,6 +64,9 @@ struct ThreadSlot {
 
 impl Drop for ThreadSlot {
     fn drop(&mut self) {
+        // From here on, events of this thread (the flush below may cause
+        // some) find no slot.
+        let _ = SLOT_ADDR.try_with(|a| a.set(std::ptr::null()));
         if let Some(w) = self.writer.as_mut() {
             w.writer().flush(None);
         }
@@ -74,6 +77,40 @@ thread_local! {
     static SLOT: RefCell<ThreadSlot> = const {
         RefCell::new(ThreadSlot { generation: u64::MAX, clears: 0, writer: None, name: None })
     };
+    /// [`SLOT`]'s address, once this thread has reached it, until its
+    /// value is dropped (null before and after). `SLOT` has a destructor,
+    /// so each access to it asks whether it is registered and alive, out
+    /// of line; this cell has none, so reading it is one load, inline.
+    static SLOT_ADDR: Cell<*const RefCell<ThreadSlot>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with this thread's slot; `None` once the thread's
+/// thread-locals are being destroyed.
+#[inline]
+fn with_slot<R>(f: impl FnOnce(&RefCell<ThreadSlot>) -> R) -> Option<R> {
+    let addr = SLOT_ADDR.try_with(Cell::get).unwrap_or(std::ptr::null());
+    if addr.is_null() {
+        return with_slot_first(f);
+    }
+    // SAFETY: a non-null address was stored by `with_slot_first` on this
+    // thread from `SLOT.try_with`, so it is this thread's `SLOT`, which
+    // stays in place while alive; `ThreadSlot`'s `Drop` nulls it before the
+    // value goes, and the value is only dropped when the thread ends, not
+    // while this call runs on it. Only shared references are made; the
+    // `RefCell` checks mutable access.
+    Some(f(unsafe { &*addr }))
+}
+
+/// [`with_slot`] the first time on this thread (or after its slot went):
+/// through `SLOT` itself, noting its address.
+#[cold]
+#[inline(never)]
+fn with_slot_first<R>(f: impl FnOnce(&RefCell<ThreadSlot>) -> R) -> Option<R> {
+    SLOT.try_with(|slot| {
+        let _ = SLOT_ADDR.try_with(|a| a.set(slot as *const RefCell<ThreadSlot>));
+        f(slot)
+    })
+    .ok()
 }
 
 fn thread_track() -> ThreadTrack {
@@ -198,32 +235,12 @@ impl TrackEvent {
         let Some(b) = BACKEND.get() else {
             return;
         };
-        SLOT.with(|slot| {
+        with_slot(|slot| {
             let mut slot = slot.borrow_mut();
             let slot = &mut *slot;
             let generation = b.generation.load(Ordering::Acquire);
             if slot.generation != generation {
-                if let Some(mut old) = slot.writer.take() {
-                    old.writer().flush(None);
-                }
-                slot.generation = generation;
-                let target = lock(&b.active).first().map(|a| (a.target_buffer, a.policy));
-                if let Some((target, policy)) = target
-                    && let Ok(tw) = b.producer.create_trace_writer_with_policy(target, policy)
-                {
-                    let thread = thread_track();
-                    // The thread's name is looked up once per thread, when
-                    // it first gets a writer.
-                    let name = slot
-                        .name
-                        .get_or_insert_with(|| {
-                            super::names::current_thread_name(thread.tid).map(Box::from)
-                        })
-                        .as_deref();
-                    let mut w = EventWriter::new(tw, thread, name);
-                    w.set_process_track(TrackEvent::process_track());
-                    slot.writer = Some(w);
-                }
+                renew_writer(b, slot, generation);
             }
             let clears = b.clears.load(Ordering::Acquire);
             let ThreadSlot {
@@ -239,6 +256,33 @@ impl TrackEvent {
                 f(w);
             }
         });
+    }
+}
+
+/// The instances changed (`generation`): `slot`'s writer, if any, is
+/// flushed and replaced by one for the first active instance. Out of line:
+/// an event's path only checks the generation (and keeps a small frame).
+#[cold]
+#[inline(never)]
+fn renew_writer(b: &Backend, slot: &mut ThreadSlot, generation: u64) {
+    if let Some(mut old) = slot.writer.take() {
+        old.writer().flush(None);
+    }
+    slot.generation = generation;
+    let target = lock(&b.active).first().map(|a| (a.target_buffer, a.policy));
+    if let Some((target, policy)) = target
+        && let Ok(tw) = b.producer.create_trace_writer_with_policy(target, policy)
+    {
+        let thread = thread_track();
+        // The thread's name is looked up once per thread, when it first
+        // gets a writer.
+        let name = slot
+            .name
+            .get_or_insert_with(|| super::names::current_thread_name(thread.tid).map(Box::from))
+            .as_deref();
+        let mut w = EventWriter::new(tw, thread, name);
+        w.set_process_track(TrackEvent::process_track());
+        slot.writer = Some(w);
     }
 }
 
@@ -362,7 +406,7 @@ impl SliceGuard {
                 EventKind::SliceBegin,
                 category,
                 name,
-                Some(site.location()),
+                || Some(site.location()),
                 args,
                 |_| {},
             );
@@ -433,7 +477,7 @@ pub fn emit_at_site(
             kind,
             category,
             name,
-            Some(site.location()),
+            || Some(site.location()),
             args,
             |_| {},
         );

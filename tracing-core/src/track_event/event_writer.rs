@@ -36,6 +36,64 @@ pub enum EventKind {
     Counter = 4,
 }
 
+/// The debug annotations of an event from a known point, as
+/// [`EventWriter::site_event`] reads them: a slice of name-value pairs (the
+/// macros'), or values kept in another form (the Layer's span fields) read
+/// in place, so that none is copied into a slice first.
+pub(crate) trait Annotations {
+    /// How many there are.
+    fn count(&self) -> usize;
+    /// Their names, in order.
+    fn names(&self) -> impl Iterator<Item = &'static str> + '_;
+    /// Writes them into `e`, named by `iids` (their names' interned ids,
+    /// in order).
+    fn write(&self, iids: &[u64], e: &mut TrackEvent<'_>);
+    /// Runs `f` with them as a slice (for the general path).
+    fn with_slice<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R;
+}
+
+impl Annotations for [(&'static str, DebugValue<'_>)] {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.iter().map(|(n, _)| *n)
+    }
+    #[inline]
+    fn write(&self, iids: &[u64], e: &mut TrackEvent<'_>) {
+        for (iid, (_, v)) in iids.iter().zip(self) {
+            let mut a = e.add_debug_annotations();
+            a.set_name_iid(*iid);
+            write_value(&mut a, v);
+        }
+    }
+    #[inline]
+    fn with_slice<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<const N: usize> Annotations for [(&'static str, DebugValue<'_>); N] {
+    #[inline]
+    fn count(&self) -> usize {
+        N
+    }
+    #[inline]
+    fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.as_slice().names()
+    }
+    #[inline]
+    fn write(&self, iids: &[u64], e: &mut TrackEvent<'_>) {
+        self.as_slice().write(iids, e)
+    }
+    #[inline]
+    fn with_slice<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
+        f(self)
+    }
+}
+
 /// What every event names: its type, track, category, name and location.
 struct Head {
     kind: i32,
@@ -296,15 +354,15 @@ impl EventWriter {
     /// bytes are the same.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub(crate) fn site_event(
+    pub(crate) fn site_event<A: Annotations + ?Sized>(
         &mut self,
         ts: u64,
         key: Option<SiteKey>,
         kind: EventKind,
         category: &'static Category,
         name: &'static str,
-        location: Option<SourceLocation>,
-        annotations: &[(&'static str, DebugValue<'_>)],
+        location: impl FnOnce() -> Option<SourceLocation>,
+        annotations: &A,
         extra: impl FnOnce(&mut TrackEvent<'_>),
     ) {
         const MAX_FAST_ANNOTATIONS: usize = 8;
@@ -314,12 +372,12 @@ impl EventWriter {
             name,
         };
         if !self.cleared
-            && annotations.len() <= MAX_FAST_ANNOTATIONS
+            && annotations.count() <= MAX_FAST_ANNOTATIONS
             && let Some(key) = key
             && let Some(prefix) = self.sites.get(key, &facts)
         {
             let mut iids = [0u64; MAX_FAST_ANNOTATIONS];
-            for (iid, (n, _)) in iids.iter_mut().zip(annotations) {
+            for (iid, n) in iids.iter_mut().zip(annotations.names()) {
                 *iid = self.interner.intern(InternKind::AnnotationName, n);
             }
             // A new annotation name needs interned_data: the general path.
@@ -330,16 +388,14 @@ impl EventWriter {
                 p.append_raw_bytes(&[13 << 3, SEQ_NEEDS_INCREMENTAL_STATE as u8]);
                 let mut e = TrackEvent::from_message(p.begin_nested(11));
                 e.message().append_raw_bytes(prefix.as_bytes());
-                for (iid, (_, v)) in iids.iter().zip(annotations) {
-                    let mut a = e.add_debug_annotations();
-                    a.set_name_iid(*iid);
-                    write_value(&mut a, v);
-                }
+                annotations.write(iids.get(..annotations.count()).unwrap_or(&[]), &mut e);
                 extra(&mut e);
                 return;
             }
         }
-        self.site_event_slow(ts, key, facts, location, annotations, extra);
+        annotations.with_slice(|annotations| {
+            self.site_event_slow(ts, key, facts, location(), annotations, extra)
+        });
     }
 
     /// [`Self::site_event`] through the general path, then caching the
@@ -639,7 +695,7 @@ mod tests {
                         EventKind::SliceBegin,
                         &CAT,
                         name,
-                        Some(here),
+                        || Some(here),
                         args,
                         |_| {},
                     );
@@ -650,11 +706,20 @@ mod tests {
                         EventKind::Instant,
                         &OTHER,
                         "b",
-                        Some(there),
+                        || Some(there),
                         &[],
                         flows,
                     );
-                    w.site_event(ts, None, EventKind::Instant, &OTHER, "c", None, &[], |_| {});
+                    w.site_event(
+                        ts,
+                        None,
+                        EventKind::Instant,
+                        &OTHER,
+                        "c",
+                        || None,
+                        &[],
+                        |_| {},
+                    );
                     w.slice_end_fast(ts + 1, &CAT, None);
                     w.slice_end_fast(ts + 2, &CAT, Some(99));
                     w.slice_end_fast_flow(ts + 3, &CAT, Some(5), 1 << 60 | 3);

@@ -279,65 +279,62 @@ impl PerfettoLayer {
     /// [`Self::begin`] on the span's state.
     fn begin_in(&self, state: &mut SpanState, track: Option<u64>) {
         let cat = self.category;
-        {
-            let Some(meta) = state.meta else {
-                return;
-            };
-            let mut opened = None;
-            let recorded = state.fields.values.len();
-            let flows = &state.flows;
-            state.fields.with_annotations(|fields| {
-                TrackEvent::with_writer(cat, |w| {
-                    let ts = boottime_ns();
-                    let name = meta.name();
-                    if let Some(t) = track {
-                        let parent = Some(TrackEvent::process_track().uuid);
-                        w.define_track(ts, &TrackSpec::named(t, name, parent));
-                        let mut opts = EventOptions::new().track_uuid(t);
-                        if let Some(loc) = location(meta) {
-                            opts = opts.location(loc);
-                        }
-                        w.emit(
-                            ts,
-                            EventKind::SliceBegin,
-                            Some(cat),
-                            Some(name),
-                            &opts,
-                            fields,
-                            |e| write_flows(e, flows),
-                        );
-                    } else {
-                        w.site_event(
-                            ts,
-                            site_key(meta),
-                            EventKind::SliceBegin,
-                            cat,
-                            name,
-                            location(meta),
-                            fields,
-                            |e| write_flows(e, flows),
-                        );
-                    }
-                    opened = Some(match track {
-                        Some(t) => OpenSlice {
-                            thread: 0,
-                            track: t,
-                            begin: ts,
-                            fields: recorded,
-                        },
-                        None => OpenSlice {
-                            thread: thread_key(),
-                            track: w.thread_track().uuid,
-                            begin: ts,
-                            fields: recorded,
-                        },
-                    });
+        let Some(meta) = state.meta else {
+            return;
+        };
+        let recorded = state.fields.values.len();
+        let (fields, flows) = (&state.fields, &state.flows);
+        let mut opened = None;
+        TrackEvent::with_writer(cat, |w| {
+            let ts = boottime_ns();
+            let name = meta.name();
+            if let Some(t) = track {
+                let parent = Some(TrackEvent::process_track().uuid);
+                w.define_track(ts, &TrackSpec::named(t, name, parent));
+                let mut opts = EventOptions::new().track_uuid(t);
+                if let Some(loc) = location(meta) {
+                    opts = opts.location(loc);
+                }
+                fields.with_annotations(|fields| {
+                    w.emit(
+                        ts,
+                        EventKind::SliceBegin,
+                        Some(cat),
+                        Some(name),
+                        &opts,
+                        fields,
+                        |e| write_flows(e, flows),
+                    );
                 });
-            });
-            if let Some(o) = opened {
-                state.flows.clear();
-                state.open.push(o);
+                opened = Some(OpenSlice {
+                    thread: 0,
+                    track: t,
+                    begin: ts,
+                    fields: recorded,
+                });
+            } else {
+                // The span's fields are written from where they are kept.
+                w.site_event(
+                    ts,
+                    site_key(meta),
+                    EventKind::SliceBegin,
+                    cat,
+                    name,
+                    || location(meta),
+                    fields,
+                    |e| write_flows(e, flows),
+                );
+                opened = Some(OpenSlice {
+                    thread: thread_key(),
+                    track: w.thread_track().uuid,
+                    begin: ts,
+                    fields: recorded,
+                });
             }
+        });
+        if let Some(o) = opened {
+            state.flows.clear();
+            state.open.push(o);
         }
     }
 
@@ -349,6 +346,7 @@ impl PerfettoLayer {
     }
 
     /// [`Self::end`] on the span's state.
+    #[inline]
     fn end_in(&self, state: &mut SpanState, on_thread: bool) {
         let cat = self.category;
         {
@@ -514,33 +512,18 @@ where
             .async_tracks
             .then(|| TrackEvent::new_flow_id() | 1 << 62);
         // The fields' `Debug` may trace: they are recorded into this
-        // thread's scratch before the table is locked, then copied in.
-        let start = |fields: &mut Fields| {
-            // An id is only reused after its span closed; a leftover (a
-            // close this layer did not see) is emptied first.
-            self.spans.insert_with(id.into_u64(), |state| {
-                state.meta = Some(meta);
-                // The recorded fields move in; the slot's empty buffers
-                // go back to the scratch.
-                std::mem::swap(&mut state.fields, fields);
-                if track.is_some() {
-                    self.begin_in(state, track);
-                }
-            });
-        };
+        // thread's scratch before the table is locked, then moved in.
         let recorded = SCRATCH.try_with(|s| {
             let Ok(mut scratch) = s.try_borrow_mut() else {
                 return false;
             };
             attrs.record(&mut *scratch);
-            start(&mut scratch);
+            self.start(id, meta, track, &mut scratch);
             scratch.clear();
             true
         });
         if recorded != Ok(true) {
-            let mut fields = Fields::default();
-            attrs.record(&mut fields);
-            start(&mut fields);
+            self.start_unscratched(attrs, id, meta, track);
         }
     }
 
@@ -639,6 +622,46 @@ where
 }
 
 impl PerfettoLayer {
+    /// Gives span `id` its slot, `fields` (recorded) moved in, and begins
+    /// its slice on its own track `track` if it has one. Inlined in both
+    /// callers: a span's creation is on the hot path.
+    #[inline(always)]
+    fn start(
+        &self,
+        id: &Id,
+        meta: &'static Metadata<'static>,
+        track: Option<u64>,
+        fields: &mut Fields,
+    ) {
+        // An id is only reused after its span closed; a leftover (a close
+        // this layer did not see) is emptied first.
+        self.spans.insert_with(id.into_u64(), |state| {
+            state.meta = Some(meta);
+            // The recorded fields move in; the slot's empty buffers go
+            // back to the caller's.
+            std::mem::swap(&mut state.fields, fields);
+            if track.is_some() {
+                self.begin_in(state, track);
+            }
+        });
+    }
+
+    /// [`Self::start`] with fields of its own: this thread's scratch is in
+    /// use (a field's `Debug` created a span) or gone (thread exit).
+    #[cold]
+    #[inline(never)]
+    fn start_unscratched(
+        &self,
+        attrs: &Attributes<'_>,
+        id: &Id,
+        meta: &'static Metadata<'static>,
+        track: Option<u64>,
+    ) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        self.start(id, meta, track, &mut fields);
+    }
+
     /// Writes `event`, its fields recorded into `fields` (empty).
     fn event(&self, event: &Event<'_>, fields: &mut Fields) {
         let cat = self.category;
@@ -683,7 +706,7 @@ impl PerfettoLayer {
                             EventKind::Instant,
                             cat,
                             meta.name(),
-                            location(meta),
+                            || location(meta),
                             annotations,
                             |_| {},
                         );

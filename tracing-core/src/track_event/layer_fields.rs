@@ -7,8 +7,10 @@
 use std::fmt;
 
 use tracing::field::{Field, Visit};
+use zerotrace_protos::protos::TrackEvent;
 
 use super::debug_value::DebugValue;
+use super::event_writer::Annotations;
 
 /// A field's value, kept until the span is entered (strings live in the
 /// owner's text buffer, as a range).
@@ -37,6 +39,7 @@ impl Fields {
         self.values.push((f.name(), Owned::Str(start, end)));
     }
 
+    #[inline]
     pub(super) fn value(&self, v: Owned) -> DebugValue<'_> {
         match v {
             Owned::Int(v) => DebugValue::Int(v),
@@ -123,6 +126,48 @@ impl Fields {
             let all: Vec<_> = kept.map(|(k, v)| (*k, self.value(*v))).collect();
             f(&all)
         }
+    }
+}
+
+/// A span's fields as the annotations of its slices' begins, read in
+/// place (no slice of them is built on the fast path).
+impl Annotations for Fields {
+    #[inline]
+    fn count(&self) -> usize {
+        self.values.len()
+    }
+    #[inline]
+    fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.values.iter().map(|(k, _)| *k)
+    }
+    #[inline]
+    fn write(&self, iids: &[u64], e: &mut TrackEvent<'_>) {
+        for (iid, (_, v)) in iids.iter().zip(&self.values) {
+            let mut a = e.add_debug_annotations();
+            a.set_name_iid(*iid);
+            // Straight from the kept value (as `write_value` writes each).
+            match *v {
+                Owned::Int(x) => {
+                    a.set_int_value(x);
+                }
+                Owned::Uint(x) => {
+                    a.set_uint_value(x);
+                }
+                Owned::Double(x) => {
+                    a.set_double_value(x);
+                }
+                Owned::Bool(x) => {
+                    a.set_bool_value(x);
+                }
+                Owned::Str(from, to) => {
+                    a.set_string_value(self.text.get(from as usize..to as usize).unwrap_or(""));
+                }
+            }
+        }
+    }
+    #[inline]
+    fn with_slice<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
+        self.with_annotations(f)
     }
 }
 

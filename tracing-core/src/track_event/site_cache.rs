@@ -73,11 +73,26 @@ impl SiteFacts {
     }
 }
 
+/// Direct-mapped entries for `tracing` callsites (a power of two).
+const META_DIRECT: usize = 64;
+
+/// The direct-mapped entry of the callsite whose metadata is at `m`.
+#[inline]
+fn meta_slot(m: usize) -> usize {
+    // Fibonacci hashing: the top bits of a multiply spread nearby statics.
+    ((m as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize & (META_DIRECT - 1)
+}
+
 /// A sequence's table of points.
 #[derive(Debug)]
 pub(crate) struct SiteCache {
     epoch: u32,
     dense: Vec<SiteEntry>,
+    /// `tracing` callsites by their metadata's address, each in the one
+    /// entry its address picks when that is free (or stale), so a hit is
+    /// a compare, not a hash probe; ...
+    meta_direct: Box<[(usize, SiteEntry)]>,
+    /// ... and in this map when another callsite holds it.
     by_metadata: FxHashMap<usize, SiteEntry>,
 }
 
@@ -86,6 +101,7 @@ impl Default for SiteCache {
         SiteCache {
             epoch: 1,
             dense: Vec::new(),
+            meta_direct: vec![(0, EMPTY); META_DIRECT].into_boxed_slice(),
             by_metadata: FxHashMap::default(),
         }
     }
@@ -98,7 +114,11 @@ impl SiteCache {
     pub(crate) fn get(&self, key: SiteKey, facts: &SiteFacts) -> Option<Prefix> {
         let e = match key {
             SiteKey::Dense(i) => self.dense.get(i as usize)?,
-            SiteKey::Metadata(m) => self.by_metadata.get(&m)?,
+            SiteKey::Metadata(m) => match self.meta_direct.get(meta_slot(m)) {
+                Some((k, e)) if *k == m => e,
+                _ if self.by_metadata.is_empty() => return None,
+                _ => self.by_metadata.get(&m)?,
+            },
         };
         (e.epoch == self.epoch && facts.matches(e)).then_some(Prefix {
             len: e.len,
@@ -161,7 +181,16 @@ impl SiteCache {
                 }
             }
             SiteKey::Metadata(m) => {
-                self.by_metadata.insert(m, entry);
+                let epoch = self.epoch;
+                match self.meta_direct.get_mut(meta_slot(m)) {
+                    // Free, stale, or this callsite's already.
+                    Some(slot) if slot.0 == m || slot.0 == 0 || slot.1.epoch != epoch => {
+                        *slot = (m, entry);
+                    }
+                    _ => {
+                        self.by_metadata.insert(m, entry);
+                    }
+                }
             }
         }
     }
@@ -175,6 +204,9 @@ impl SiteCache {
         }
         // Entries of an old epoch are never used; the map is kept small
         // by dropping them (its capacity stays).
+        if self.epoch == 1 {
+            self.meta_direct.fill((0, EMPTY));
+        }
         self.by_metadata.clear();
     }
 }
@@ -214,6 +246,36 @@ mod tests {
         c.clear();
         assert!(c.get(SiteKey::Dense(3), &facts).is_none());
         assert!(c.get(SiteKey::Metadata(0x1000), &facts).is_none());
+    }
+
+    #[test]
+    fn callsites_sharing_a_direct_entry_keep_their_own_prefixes() {
+        let mut c = SiteCache::default();
+        let facts = SiteFacts {
+            kind: 1,
+            category: &CAT,
+            name: "n",
+        };
+        // Two addresses that pick the same direct entry.
+        let a = 0x1000;
+        let b = (1..1 << 20)
+            .map(|i| a + 8 * i)
+            .find(|b| meta_slot(*b) == meta_slot(a))
+            .expect("a colliding address");
+        c.put(SiteKey::Metadata(a), &facts, 1, 2, None);
+        c.put(SiteKey::Metadata(b), &facts, 3, 4, None);
+        let pa = c.get(SiteKey::Metadata(a), &facts).expect("a cached");
+        let pb = c.get(SiteKey::Metadata(b), &facts).expect("b cached");
+        assert_eq!(pa.as_bytes(), &[0x48, 1, 0x18, 1, 0x50, 2]);
+        assert_eq!(pb.as_bytes(), &[0x48, 1, 0x18, 3, 0x50, 4]);
+        // After a clear, neither; the stale entry is taken again.
+        c.clear();
+        assert!(c.get(SiteKey::Metadata(a), &facts).is_none());
+        assert!(c.get(SiteKey::Metadata(b), &facts).is_none());
+        c.put(SiteKey::Metadata(b), &facts, 5, 6, None);
+        let pb = c.get(SiteKey::Metadata(b), &facts).expect("b cached again");
+        assert_eq!(pb.as_bytes(), &[0x48, 1, 0x18, 5, 0x50, 6]);
+        assert!(c.get(SiteKey::Metadata(a), &facts).is_none());
     }
 
     #[test]

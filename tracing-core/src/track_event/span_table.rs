@@ -6,7 +6,7 @@
 //! and kept, buffers and all, for the next span, so a warm table allocates
 //! nothing and threads working on different spans rarely meet.
 
-use std::sync::{Mutex, MutexGuard};
+use parking_lot::{Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 
@@ -137,10 +137,7 @@ impl<T: Slot> SpanTable<T> {
     #[inline]
     fn lock(&self, place: Place) -> MutexGuard<'_, Shard<T>> {
         // `place` masks the shard to the array's length.
-        self.shards[place.shard & (SHARDS - 1)]
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        self.shards[place.shard & (SHARDS - 1)].0.lock()
     }
 
     /// Runs `f` with span `id`'s value, if the table has one.
