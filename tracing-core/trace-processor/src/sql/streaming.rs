@@ -3,8 +3,11 @@
 //! straight from SQLite's values.
 //!
 //! Every statement of the text runs, as [`Engine::query`] runs them; the
-//! sink is told when a statement starts, so it can drop what an earlier
-//! statement produced and keep only the last one's rows.
+//! sink is told when a statement starts (and whether it is the last, so
+//! that it need not keep an earlier one's rows at all). A query may come
+//! with a stop condition, asked by SQLite's progress handler while a
+//! statement steps (`query_streaming_until`): the RPC's cancel and time
+//! limit.
 
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::types::ValueRef;
