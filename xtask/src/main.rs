@@ -7,6 +7,7 @@ mod corpus;
 mod decode_data;
 mod fuzz;
 mod heap_cost;
+mod instructions;
 mod interop;
 mod miri;
 mod msrv;
@@ -93,6 +94,23 @@ enum Task {
         /// Every test binary of the two crates.
         #[arg(long)]
         full: bool,
+    },
+    /// The hot paths under callgrind's instruction counts (TRACE_EVENT,
+    /// the `tracing` Layer, the SMB write, the generated decoders, the
+    /// heap profiler's sample, and their baselines): instructions per
+    /// iteration against xtask/instruction-budgets.toml, and the issues'
+    /// ratio goals (release examples; needs valgrind).
+    Instructions {
+        /// Fail (exit 1) on a path over its budget by more than the
+        /// tolerance, a path without a budget, or a goal missed.
+        #[arg(long)]
+        check: bool,
+        /// Write the measured figures into the budget file.
+        #[arg(long)]
+        bless: bool,
+        /// Only these paths (repeatable).
+        #[arg(long = "path")]
+        only: Vec<String>,
     },
     /// Run every cargo-fuzz target (or those named) for N seconds each,
     /// seeded from fuzz/seeds; reports executions and findings per target.
@@ -424,6 +442,16 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Task::Instructions { check, bless, only } => {
+            match instructions::run(&workspace_root(), check, bless, &only) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Task::Valgrind { full } => match valgrind::run(&workspace_root(), full) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,

@@ -1,0 +1,486 @@
+//! `cargo xtask instructions [--check] [--bless]`: the hot paths under
+//! callgrind's instruction counts, which do not move with the machine as
+//! timings do. Each path is a small release example running a fixed
+//! number of iterations of it in a function of its own, counted alone by
+//! `--toggle-collect` (so set-up and tear-down are left out); each runs at
+//! two counts, and the difference of the totals over the difference of
+//! the counts is its cost per iteration (one-off costs, such as a
+//! sequence's first interning, cancel). The committed budgets
+//! (`xtask/instruction-budgets.toml`) fail a path that costs more than its
+//! budget by more than the file's tolerance (or the path's own), and the
+//! issues' goals (ratios to a baseline path) fail when missed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// One measured path.
+struct HotPath {
+    /// Its key in the budget file.
+    name: &'static str,
+    /// What one iteration is.
+    what: &'static str,
+    /// The example's package and name.
+    package: &'static str,
+    example: &'static str,
+    /// The example's arguments after the iteration count.
+    args: &'static [&'static str],
+    /// The function(s) counted (callgrind's `--toggle-collect`).
+    toggle: &'static str,
+    /// The two iteration counts.
+    counts: (u64, u64),
+    /// Runs at each count, the smallest total kept (1 where the count is
+    /// exact).
+    runs: u32,
+    /// Its own tolerance, where the count moves from run to run.
+    tolerance: Option<f64>,
+}
+
+/// Every path, in the table's order.
+const PATHS: &[HotPath] = &[
+    HotPath {
+        name: "trace_event_no_args",
+        what: "TRACE_EVENT slice begin + end, in-process session recording",
+        package: "zerotrace-core",
+        example: "trace_event_loop",
+        args: &["no_args"],
+        toggle: "trace_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "trace_event_floor_no_args",
+        what: "its floor: two clock reads, both packets encoded by hand",
+        package: "zerotrace-core",
+        example: "trace_event_loop",
+        args: &["floor_no_args"],
+        toggle: "trace_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "trace_event_two_args",
+        what: "TRACE_EVENT slice with an int and a string annotation",
+        package: "zerotrace-core",
+        example: "trace_event_loop",
+        args: &["two_args"],
+        toggle: "trace_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "trace_event_floor_two_args",
+        what: "its floor, the two annotations included",
+        package: "zerotrace-core",
+        example: "trace_event_loop",
+        args: &["floor_two_args"],
+        toggle: "trace_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "layer_span",
+        what: "a `tracing` span (two fields) created, entered, exited, closed through PerfettoLayer",
+        package: "zerotrace-core",
+        example: "trace_event_loop",
+        args: &["span_layer"],
+        toggle: "trace_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "layer_baseline",
+        what: "the same span through a registry with a layer that does nothing",
+        package: "zerotrace-core",
+        // A binary of its own: the registry's generic code, instantiated
+        // in the example, is split and inlined there whatever the Layer's
+        // code is (in trace_event_loop it moved by 4% with the Layer's).
+        example: "span_registry_loop",
+        args: &[],
+        toggle: "span_registry_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "smb_write",
+        what: "a slice-begin packet through a TraceWriter into shared memory",
+        package: "zerotrace-core",
+        example: "smb_packets",
+        args: &[],
+        toggle: "smb_packets::run_*",
+        counts: (5000, 10000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "smb_heap",
+        what: "the same packet into a reused heap buffer",
+        package: "zerotrace-core",
+        example: "smb_packets",
+        args: &["heap"],
+        toggle: "smb_packets::run_*",
+        counts: (5000, 10000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "decoders",
+        what: "the generated decoders over a slice begin, an end and an interned-data packet",
+        package: "zerotrace-core",
+        example: "decode_loop",
+        args: &[],
+        toggle: "decode_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "heap_sample",
+        what: "a sampled allocation and its free in the heap profiler's hook",
+        package: "zerotrace-heap-profile",
+        example: "heap_sample_loop",
+        args: &[],
+        toggle: "heap_sample_loop::run_*",
+        counts: (16, 48),
+        // The profiler's thread hands the stack buffers back at a pace the
+        // scheduler sets, and a sample that finds none allocates one: the
+        // smallest of three runs, within 8%.
+        runs: 3,
+        tolerance: Some(0.08),
+    },
+];
+
+/// A goal of the issues: `path` costs at most `goal` times `over`.
+struct Goal {
+    path: &'static str,
+    over: &'static str,
+    goal: f64,
+}
+
+/// The goals checked (issue 61: the Layer ≤ 3× a registry with a no-op
+/// layer, TRACE_EVENT ≤ 1.5× its floor).
+const GOALS: &[Goal] = &[
+    Goal {
+        path: "trace_event_no_args",
+        over: "trace_event_floor_no_args",
+        goal: 1.5,
+    },
+    Goal {
+        path: "trace_event_two_args",
+        over: "trace_event_floor_two_args",
+        goal: 1.5,
+    },
+    Goal {
+        path: "layer_span",
+        over: "layer_baseline",
+        goal: 3.0,
+    },
+];
+
+/// Ratios printed without a goal.
+const RATIOS: &[(&str, &str)] = &[("smb_write", "smb_heap")];
+
+/// The budget file, relative to the workspace root.
+const BUDGETS: &str = "xtask/instruction-budgets.toml";
+
+/// The committed budgets and their tolerance.
+struct Budgets {
+    tolerance: f64,
+    per_path: BTreeMap<String, f64>,
+}
+
+/// Reads the budget file's text.
+fn parse_budgets(text: &str) -> Result<Budgets, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e| format!("{BUDGETS}: not TOML: {e}"))?;
+    let tolerance = match table.get("tolerance") {
+        Some(toml::Value::Float(f)) => *f,
+        Some(_) => return Err(format!("{BUDGETS}: `tolerance` is not a float")),
+        None => return Err(format!("{BUDGETS}: no `tolerance`")),
+    };
+    let mut per_path = BTreeMap::new();
+    let Some(toml::Value::Table(b)) = table.get("budgets") else {
+        return Err(format!("{BUDGETS}: no [budgets] table"));
+    };
+    for (k, v) in b {
+        let v = match v {
+            toml::Value::Integer(i) => *i as f64,
+            toml::Value::Float(f) => *f,
+            _ => return Err(format!("{BUDGETS}: budget of {k} is not a number")),
+        };
+        per_path.insert(k.clone(), v);
+    }
+    Ok(Budgets {
+        tolerance,
+        per_path,
+    })
+}
+
+/// The budget file's text for `measured` (each rounded up), keeping
+/// `tolerance`.
+fn render_budgets(tolerance: f64, measured: &BTreeMap<&str, f64>) -> String {
+    let mut s = String::from(
+        "# Instructions per iteration of each hot path (callgrind, `cargo xtask\n\
+         # instructions`; written by `cargo xtask instructions --bless`). CI\n\
+         # fails a path that costs more than its budget by more than the\n\
+         # tolerance. Counts depend on the toolchain: bless after a compiler\n\
+         # update, and after an improvement (so that the gain stays).\n",
+    );
+    let _ = writeln!(s, "tolerance = {tolerance:?}\n\n[budgets]");
+    for p in PATHS {
+        if let Some(v) = measured.get(p.name) {
+            let _ = writeln!(s, "# {}", p.what);
+            let _ = writeln!(s, "{} = {}", p.name, v.ceil() as u64);
+        }
+    }
+    s
+}
+
+/// The `summary:` (or `totals:`) line of a callgrind output file: the
+/// instructions counted.
+fn callgrind_total(text: &str) -> Option<u64> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("summary:"))
+        .or_else(|| text.lines().find(|l| l.starts_with("totals:")))?;
+    line.split_once(':')?
+        .1
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Instructions per iteration from the totals at two counts.
+fn per_iteration(counts: (u64, u64), totals: (u64, u64)) -> Option<f64> {
+    let dn = counts.1.checked_sub(counts.0).filter(|d| *d > 0)?;
+    let dt = totals.1.checked_sub(totals.0)?;
+    Some(dt as f64 / dn as f64)
+}
+
+/// How one path stands against its budget.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    /// Within the budget and the tolerance.
+    Ok,
+    /// Below the budget by more than the tolerance (bless to keep it).
+    Below,
+    /// Above the budget by more than the tolerance.
+    Over,
+    /// No budget for it.
+    NoBudget,
+}
+
+fn verdict(measured: f64, budget: Option<f64>, tolerance: f64) -> Verdict {
+    match budget {
+        None => Verdict::NoBudget,
+        Some(b) if measured > b * (1.0 + tolerance) => Verdict::Over,
+        Some(b) if measured < b * (1.0 - tolerance) => Verdict::Below,
+        Some(_) => Verdict::Ok,
+    }
+}
+
+/// Builds the examples (release) and returns their directory.
+fn build(root: &Path) -> Result<PathBuf, String> {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root).args(["build", "--release"]);
+    let mut packages: Vec<&str> = PATHS.iter().map(|p| p.package).collect();
+    packages.dedup();
+    for p in packages {
+        cmd.args(["-p", p]);
+    }
+    cmd.args(["--features", "zerotrace-core/tracing"]);
+    let mut examples: Vec<&str> = PATHS.iter().map(|p| p.example).collect();
+    examples.sort_unstable();
+    examples.dedup();
+    for e in examples {
+        cmd.args(["--example", e]);
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Err("building the examples failed".into());
+    }
+    Ok(root.join("target/release/examples"))
+}
+
+/// Runs `path` at `count` iterations under callgrind; its total.
+fn measure(bins: &Path, out_dir: &Path, path: &HotPath, count: u64) -> Result<u64, String> {
+    let out = out_dir.join(format!("{}.{count}.callgrind", path.name));
+    let output = Command::new("valgrind")
+        .arg("--tool=callgrind")
+        .arg(format!("--toggle-collect={}", path.toggle))
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(bins.join(path.example))
+        .arg(count.to_string())
+        .args(path.args)
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| format!("running valgrind: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} {count} under callgrind failed:\n{}",
+            path.name,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let text =
+        std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+    callgrind_total(&text).ok_or_else(|| format!("{}: no summary line", out.display()))
+}
+
+/// Measures every path (those named in `only`, if any), prints the table,
+/// and with `check` fails on a path over its budget or a goal missed;
+/// with `bless` writes the measured figures as the budgets. Whether all
+/// held.
+pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<bool, String> {
+    if !Command::new("valgrind")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return Err("no valgrind here (apt-get install valgrind)".into());
+    }
+    let budget_file = root.join(BUDGETS);
+    let budgets = parse_budgets(
+        &std::fs::read_to_string(&budget_file)
+            .map_err(|e| format!("reading {}: {e}", budget_file.display()))?,
+    )?;
+    let bins = build(root)?;
+    let out_dir = root.join("target/instructions");
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+
+    let mut measured: BTreeMap<&str, f64> = BTreeMap::new();
+    for p in PATHS {
+        if !only.is_empty() && !only.iter().any(|o| o == p.name) {
+            continue;
+        }
+        let (mut a, mut b) = (u64::MAX, u64::MAX);
+        for _ in 0..p.runs.max(1) {
+            a = a.min(measure(&bins, &out_dir, p, p.counts.0)?);
+            b = b.min(measure(&bins, &out_dir, p, p.counts.1)?);
+        }
+        let v = per_iteration(p.counts, (a, b))
+            .ok_or_else(|| format!("{}: totals {a} and {b} do not grow with the count", p.name))?;
+        measured.insert(p.name, v);
+    }
+
+    let mut ok = true;
+    println!("| path | instructions / iteration | budget | vs budget | |");
+    println!("|---|---:|---:|---:|---|");
+    for p in PATHS {
+        let Some(&v) = measured.get(p.name) else {
+            continue;
+        };
+        let budget = budgets.per_path.get(p.name).copied();
+        let verdict = verdict(v, budget, p.tolerance.unwrap_or(budgets.tolerance));
+        let note = match verdict {
+            Verdict::Ok => "ok",
+            Verdict::Below => "below budget: bless to keep the gain",
+            Verdict::Over => "OVER BUDGET",
+            Verdict::NoBudget => "no budget",
+        };
+        if verdict == Verdict::Over || (check && verdict == Verdict::NoBudget) {
+            ok = false;
+        }
+        match budget {
+            Some(b) => println!("| {} | {v:.1} | {b:.0} | {:.3} | {note} |", p.name, v / b),
+            None => println!("| {} | {v:.1} | | | {note} |", p.name),
+        }
+    }
+    println!();
+    println!("| ratio | measured | goal | |");
+    println!("|---|---:|---:|---|");
+    for g in GOALS {
+        let (Some(a), Some(b)) = (measured.get(g.path), measured.get(g.over)) else {
+            continue;
+        };
+        let r = a / b;
+        let met = r <= g.goal;
+        ok &= met;
+        println!(
+            "| {} / {} | {r:.3}× | ≤ {}× | {} |",
+            g.path,
+            g.over,
+            g.goal,
+            if met { "met" } else { "NOT MET" }
+        );
+    }
+    for (a, b) in RATIOS {
+        if let (Some(x), Some(y)) = (measured.get(a), measured.get(b)) {
+            println!("| {a} / {b} | {:.3}× | | |", x / y);
+        }
+    }
+
+    if bless {
+        let mut all: BTreeMap<&str, f64> = budgets
+            .per_path
+            .iter()
+            .filter_map(|(k, v)| PATHS.iter().find(|p| p.name == k).map(|p| (p.name, *v)))
+            .collect();
+        all.extend(measured.iter().map(|(k, v)| (*k, *v)));
+        std::fs::write(&budget_file, render_budgets(budgets.tolerance, &all))
+            .map_err(|e| format!("writing {}: {e}", budget_file.display()))?;
+        println!("wrote {}", budget_file.display());
+        return Ok(true);
+    }
+    Ok(ok || !check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_summary_line() {
+        let text =
+            "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nsummary: 26834970\n\nfn=main\n";
+        assert_eq!(callgrind_total(text), Some(26_834_970));
+        assert_eq!(callgrind_total("totals: 12 3\n"), Some(12));
+        assert_eq!(callgrind_total("events: Ir\n"), None);
+    }
+
+    #[test]
+    fn per_iteration_is_the_slope() {
+        assert_eq!(per_iteration((10, 20), (1500, 2500)), Some(100.0));
+        assert_eq!(per_iteration((10, 10), (1500, 2500)), None);
+        assert_eq!(per_iteration((10, 20), (2500, 1500)), None);
+    }
+
+    #[test]
+    fn a_path_over_its_budget_fails_and_one_below_asks_for_a_bless() {
+        assert_eq!(verdict(103.0, Some(100.0), 0.03), Verdict::Ok);
+        assert_eq!(verdict(103.5, Some(100.0), 0.03), Verdict::Over);
+        assert_eq!(verdict(96.0, Some(100.0), 0.03), Verdict::Below);
+        assert_eq!(verdict(96.0, None, 0.03), Verdict::NoBudget);
+    }
+
+    #[test]
+    fn the_committed_budgets_name_every_path_and_read_back() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join(BUDGETS)).expect("budget file");
+        let b = parse_budgets(&text).expect("parses");
+        assert!(b.tolerance > 0.0 && b.tolerance < 0.1);
+        for p in PATHS {
+            assert!(b.per_path.contains_key(p.name), "no budget for {}", p.name);
+        }
+        for g in GOALS {
+            assert!(PATHS.iter().any(|p| p.name == g.path));
+            assert!(PATHS.iter().any(|p| p.name == g.over));
+        }
+        let measured: BTreeMap<&str, f64> =
+            PATHS.iter().map(|p| (p.name, b.per_path[p.name])).collect();
+        let again = parse_budgets(&render_budgets(b.tolerance, &measured)).expect("parses");
+        assert_eq!(again.per_path, b.per_path);
+    }
+}
