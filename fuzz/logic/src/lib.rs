@@ -38,6 +38,7 @@ mod trace_file;
 pub mod trace_full_schema;
 mod trace_packet;
 mod trace_processor;
+mod trace_processor_time;
 mod typed_decoder;
 
 pub use chunk_fragments::chunk_fragments;
@@ -62,6 +63,7 @@ pub use trace_file::trace_file;
 pub use trace_full_schema::trace_full_schema;
 pub use trace_packet::trace_packet;
 pub use trace_processor::trace_processor;
+pub use trace_processor_time::trace_processor_time;
 pub use typed_decoder::typed_decoder;
 
 /// The allocator of every binary linking the targets (see the crate docs).
@@ -96,4 +98,5 @@ pub const TARGETS: &[Target] = &[
     ("perf_records", perf_records),
     ("perf_unwind", perf_unwind),
     ("trace_processor", trace_processor),
+    ("trace_processor_time", trace_processor_time),
 ];
