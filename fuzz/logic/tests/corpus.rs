@@ -150,6 +150,7 @@ corpus_tests!(
     perf_records,
     perf_unwind,
     trace_processor,
+    trace_processor_time,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,
