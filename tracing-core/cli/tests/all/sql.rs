@@ -517,6 +517,35 @@ fn a_trace_cut_in_half_answers_and_warns_with_the_offset() {
             && err.contains("dropped"),
         "{err}"
     );
+    // The demo trace cut in half: what comes before the cut answers, and
+    // the warning names a byte before the cut.
+    let demo = d.join("demo.pftrace");
+    let o = zerotrace()
+        .arg("demo")
+        .arg("-o")
+        .arg(&demo)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&demo).unwrap();
+    let half = bytes.len() / 2;
+    std::fs::write(&demo, &bytes[..half]).unwrap();
+    let o = zerotrace()
+        .arg("sql")
+        .arg(&demo)
+        .args(["-Q", "select count(*) from slice"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("\"count(*)\"\n"));
+    let at: u64 = err
+        .split("at byte ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(at < half as u64 && err.contains("dropped"), "{err}");
     // A whole trace: nothing on stderr.
     std::fs::write(&path, &whole).unwrap();
     let o = zerotrace()

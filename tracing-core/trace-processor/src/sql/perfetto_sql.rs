@@ -92,7 +92,10 @@ impl<'a> Words<'a> {
             .rest
             .find(|c: char| c.is_whitespace() || c == ';' || c == '-' || c == '/')
             .unwrap_or(self.rest.len());
-        (end > 0).then(|| self.rest.get(..end)).flatten()
+        if end == 0 {
+            return None;
+        }
+        self.rest.get(..end)
     }
 }
 
