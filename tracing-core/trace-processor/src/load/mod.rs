@@ -171,9 +171,10 @@ impl Loader {
 
     /// Holds this load to `budget` rather than the default one.
     pub fn with_budget(budget: LoadBudget) -> Self {
-        let mut l = Self::default();
-        l.budget = budget;
-        l
+        Loader {
+            budget,
+            ..Self::default()
+        }
     }
 
     /// Says how many bytes of its source the bytes pushed so far came
