@@ -40,6 +40,7 @@ mod profile_reader;
 mod relay;
 mod relay_netns;
 mod sql;
+mod sql_budget;
 mod text_configs;
 mod tp_httpd;
 mod tp_httpd_guards;
