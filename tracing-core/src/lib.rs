@@ -18,7 +18,7 @@
 //!   `custom_data_source`.
 //! * Writing packets into a shared memory buffer directly:
 //!   [`producer::SharedMemoryArbiter`] and [`producer::TraceWriter`]; the
-//!   example `smb_packets`.
+//!   program `tracing-core/hot-paths/src/bin/smb_packets.rs`.
 //! * Reading traces from a service: [`consumer::ConsumerClient`].
 //! * Running the service: `daemon::Daemon`, or the sans-IO
 //!   `service::TracingService` under a driver of your own.

@@ -1,6 +1,8 @@
 //! `cargo xtask instructions [--check] [--bless]`: the hot paths under
 //! callgrind's instruction counts, which do not move with the machine as
-//! timings do. Each path is a small release example running a fixed
+//! timings do. Each path is a small release program (a binary of
+//! `tracing-core/hot-paths`, a package with nothing but the dependencies
+//! they run, so that CI's release build of it is short) running a fixed
 //! number of iterations of it in a function of its own, counted alone by
 //! `--toggle-collect` (so set-up and tear-down are left out); each runs at
 //! two counts, and the difference of the totals over the difference of
@@ -21,10 +23,9 @@ struct HotPath {
     name: &'static str,
     /// What one iteration is.
     what: &'static str,
-    /// The example's package and name.
-    package: &'static str,
-    example: &'static str,
-    /// The example's arguments after the iteration count.
+    /// The program (a binary of `zerotrace-hot-paths`).
+    bin: &'static str,
+    /// Its arguments after the iteration count.
     args: &'static [&'static str],
     /// The function(s) counted (callgrind's `--toggle-collect`).
     toggle: &'static str,
@@ -42,8 +43,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "trace_event_no_args",
         what: "TRACE_EVENT slice begin + end, in-process session recording",
-        package: "zerotrace-core",
-        example: "trace_event_loop",
+        bin: "trace_event_loop",
         args: &["no_args"],
         toggle: "trace_event_loop::run_*",
         counts: (2000, 4000),
@@ -53,8 +53,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "trace_event_floor_no_args",
         what: "its floor: two clock reads, both packets encoded by hand",
-        package: "zerotrace-core",
-        example: "trace_event_loop",
+        bin: "trace_event_loop",
         args: &["floor_no_args"],
         toggle: "trace_event_loop::run_*",
         counts: (2000, 4000),
@@ -64,8 +63,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "trace_event_two_args",
         what: "TRACE_EVENT slice with an int and a string annotation",
-        package: "zerotrace-core",
-        example: "trace_event_loop",
+        bin: "trace_event_loop",
         args: &["two_args"],
         toggle: "trace_event_loop::run_*",
         counts: (2000, 4000),
@@ -75,8 +73,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "trace_event_floor_two_args",
         what: "its floor, the two annotations included",
-        package: "zerotrace-core",
-        example: "trace_event_loop",
+        bin: "trace_event_loop",
         args: &["floor_two_args"],
         toggle: "trace_event_loop::run_*",
         counts: (2000, 4000),
@@ -86,8 +83,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "layer_span",
         what: "a `tracing` span (two fields) created, entered, exited, closed through PerfettoLayer",
-        package: "zerotrace-core",
-        example: "trace_event_loop",
+        bin: "trace_event_loop",
         args: &["span_layer"],
         toggle: "trace_event_loop::run_*",
         counts: (2000, 4000),
@@ -97,11 +93,10 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "layer_baseline",
         what: "the same span through a registry with a layer that does nothing",
-        package: "zerotrace-core",
         // A binary of its own: the registry's generic code, instantiated
-        // in the example, is split and inlined there whatever the Layer's
+        // in the program, is split and inlined there whatever the Layer's
         // code is (in trace_event_loop it moved by 4% with the Layer's).
-        example: "span_registry_loop",
+        bin: "span_registry_loop",
         args: &[],
         toggle: "span_registry_loop::run_*",
         counts: (2000, 4000),
@@ -111,8 +106,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "smb_write",
         what: "a slice-begin packet through a TraceWriter into shared memory",
-        package: "zerotrace-core",
-        example: "smb_packets",
+        bin: "smb_packets",
         args: &[],
         toggle: "smb_packets::run_*",
         counts: (5000, 10000),
@@ -122,8 +116,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "smb_heap",
         what: "the same packet into a reused heap buffer",
-        package: "zerotrace-core",
-        example: "smb_packets",
+        bin: "smb_packets",
         args: &["heap"],
         toggle: "smb_packets::run_*",
         counts: (5000, 10000),
@@ -133,8 +126,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "decoders",
         what: "the generated decoders over a slice begin, an end and an interned-data packet",
-        package: "zerotrace-core",
-        example: "decode_loop",
+        bin: "decode_loop",
         args: &[],
         toggle: "decode_loop::run_*",
         counts: (2000, 4000),
@@ -144,8 +136,7 @@ const PATHS: &[HotPath] = &[
     HotPath {
         name: "heap_sample",
         what: "a sampled allocation and its free in the heap profiler's hook",
-        package: "zerotrace-heap-profile",
-        example: "heap_sample_loop",
+        bin: "heap_sample_loop",
         args: &[],
         toggle: "heap_sample_loop::run_*",
         counts: (16, 48),
@@ -288,39 +279,85 @@ fn verdict(measured: f64, budget: Option<f64>, tolerance: f64) -> Verdict {
     }
 }
 
-/// Builds the examples (release) and returns their directory.
-fn build(root: &Path) -> Result<PathBuf, String> {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.current_dir(root).args(["build", "--release"]);
-    let mut packages: Vec<&str> = PATHS.iter().map(|p| p.package).collect();
-    packages.dedup();
-    for p in packages {
-        cmd.args(["-p", p]);
+/// The package of the measured programs: nothing but what they run, so
+/// that its release build from a fresh clone stays short (CI's budget).
+const PACKAGE: &str = "zerotrace-hot-paths";
+
+/// The executables a `cargo build --message-format=json` reports, by
+/// binary name (so that the programs are found wherever the target
+/// directory is: `CARGO_TARGET_DIR`, `build.target-dir`).
+fn executables(messages: &str) -> BTreeMap<String, PathBuf> {
+    let mut found = BTreeMap::new();
+    for line in messages.lines() {
+        let Ok(m) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if m["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let is_bin = m["target"]["kind"]
+            .as_array()
+            .is_some_and(|k| k.iter().any(|k| k == "bin"));
+        if let (true, Some(name), Some(exe)) = (
+            is_bin,
+            m["target"]["name"].as_str(),
+            m["executable"].as_str(),
+        ) {
+            found.insert(name.to_owned(), PathBuf::from(exe));
+        }
     }
-    cmd.args(["--features", "zerotrace-core/tracing"]);
-    let mut examples: Vec<&str> = PATHS.iter().map(|p| p.example).collect();
-    examples.sort_unstable();
-    examples.dedup();
-    for e in examples {
-        cmd.args(["--example", e]);
-    }
-    let status = cmd
-        .status()
+    found
+}
+
+/// Builds the programs (release) and returns their executables by name.
+fn build(root: &Path) -> Result<BTreeMap<String, PathBuf>, String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["build", "--release", "--bins", "-p", PACKAGE])
+        .arg("--message-format=json-render-diagnostics")
+        .stderr(Stdio::inherit())
+        .output()
         .map_err(|e| format!("running cargo build: {e}"))?;
-    if !status.success() {
-        return Err("building the examples failed".into());
+    if !output.status.success() {
+        return Err(format!("building {PACKAGE} failed"));
     }
-    Ok(root.join("target/release/examples"))
+    let found = executables(&String::from_utf8_lossy(&output.stdout));
+    for p in PATHS {
+        if !found.contains_key(p.bin) {
+            return Err(format!("cargo built no program {} in {PACKAGE}", p.bin));
+        }
+    }
+    Ok(found)
+}
+
+/// The target directory cargo uses (`cargo metadata`), where the
+/// callgrind outputs go.
+fn target_dir(root: &Path) -> Result<PathBuf, String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["metadata", "--format-version=1", "--no-deps"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("running cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err("cargo metadata failed".into());
+    }
+    let m: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata: not JSON: {e}"))?;
+    m["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo metadata: no target_directory".into())
 }
 
 /// Runs `path` at `count` iterations under callgrind; its total.
-fn measure(bins: &Path, out_dir: &Path, path: &HotPath, count: u64) -> Result<u64, String> {
+fn measure(exe: &Path, out_dir: &Path, path: &HotPath, count: u64) -> Result<u64, String> {
     let out = out_dir.join(format!("{}.{count}.callgrind", path.name));
     let output = Command::new("valgrind")
         .arg("--tool=callgrind")
         .arg(format!("--toggle-collect={}", path.toggle))
         .arg(format!("--callgrind-out-file={}", out.display()))
-        .arg(bins.join(path.example))
+        .arg(exe)
         .arg(count.to_string())
         .args(path.args)
         .stdout(Stdio::null())
@@ -357,7 +394,7 @@ pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<boo
             .map_err(|e| format!("reading {}: {e}", budget_file.display()))?,
     )?;
     let bins = build(root)?;
-    let out_dir = root.join("target/instructions");
+    let out_dir = target_dir(root)?.join("instructions");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
 
     let mut measured: BTreeMap<&str, f64> = BTreeMap::new();
@@ -365,10 +402,13 @@ pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<boo
         if !only.is_empty() && !only.iter().any(|o| o == p.name) {
             continue;
         }
+        let exe = bins
+            .get(p.bin)
+            .ok_or_else(|| format!("no program {}", p.bin))?;
         let (mut a, mut b) = (u64::MAX, u64::MAX);
         for _ in 0..p.runs.max(1) {
-            a = a.min(measure(&bins, &out_dir, p, p.counts.0)?);
-            b = b.min(measure(&bins, &out_dir, p, p.counts.1)?);
+            a = a.min(measure(exe, &out_dir, p, p.counts.0)?);
+            b = b.min(measure(exe, &out_dir, p, p.counts.1)?);
         }
         let v = per_iteration(p.counts, (a, b))
             .ok_or_else(|| format!("{}: totals {a} and {b} do not grow with the count", p.name))?;
@@ -463,6 +503,38 @@ mod tests {
         assert_eq!(verdict(103.5, Some(100.0), 0.03), Verdict::Over);
         assert_eq!(verdict(96.0, Some(100.0), 0.03), Verdict::Below);
         assert_eq!(verdict(96.0, None, 0.03), Verdict::NoBudget);
+    }
+
+    #[test]
+    fn the_programs_are_found_where_cargo_says_it_built_them() {
+        // As cargo prints them with CARGO_TARGET_DIR set: the programs
+        // are where the messages say, not under the workspace's target/.
+        let messages = concat!(
+            r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"zerotrace_core"},"executable":null}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","target":{"kind":["bin"],"name":"decode_loop"},"executable":"/tmp/t/release/decode_loop"}"#,
+            "\nnot json\n",
+            r#"{"reason":"build-finished","success":true}"#,
+        );
+        let found = executables(messages);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            found.get("decode_loop"),
+            Some(&PathBuf::from("/tmp/t/release/decode_loop"))
+        );
+    }
+
+    #[test]
+    fn every_path_is_a_program_of_the_hot_paths_package() {
+        let bins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tracing-core/hot-paths/src/bin");
+        for p in PATHS {
+            let src = bins.join(format!("{}.rs", p.bin));
+            let text = std::fs::read_to_string(&src).expect("the program's source");
+            // The counted functions are the program's `run_*`.
+            let prefix = format!("{}::", p.bin);
+            assert!(p.toggle.starts_with(&prefix), "{}: {}", p.name, p.toggle);
+            assert!(text.contains("fn run_"), "{} has no run_ function", p.bin);
+        }
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! a trace processor reads, so that callgrind can count it alone:
 //!
 //! ```sh
-//! cargo build --release -p zerotrace-core --example decode_loop
+//! cargo build --release -p zerotrace-hot-paths --bin decode_loop
 //! valgrind --tool=callgrind --toggle-collect='decode_loop::run_*' \
-//!     target/release/examples/decode_loop 100000
+//!     target/release/decode_loop 100000
 //! ```
 //!
 //! `cargo xtask instructions` runs it at two counts and divides the

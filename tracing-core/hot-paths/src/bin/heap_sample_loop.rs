@@ -7,9 +7,9 @@
 //! profiler's thread:
 //!
 //! ```sh
-//! cargo build --release -p zerotrace-heap-profile --example heap_sample_loop
+//! cargo build --release -p zerotrace-hot-paths --bin heap_sample_loop
 //! valgrind --tool=callgrind --toggle-collect='heap_sample_loop::run_*' \
-//!     target/release/examples/heap_sample_loop 32
+//!     target/release/heap_sample_loop 32
 //! ```
 //!
 //! `cargo xtask instructions` runs it at two counts and divides the

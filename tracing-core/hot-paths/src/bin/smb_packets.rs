@@ -2,7 +2,7 @@
 //! whose chunks an in-process "service" frees as soon as they are committed,
 //! then prints what went through.
 //!
-//! Run: `cargo run --release -p zerotrace-core --example smb_packets -- 100000`
+//! Run: `cargo run --release -p zerotrace-hot-paths --bin smb_packets -- 100000`
 //! (add `heap` after the count for the baseline: the same packets into a
 //! reused heap buffer).
 //! With `valgrind --tool=callgrind --toggle-collect='smb_packets::run_*'`

@@ -3,12 +3,12 @@
 //! exited, closed) through a registry with a layer that does nothing, in a
 //! binary of its own, so that how the compiler splits and inlines the
 //! registry's code does not move with the Layer's (both are generic code
-//! instantiated in the example itself):
+//! instantiated in the program itself):
 //!
 //! ```sh
-//! cargo build --release -p zerotrace-core --features tracing --example span_registry_loop
+//! cargo build --release -p zerotrace-hot-paths --bin span_registry_loop
 //! valgrind --tool=callgrind --toggle-collect='span_registry_loop::run_*' \
-//!     target/release/examples/span_registry_loop 100000
+//!     target/release/span_registry_loop 100000
 //! ```
 
 use std::hint::black_box;

@@ -5,9 +5,9 @@
 //! it alone:
 //!
 //! ```sh
-//! cargo build --release -p zerotrace-core --features tracing --example trace_event_loop
+//! cargo build --release -p zerotrace-hot-paths --bin trace_event_loop
 //! valgrind --tool=callgrind --toggle-collect='trace_event_loop::run_*' \
-//!     target/release/examples/trace_event_loop 100000 two_args
+//!     target/release/trace_event_loop 100000 two_args
 //! ```
 //!
 //! Variants: `no_args`, `two_args` (an int and a string), `floor_no_args`,

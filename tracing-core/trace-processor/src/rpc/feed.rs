@@ -3,21 +3,20 @@
 //! client streams every trace, a `.pftrace.gz` too, through `/parse`. The
 //! gzip magic on the trace's first two bytes (which may come in different
 //! chunks) says which; gzip members are inflated incrementally across
-//! chunks straight into the [`Loader`], and the inflated bytes are held to
-//! a budget so that a small upload cannot claim unbounded memory.
+//! chunks straight into the [`Loader`], which holds the load to the
+//! session's budget (`LoadOptions::budget`, as the file path does): it is
+//! told how many compressed bytes came, so a small upload that inflates
+//! past the budget's ratio or its memory is refused with the loader's
+//! error naming the limit.
 
 use std::io::{self, Write};
 
 use flate2::write::MultiGzDecoder;
 
+use crate::LoadBudget;
 use crate::error::TraceError;
 use crate::load::Loader;
 use crate::storage::Storage;
-
-/// The most bytes a gzip-compressed trace sent over the RPC may inflate
-/// to, unless the session is told otherwise (the loader has no budget
-/// option of its own yet to follow).
-pub const MAX_INFLATED_TRACE_BYTES: u64 = 4 << 30;
 
 /// The gzip magic.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -33,26 +32,20 @@ pub(crate) enum Feed {
     Gzip(Box<MultiGzDecoder<Sink>>),
 }
 
-/// Where inflated bytes go: the loader, within the budget. A loader error
-/// is kept to be reported as itself (flate2 only passes on `io::Error`).
+/// Where inflated bytes go: the loader, which keeps to its budget. A
+/// loader error is kept to be reported as itself (flate2 only passes on
+/// `io::Error`).
 #[derive(Debug)]
 pub(crate) struct Sink {
     loader: Box<Loader>,
-    inflated: u64,
-    limit: u64,
+    /// Compressed bytes taken so far.
+    compressed: u64,
     error: Option<TraceError>,
 }
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inflated = self.inflated.saturating_add(buf.len() as u64);
-        if self.inflated > self.limit {
-            self.error = Some(TraceError::Gzip(format!(
-                "the trace inflates to more than {} bytes, the limit for a compressed trace \
-                 sent over the RPC",
-                self.limit
-            )));
-        } else if let Err(e) = self.loader.push(buf) {
+        if let Err(e) = self.loader.push(buf) {
             self.error = Some(e);
         }
         match &self.error {
@@ -66,15 +59,14 @@ impl Write for Sink {
     }
 }
 
-impl Default for Feed {
-    fn default() -> Self {
-        Feed::Sniffing(Box::default(), Vec::new())
-    }
-}
-
 impl Feed {
-    /// Takes the trace's next bytes; gzip inflates to at most `limit`.
-    pub(crate) fn push(&mut self, data: &[u8], limit: u64) -> Result<(), TraceError> {
+    /// A new trace, loaded within `budget`.
+    pub(crate) fn new(budget: LoadBudget) -> Self {
+        Feed::Sniffing(Box::new(Loader::with_budget(budget)), Vec::new())
+    }
+
+    /// Takes the trace's next bytes.
+    pub(crate) fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
         if let Feed::Sniffing(loader, head) = self {
             head.extend_from_slice(data);
             if head.len() < GZIP_MAGIC.len() {
@@ -85,20 +77,23 @@ impl Feed {
             if head.starts_with(&GZIP_MAGIC) {
                 *self = Feed::Gzip(Box::new(MultiGzDecoder::new(Sink {
                     loader,
-                    inflated: 0,
-                    limit,
+                    compressed: 0,
                     error: None,
                 })));
             } else {
                 *self = Feed::Plain(loader);
             }
-            return self.push(&head, limit);
+            return self.push(&head);
         }
         match self {
             Feed::Plain(loader) => loader.push(data),
-            Feed::Gzip(dec) => dec
-                .write_all(data)
-                .map_err(|e| gzip_error(dec.get_mut(), e)),
+            Feed::Gzip(dec) => {
+                let sink = dec.get_mut();
+                sink.compressed = sink.compressed.saturating_add(data.len() as u64);
+                sink.loader.set_source_bytes(sink.compressed);
+                dec.write_all(data)
+                    .map_err(|e| gzip_error(dec.get_mut(), e))
+            }
             Feed::Sniffing(..) => Ok(()),
         }
     }
@@ -141,23 +136,23 @@ mod tests {
     }
 
     #[test]
-    fn bytes_over_the_budget_are_an_error_naming_the_limit() {
+    fn bytes_over_the_budget_are_the_loaders_error() {
         // The decoder keeps up to one buffer of output back until the next
         // write or the end: the error comes then.
-        let mut f = Feed::default();
-        let err = match f.push(&gzip(&vec![0u8; 5000]), 4096) {
+        let mut f = Feed::new(LoadBudget::with_max_memory(4096));
+        let err = match f.push(&gzip(&vec![0u8; 5000])) {
             Err(e) => e,
             Ok(()) => f.finish().unwrap_err(),
         };
-        assert!(err.to_string().contains("more than 4096 bytes"), "{err}");
+        assert_eq!(err, TraceError::OverBudget { limit: 4096 });
     }
 
     #[test]
     fn a_broken_gzip_stream_is_a_gzip_error() {
-        let mut f = Feed::default();
+        let mut f = Feed::new(LoadBudget::default());
         let mut z = gzip(b"\x0a\x00");
         z.truncate(z.len() - 4);
-        f.push(&z, u64::MAX).unwrap();
+        f.push(&z).unwrap();
         assert!(matches!(f.finish(), Err(TraceError::Gzip(_))));
     }
 }

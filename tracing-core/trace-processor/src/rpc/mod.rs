@@ -50,7 +50,6 @@ use crate::{LoadOptions, TraceProcessor};
 use batches::{BatchLimits, Framing, ResultEncoder};
 pub use cancel::QueryCancel;
 use feed::Feed;
-pub use feed::MAX_INFLATED_TRACE_BYTES;
 pub use framing::MAX_FRAME_BYTES;
 use framing::{Frame, FrameReader};
 use restore::InitialObjects;
@@ -123,8 +122,6 @@ pub struct RpcSession {
     cancel: QueryCancel,
     /// The most time one query may run.
     query_timeout: Option<Duration>,
-    /// The most bytes a gzip-compressed trace may inflate to.
-    inflate_limit: u64,
     board: StatusBoard,
 }
 
@@ -151,7 +148,6 @@ impl RpcSession {
             tx_seq: 0,
             cancel: QueryCancel::default(),
             query_timeout: None,
-            inflate_limit: MAX_INFLATED_TRACE_BYTES,
             board: StatusBoard::default(),
         };
         session.board.set(session.status());
@@ -167,12 +163,6 @@ impl RpcSession {
     /// the default); its answer's error names the limit.
     pub fn set_query_timeout(&mut self, limit: Option<Duration>) {
         self.query_timeout = limit;
-    }
-
-    /// The most bytes a gzip-compressed trace sent in chunks may inflate
-    /// to ([`MAX_INFLATED_TRACE_BYTES`] unless told).
-    pub fn set_inflate_limit(&mut self, bytes: u64) {
-        self.inflate_limit = bytes;
     }
 
     /// A fresh handle that stops the queries of the next calls (until the
@@ -234,15 +224,14 @@ impl RpcSession {
         if self.eof {
             self.eof = false;
             self.name = None;
-            self.trace = Trace::Loading(Box::default());
+            self.trace = Trace::Loading(Box::new(Feed::new(self.load_options.budget)));
             self.trace_changed();
         }
         if matches!(self.trace, Trace::Ready(..)) {
-            self.trace = Trace::Loading(Box::default());
+            self.trace = Trace::Loading(Box::new(Feed::new(self.load_options.budget)));
         }
-        let limit = self.inflate_limit;
         let result = match &mut self.trace {
-            Trace::Loading(feed) => feed.push(data, limit).map_err(|e| e.to_string()),
+            Trace::Loading(feed) => feed.push(data).map_err(|e| e.to_string()),
             Trace::Failed(e) => return Err(e.clone()),
             Trace::Ready(..) => Ok(()),
         };
