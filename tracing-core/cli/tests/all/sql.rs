@@ -609,3 +609,64 @@ fn a_directory_s_files_that_are_not_traces_are_skipped() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `zerotrace sql --httpd` on an ephemeral loopback port with `extra`
+/// flags: the child and the address it says it serves on.
+fn serve(trace: &Path, extra: &[&str]) -> (std::process::Child, std::net::SocketAddr) {
+    use std::io::BufRead;
+    let mut child = zerotrace()
+        .arg("sql")
+        .arg(trace)
+        .args(["--httpd", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("the server said where it serves")
+            .unwrap();
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().parse().unwrap();
+        }
+    };
+    (child, addr)
+}
+
+#[test]
+fn the_http_servers_sql_touches_no_file_unless_allowed() {
+    let d = dir("httpd-file-access");
+    let path = d.join("t.pftrace");
+    std::fs::write(&path, trace()).unwrap();
+    let files = d.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let ask = |addr| {
+        let mut conn = crate::tp_httpd::connect(addr);
+        let r = crate::tp_httpd::send(
+            &mut conn,
+            "POST",
+            "/query",
+            &[],
+            &crate::tp_httpd::query_args(&file_sql(&files)),
+        );
+        zerotrace_trace_processor::rpc::decode::decode_query_result(&r.body)
+            .unwrap()
+            .error
+    };
+    let (mut child, addr) = serve(&path, &[]);
+    let e = ask(addr);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let e = e.expect("refused");
+    assert!(e.contains("--allow-sql-file-access"), "{e}");
+    assert_eq!(std::fs::read_dir(&files).unwrap().count(), 0);
+    let (mut child, addr) = serve(&path, &["--allow-sql-file-access"]);
+    let e = ask(addr);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(e, None);
+    assert!(files.join("x.db").exists() && files.join("copy.db").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
