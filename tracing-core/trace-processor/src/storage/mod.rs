@@ -64,41 +64,49 @@ pub struct Storage {
     pub work: work::LoadWork,
     /// What the load dropped, told to the user (`load_warning.rs`).
     pub warnings: Vec<crate::LoadWarning>,
+    /// The row of each `single` metadata entry in `metadata`, so that a
+    /// value set again is written in place (as upstream's tracker does)
+    /// without a walk over every entry.
+    metadata_single: crate::hash::HashMap<strings::StrId, usize>,
 }
 
 impl Storage {
     /// Adds a `single` metadata entry with an integer.
     pub fn set_metadata_int(&mut self, name: &str, value: i64) {
-        let name = self.strings.intern(name);
-        let key_type = self.strings.intern("single");
-        self.metadata.retain(|m| m.name != name);
-        self.metadata.push(MetadataRow {
-            name,
-            key_type,
-            int_value: Some(value),
-            str_value: strings::StrId::NULL,
-        });
+        self.set_single(name, Some(value), strings::StrId::NULL);
     }
 
     /// The integer of a metadata entry, if set.
     pub fn metadata_int(&self, name: &str) -> Option<i64> {
         let id = self.strings.find(name)?;
-        self.metadata
-            .iter()
-            .find(|m| m.name == id)
-            .and_then(|m| m.int_value)
+        let row = *self.metadata_single.get(&id)?;
+        self.metadata.get(row).and_then(|m| m.int_value)
     }
 
     /// Adds a `single` metadata entry with a string.
     pub fn set_metadata_str(&mut self, name: &str, value: &str) {
-        let name = self.strings.intern(name);
-        let key_type = self.strings.intern("single");
         let str_value = self.strings.intern(value);
-        self.metadata.retain(|m| m.name != name);
+        self.set_single(name, None, str_value);
+    }
+
+    /// Sets a `single` entry: in its row when it has one, else a new row.
+    fn set_single(&mut self, name: &str, int_value: Option<i64>, str_value: strings::StrId) {
+        let name = self.strings.intern(name);
+        if let Some(row) = self
+            .metadata_single
+            .get(&name)
+            .and_then(|&i| self.metadata.get_mut(i))
+        {
+            row.int_value = int_value;
+            row.str_value = str_value;
+            return;
+        }
+        let key_type = self.strings.intern("single");
+        self.metadata_single.insert(name, self.metadata.len());
         self.metadata.push(MetadataRow {
             name,
             key_type,
-            int_value: None,
+            int_value,
             str_value,
         });
     }
@@ -114,5 +122,25 @@ impl Storage {
             int_value,
             str_value,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_entry_set_again_is_written_in_its_row() {
+        let mut s = Storage::default();
+        s.set_metadata_str("trace_uuid", "a");
+        s.set_metadata_int("trace_size_bytes", 1);
+        s.append_metadata("trace_uuid", None, Some("multi"));
+        s.set_metadata_str("trace_uuid", "b");
+        s.set_metadata_int("trace_size_bytes", 2);
+        assert_eq!(s.metadata.len(), 3);
+        assert_eq!(s.strings.get(s.metadata[0].str_value), Some("b"));
+        assert_eq!(s.metadata[1].int_value, Some(2));
+        assert_eq!(s.metadata_int("trace_size_bytes"), Some(2));
+        assert_eq!(s.metadata_int("absent"), None);
     }
 }

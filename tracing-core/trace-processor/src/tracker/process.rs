@@ -3,7 +3,7 @@
 //! a thread named in another process, or a pid started again, gets a new
 //! row. Names have priorities so a better source wins over a worse one.
 
-use crate::hash::HashMap;
+use crate::hash::{HashMap, HashSet};
 
 use crate::storage::Storage;
 use crate::storage::rows::{ProcessRow, ThreadRow};
@@ -28,6 +28,11 @@ pub enum NamePriority {
 #[derive(Debug, Default)]
 pub struct ProcessTracker {
     live_tid: HashMap<(u32, i64), u32>,
+    /// Processes whose main thread ended: their other threads are no
+    /// longer live. They leave `live_tid` when next looked up, not all at
+    /// the end (a walk over every live thread at each process's end is
+    /// quadratic in a trace of many processes).
+    ended: HashSet<u32>,
     pids: HashMap<(u32, i64), u32>,
     /// The machine of the packet being parsed (0: the host): tids and pids
     /// are per machine.
@@ -157,10 +162,22 @@ impl ProcessTracker {
         self.get_or_create_process(storage, pid)
     }
 
+    /// The live thread with this tid: none once its process has ended.
+    fn live_thread(&mut self, storage: &Storage, tid: i64) -> Option<u32> {
+        let key = (self.machine, tid);
+        let utid = *self.live_tid.get(&key)?;
+        let upid = storage.threads.get(utid as usize).and_then(|t| t.upid);
+        if upid.is_some_and(|u| self.ended.contains(&u)) {
+            self.live_tid.remove(&key);
+            return None;
+        }
+        Some(utid)
+    }
+
     /// The live thread with this tid, created (without a process) when none.
     pub fn get_or_create_thread(&mut self, storage: &mut Storage, tid: i64) -> u32 {
-        match self.live_tid.get(&(self.machine, tid)) {
-            Some(u) => *u,
+        match self.live_thread(storage, tid) {
+            Some(u) => u,
             None => self.new_thread(storage, tid),
         }
     }
@@ -169,9 +186,10 @@ impl ProcessTracker {
     /// events with its tid start a new thread; the main thread's end ends
     /// its process too (and every thread of it). A tid not live is ignored.
     pub fn end_thread(&mut self, storage: &mut Storage, ts: i64, tid: i64) {
-        let Some(utid) = self.live_tid.remove(&(self.machine, tid)) else {
+        let Some(utid) = self.live_thread(storage, tid) else {
             return;
         };
+        self.live_tid.remove(&(self.machine, tid));
         let Some(t) = storage.threads.get_mut(utid as usize) else {
             return;
         };
@@ -187,12 +205,7 @@ impl ProcessTracker {
         }
         p.end_ts = Some(ts);
         self.pids.remove(&(self.machine, tid));
-        let threads = &storage.threads;
-        self.live_tid.retain(|_, u| {
-            threads
-                .get(*u as usize)
-                .is_none_or(|t| t.upid != Some(upid))
-        });
+        self.ended.insert(upid);
     }
 
     /// The process with this pid, created (with its main thread) when none.
@@ -215,16 +228,12 @@ impl ProcessTracker {
     /// becomes a new thread).
     pub fn update_thread(&mut self, storage: &mut Storage, tid: i64, pid: i64) -> u32 {
         let upid = self.get_or_create_process(storage, pid);
-        let existing = self
-            .live_tid
-            .get(&(self.machine, tid))
-            .copied()
-            .filter(|u| {
-                storage
-                    .threads
-                    .get(*u as usize)
-                    .is_some_and(|t| t.upid.is_none() || t.upid == Some(upid))
-            });
+        let existing = self.live_thread(storage, tid).filter(|u| {
+            storage
+                .threads
+                .get(*u as usize)
+                .is_some_and(|t| t.upid.is_none() || t.upid == Some(upid))
+        });
         let utid = match existing {
             Some(u) => u,
             None => self.new_thread(storage, tid),
@@ -303,5 +312,32 @@ mod tests {
         // tid 11 seen in another process: a new thread.
         assert_ne!(p.update_thread(&mut s, 11, 20), utid);
         assert_eq!(s.processes[0].pid, 0);
+    }
+
+    #[test]
+    fn a_process_end_ends_its_threads_without_walking_every_live_thread() {
+        let mut s = Storage::default();
+        let mut p = ProcessTracker::new(&mut s);
+        let worker = p.update_thread(&mut s, 11, 10);
+        let other = p.update_thread(&mut s, 21, 20);
+        let unattached = p.get_or_create_thread(&mut s, 31);
+        p.end_thread(&mut s, 100, 10);
+        assert_eq!(s.processes[1].end_ts, Some(100));
+        // The ended process's other thread is not live: its tid is a new thread.
+        assert_ne!(p.get_or_create_thread(&mut s, 11), worker);
+        assert_eq!(p.get_or_create_thread(&mut s, 21), other);
+        assert_eq!(p.get_or_create_thread(&mut s, 31), unattached);
+        // Its pid is a new process; an end of a tid no longer live is ignored.
+        let before = s.threads.len();
+        p.end_thread(&mut s, 200, 11);
+        assert_eq!(s.threads.len(), before);
+        assert_ne!(p.get_or_create_process(&mut s, 10), 1);
+        // Many processes ended leave the live threads of the others alone.
+        for pid in 1000..3000 {
+            p.update_thread(&mut s, pid + 1, pid);
+            p.end_thread(&mut s, 300, pid);
+        }
+        assert_eq!(p.get_or_create_thread(&mut s, 21), other);
+        assert_eq!(p.ended.len(), 2001);
     }
 }
