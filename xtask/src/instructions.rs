@@ -283,6 +283,10 @@ fn verdict(measured: f64, budget: Option<f64>, tolerance: f64) -> Verdict {
 /// that its release build from a fresh clone stays short (CI's budget).
 const PACKAGE: &str = "zerotrace-hot-paths";
 
+/// Its profile (the workspace's `Cargo.toml`): release, but for crates no
+/// counted function runs, built unoptimised to shorten CI's build.
+const PROFILE: &str = "hot-paths";
+
 /// The executables a `cargo build --message-format=json` reports, by
 /// binary name (so that the programs are found wherever the target
 /// directory is: `CARGO_TARGET_DIR`, `build.target-dir`).
@@ -309,11 +313,11 @@ fn executables(messages: &str) -> BTreeMap<String, PathBuf> {
     found
 }
 
-/// Builds the programs (release) and returns their executables by name.
+/// Builds the programs (profile `hot-paths`) and returns their executables by name.
 fn build(root: &Path) -> Result<BTreeMap<String, PathBuf>, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
-        .args(["build", "--release", "--bins", "-p", PACKAGE])
+        .args(["build", "--profile", PROFILE, "--bins", "-p", PACKAGE])
         .arg("--message-format=json-render-diagnostics")
         .stderr(Stdio::inherit())
         .output()
@@ -350,9 +354,16 @@ fn target_dir(root: &Path) -> Result<PathBuf, String> {
         .ok_or_else(|| "cargo metadata: no target_directory".into())
 }
 
-/// Runs `path` at `count` iterations under callgrind; its total.
-fn measure(exe: &Path, out_dir: &Path, path: &HotPath, count: u64) -> Result<u64, String> {
-    let out = out_dir.join(format!("{}.{count}.callgrind", path.name));
+/// Runs `path` at `count` iterations under callgrind (the `run`th job of
+/// its list, which names the output file); its total.
+fn measure(
+    exe: &Path,
+    out_dir: &Path,
+    path: &HotPath,
+    count: u64,
+    run: usize,
+) -> Result<u64, String> {
+    let out = out_dir.join(format!("{}.{count}.{run}.callgrind", path.name));
     let output = Command::new("valgrind")
         .arg("--tool=callgrind")
         .arg(format!("--toggle-collect={}", path.toggle))
@@ -373,6 +384,91 @@ fn measure(exe: &Path, out_dir: &Path, path: &HotPath, count: u64) -> Result<u64
     let text =
         std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
     callgrind_total(&text).ok_or_else(|| format!("{}: no summary line", out.display()))
+}
+
+/// One callgrind run: the path (its index in the selection), which of its
+/// two counts.
+type Job = (usize, bool);
+
+/// The jobs of `paths`: those whose count is exact first (they may run
+/// several at once), then, one at a time, the runs of those measured more
+/// than once, whose count moves with the scheduler.
+fn jobs(paths: &[&HotPath]) -> (Vec<Job>, Vec<Job>) {
+    let (mut together, mut alone) = (Vec::new(), Vec::new());
+    for (i, p) in paths.iter().enumerate() {
+        let runs = p.runs.max(1);
+        let list = if runs == 1 { &mut together } else { &mut alone };
+        for _ in 0..runs {
+            list.push((i, false));
+            list.push((i, true));
+        }
+    }
+    (together, alone)
+}
+
+/// Runs every path at its two counts; the smallest total at each, in
+/// `paths`' order. Most of a run under valgrind is its start and the
+/// session's set-up waiting on threads, not counted work, so the exact
+/// paths run as many at once as the machine has cores (at least two):
+/// their counts do not depend on it.
+fn run_all(
+    bins: &BTreeMap<String, PathBuf>,
+    out_dir: &Path,
+    paths: &[&HotPath],
+) -> Result<Vec<(u64, u64)>, String> {
+    let mut exes = Vec::with_capacity(paths.len());
+    for p in paths {
+        exes.push(
+            bins.get(p.bin)
+                .ok_or_else(|| format!("no program {}", p.bin))?
+                .as_path(),
+        );
+    }
+    let one = |(i, second): Job, run: usize| -> Result<(Job, u64), String> {
+        let p = paths[i];
+        let count = if second { p.counts.1 } else { p.counts.0 };
+        measure(exes[i], out_dir, p, count, run).map(|t| ((i, second), t))
+    };
+    let (together, alone) = jobs(paths);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<Result<(Job, u64), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&job) = together.get(k) else {
+                            return done;
+                        };
+                        done.push(one(job, k));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![Err("a measuring thread panicked".into())])
+            })
+            .collect()
+    });
+    for (k, &job) in alone.iter().enumerate() {
+        results.push(one(job, k));
+    }
+    let mut totals = vec![(u64::MAX, u64::MAX); paths.len()];
+    for r in results {
+        let ((i, second), t) = r?;
+        let slot = &mut totals[i];
+        if second {
+            slot.1 = slot.1.min(t);
+        } else {
+            slot.0 = slot.0.min(t);
+        }
+    }
+    Ok(totals)
 }
 
 /// Measures every path (those named in `only`, if any), prints the table,
@@ -397,19 +493,13 @@ pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<boo
     let out_dir = target_dir(root)?.join("instructions");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
 
+    let selected: Vec<&HotPath> = PATHS
+        .iter()
+        .filter(|p| only.is_empty() || only.iter().any(|o| o == p.name))
+        .collect();
+    let totals = run_all(&bins, &out_dir, &selected)?;
     let mut measured: BTreeMap<&str, f64> = BTreeMap::new();
-    for p in PATHS {
-        if !only.is_empty() && !only.iter().any(|o| o == p.name) {
-            continue;
-        }
-        let exe = bins
-            .get(p.bin)
-            .ok_or_else(|| format!("no program {}", p.bin))?;
-        let (mut a, mut b) = (u64::MAX, u64::MAX);
-        for _ in 0..p.runs.max(1) {
-            a = a.min(measure(exe, &out_dir, p, p.counts.0)?);
-            b = b.min(measure(exe, &out_dir, p, p.counts.1)?);
-        }
+    for (p, (a, b)) in selected.iter().zip(totals) {
         let v = per_iteration(p.counts, (a, b))
             .ok_or_else(|| format!("{}: totals {a} and {b} do not grow with the count", p.name))?;
         measured.insert(p.name, v);
@@ -503,6 +593,28 @@ mod tests {
         assert_eq!(verdict(103.5, Some(100.0), 0.03), Verdict::Over);
         assert_eq!(verdict(96.0, Some(100.0), 0.03), Verdict::Below);
         assert_eq!(verdict(96.0, None, 0.03), Verdict::NoBudget);
+    }
+
+    #[test]
+    fn exact_paths_run_together_and_the_others_alone_at_both_counts() {
+        let exact = &PATHS[0];
+        let moving = PATHS
+            .iter()
+            .find(|p| p.runs > 1)
+            .expect("a path run thrice");
+        let (together, alone) = jobs(&[exact, moving]);
+        assert_eq!(together, [(0, false), (0, true)]);
+        assert_eq!(
+            alone,
+            [
+                (1, false),
+                (1, true),
+                (1, false),
+                (1, true),
+                (1, false),
+                (1, true)
+            ]
+        );
     }
 
     #[test]
