@@ -35,22 +35,14 @@ fn raw_packet(f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
 
 /// Packets framed as a `Trace`.
 fn trace(packets: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in packets {
-        out.push(0x0a);
-        let mut n = p.len() as u64;
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut t = w.root();
+        for p in packets {
+            t.append_bytes(1, p);
         }
-        out.extend_from_slice(p);
     }
-    out
+    w.finish().expect("heap writer")
 }
 
 fn track_events() -> Vec<u8> {

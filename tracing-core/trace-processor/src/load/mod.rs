@@ -12,6 +12,9 @@
 //! converted yet are held to `finish` and converted then, as upstream
 //! defers them to the end of the trace.
 //!
+//! A packet's time (clock snapshots, conversion to the trace's clock, its
+//! place in the sort's queue) is `packet_time.rs`.
+//!
 //! Hostile input: the bytes taken in (pushed, and inflated from
 //! `compressed_packets`) are held to the load's budget (`budget.rs`) as
 //! they arrive, and the packets read are counted into the load's work
@@ -26,6 +29,7 @@ mod ftrace_queue;
 pub mod inflate;
 pub mod loaded;
 mod machines;
+mod packet_time;
 pub mod remote_clock;
 pub mod sequence;
 pub mod sorter;
@@ -37,14 +41,14 @@ pub mod track_event_times;
 use crate::hash::HashMap;
 
 use protozero::Decoder;
-use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacketDecoder, TrackDescriptorDecoder};
+use zerotrace_protos::protos::{TracePacketDecoder, TrackDescriptorDecoder};
 
 use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::Storage;
-use arena::{ByteRange, PacketArena};
+use arena::PacketArena;
 use budget::LoadBudget;
-use clock::{ClockTracker, MachineClocks, clock_key, machine_clock};
+use clock::{ClockTracker, MachineClocks};
 use descriptors::{Descriptor, Descriptors};
 use loaded::{Loaded, NO_EXTRA, Packet, PacketKind};
 use sequence::{Generation, SequenceState};
@@ -680,61 +684,6 @@ impl Loader {
         }
     }
 
-    fn on_clock_snapshot(&mut self, bytes: &[u8], seq: u32) {
-        let snap = ClockSnapshotDecoder::new(bytes);
-        if let Some(primary) = snap.primary_trace_clock_raw() {
-            // Only the host's snapshots choose the trace clock.
-            if primary > 0 && self.machine == 0 {
-                self.clocks.set_trace_clock(primary as u64);
-            }
-        }
-        let clocks: Vec<(u64, u64, u64, bool)> = snap
-            .clocks()
-            .map(|c| {
-                (
-                    clock_key(u64::from(c.clock_id().unwrap_or(0)), seq, self.machine),
-                    c.timestamp().unwrap_or(0),
-                    c.unit_multiplier_ns().unwrap_or(1),
-                    c.is_incremental().unwrap_or(false),
-                )
-            })
-            .collect();
-        let Some(snap) = self.clocks.add_snapshot(&clocks) else {
-            self.storage.stats.incr("invalid_clock_snapshots");
-            return;
-        };
-        let trace_clock = self.clocks.trace_clock();
-        let snapshot_id = self
-            .storage
-            .clock_snapshots
-            .last()
-            .map_or(0, |r| r.snapshot_id + 1);
-        let ts = snap
-            .iter()
-            .find(|c| c.key == trace_clock)
-            .map(|c| c.ns)
-            .or_else(|| {
-                snap.first()
-                    .and_then(|c| self.clocks.trace_time(c.key, c.ns).ok())
-            });
-        if let Some(ts) = ts {
-            for c in &snap {
-                let id = c.key & 0xFFFF_FFFF;
-                let name = builtin_clock_name(id);
-                let clock_name = self.storage.strings.intern_opt(name);
-                self.storage
-                    .clock_snapshots
-                    .push(crate::storage::rows::ClockSnapshotRow {
-                        ts,
-                        clock_id: id as i64,
-                        clock_name,
-                        clock_value: c.ns,
-                        snapshot_id,
-                    });
-            }
-        }
-    }
-
     fn register_descriptor(&mut self, bytes: &[u8]) {
         let td = TrackDescriptorDecoder::new(bytes);
         let Some(uuid) = td.uuid() else {
@@ -751,134 +700,4 @@ impl Loader {
             order: 0,
         });
     }
-
-    fn timestamp_and_queue(
-        &mut self,
-        bytes: &[u8],
-        pkt: &TracePacketDecoder<'_>,
-        seq: u32,
-        has_seq: bool,
-        gen_idx: u32,
-    ) {
-        let mut clock_id = pkt.timestamp_clock_id().unwrap_or(0);
-        if clock_id == 0 {
-            if let Some(d) = self
-                .generations
-                .get(gen_idx as usize)
-                .and_then(|g| g.defaults.as_deref())
-            {
-                clock_id = zerotrace_protos::protos::TracePacketDefaultsDecoder::new(d)
-                    .timestamp_clock_id()
-                    .unwrap_or(0);
-            }
-        }
-        let mut pending_clock = None;
-        let ts = match pkt.timestamp() {
-            Some(raw) => {
-                // Without a clock id a packet is on its machine's trace
-                // clock; the host's needs no conversion.
-                let direct = clock_id == 0 && self.machine == 0;
-                let key = if clock_id == 0 {
-                    machine_clock(self.clocks.trace_clock(), self.machine)
-                } else {
-                    clock_key(u64::from(clock_id), seq, self.machine)
-                };
-                let raw = i64::try_from(raw).unwrap_or(i64::MAX);
-                let ns = match self.clocks.clock_ns(key, raw) {
-                    Ok(ns) => ns,
-                    Err(_) => {
-                        self.storage.stats.incr("clock_sync_failure");
-                        return;
-                    }
-                };
-                if direct {
-                    ns
-                } else {
-                    match self.clocks.trace_time(key, ns) {
-                        Ok(ts) => ts,
-                        Err(_) => {
-                            pending_clock = Some((key, ns));
-                            ns
-                        }
-                    }
-                }
-            }
-            None => self.latest_ts,
-        };
-        if pending_clock.is_none() {
-            self.latest_ts = self.latest_ts.max(ts);
-        }
-        let mut packet = Packet {
-            ts,
-            bytes: ByteRange::default(),
-            generation: gen_idx,
-            machine: self.machine,
-            cpu: 0,
-            extra: self.packet_extra(),
-            kind: PacketKind::Packet,
-        };
-        if pkt.has_track_event() {
-            if !has_seq {
-                self.storage.stats.incr("track_event_missing_sequence_id");
-                return;
-            }
-            let times = track_event_times::tokenize(
-                pkt,
-                ts,
-                self.sequences.entry(seq).or_default(),
-                self.generations.get(gen_idx as usize),
-                &self.descriptors,
-                MachineClocks::new(&mut self.clocks, self.machine),
-                &mut self.storage.stats,
-            );
-            match times {
-                Some(t) => {
-                    if t.ts != ts {
-                        // A TrackEvent's own timestamp replaces the packet's.
-                        pending_clock = None;
-                    }
-                    packet.ts = t.ts;
-                    packet.kind = PacketKind::TrackEvent;
-                    packet.extra = NO_EXTRA;
-                    // Only what a timestamp alone does not say is kept.
-                    if t.thread_ts.is_some()
-                        || t.thread_instruction_count.is_some()
-                        || t.counter_value.is_some()
-                        || !t.extra_counters.is_empty()
-                    {
-                        packet.extra =
-                            u32::try_from(self.track_event_times.len()).unwrap_or(NO_EXTRA);
-                        self.track_event_times.push(t);
-                    }
-                }
-                None => return,
-            }
-        }
-        let Some(range) = self.arena.push(bytes) else {
-            self.storage.stats.incr("tokenizer_skipped_packets");
-            return;
-        };
-        packet.bytes = range;
-        if let Some((clock, ns)) = pending_clock {
-            self.deferred.push(Deferred {
-                clock,
-                ns,
-                index: self.packets.len(),
-            });
-        }
-        self.packets.push(packet);
-    }
-}
-
-/// Name of a builtin clock id.
-fn builtin_clock_name(id: u64) -> Option<&'static str> {
-    Some(match id {
-        1 => "REALTIME",
-        2 => "REALTIME_COARSE",
-        3 => "MONOTONIC",
-        4 => "MONOTONIC_COARSE",
-        5 => "MONOTONIC_RAW",
-        6 => "BOOTTIME",
-        _ => return None,
-    })
 }
