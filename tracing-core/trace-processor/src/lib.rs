@@ -40,6 +40,7 @@ pub mod rpc;
 #[cfg(feature = "sql")]
 mod sql;
 mod storage;
+pub mod tables;
 mod tracker;
 
 #[cfg(feature = "sql")]

@@ -7,15 +7,15 @@ use crate::storage::Storage;
 use crate::storage::args::ArgValue;
 use crate::storage::stats::STATS;
 use crate::storage::strings::StrId;
+use crate::tables::core::{
+    ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
+    SliceRow, StateRow, ThreadRow, TrackEventCallstackRow, TrackRow,
+};
 
 use super::table::{Column, Table};
 
 fn ids(n: usize) -> Vec<i64> {
     (0..n as i64).collect()
-}
-
-fn opt(v: Option<u32>) -> Option<i64> {
-    v.map(i64::from)
 }
 
 /// The sorted column of a table, when its values ascend.
@@ -61,197 +61,19 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     // The largest tables are given back as soon as their columns exist, so
     // the rows and the columns of all of them are never held at once.
     let sl = std::mem::take(&mut s.slices);
-    let mut t = table(
-        "__intrinsic_slice",
-        vec![
-            Column::int("id", ids(sl.len())),
-            Column::int("ts", sl.iter().map(|r| r.ts).collect()),
-            Column::int("dur", sl.iter().map(|r| r.dur).collect()),
-            Column::int(
-                "track_id",
-                sl.iter().map(|r| i64::from(r.track_id)).collect(),
-            ),
-            Column::str("category", sl.iter().map(|r| r.category).collect()),
-            Column::str("name", sl.iter().map(|r| r.name).collect()),
-            Column::int("depth", sl.iter().map(|r| i64::from(r.depth)).collect()),
-            Column::opt_int("parent_id", sl.iter().map(|r| opt(r.parent_id)).collect()),
-            Column::opt_int("arg_set_id", sl.iter().map(|r| opt(r.arg_set_id)).collect()),
-            Column::opt_int("thread_ts", sl.iter().map(|r| r.thread_ts).collect()),
-            Column::opt_int("thread_dur", sl.iter().map(|r| r.thread_dur).collect()),
-            Column::opt_int(
-                "thread_instruction_count",
-                sl.iter().map(|r| r.thread_instruction_count).collect(),
-            ),
-            Column::opt_int(
-                "thread_instruction_delta",
-                sl.iter().map(|r| r.thread_instruction_delta).collect(),
-            ),
-        ],
-        sl.len(),
-    );
-    t.sorted_by = ascending(&t, 1);
-    out.push(t);
+    out.push(SliceRow::freeze(&sl, &strings));
     drop(sl);
-
-    let tr = &s.tracks;
-    out.push(table(
-        "__intrinsic_track",
-        vec![
-            Column::int("id", ids(tr.len())),
-            Column::str("name", tr.iter().map(|r| r.name).collect()),
-            Column::str("type", tr.iter().map(|r| r.classification).collect()),
-            Column::opt_int(
-                "dimension_arg_set_id",
-                tr.iter().map(|r| opt(r.dimension_arg_set_id)).collect(),
-            ),
-            Column::opt_int("parent_id", tr.iter().map(|r| opt(r.parent_id)).collect()),
-            Column::opt_int(
-                "source_arg_set_id",
-                tr.iter().map(|r| opt(r.source_arg_set_id)).collect(),
-            ),
-            Column::opt_int("machine_id", tr.iter().map(|r| opt(r.machine_id)).collect()),
-            Column::opt_int(
-                "track_group_id",
-                tr.iter().map(|r| opt(r.track_group_id)).collect(),
-            ),
-            Column::str("event_type", tr.iter().map(|r| r.event_type).collect()),
-            Column::str("counter_unit", tr.iter().map(|r| r.counter_unit).collect()),
-            Column::opt_int("utid", tr.iter().map(|r| opt(r.utid)).collect()),
-            Column::opt_int("upid", tr.iter().map(|r| opt(r.upid)).collect()),
-        ],
-        tr.len(),
-    ));
-
-    let th = &s.threads;
-    out.push(table(
-        "__intrinsic_thread",
-        vec![
-            Column::int("id", ids(th.len())),
-            Column::int("tid", th.iter().map(|r| r.tid).collect()),
-            Column::str("name", th.iter().map(|r| r.name).collect()),
-            Column::opt_int("start_ts", th.iter().map(|r| r.start_ts).collect()),
-            Column::opt_int("end_ts", th.iter().map(|r| r.end_ts).collect()),
-            Column::opt_int("upid", th.iter().map(|r| opt(r.upid)).collect()),
-            Column::opt_int(
-                "is_main_thread",
-                th.iter().map(|r| r.is_main_thread.map(i64::from)).collect(),
-            ),
-            Column::int("is_idle", th.iter().map(|r| i64::from(r.is_idle)).collect()),
-            Column::opt_int("machine_id", th.iter().map(|r| opt(r.machine_id)).collect()),
-            Column::opt_int("arg_set_id", th.iter().map(|r| opt(r.arg_set_id)).collect()),
-        ],
-        th.len(),
-    ));
-
-    let pr = &s.processes;
-    out.push(table(
-        "__intrinsic_process",
-        vec![
-            Column::int("id", ids(pr.len())),
-            Column::int("pid", pr.iter().map(|r| r.pid).collect()),
-            Column::str("name", pr.iter().map(|r| r.name).collect()),
-            Column::opt_int("start_ts", pr.iter().map(|r| r.start_ts).collect()),
-            Column::opt_int("end_ts", pr.iter().map(|r| r.end_ts).collect()),
-            Column::opt_int(
-                "parent_upid",
-                pr.iter().map(|r| opt(r.parent_upid)).collect(),
-            ),
-            Column::opt_int("uid", pr.iter().map(|r| r.uid).collect()),
-            Column::opt_int(
-                "android_appid",
-                pr.iter().map(|r| r.android_appid).collect(),
-            ),
-            Column::opt_int(
-                "android_user_id",
-                pr.iter().map(|r| r.android_user_id).collect(),
-            ),
-            Column::str("cmdline", pr.iter().map(|r| r.cmdline).collect()),
-            Column::opt_int("arg_set_id", pr.iter().map(|r| opt(r.arg_set_id)).collect()),
-            Column::opt_int("machine_id", pr.iter().map(|r| opt(r.machine_id)).collect()),
-        ],
-        pr.len(),
-    ));
-
+    out.push(TrackRow::freeze(&s.tracks, &strings));
+    out.push(ThreadRow::freeze(&s.threads, &strings));
+    out.push(ProcessRow::freeze(&s.processes, &strings));
     let co = std::mem::take(&mut s.counters);
-    let mut t = table(
-        "__intrinsic_counter",
-        vec![
-            Column::int("id", ids(co.len())),
-            Column::int("ts", co.iter().map(|r| r.ts).collect()),
-            Column::int(
-                "track_id",
-                co.iter().map(|r| i64::from(r.track_id)).collect(),
-            ),
-            Column::real("value", co.iter().map(|r| r.value).collect()),
-            Column::opt_int("arg_set_id", co.iter().map(|r| opt(r.arg_set_id)).collect()),
-        ],
-        co.len(),
-    );
-    t.sorted_by = ascending(&t, 1);
-    out.push(t);
+    out.push(CounterRow::freeze(&co, &strings));
     drop(co);
-
-    let st = &s.states;
-    out.push(table(
-        "__intrinsic_state",
-        vec![
-            Column::int("id", ids(st.len())),
-            Column::int("ts", st.iter().map(|r| r.ts).collect()),
-            Column::int("dur", st.iter().map(|r| r.dur).collect()),
-            Column::int(
-                "track_id",
-                st.iter().map(|r| i64::from(r.track_id)).collect(),
-            ),
-            Column::str("category", st.iter().map(|r| r.category).collect()),
-            Column::str("value", st.iter().map(|r| r.value).collect()),
-            Column::opt_int("arg_set_id", st.iter().map(|r| opt(r.arg_set_id)).collect()),
-        ],
-        st.len(),
-    ));
-
-    let fl = &s.flows;
-    out.push(table(
-        "__intrinsic_flow",
-        vec![
-            Column::int("id", ids(fl.len())),
-            Column::int(
-                "slice_out",
-                fl.iter().map(|r| i64::from(r.slice_out)).collect(),
-            ),
-            Column::int(
-                "slice_in",
-                fl.iter().map(|r| i64::from(r.slice_in)).collect(),
-            ),
-            Column::opt_int("trace_id", fl.iter().map(|r| r.trace_id).collect()),
-            Column::opt_int("arg_set_id", fl.iter().map(|r| opt(r.arg_set_id)).collect()),
-        ],
-        fl.len(),
-    ));
-
-    let tc = &s.track_event_callstacks;
-    out.push(table(
-        "__intrinsic_track_event_callstacks",
-        vec![
-            Column::int("id", ids(tc.len())),
-            Column::int(
-                "slice_id",
-                tc.iter().map(|r| i64::from(r.slice_id)).collect(),
-            ),
-            Column::int(
-                "track_id",
-                tc.iter().map(|r| i64::from(r.track_id)).collect(),
-            ),
-            Column::opt_int(
-                "callsite_id",
-                tc.iter().map(|r| opt(r.callsite_id)).collect(),
-            ),
-            Column::opt_int(
-                "end_callsite_id",
-                tc.iter().map(|r| opt(r.end_callsite_id)).collect(),
-            ),
-            Column::opt_real("weight", tc.iter().map(|r| r.weight).collect()),
-        ],
-        tc.len(),
+    out.push(StateRow::freeze(&s.states, &strings));
+    out.push(FlowRow::freeze(&s.flows, &strings));
+    out.push(TrackEventCallstackRow::freeze(
+        &s.track_event_callstacks,
+        &strings,
     ));
 
     let ar = std::mem::take(&mut s.args.rows);
@@ -318,101 +140,11 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         stats_rows.len(),
     ));
 
-    let md = &s.metadata;
-    out.push(table(
-        "__intrinsic_metadata",
-        vec![
-            Column::int("id", ids(md.len())),
-            Column::str("name", md.iter().map(|r| r.name).collect()),
-            Column::str("key_type", md.iter().map(|r| r.key_type).collect()),
-            Column::opt_int("int_value", md.iter().map(|r| r.int_value).collect()),
-            Column::str("str_value", md.iter().map(|r| r.str_value).collect()),
-            Column::opt_int("machine_id", vec![None; md.len()]),
-            Column::opt_int("trace_id", vec![None; md.len()]),
-        ],
-        md.len(),
-    ));
-
-    let cp = &s.cpus;
-    out.push(table(
-        "__intrinsic_cpu",
-        vec![
-            Column::int("id", ids(cp.len())),
-            Column::opt_int("cpu", cp.iter().map(|r| r.cpu).collect()),
-            Column::int("cluster_id", cp.iter().map(|r| r.cluster_id).collect()),
-            Column::str("processor", cp.iter().map(|r| r.processor).collect()),
-            Column::opt_int("machine_id", vec![None; cp.len()]),
-            Column::opt_int("capacity", cp.iter().map(|r| r.capacity).collect()),
-            Column::opt_int("arg_set_id", cp.iter().map(|r| opt(r.arg_set_id)).collect()),
-        ],
-        cp.len(),
-    ));
-    let cf = &s.cpu_freqs;
-    out.push(table(
-        "__intrinsic_cpu_freq",
-        vec![
-            Column::int("id", ids(cf.len())),
-            Column::int("ucpu", cf.iter().map(|r| i64::from(r.ucpu)).collect()),
-            Column::int("freq", cf.iter().map(|r| r.freq).collect()),
-        ],
-        cf.len(),
-    ));
-
-    let ma = &s.machines;
-    out.push(table(
-        "__intrinsic_machine",
-        vec![
-            Column::int("id", ids(ma.len())),
-            Column::int("raw_id", ma.iter().map(|r| r.raw_id).collect()),
-            Column::str("name", ma.iter().map(|r| r.name).collect()),
-            Column::str("sysname", ma.iter().map(|r| r.sysname).collect()),
-            Column::str("release", ma.iter().map(|r| r.release).collect()),
-            Column::str("version", ma.iter().map(|r| r.version).collect()),
-            Column::str("arch", ma.iter().map(|r| r.arch).collect()),
-            Column::opt_int("num_cpus", ma.iter().map(|r| r.num_cpus).collect()),
-            Column::str(
-                "android_build_fingerprint",
-                ma.iter().map(|r| r.android_build_fingerprint).collect(),
-            ),
-            Column::str(
-                "android_device_manufacturer",
-                ma.iter().map(|r| r.android_device_manufacturer).collect(),
-            ),
-            Column::opt_int(
-                "android_sdk_version",
-                ma.iter().map(|r| r.android_sdk_version).collect(),
-            ),
-            Column::opt_int(
-                "system_ram_bytes",
-                ma.iter().map(|r| r.system_ram_bytes).collect(),
-            ),
-            Column::opt_int(
-                "system_ram_gb",
-                ma.iter()
-                    .map(|r| r.system_ram_bytes.map(|b| (b as f64 / 1e9).round() as i64))
-                    .collect(),
-            ),
-        ],
-        ma.len(),
-    ));
-
-    let cs = &s.clock_snapshots;
-    out.push(table(
-        "clock_snapshot",
-        vec![
-            Column::int("id", ids(cs.len())),
-            Column::int("ts", cs.iter().map(|r| r.ts).collect()),
-            Column::int("clock_id", cs.iter().map(|r| r.clock_id).collect()),
-            Column::str("clock_name", cs.iter().map(|r| r.clock_name).collect()),
-            Column::int("clock_value", cs.iter().map(|r| r.clock_value).collect()),
-            Column::int(
-                "snapshot_id",
-                cs.iter().map(|r| i64::from(r.snapshot_id)).collect(),
-            ),
-            Column::opt_int("machine_id", vec![None; cs.len()]),
-        ],
-        cs.len(),
-    ));
+    out.push(MetadataRow::freeze(&s.metadata, &strings));
+    out.push(CpuRow::freeze(&s.cpus, &strings));
+    out.push(CpuFreqRow::freeze(&s.cpu_freqs, &strings));
+    out.push(MachineRow::freeze(&s.machines, &strings));
+    out.push(ClockSnapshotRow::freeze(&s.clock_snapshots, &strings));
     out.extend(super::build_sched::build(&s.sched, &strings));
     out.extend(super::build_profiling::build(&s.profiling, &strings));
     out

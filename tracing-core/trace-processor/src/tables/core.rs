@@ -1,0 +1,299 @@
+//! The core tables (upstream groups them in `slice_tables.py`,
+//! `track_tables.py`, `metadata_tables.py`, `counter_tables.py`, ...):
+//! slices, tracks and their kinds, threads, processes, counters, states,
+//! flows, TrackEvent callstacks, metadata, CPUs and machines, clock
+//! snapshots.
+
+use super::table;
+use crate::storage::strings::StrId;
+
+table! {
+    /// A row of `slice`.
+    pub struct SliceRow in "__intrinsic_slice" sorted by ts,
+        views ["slice", "slices", "instant"] {
+        /// Start, trace clock ns.
+        ts: i64,
+        /// Duration; -1 while unfinished.
+        dur: i64,
+        /// The track.
+        track_id: u32,
+        /// Category.
+        category: StrId,
+        /// Name.
+        name: StrId,
+        /// Nesting depth on the track.
+        depth: u32,
+        /// The enclosing slice.
+        parent_id: Option<u32>,
+        /// Args.
+        arg_set_id: Option<u32>,
+        /// Thread time at the start.
+        thread_ts: Option<i64>,
+        /// Thread time spent.
+        thread_dur: Option<i64>,
+        /// Instruction count at the start.
+        thread_instruction_count: Option<i64>,
+        /// Instructions spent.
+        thread_instruction_delta: Option<i64>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_track` (the `track` table and its kinds).
+    pub struct TrackRow in "__intrinsic_track",
+        views [
+            "track", "thread_track", "process_track", "counter_track",
+            "process_counter_track", "thread_counter_track", "state_track",
+            "process_state_track", "thread_state_track",
+        ] {
+        /// Name.
+        name: StrId,
+        /// Classification (`type`).
+        classification as "type": StrId,
+        /// Dimension args (utid, upid, cpu, ...).
+        dimension_arg_set_id: Option<u32>,
+        /// Parent track.
+        parent_id: Option<u32>,
+        /// Source args (description, ...).
+        source_arg_set_id: Option<u32>,
+        /// Machine.
+        machine_id: Option<u32>,
+        /// Track group.
+        track_group_id: Option<u32>,
+        /// `slice`, `counter` or `state`.
+        event_type: StrId,
+        /// A counter's unit.
+        counter_unit: StrId,
+        /// Thread dimension (also in the dimension args).
+        utid: Option<u32>,
+        /// Process dimension (also in the dimension args).
+        upid: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `thread`.
+    pub struct ThreadRow in "__intrinsic_thread", views ["thread"] {
+        /// Thread id.
+        tid: i64,
+        /// Name.
+        name: StrId,
+        /// Start.
+        start_ts: Option<i64>,
+        /// End.
+        end_ts: Option<i64>,
+        /// Process.
+        upid: Option<u32>,
+        /// Whether tid == pid.
+        is_main_thread: Option<bool>,
+        /// The swapper.
+        is_idle: bool,
+        /// Machine.
+        machine_id: Option<u32>,
+        /// Args.
+        arg_set_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `process`.
+    pub struct ProcessRow in "__intrinsic_process", views ["process"] {
+        /// Process id.
+        pid: i64,
+        /// Name.
+        name: StrId,
+        /// Start.
+        start_ts: Option<i64>,
+        /// End.
+        end_ts: Option<i64>,
+        /// Parent.
+        parent_upid: Option<u32>,
+        /// User id.
+        uid: Option<i64>,
+        /// Android app id.
+        android_appid: Option<i64>,
+        /// Android user id.
+        android_user_id: Option<i64>,
+        /// Command line.
+        cmdline: StrId,
+        /// Args.
+        arg_set_id: Option<u32>,
+        /// Machine.
+        machine_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `counter`.
+    pub struct CounterRow in "__intrinsic_counter" sorted by ts, views ["counter"] {
+        /// Time.
+        ts: i64,
+        /// Track.
+        track_id: u32,
+        /// Value.
+        value: f64,
+        /// Args.
+        arg_set_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `state`.
+    pub struct StateRow in "__intrinsic_state", views ["state"] {
+        /// Start.
+        ts: i64,
+        /// Duration (-1 while open).
+        dur: i64,
+        /// Track.
+        track_id: u32,
+        /// Category.
+        category: StrId,
+        /// The state's value.
+        value: StrId,
+        /// Args.
+        arg_set_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `flow`.
+    pub struct FlowRow in "__intrinsic_flow", views ["flow"] {
+        /// Outgoing slice.
+        slice_out: u32,
+        /// Incoming slice.
+        slice_in: u32,
+        /// Flow id.
+        trace_id: Option<i64>,
+        /// Args.
+        arg_set_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_track_event_callstacks`: the callstack a
+    /// TrackEvent carried, on the slice it began, ended or was.
+    pub struct TrackEventCallstackRow in "__intrinsic_track_event_callstacks" {
+        /// The slice.
+        slice_id: u32,
+        /// Its track.
+        track_id: u32,
+        /// The callsite of a begin (or instant, or complete) event.
+        callsite_id: Option<u32>,
+        /// The callsite of an end event.
+        end_callsite_id: Option<u32>,
+        /// `callstack_weight`.
+        weight: Option<f64>,
+    }
+}
+
+table! {
+    /// A row of `metadata`.
+    pub struct MetadataRow in "__intrinsic_metadata", views ["metadata"] {
+        /// Key.
+        name: StrId,
+        /// `single` or `multi`.
+        key_type: StrId,
+        /// Integer value.
+        int_value: Option<i64>,
+        /// String value.
+        str_value: StrId,
+        /// Machine (none: one machine's metadata).
+        machine_id: Option<u32> = |_| None,
+        /// Trace (none: one trace).
+        trace_id: Option<u32> = |_| None,
+    }
+}
+
+table! {
+    /// A row of `cpu` (its id, `ucpu`, is the row index).
+    pub struct CpuRow in "__intrinsic_cpu", views ["cpu"] {
+        /// The CPU's number.
+        cpu: Option<i64>,
+        /// Cluster (CPUs of equal capacity, or equal top frequency).
+        cluster_id: i64,
+        /// The processor's name.
+        processor: StrId,
+        /// Machine (none yet).
+        machine_id: Option<u32> = |_| None,
+        /// Capacity.
+        capacity: Option<i64>,
+        /// Args (ARM identifier, features).
+        arg_set_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `cpu_available_frequencies`.
+    pub struct CpuFreqRow in "__intrinsic_cpu_freq", views ["cpu_available_frequencies"] {
+        /// The CPU (ucpu).
+        ucpu: u32,
+        /// A frequency it runs at (kHz).
+        freq: i64,
+    }
+}
+
+table! {
+    /// A row of `machine`: the host (raw id 0) and each machine packets named.
+    pub struct MachineRow in "__intrinsic_machine", views ["machine"] {
+        /// The id packets carry (`TracePacket.machine_id`).
+        raw_id: i64,
+        /// Its name (`SystemInfo.machine_name`).
+        name: StrId,
+        /// `uname` sysname.
+        sysname: StrId,
+        /// `uname` release.
+        release: StrId,
+        /// `uname` version.
+        version: StrId,
+        /// `uname` machine.
+        arch: StrId,
+        /// CPUs.
+        num_cpus: Option<i64>,
+        /// Android's build fingerprint.
+        android_build_fingerprint: StrId,
+        /// Android's device manufacturer.
+        android_device_manufacturer: StrId,
+        /// Android's SDK version.
+        android_sdk_version: Option<i64>,
+        /// RAM in bytes.
+        system_ram_bytes: Option<i64>,
+        /// RAM in gigabytes, rounded.
+        system_ram_gb: Option<i64> =
+            |r| r.system_ram_bytes.map(|b| (b as f64 / 1e9).round() as i64),
+    }
+}
+
+table! {
+    /// A row of `clock_snapshot`.
+    pub struct ClockSnapshotRow in "clock_snapshot" {
+        /// The snapshot's time on the trace clock.
+        ts: i64,
+        /// Clock id.
+        clock_id: i64,
+        /// Builtin clock's name.
+        clock_name: StrId,
+        /// The clock's value.
+        clock_value: i64,
+        /// Which snapshot.
+        snapshot_id: u32,
+        /// Machine (none yet).
+        machine_id: Option<u32> = |_| None,
+    }
+}
+
+/// The core tables' declarations.
+pub const TABLES: &[super::TableDecl] = &[
+    SliceRow::TABLE,
+    TrackRow::TABLE,
+    ThreadRow::TABLE,
+    ProcessRow::TABLE,
+    CounterRow::TABLE,
+    StateRow::TABLE,
+    FlowRow::TABLE,
+    TrackEventCallstackRow::TABLE,
+    MetadataRow::TABLE,
+    CpuRow::TABLE,
+    CpuFreqRow::TABLE,
+    MachineRow::TABLE,
+    ClockSnapshotRow::TABLE,
+];

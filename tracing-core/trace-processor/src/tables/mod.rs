@@ -1,0 +1,356 @@
+//! Every table of the trace processor declared once: its SQL name, its
+//! columns in Perfetto's order with their Rust types (which fix the SQL
+//! type and nullability), the column it is sorted by and the public views
+//! over it. From one declaration [`table!`] derives the row struct the
+//! parsers fill, the table's [`TableDecl`] (what the SQL schema, the
+//! Parquet schema and the docs listing are checked against), and, with the
+//! `sql` feature, the freezing of the rows into a columnar [`Table`] whose
+//! virtual table reports those columns. Before this, a table's columns
+//! were spelled in four to six places that met only at run time.
+//!
+//! Why a declarative `macro_rules!` and not a proc-macro or the schema
+//! pipeline (xtask codegen): the declaration stays Rust that the compiler
+//! checks in place (a typo in a field is a compile error at the table, not
+//! in generated text), it costs no extra crate or build step (a proc-macro
+//! crate would add a `syn` build to every cold build of the workspace,
+//! codegen a generated file to keep in sync), and the tables' needs are
+//! regular enough: a column is either stored (a field of the row) or
+//! derived from the row when freezing (`name: Type = |r| expr`).
+//!
+//! Groups of tables live one file per group, as upstream groups them in
+//! its `tables/*.py`: [`core`] (slices, tracks, threads, processes,
+//! counters, ...), [`sched`] and [`profiling`]. Tables not declared here
+//! yet are still built by hand in `sql/build.rs`; the agreement test
+//! (`sql/schema_agreement.rs`) covers both.
+
+pub mod core;
+pub mod profiling;
+pub mod sched;
+
+#[cfg(feature = "sql")]
+use std::sync::Arc;
+
+#[cfg(feature = "sql")]
+use crate::sql::table::{Column, ColumnData, Table};
+use crate::storage::strings::StrId;
+#[cfg(feature = "sql")]
+use crate::storage::strings::StringPool;
+
+/// The SQL type of a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlType {
+    /// `BIGINT`: 64-bit signed integers (ids, counts, booleans).
+    Int,
+    /// `DOUBLE`.
+    Real,
+    /// `TEXT`, pooled strings.
+    Text,
+}
+
+impl SqlType {
+    /// The type the virtual table declares.
+    pub const fn declared(self) -> &'static str {
+        match self {
+            SqlType::Int => "BIGINT",
+            SqlType::Real => "DOUBLE",
+            SqlType::Text => "TEXT",
+        }
+    }
+}
+
+/// One declared column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnDecl {
+    /// SQL name.
+    pub name: &'static str,
+    /// SQL type.
+    pub ty: SqlType,
+    /// Whether the column may hold NULL.
+    pub nullable: bool,
+    /// What the column holds (its doc comment).
+    pub doc: &'static str,
+}
+
+/// One declared table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableDecl {
+    /// SQL name of the intrinsic table.
+    pub name: &'static str,
+    /// What the table holds (its doc comment).
+    pub doc: &'static str,
+    /// Columns in order; column 0 is `id`, the row index.
+    pub columns: &'static [ColumnDecl],
+    /// The column whose values ascend with the id, when they do (range
+    /// constraints on it become a binary search).
+    pub sorted_by: Option<&'static str>,
+    /// The public views over the table (its place in the hierarchy:
+    /// `track` and its kinds over `__intrinsic_track`, ...).
+    pub views: &'static [&'static str],
+}
+
+/// Every declared table, group by group.
+pub fn all() -> impl Iterator<Item = &'static TableDecl> {
+    core::TABLES
+        .iter()
+        .chain(sched::TABLES)
+        .chain(profiling::TABLES)
+}
+
+/// The docs listing of every declared table: its name, what it holds, the
+/// views over it and each column with its SQL type and nullability, as
+/// Markdown.
+pub fn listing() -> String {
+    let mut out = String::new();
+    for t in all() {
+        out.push_str(&format!("## `{}`\n\n{}\n\n", t.name, t.doc.trim()));
+        if !t.views.is_empty() {
+            let views: Vec<String> = t.views.iter().map(|v| format!("`{v}`")).collect();
+            out.push_str(&format!("Views: {}.\n\n", views.join(", ")));
+        }
+        out.push_str("| column | type | null | |\n|---|---|---|---|\n");
+        for c in t.columns {
+            let null = if c.nullable { "yes" } else { "no" };
+            out.push_str(&format!(
+                "| `{}` | {} | {null} | {} |\n",
+                c.name,
+                c.ty.declared(),
+                c.doc.trim()
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The `id` column every table starts with.
+pub const ID: ColumnDecl = ColumnDecl {
+    name: "id",
+    ty: SqlType::Int,
+    nullable: false,
+    doc: "The row's id, its index.",
+};
+
+/// A Rust type a column can be declared with: what SQL sees of it and how
+/// a column of it is stored (as compactly as its values allow,
+/// `sql/table.rs`).
+pub trait ColumnValue: Sized {
+    /// SQL type.
+    const TYPE: SqlType;
+    /// Whether the type can be NULL.
+    const NULLABLE: bool;
+    /// The column of `values`.
+    #[cfg(feature = "sql")]
+    fn column(name: &'static str, values: Vec<Self>) -> Column;
+}
+
+macro_rules! int_value {
+    ($($t:ty),*) => {$(
+        impl ColumnValue for $t {
+            const TYPE: SqlType = SqlType::Int;
+            const NULLABLE: bool = false;
+            #[cfg(feature = "sql")]
+            fn column(name: &'static str, values: Vec<Self>) -> Column {
+                Column::int(name, values.into_iter().map(i64::from).collect())
+            }
+        }
+        impl ColumnValue for Option<$t> {
+            const TYPE: SqlType = SqlType::Int;
+            const NULLABLE: bool = true;
+            #[cfg(feature = "sql")]
+            fn column(name: &'static str, values: Vec<Self>) -> Column {
+                Column::opt_int(name, values.into_iter().map(|v| v.map(i64::from)).collect())
+            }
+        }
+    )*};
+}
+int_value!(i64, i32, u32, bool);
+
+impl ColumnValue for f64 {
+    const TYPE: SqlType = SqlType::Real;
+    const NULLABLE: bool = false;
+    #[cfg(feature = "sql")]
+    fn column(name: &'static str, values: Vec<Self>) -> Column {
+        Column::real(name, values)
+    }
+}
+
+impl ColumnValue for Option<f64> {
+    const TYPE: SqlType = SqlType::Real;
+    const NULLABLE: bool = true;
+    #[cfg(feature = "sql")]
+    fn column(name: &'static str, values: Vec<Self>) -> Column {
+        Column::opt_real(name, values)
+    }
+}
+
+impl ColumnValue for StrId {
+    const TYPE: SqlType = SqlType::Text;
+    const NULLABLE: bool = true;
+    #[cfg(feature = "sql")]
+    fn column(name: &'static str, values: Vec<Self>) -> Column {
+        Column::str(name, values)
+    }
+}
+
+/// Freezes declared columns into a [`Table`]: the `id` column, then
+/// `columns`, sorted by `decl.sorted_by` when its values ascend.
+#[cfg(feature = "sql")]
+pub fn freeze(
+    decl: &TableDecl,
+    len: usize,
+    columns: Vec<Column>,
+    strings: &Arc<StringPool>,
+) -> Table {
+    let mut all = Vec::with_capacity(columns.len() + 1);
+    all.push(Column {
+        name: ID.name,
+        sql_type: ID.ty.declared(),
+        data: ColumnData::RowIndex(len),
+    });
+    all.extend(columns);
+    let sorted_by = decl.sorted_by.and_then(|s| {
+        all.iter()
+            .position(|c| c.name == s)
+            .filter(|&i| all.get(i).is_some_and(Column::ascends))
+    });
+    Table {
+        name: decl.name,
+        columns: all,
+        len,
+        has_id: true,
+        sorted_by,
+        strings: strings.clone(),
+        orders: Default::default(),
+    }
+}
+
+/// Declares one table: its row struct and its [`TableDecl`] as
+/// `Row::TABLE`, and (with `sql`) `Row::freeze(&rows, &strings)`.
+///
+/// ```text
+/// table! {
+///     /// A row of `counter`.
+///     pub struct CounterRow in "__intrinsic_counter" sorted by ts, views ["counter"] {
+///         /// Time.
+///         ts: i64,
+///         /// Value.
+///         value: f64,
+///         /// Not stored: computed from the row when the table freezes.
+///         machine_id: Option<u32> = |_| None,
+///     }
+/// }
+/// ```
+///
+/// Every column ends with a comma; `field as "type": StrId,` names a
+/// column whose SQL name is no Rust field name. A column's SQL type and nullability
+/// follow from its Rust type ([`ColumnValue`]); `id` is implicit.
+macro_rules! table {
+    (
+        $(#[doc = $doc:literal])*
+        pub struct $row:ident in $sql:literal
+            $(sorted by $sorted:ident)? $(, views [$($view:literal),* $(,)?])? {
+            $($cols:tt)*
+        }
+    ) => {
+        $crate::tables::table!(@munch
+            [[$($doc)*] $row $sql [$($sorted)?] [$($($view)*)?]]
+            [] []
+            $($cols)*
+        );
+    };
+    // A derived column: not stored, computed from the row when freezing.
+    (@munch $h:tt [$($f:tt)*] [$($c:tt)*]
+        $(#[doc = $cdoc:literal])* $name:ident $(as $sqln:literal)? : $ty:ty = $derive:expr ,
+        $($rest:tt)*
+    ) => {
+        $crate::tables::table!(@munch $h [$($f)*]
+            [$($c)* [[$($cdoc)*] $name [$($sqln)?] [$ty] [$derive]]]
+            $($rest)*);
+    };
+    // A stored column: a field of the row.
+    (@munch $h:tt [$($f:tt)*] [$($c:tt)*]
+        $(#[doc = $cdoc:literal])* $name:ident $(as $sqln:literal)? : $ty:ty , $($rest:tt)*
+    ) => {
+        $crate::tables::table!(@munch $h
+            [$($f)* $(#[doc = $cdoc])* pub $name: $ty,]
+            [$($c)* [[$($cdoc)*] $name [$($sqln)?] [$ty] []]]
+            $($rest)*);
+    };
+    (@munch [[$($doc:literal)*] $row:ident $sql:literal [$($sorted:ident)?] [$($view:literal)*]]
+        [$($f:tt)*]
+        [$([[$($cdoc:literal)*] $name:ident [$($sqln:literal)?] [$ty:ty] [$($derive:expr)?]])*]
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, Default)]
+        pub struct $row {
+            $($f)*
+        }
+
+        impl $row {
+            /// The table's declaration.
+            pub const TABLE: $crate::tables::TableDecl = $crate::tables::TableDecl {
+                name: $sql,
+                doc: concat!($($doc),*),
+                columns: &[
+                    $crate::tables::ID,
+                    $($crate::tables::ColumnDecl {
+                        name: $crate::tables::table!(@name $name $($sqln)?),
+                        ty: <$ty as $crate::tables::ColumnValue>::TYPE,
+                        nullable: <$ty as $crate::tables::ColumnValue>::NULLABLE,
+                        doc: concat!($($cdoc),*),
+                    },)*
+                ],
+                sorted_by: $crate::tables::table!(@sorted $($sorted)?),
+                views: &[$($view),*],
+            };
+
+            /// The frozen table of `rows`.
+            #[cfg(feature = "sql")]
+            pub fn freeze(
+                rows: &[Self],
+                strings: &std::sync::Arc<$crate::storage::strings::StringPool>,
+            ) -> $crate::sql::table::Table {
+                let columns = vec![$(
+                    <$ty as $crate::tables::ColumnValue>::column(
+                        $crate::tables::table!(@name $name $($sqln)?),
+                        rows.iter()
+                            .map(|r| $crate::tables::table!(@get $row r $name [$ty] [$($derive)?]))
+                            .collect(),
+                    ),
+                )*];
+                $crate::tables::freeze(&Self::TABLE, rows.len(), columns, strings)
+            }
+        }
+    };
+    (@name $name:ident) => { stringify!($name) };
+    (@name $name:ident $sqln:literal) => { $sqln };
+    (@sorted) => { None };
+    (@sorted $s:ident) => { Some(stringify!($s)) };
+    (@get $row:ident $r:ident $name:ident [$ty:ty] []) => { $r.$name };
+    (@get $row:ident $r:ident $name:ident [$ty:ty] [$derive:expr]) => {{
+        let derive: fn(&$row) -> $ty = $derive;
+        derive($r)
+    }};
+}
+pub(crate) use table;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listing_names_every_table_and_column_once_per_table() {
+        let listing = listing();
+        let mut names = std::collections::HashSet::new();
+        for t in all() {
+            assert!(names.insert(t.name), "{} declared twice", t.name);
+            assert!(listing.contains(&format!("## `{}`", t.name)));
+            let mut cols = std::collections::HashSet::new();
+            for c in t.columns {
+                assert!(cols.insert(c.name), "{}.{} declared twice", t.name, c.name);
+            }
+        }
+        assert!(listing.contains("| `thread_ts` | BIGINT | yes |"));
+        assert!(listing.contains("| `ts` | BIGINT | no |"));
+    }
+}
