@@ -30,8 +30,12 @@
 //!   `request.rs` bounds them; at most [`MAX_CONNECTIONS`] connections at
 //!   once (the rest get 503), a keep-alive connection waiting for its next
 //!   request not counted (`idle.rs` keeps at most [`MAX_IDLE_CONNECTIONS`]
-//!   of those, closing the longest-waiting); a begun request that stalls
-//!   for [`REQUEST_TIMEOUT`] is dropped. Requests are served one at a
+//!   of those, closing the longest-waiting); a new connection that sends
+//!   no request within [`REQUEST_TIMEOUT`] is closed, and so is a begun
+//!   request that stalls for as long. A connection that has been served
+//!   waits for its next request without a clock: Google's Python client
+//!   keeps one between queries for as long as its user thinks and does
+//!   not reconnect when the server closes it. Requests are served one at a
 //!   time, as upstream's single-threaded server serves them, but
 //!   `/status` is answered from the session's status board without
 //!   waiting for it, and a query stops (its error says why) when its
@@ -85,6 +89,10 @@ pub struct ServerOptions {
     /// peers keep the rule (own uid and root only). Off by default
     /// (`--insecure-serve-remote-peers`).
     pub serve_remote_peers: bool,
+    /// How long a new connection may wait before its first request
+    /// begins (None: [`REQUEST_TIMEOUT`]). A connection served once then
+    /// waits for its next request without a clock.
+    pub first_request_timeout: Option<Duration>,
 }
 
 /// A listening server; [`Server::run`] serves until the process ends.
@@ -177,10 +185,16 @@ impl Server {
 fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
     let _ = conn.set_nodelay(true);
     let mut buf: Vec<u8> = Vec::new();
+    let first_wait = shared
+        .options
+        .first_request_timeout
+        .unwrap_or(REQUEST_TIMEOUT);
+    let mut served = false;
     loop {
-        // Wait as long as it takes for a request to begin, not counted
-        // as working meanwhile.
-        conn.set_read_timeout(None)?;
+        // Wait for a request to begin, not counted as working meanwhile:
+        // the first for a while (a connection that never asks is closed),
+        // the next ones as long as it takes.
+        conn.set_read_timeout((!served).then_some(first_wait))?;
         let (head, head_len) = loop {
             match parse_head(&buf) {
                 Ok(Some(h)) => break h,
@@ -257,6 +271,7 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
         if !route(&mut conn, &head, &body, shared, allowed.as_deref())? || !head.keep_alive {
             return Ok(());
         }
+        served = true;
     }
 }
 

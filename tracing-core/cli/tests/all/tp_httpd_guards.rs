@@ -2,7 +2,8 @@
 //! would hold it hostage (issue 61): a `GET` (an `<img>` tag's) changes
 //! nothing, a `Host` naming another server (DNS rebinding) is refused,
 //! `/status` answers while a query runs, a query stops when its client
-//! hangs up, idle keep-alive connections do not lock working clients out,
+//! hangs up, idle keep-alive connections do not lock working clients out
+//! (one that never asks is closed, one served waits without a clock),
 //! a gzip trace loads over `/parse`, and the endpoints not served answer
 //! so that Google's client raises.
 
@@ -193,6 +194,39 @@ fn idle_keep_alive_connections_do_not_lock_working_clients_out() {
         let r = send(&mut c, "GET", "/status", &[], b"");
         assert_eq!(r.status, "HTTP/1.1 200 OK");
     }
+}
+
+#[test]
+fn a_connection_that_never_asks_is_closed_and_a_served_one_waits() {
+    let wait = Duration::from_millis(300);
+    let server = zerotrace_cli::tp_httpd::Server::bind(
+        "127.0.0.1:0",
+        zerotrace_trace_processor::rpc::RpcSession::new().unwrap(),
+        zerotrace_cli::tp_httpd::ServerOptions {
+            first_request_timeout: Some(wait),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr().unwrap();
+    std::thread::spawn(move || server.run());
+    // Served once, then idle for several times the first wait.
+    let mut client = connect(addr);
+    let r = send(&mut client, "GET", "/status", &[KEEP], b"");
+    assert_eq!(r.status, "HTTP/1.1 200 OK");
+    // Connected, never asking: the server closes it.
+    let mut silent = TcpStream::connect(addr).unwrap();
+    silent.set_read_timeout(Some(NEVER)).unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(
+        silent.read(&mut byte).unwrap(),
+        0,
+        "a connection that sends no request is closed"
+    );
+    std::thread::sleep(wait * 3);
+    // The served connection, idle all that time, still answers.
+    let r = send(&mut client, "GET", "/status", &[], b"");
+    assert_eq!(r.status, "HTTP/1.1 200 OK");
 }
 
 #[test]

@@ -152,6 +152,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
         extra_origins: args.http_additional_cors_origins.clone(),
         log: false,
         serve_remote_peers: args.insecure_serve_remote_peers,
+        first_request_timeout: None,
     };
     let load = LoadOptions {
         ftrace_raw: !args.no_ftrace_raw,
