@@ -328,6 +328,7 @@ impl TraceProcessor {
                 .filter(|(_, s)| **s == ColumnSource::Computed)
                 .map(|(c, _)| c.clone())
                 .collect(),
+            not_null: Vec::new(),
         };
         let mut sink = TableSink::collect(&only);
         self.engine

@@ -53,18 +53,27 @@ pub(super) fn arrow_type(ty: ColumnType) -> arrow_schema::DataType {
     }
 }
 
+/// The Arrow fields of `table`'s columns: a column declared `NOT NULL`
+/// is a required field, any other nullable.
+fn fields(table: &PublicTable) -> Vec<Field> {
+    table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, ty))| {
+            let required = table.not_null.get(i).copied().unwrap_or(false);
+            Field::new(name, arrow_type(*ty), !required)
+        })
+        .collect()
+}
+
 /// A Parquet writer of `table`'s schema into `file`.
 pub(super) fn writer(
     table: &PublicTable,
     file: File,
     compression: Compression,
 ) -> Result<(SchemaRef, ArrowWriter<File>), ExportError> {
-    let fields: Vec<Field> = table
-        .columns
-        .iter()
-        .map(|(name, ty)| Field::new(name, arrow_type(*ty), true))
-        .collect();
-    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let schema: SchemaRef = Arc::new(Schema::new(fields(table)));
     let props = WriterProperties::builder()
         .set_compression(compression)
         .build();
@@ -118,11 +127,7 @@ impl<'a> TableSink<'a> {
 
     /// A sink that keeps `table`'s rows as whole columns.
     pub(super) fn collect(table: &'a PublicTable) -> Self {
-        let fields: Vec<Field> = table
-            .columns
-            .iter()
-            .map(|(name, ty)| Field::new(name, arrow_type(*ty), true))
-            .collect();
+        let fields = fields(table);
         TableSink {
             table,
             schema: Arc::new(Schema::new(fields)),

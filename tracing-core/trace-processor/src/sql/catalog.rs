@@ -13,6 +13,9 @@ pub struct ColumnInfo {
     /// Its declared type (`BIGINT`, `DOUBLE`, `STRING`; empty for a view's
     /// computed column).
     pub sql_type: String,
+    /// Whether it is declared `NOT NULL` (a table's column that cannot
+    /// hold NULL; never a view's).
+    pub not_null: bool,
 }
 
 impl Engine {
@@ -37,13 +40,14 @@ impl Engine {
     pub fn columns(&self, name: &str) -> Result<Option<Vec<ColumnInfo>>, Error> {
         let mut stmt = self
             .conn
-            .prepare("SELECT name, type FROM pragma_table_info(?1)")?;
+            .prepare("SELECT name, type, \"notnull\" FROM pragma_table_info(?1)")?;
         let mut rows = stmt.query([name])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             out.push(ColumnInfo {
                 name: row.get(0)?,
                 sql_type: row.get(1)?,
+                not_null: row.get::<_, i64>(2)? != 0,
             });
         }
         Ok((!out.is_empty()).then_some(out))

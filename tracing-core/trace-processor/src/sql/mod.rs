@@ -14,6 +14,8 @@ mod functions;
 mod perfetto_sql;
 pub mod public_schema;
 pub(crate) mod read_plan;
+#[cfg(test)]
+mod schema_agreement;
 pub(crate) mod streaming;
 pub mod table;
 mod to_ftrace;

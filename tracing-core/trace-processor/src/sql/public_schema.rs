@@ -67,6 +67,9 @@ pub struct PublicTable {
     pub name: String,
     /// Its columns in SQL order, with their types.
     pub columns: Vec<(String, ColumnType)>,
+    /// Per column, whether it is declared `NOT NULL` (so the Parquet
+    /// field is required); shorter than `columns` means nullable.
+    pub not_null: Vec<bool>,
 }
 
 /// Every public table and view (whose names do not start with `__`), and
@@ -81,6 +84,7 @@ pub fn public_tables(engine: &Engine, internal: bool) -> Result<Vec<PublicTable>
             continue;
         };
         let mut columns = Vec::with_capacity(cols.len());
+        let not_null = cols.iter().map(|c| c.not_null).collect();
         for c in cols {
             let ty = ColumnType::from_declared(&c.sql_type)
                 .or_else(|| {
@@ -97,7 +101,11 @@ pub fn public_tables(engine: &Engine, internal: bool) -> Result<Vec<PublicTable>
                 })?;
             columns.push((c.name, ty));
         }
-        out.push(PublicTable { name, columns });
+        out.push(PublicTable {
+            name,
+            columns,
+            not_null,
+        });
     }
     Ok(out)
 }

@@ -215,6 +215,15 @@ impl Column {
         }
     }
 
+    /// Whether the column may hold NULL: its kind says (integers and
+    /// doubles stored without a presence bit never do; strings may).
+    pub fn nullable(&self) -> bool {
+        matches!(
+            self.data,
+            ColumnData::OptInt(_) | ColumnData::OptReal(_) | ColumnData::Str(_)
+        )
+    }
+
     /// Whether the column holds non-null integers that never descend.
     pub fn ascends(&self) -> bool {
         match &self.data {
@@ -338,12 +347,17 @@ impl Table {
         o
     }
 
-    /// The `CREATE TABLE` text SQLite is told the table's shape with.
+    /// The `CREATE TABLE` text SQLite is told the table's shape with (a
+    /// column that cannot hold NULL declared `NOT NULL`, which
+    /// `pragma_table_info` reports).
     pub fn schema(&self) -> String {
         let cols: Vec<String> = self
             .columns
             .iter()
-            .map(|c| format!("\"{}\" {}", c.name, c.sql_type))
+            .map(|c| {
+                let not_null = if c.nullable() { "" } else { " NOT NULL" };
+                format!("\"{}\" {}{not_null}", c.name, c.sql_type)
+            })
             .collect();
         format!("CREATE TABLE x({})", cols.join(", "))
     }

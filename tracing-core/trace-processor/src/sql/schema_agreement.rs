@@ -1,0 +1,169 @@
+//! The check that each table is one thing: for every table the engine
+//! holds, its declaration (`tables/`; for a table still built by hand in
+//! `build.rs`, the columns that code builds), the SQL schema its virtual
+//! table declares (`pragma_table_info`: names, order, types, `NOT NULL`)
+//! and the schema of its Parquet file (names, order, types, nullability)
+//! agree.
+
+use crate::TraceProcessor;
+use crate::tables::{self, SqlType};
+
+/// The tables not declared in `tables/` yet: their columns are listed by
+/// hand in `build.rs`, and the test takes those as their declaration.
+const BUILT_BY_HAND: &[&str] = &[
+    "__intrinsic_args",
+    "__intrinsic_stats",
+    "__intrinsic_sched_slice",
+    "__intrinsic_thread_state",
+    "__intrinsic_ftrace_event",
+    "__intrinsic_stack_profile_mapping",
+    "__intrinsic_stack_profile_frame",
+    "__intrinsic_stack_profile_callsite",
+    "__intrinsic_stack_profile_symbol",
+    "__intrinsic_heap_profile",
+    "__intrinsic_heap_profile_allocation",
+    "__intrinsic_profiler_session",
+    "__intrinsic_profiler_task_context",
+    "__intrinsic_profiler_execution_context",
+    "__intrinsic_profiler_async_context",
+    "__intrinsic_profiler_sample",
+    "__intrinsic_profiler_counter_set",
+    "__intrinsic_chrome_stack_sample_extras",
+    "__intrinsic_heap_graph",
+    "__intrinsic_heap_graph_thread_callsite",
+    "__intrinsic_heap_graph_java_oome_details",
+    "__intrinsic_profiler_smaps",
+];
+
+/// One column as each side sees it: name, declared SQL type, nullable.
+type Shape = Vec<(String, &'static str, bool)>;
+
+fn declared_type(t: &str) -> &'static str {
+    [SqlType::Int, SqlType::Real, SqlType::Text]
+        .into_iter()
+        .map(SqlType::declared)
+        .find(|d| d.eq_ignore_ascii_case(t))
+        .unwrap_or("?")
+}
+
+/// Each engine table's declared shape: its declaration, or for a table
+/// built by hand the columns it was built with.
+fn declared(tp: &TraceProcessor) -> Vec<(&'static str, Shape)> {
+    let mut out = Vec::new();
+    for stored in &tp.engine.storage {
+        let shape = match tables::all().find(|d| d.name == stored.name) {
+            Some(d) => d
+                .columns
+                .iter()
+                .map(|c| (c.name.to_owned(), c.ty.declared(), c.nullable))
+                .collect(),
+            None => {
+                assert!(
+                    BUILT_BY_HAND.contains(&stored.name),
+                    "{} is neither declared in tables/ nor listed as built by hand",
+                    stored.name
+                );
+                stored
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.to_owned(), declared_type(c.sql_type), c.nullable()))
+                    .collect()
+            }
+        };
+        out.push((stored.name, shape));
+    }
+    out
+}
+
+/// What SQL sees of table `name`.
+fn sql_shape(tp: &TraceProcessor, name: &str) -> Shape {
+    tp.columns(name)
+        .unwrap()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c.name, declared_type(&c.sql_type), !c.not_null))
+        .collect()
+}
+
+#[cfg(feature = "parquet")]
+fn parquet_shapes(tp: &TraceProcessor) -> Vec<(String, Shape)> {
+    use arrow_schema::DataType;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let dir = std::env::temp_dir().join(format!("zt-schema-agree-{}", std::process::id()));
+    let options = crate::parquet_export::ExportOptions {
+        internal: true,
+        ..Default::default()
+    };
+    tp.export_parquet(&dir, "t", &options).unwrap();
+    let mut out = Vec::new();
+    for stored in &tp.engine.storage {
+        let path =
+            crate::parquet_export::partition_dir(&dir, stored.name, "t").join("part-0.parquet");
+        let file = std::fs::File::open(&path).unwrap();
+        let schema = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .schema()
+            .clone();
+        let shape = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let ty = match f.data_type() {
+                    DataType::Int64 => SqlType::Int.declared(),
+                    DataType::Float64 => SqlType::Real.declared(),
+                    DataType::Utf8 => SqlType::Text.declared(),
+                    _ => "?",
+                };
+                (f.name().clone(), ty, f.is_nullable())
+            })
+            .collect();
+        out.push((stored.name.to_owned(), shape));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    out
+}
+
+#[test]
+fn every_tables_declaration_sql_schema_and_parquet_schema_agree() {
+    let tp = TraceProcessor::from_bytes(&[]).unwrap();
+    let declared = declared(&tp);
+    for (name, shape) in &declared {
+        assert!(!shape.is_empty(), "{name} has no columns");
+        assert_eq!(
+            &sql_shape(&tp, name),
+            shape,
+            "{name}: the SQL schema is not the declaration"
+        );
+    }
+    #[cfg(feature = "parquet")]
+    {
+        let parquet = parquet_shapes(&tp);
+        assert_eq!(parquet.len(), declared.len());
+        for ((name, shape), (pname, pshape)) in declared.iter().zip(&parquet) {
+            assert_eq!(name, pname);
+            assert_eq!(
+                pshape, shape,
+                "{name}: the Parquet schema is not the declaration"
+            );
+        }
+    }
+    // Every declared table is in the engine, and the views over it exist.
+    for d in tables::all() {
+        assert!(
+            declared.iter().any(|(n, _)| *n == d.name),
+            "{} is declared but not built",
+            d.name
+        );
+        for v in d.views {
+            assert!(tp.columns(v).unwrap().is_some(), "{}: no view {v}", d.name);
+        }
+    }
+    // A table built by hand that is declared now leaves the list.
+    for name in BUILT_BY_HAND {
+        assert!(
+            tables::all().all(|d| d.name != *name),
+            "{name} is declared: take it off BUILT_BY_HAND"
+        );
+        assert!(declared.iter().any(|(n, _)| n == name), "no table {name}");
+    }
+}
