@@ -30,6 +30,7 @@ mod load_options;
 mod load_warning;
 #[cfg(feature = "sql")]
 mod output;
+mod packet_fields;
 pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet_export;

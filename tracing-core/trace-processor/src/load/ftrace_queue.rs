@@ -59,6 +59,7 @@ impl Loader {
                 cpu: ev.cpu,
                 extra,
                 kind,
+                field: 0,
             };
             match self.clocks.trace_time(key, ev.raw_ts) {
                 Ok(ts) => {

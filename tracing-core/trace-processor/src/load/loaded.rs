@@ -56,6 +56,9 @@ pub struct Packet {
     pub extra: u32,
     /// What it is.
     pub kind: PacketKind,
+    /// For a plain packet or a TrackEvent: the `TracePacket` field number
+    /// of its payload (its bytes are the payload's); 0 for none.
+    pub field: u16,
 }
 
 /// A packet as the parsers see it.
@@ -63,9 +66,12 @@ pub struct Packet {
 pub struct PacketView<'a> {
     /// Time on the trace clock.
     pub ts: i64,
-    /// The packet's bytes (an `FtraceEvent`'s for an ftrace event; empty
-    /// for a `compact_sched` event).
+    /// The packet's payload's bytes (an `FtraceEvent`'s for an ftrace
+    /// event; empty for a `compact_sched` event).
     pub bytes: &'a [u8],
+    /// The `TracePacket` field number of the payload (0 for an ftrace
+    /// event).
+    pub field: u32,
     /// Index of its sequence's generation.
     pub generation: u32,
     /// For a TrackEvent: the times and values resolved in stream order.
@@ -148,6 +154,7 @@ impl<'a> PacketSource<'a> {
             ts: packet.ts,
             index,
             bytes: self.arena.get(packet.bytes),
+            field: u32::from(packet.field),
             generation: packet.generation,
             track_event,
             ftrace_cpu,

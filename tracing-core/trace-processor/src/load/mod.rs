@@ -41,9 +41,13 @@ pub mod track_event_times;
 use crate::hash::HashMap;
 
 use protozero::Decoder;
-use zerotrace_protos::protos::{TracePacketDecoder, TrackDescriptorDecoder};
+use zerotrace_protos::protos::{
+    ThreadDescriptorDecoder, TraceAttributesDecoder, TraceConfigDecoder, TracePacket,
+    TraceStatsDecoder, TrackDescriptorDecoder,
+};
 
 use crate::error::TraceError;
+use crate::packet_fields::{self, PacketFields, Payload};
 use crate::parser::Parser;
 use crate::storage::Storage;
 use arena::PacketArena;
@@ -58,9 +62,7 @@ use track_event_times::TrackEventTimes;
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
 pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
-/// `TracePacket.ftrace_events`.
-const FTRACE_EVENTS: u32 = 1;
-/// `TracePacket.perf_sample`.
+/// `TracePacket.perf_sample` (not in the generated `TracePacket`).
 const PERF_SAMPLE: u32 = 66;
 /// `InternedData` fields of the stack profiles: function names, frames,
 /// callstacks, build ids, mapping paths, mappings.
@@ -364,22 +366,23 @@ impl Loader {
             let varint = u64::from((64 - len.leading_zeros()).max(1).div_ceil(7));
             self.top_level_bytes = self.top_level_bytes.saturating_add(len + varint + 1);
         }
-        let pkt = TracePacketDecoder::new(bytes);
-        self.machine = self.machine_index(pkt.machine_id());
-        if let Some(compressed) = pkt.compressed_packets() {
+        // The packet's one walk: everything below reads what it found.
+        let pkt = PacketFields::walk(bytes, crate::parser::registry::has_importer);
+        self.machine = self.machine_index(pkt.machine_id);
+        if let Some(compressed) = pkt.payload_of(TracePacket::FIELD_COMPRESSED_PACKETS) {
             let machine = self.machine;
             self.on_compressed(compressed, depth);
             self.machine = machine;
             return;
         }
         self.packet_index += 1;
-        if let Some(sync) = pkt.remote_clock_sync_bytes() {
+        if let Some(sync) = pkt.payload_of(TracePacket::FIELD_REMOTE_CLOCK_SYNC) {
             if self.machine != 0 {
                 self.on_remote_clock_sync(sync);
             }
             return;
         }
-        let seq_id = pkt.trusted_packet_sequence_id();
+        let seq_id = pkt.trusted_packet_sequence_id;
         let seq = seq_id.unwrap_or(0);
         let inserted = !self.sequences.contains_key(&seq);
         if inserted {
@@ -396,15 +399,14 @@ impl Loader {
                 },
             );
         }
-        let dropped = pkt.previous_packet_dropped().unwrap_or(0) != 0;
+        let dropped = pkt.previous_packet_dropped;
         if seq_id.is_some() && !inserted && dropped {
             if let Some(s) = self.sequences.get_mut(&seq) {
                 s.previous_packet_dropped_count += 1;
             }
         }
-        let flags = pkt.sequence_flags().unwrap_or(0);
-        let cleared = pkt.incremental_state_cleared().unwrap_or(false)
-            || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0;
+        let flags = pkt.sequence_flags.unwrap_or(0);
+        let cleared = pkt.incremental_state_cleared || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0;
         if cleared {
             if seq_id.is_none() {
                 self.storage
@@ -422,12 +424,13 @@ impl Loader {
             }
         }
         let gen_idx = self.sequences.get(&seq).map_or(0, |s| s.generation);
-        if let Some(pid) = pkt.trusted_pid() {
-            if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+        if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+            g.sequence_id = seq;
+            if let Some(pid) = pkt.trusted_pid {
                 g.trusted_pid = Some(i64::from(pid));
             }
         }
-        if let Some(defaults) = pkt.trace_packet_defaults_bytes() {
+        if let Some(defaults) = pkt.trace_packet_defaults {
             if seq_id.is_none() {
                 self.storage
                     .stats
@@ -436,22 +439,29 @@ impl Loader {
                 g.defaults = Some(defaults.to_vec());
             }
         }
-        if let Some(interned) = pkt.interned_data_bytes() {
+        if let Some(interned) = pkt.interned_data {
             if seq_id.is_none() {
                 self.storage.stats.incr("interned_data_missing_sequence_id");
             } else {
                 self.add_interned(gen_idx, interned);
             }
         }
-        if let Some(snapshot) = pkt.clock_snapshot_bytes() {
-            self.on_clock_snapshot(snapshot, seq);
-            return;
-        }
-        if let Some(stats) = pkt.trace_stats() {
-            for w in stats.writer_stats() {
-                let s = u32::try_from(w.sequence_id().unwrap_or(0)).unwrap_or(0);
-                self.writer_buffers.push((s, w.buffer().unwrap_or(0)));
+        let payload = pkt.payload.unwrap_or(Payload {
+            field: 0,
+            bytes: &[],
+        });
+        match payload.field {
+            TracePacket::FIELD_CLOCK_SNAPSHOT => {
+                self.on_clock_snapshot(payload.bytes, seq);
+                return;
             }
+            TracePacket::FIELD_TRACE_STATS => {
+                for w in TraceStatsDecoder::new(payload.bytes).writer_stats() {
+                    let s = u32::try_from(w.sequence_id().unwrap_or(0)).unwrap_or(0);
+                    self.writer_buffers.push((s, w.buffer().unwrap_or(0)));
+                }
+            }
+            _ => {}
         }
         if flags & SEQ_NEEDS_INCREMENTAL_STATE != 0 && seq_id.is_some() {
             let valid = self
@@ -469,113 +479,114 @@ impl Loader {
                     .stats
                     .incr("packet_skipped_seq_needs_incremental_state_invalid");
                 let losses = &mut self.storage.profile_facts.losses;
-                if Decoder::new(bytes).find_last(PERF_SAMPLE).is_some() {
+                if payload.field == PERF_SAMPLE {
                     losses.perf_packets_without_state += 1;
                 }
-                if pkt.profile_packet_bytes().is_some() {
+                if payload.field == TracePacket::FIELD_PROFILE_PACKET {
                     losses.heap_packets_without_state += 1;
                 }
                 return;
             }
         }
-        if let Some(attrs) = pkt.trace_attributes() {
+        match payload.field {
+            TracePacket::FIELD_TRACE_ATTRIBUTES => {
+                self.trace_attributes(&TraceAttributesDecoder::new(payload.bytes));
+            }
+            TracePacket::FIELD_TRACE_UUID => {
+                let d = Decoder::new(payload.bytes);
+                let field = |n| d.find_last(n).and_then(|f| f.as_u64().ok()).unwrap_or(0) as i64;
+                self.identity.on_uuid_packet(field(1), field(2));
+            }
+            TracePacket::FIELD_TRACE_CONFIG => self.on_trace_config(payload.bytes),
+            TracePacket::FIELD_TRACK_DESCRIPTOR => {
+                self.on_track_descriptor(payload.bytes, seq, gen_idx);
+            }
+            TracePacket::FIELD_THREAD_DESCRIPTOR => {
+                self.on_thread_descriptor(payload.bytes, seq, gen_idx);
+            }
+            packet_fields::FTRACE_EVENTS => {
+                self.split_ftrace(payload.bytes, gen_idx, seq);
+                return;
+            }
+            packet_fields::STREAMING_PROFILE_PACKET => {
+                self.queue_streaming_profile(payload.bytes, seq, gen_idx);
+                return;
+            }
+            _ => {}
+        }
+        self.timestamp_and_queue(payload, &pkt, seq, seq_id.is_some(), gen_idx);
+    }
+
+    fn on_trace_config(&mut self, bytes: &[u8]) {
+        let config = TraceConfigDecoder::new(bytes);
+        self.identity.on_config_uuid(
+            config.trace_uuid_msb().unwrap_or(0),
+            config.trace_uuid_lsb().unwrap_or(0),
+        );
+        if let Some(attrs) = config.trace_attributes() {
             self.trace_attributes(&attrs);
         }
-        if let Some(uuid) = pkt.trace_uuid_bytes() {
-            let d = Decoder::new(uuid);
-            let field = |n| d.find_last(n).and_then(|f| f.as_u64().ok()).unwrap_or(0) as i64;
-            self.identity.on_uuid_packet(field(1), field(2));
+        if let Some(clock) = config
+            .builtin_data_sources()
+            .and_then(|b| b.primary_trace_clock_raw())
+        {
+            if clock > 0 {
+                self.clocks.set_trace_clock(clock as u64);
+            }
         }
-        if let Some(config) = pkt.trace_config() {
-            self.identity.on_config_uuid(
-                config.trace_uuid_msb().unwrap_or(0),
-                config.trace_uuid_lsb().unwrap_or(0),
+    }
+
+    fn on_track_descriptor(&mut self, td: &[u8], seq: u32, gen_idx: u32) {
+        self.register_descriptor(td);
+        // As upstream: a thread's descriptor, read while the sequence's
+        // incremental state is valid, becomes the sequence's thread
+        // (for legacy events that give no track) and resets its
+        // reference times.
+        if let Some(th) = TrackDescriptorDecoder::new(td).thread() {
+            let valid = self
+                .generations
+                .get(gen_idx as usize)
+                .is_some_and(|g| g.valid);
+            if let (true, Some(pid), Some(tid)) = (valid, th.pid(), th.tid()) {
+                let t = (i64::from(pid), tid);
+                if let Some(s) = self.sequences.get_mut(&seq) {
+                    s.track_event_timestamp_ns = Some(
+                        th.reference_timestamp_us()
+                            .unwrap_or(0)
+                            .saturating_mul(1000),
+                    );
+                    s.track_event_thread_time_us = Some(th.reference_thread_time_us().unwrap_or(0));
+                    s.track_event_instruction_count =
+                        Some(th.reference_thread_instruction_count().unwrap_or(0));
+                    s.thread = Some(t);
+                }
+                if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+                    g.thread = Some(t);
+                }
+            }
+        }
+    }
+
+    fn on_thread_descriptor(&mut self, bytes: &[u8], seq: u32, gen_idx: u32) {
+        let thread = ThreadDescriptorDecoder::new(bytes);
+        let t = (
+            i64::from(thread.pid().unwrap_or(0)),
+            thread.tid().unwrap_or(0),
+        );
+        if let Some(s) = self.sequences.get_mut(&seq) {
+            s.track_event_timestamp_ns = Some(
+                thread
+                    .reference_timestamp_us()
+                    .unwrap_or(0)
+                    .saturating_mul(1000),
             );
-            if let Some(attrs) = config.trace_attributes() {
-                self.trace_attributes(&attrs);
-            }
-            if let Some(clock) = config
-                .builtin_data_sources()
-                .and_then(|b| b.primary_trace_clock_raw())
-            {
-                if clock > 0 {
-                    self.clocks.set_trace_clock(clock as u64);
-                }
-            }
+            s.track_event_thread_time_us = thread.reference_thread_time_us();
+            s.track_event_instruction_count = thread.reference_thread_instruction_count();
+            s.thread = Some(t);
         }
-        if let Some(td) = pkt.track_descriptor_bytes() {
-            self.register_descriptor(td);
-            // As upstream: a thread's descriptor, read while the sequence's
-            // incremental state is valid, becomes the sequence's thread
-            // (for legacy events that give no track) and resets its
-            // reference times.
-            if let Some(th) = TrackDescriptorDecoder::new(td).thread() {
-                let valid = self
-                    .generations
-                    .get(gen_idx as usize)
-                    .is_some_and(|g| g.valid);
-                if let (true, Some(pid), Some(tid)) = (valid, th.pid(), th.tid()) {
-                    let t = (i64::from(pid), tid);
-                    if let Some(s) = self.sequences.get_mut(&seq) {
-                        s.track_event_timestamp_ns = Some(
-                            th.reference_timestamp_us()
-                                .unwrap_or(0)
-                                .saturating_mul(1000),
-                        );
-                        s.track_event_thread_time_us =
-                            Some(th.reference_thread_time_us().unwrap_or(0));
-                        s.track_event_instruction_count =
-                            Some(th.reference_thread_instruction_count().unwrap_or(0));
-                        s.thread = Some(t);
-                    }
-                    if let Some(g) = self.generations.get_mut(gen_idx as usize) {
-                        g.thread = Some(t);
-                    }
-                }
-            }
+        if let Some(g) = self.generations.get_mut(gen_idx as usize) {
+            g.thread = Some(t);
         }
-        if let Some(thread) = pkt.thread_descriptor() {
-            if let Some(s) = self.sequences.get_mut(&seq) {
-                s.track_event_timestamp_ns = Some(
-                    thread
-                        .reference_timestamp_us()
-                        .unwrap_or(0)
-                        .saturating_mul(1000),
-                );
-                s.track_event_thread_time_us = thread.reference_thread_time_us();
-                s.track_event_instruction_count = thread.reference_thread_instruction_count();
-                s.thread = Some((
-                    i64::from(thread.pid().unwrap_or(0)),
-                    thread.tid().unwrap_or(0),
-                ));
-            }
-            if let Some(g) = self.generations.get_mut(gen_idx as usize) {
-                g.thread = Some((
-                    i64::from(thread.pid().unwrap_or(0)),
-                    thread.tid().unwrap_or(0),
-                ));
-            }
-        }
-        // Two fields outside the generated TracePacket, found in one pass.
-        let (mut bundle, mut profile) = (None, None);
-        for f in Decoder::new(bytes).map_while(Result::ok) {
-            match f.id {
-                FTRACE_EVENTS => bundle = Some(f),
-                streaming_profile::FIELD => profile = Some(f),
-                _ => {}
-            }
-        }
-        if let Some(bundle) = bundle {
-            if let Ok(bundle) = bundle.as_bytes() {
-                self.split_ftrace(bundle, gen_idx, seq);
-            }
-            return;
-        }
-        if let Some(sp) = profile.and_then(|f| f.as_bytes().ok()) {
-            self.queue_streaming_profile(sp, seq, gen_idx);
-            return;
-        }
-        self.timestamp_and_queue(bytes, &pkt, seq, seq_id.is_some(), gen_idx);
     }
 
     /// Queues each sample of a `StreamingProfilePacket` at its own time.
@@ -583,7 +594,6 @@ impl Loader {
         let state = self.sequences.entry(seq).or_default();
         let samples = streaming_profile::tokenize(
             sp,
-            seq,
             state,
             MachineClocks::new(&mut self.clocks, self.machine),
             &mut self.storage.stats,
@@ -602,6 +612,7 @@ impl Loader {
                 cpu: 0,
                 extra: self.packet_extra(),
                 kind: PacketKind::Packet,
+                field: packet_fields::STREAMING_PROFILE_PACKET as u16,
             });
         }
     }

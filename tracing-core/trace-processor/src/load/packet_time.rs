@@ -3,12 +3,13 @@
 //! brought to the trace's clock before it joins the queue the sort drains
 //! (or waits, when its clock cannot be converted yet, until `finish`).
 
-use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacketDecoder};
+use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacket};
 
 use super::arena::ByteRange;
 use super::clock::{MachineClocks, clock_key, machine_clock};
 use super::loaded::{NO_EXTRA, Packet, PacketKind};
 use super::{Deferred, Loader, track_event_times};
+use crate::packet_fields::{PacketFields, Payload};
 
 impl Loader {
     /// A `ClockSnapshot`: the trace clock (the host's choice), the clocks'
@@ -69,16 +70,17 @@ impl Loader {
     }
 
     /// A packet's timestamp in the trace's clock (or held until its clock
-    /// converts), then its record in the queue the sort drains.
+    /// converts), then its record (its payload's bytes and field number)
+    /// in the queue the sort drains.
     pub(super) fn timestamp_and_queue(
         &mut self,
-        bytes: &[u8],
-        pkt: &TracePacketDecoder<'_>,
+        payload: Payload<'_>,
+        pkt: &PacketFields<'_>,
         seq: u32,
         has_seq: bool,
         gen_idx: u32,
     ) {
-        let mut clock_id = pkt.timestamp_clock_id().unwrap_or(0);
+        let mut clock_id = pkt.timestamp_clock_id.unwrap_or(0);
         if clock_id == 0 {
             if let Some(d) = self
                 .generations
@@ -91,7 +93,7 @@ impl Loader {
             }
         }
         let mut pending_clock = None;
-        let ts = match pkt.timestamp() {
+        let ts = match pkt.timestamp {
             Some(raw) => {
                 // Without a clock id a packet is on its machine's trace
                 // clock; the host's needs no conversion.
@@ -134,14 +136,16 @@ impl Loader {
             cpu: 0,
             extra: self.packet_extra(),
             kind: PacketKind::Packet,
+            field: u16::try_from(payload.field).unwrap_or(0),
         };
-        if pkt.has_track_event() {
+        if payload.field == TracePacket::FIELD_TRACK_EVENT {
             if !has_seq {
                 self.storage.stats.incr("track_event_missing_sequence_id");
                 return;
             }
             let times = track_event_times::tokenize(
-                pkt,
+                payload.bytes,
+                pkt.timestamp.is_some(),
                 ts,
                 self.sequences.entry(seq).or_default(),
                 self.generations.get(gen_idx as usize),
@@ -172,7 +176,7 @@ impl Loader {
                 None => return,
             }
         }
-        let Some(range) = self.arena.push(bytes) else {
+        let Some(range) = self.arena.push(payload.bytes) else {
             self.storage.stats.incr("tokenizer_skipped_packets");
             return;
         };

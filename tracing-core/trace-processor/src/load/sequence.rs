@@ -19,6 +19,8 @@ pub struct Generation {
     pub trusted_pid: Option<i64>,
     /// The (pid, tid) of the sequence's ThreadDescriptor.
     pub thread: Option<(i64, i64)>,
+    /// The `trusted_packet_sequence_id` of its sequence (0: none).
+    pub sequence_id: u32,
 }
 
 impl Generation {

@@ -117,6 +117,7 @@ mod tests {
             cpu,
             extra: crate::load::loaded::NO_EXTRA,
             kind: PacketKind::Ftrace,
+            field: 0,
         }
     }
 

@@ -8,14 +8,11 @@
 //! samples count `stackprofile_parser_error`.
 
 use protozero::Decoder;
-use zerotrace_protos::protos::TracePacket;
 
 use super::clock::MachineClocks;
 use super::sequence::SequenceState;
 use crate::storage::stats::Stats;
 
-/// `TracePacket.streaming_profile_packet`.
-pub const FIELD: u32 = 54;
 /// CLOCK_MONOTONIC.
 const MONOTONIC: u64 = 3;
 
@@ -24,7 +21,7 @@ const MONOTONIC: u64 = 3;
 pub struct Sample {
     /// Trace time.
     pub ts: i64,
-    /// A `TracePacket` with a one-sample `StreamingProfilePacket`.
+    /// A one-sample `StreamingProfilePacket` (the parser's payload).
     pub bytes: Vec<u8>,
 }
 
@@ -62,12 +59,10 @@ fn values(msg: &[u8], id: u32) -> Vec<u64> {
     out
 }
 
-fn sample_packet(seq_id: u32, callstack_iid: u64, priority: i32) -> Vec<u8> {
+fn sample_packet(callstack_iid: u64, priority: i32) -> Vec<u8> {
     let mut w = protozero::HeapWriter::new();
     {
-        let mut p = TracePacket::from_message(w.root());
-        p.set_trusted_packet_sequence_id(seq_id);
-        let mut s = p.message().begin_nested(FIELD);
+        let mut s = w.root();
         s.append_uint64(1, callstack_iid);
         if priority != 0 {
             s.append_int32(3, priority);
@@ -76,10 +71,9 @@ fn sample_packet(seq_id: u32, callstack_iid: u64, priority: i32) -> Vec<u8> {
     w.finish().unwrap_or_default()
 }
 
-/// The samples of one `StreamingProfilePacket` of sequence `seq_id`.
+/// The samples of one `StreamingProfilePacket` of a sequence.
 pub fn tokenize(
     msg: &[u8],
-    seq_id: u32,
     seq: &mut SequenceState,
     mut clocks: MachineClocks<'_>,
     stats: &mut Stats,
@@ -110,7 +104,7 @@ pub fn tokenize(
         sample_ts = sample_ts.saturating_add(delta_ns);
         out.push(Sample {
             ts: sample_ts,
-            bytes: sample_packet(seq_id, *iid, priority),
+            bytes: sample_packet(*iid, priority),
         });
     }
     for delta_us in deltas.iter().skip(iids.len()) {

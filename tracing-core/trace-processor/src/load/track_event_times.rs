@@ -5,7 +5,7 @@
 //! counter tracks. These depend on the packets before it in its sequence,
 //! so they are resolved before the sort.
 
-use zerotrace_protos::protos::{TracePacketDecoder, TracePacketDefaultsDecoder};
+use zerotrace_protos::protos::{TracePacketDefaultsDecoder, TrackEventDecoder};
 
 use super::clock::MachineClocks;
 use super::descriptors::Descriptors;
@@ -34,9 +34,12 @@ fn us_to_ns(us: i64) -> i64 {
     us.saturating_mul(1000)
 }
 
-/// Resolves one TrackEvent packet; None when it is dropped (counted).
+/// Resolves one TrackEvent (its bytes; whether its packet has a
+/// timestamp); None when it is dropped (counted).
+#[allow(clippy::too_many_arguments)]
 pub fn tokenize(
-    pkt: &TracePacketDecoder<'_>,
+    event: &[u8],
+    has_timestamp: bool,
     packet_ts: i64,
     seq: &mut SequenceState,
     generation: Option<&Generation>,
@@ -44,7 +47,7 @@ pub fn tokenize(
     mut clocks: MachineClocks<'_>,
     stats: &mut Stats,
 ) -> Option<TrackEventTimes> {
-    let event = pkt.track_event()?;
+    let event = TrackEventDecoder::new(event);
     let defaults = generation
         .and_then(|g| g.defaults.as_deref())
         .map(TracePacketDefaultsDecoder::new);
@@ -63,7 +66,7 @@ pub fn tokenize(
     } else if let Some(abs) = event.timestamp_absolute_us().filter(|v| *v != 0) {
         legacy = true;
         us_to_ns(abs)
-    } else if pkt.has_timestamp() {
+    } else if has_timestamp {
         packet_ts
     } else {
         stats.incr("track_event_missing_timestamp");

@@ -8,6 +8,7 @@ use base64::Engine;
 use protozero::Decoder;
 
 use super::Parser;
+use super::registry::Importer;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
 
@@ -32,19 +33,11 @@ fn string<'a>(d: &Decoder<'a>, field: u32) -> Option<&'a str> {
     d.find_last(field).and_then(|f| f.as_str().ok())
 }
 
-/// Parses a packet's Chrome metadata or trigger; false when it has neither.
-pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
-    let d = Decoder::new(packet);
-    if let Some(b) = d.find_last(CHROME_METADATA).and_then(|f| f.as_bytes().ok()) {
-        metadata(p, b);
-        return true;
-    }
-    if let Some(b) = d.find_last(CHROME_TRIGGER).and_then(|f| f.as_bytes().ok()) {
-        trigger(p, b, ts);
-        return true;
-    }
-    false
-}
+/// The payloads this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[
+    (CHROME_METADATA, |p, input| metadata(p, input.bytes)),
+    (CHROME_TRIGGER, |p, input| trigger(p, input.bytes, input.ts)),
+];
 
 fn metadata(p: &mut Parser, bytes: &[u8]) {
     let letter = char::from(b'a' + (p.chrome_metadata.packets % 26) as u8);

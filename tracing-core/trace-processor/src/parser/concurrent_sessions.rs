@@ -14,6 +14,7 @@ use crate::hash::HashMap;
 use protozero::Decoder;
 
 use super::Parser;
+use super::registry::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::StateRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
@@ -39,14 +40,13 @@ fn close(p: &mut Parser, track: u32, ts: i64) {
     }
 }
 
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(CONCURRENT_SESSION_EVENT, import)];
+
 /// Parses a packet's concurrent session event; false when it has none.
-pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
-    let Some(f) = Decoder::new(packet).find_last(CONCURRENT_SESSION_EVENT) else {
-        return false;
-    };
-    let Ok(ev) = f.as_bytes() else {
-        return true;
-    };
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let ev = input.bytes;
+    let ts = input.ts;
     let field = |id: u32| Decoder::new(ev).find_last(id);
     let state = field(1).and_then(|f| f.as_u64().ok()).unwrap_or(0);
     let value = match state {
@@ -59,7 +59,7 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
             p.storage
                 .stats
                 .incr("concurrent_session_event_unknown_state");
-            return true;
+            return;
         }
     };
     let id = field(3).and_then(|f| f.as_u64().ok()).unwrap_or(0);
@@ -103,5 +103,4 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
     if state == STATE_DISABLED {
         close(p, track, ts);
     }
-    true
 }

@@ -9,11 +9,11 @@
 use protozero::Decoder;
 
 use super::Parser;
+use super::registry::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CpuFreqRow, CpuRow};
+use zerotrace_protos::upstream_tables::packet_field;
 
-/// TracePacket.cpu_info.
-const CPU_INFO: u32 = 67;
 /// Upstream's known feature bits, in bit order.
 const FEATURES: &[&str] = &["mte", "mte3"];
 /// The ARM identifier's fields, in field-number order.
@@ -34,14 +34,12 @@ struct Cpu {
     features: u64,
 }
 
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(packet_field::CPU_INFO, import)];
+
 /// Parses a packet's CPU info; false when it has none.
-pub fn parse(p: &mut Parser, packet: &[u8]) -> bool {
-    let Some(info) = Decoder::new(packet).find_last(CPU_INFO) else {
-        return false;
-    };
-    let Ok(info) = info.as_bytes() else {
-        return true;
-    };
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let info = input.bytes;
     let mut cpus: Vec<Cpu> = Vec::new();
     let mut d = Decoder::new(info);
     while let Some(Ok(f)) = d.read_field() {
@@ -86,7 +84,7 @@ pub fn parse(p: &mut Parser, packet: &[u8]) -> bool {
     }
     if cpus.is_empty() {
         p.storage.stats.incr("cpu_info_empty");
-        return true;
+        return;
     }
     // Clusters: by capacity when every CPU has one, else by top frequency.
     let mut cluster = vec![0i64; cpus.len()];
@@ -155,5 +153,4 @@ pub fn parse(p: &mut Parser, packet: &[u8]) -> bool {
             });
         }
     }
-    true
 }

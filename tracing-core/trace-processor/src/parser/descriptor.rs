@@ -2,10 +2,11 @@
 //! gets its name, and the descriptor's track is made (its uuid resolves to
 //! it from then on).
 
-use zerotrace_protos::protos::TrackDescriptorDecoder;
+use zerotrace_protos::protos::{TracePacket, TrackDescriptorDecoder};
 
 use super::Parser;
 use super::process_tree::add_process_arg;
+use super::registry::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tracker::process::NamePriority;
 
@@ -13,7 +14,14 @@ use crate::tracker::process::NamePriority;
 const ORDERING_EXPLICIT: i32 = 1;
 
 /// Parses a TrackDescriptor packet.
-pub fn parse(p: &mut Parser, bytes: &[u8], _ts: i64) {
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(TracePacket::FIELD_TRACK_DESCRIPTOR, import)];
+
+fn import(p: &mut Parser, input: &Input<'_>) {
+    parse(p, input.bytes);
+}
+
+fn parse(p: &mut Parser, bytes: &[u8]) {
     let td = TrackDescriptorDecoder::new(bytes);
     let Some(uuid) = td.uuid() else {
         return;

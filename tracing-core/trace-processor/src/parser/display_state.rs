@@ -5,20 +5,20 @@
 use protozero::Decoder;
 
 use super::Parser;
+use super::registry::{Importer, Input};
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// TracePacket.initial_display_state.
 const INITIAL_DISPLAY_STATE: u32 = 70;
 
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(INITIAL_DISPLAY_STATE, import)];
+
 /// Parses a packet's initial display state; false when it has none.
-pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
-    let Some(f) = Decoder::new(packet).find_last(INITIAL_DISPLAY_STATE) else {
-        return false;
-    };
-    let Ok(bytes) = f.as_bytes() else {
-        return true;
-    };
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let bytes = input.bytes;
+    let ts = input.ts;
     let state = Decoder::new(bytes)
         .find_last(1)
         .and_then(|f| f.as_i32().ok())
@@ -31,5 +31,4 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
         value: f64::from(state),
         arg_set_id: None,
     });
-    true
 }

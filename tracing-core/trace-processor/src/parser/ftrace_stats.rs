@@ -7,29 +7,27 @@
 //! error (`ftrace_parse_errors`) is what upstream refuses the trace for,
 //! counted here in `ftrace_bundle_tokenizer_errors` so it is not silent.
 
-use protozero::Decoder;
 use zerotrace_protos::protos::FtraceStatsDecoder;
 use zerotrace_protos::protos::ftrace_stats::Phase;
 use zerotrace_protos::upstream_tables::packet_field::FTRACE_STATS;
 
 use super::Parser;
+use super::registry::{Importer, Input};
 
 /// `FtraceParseStatus.FTRACE_STATUS_ABI_ZERO_DATA_LENGTH`.
 const ABI_ZERO_DATA_LENGTH: i32 = 12;
 
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(FTRACE_STATS, import)];
+
 /// Reads a packet's `ftrace_stats`; whether it had one.
-pub fn parse(p: &mut Parser, packet: &[u8]) -> bool {
-    let Some(bytes) = Decoder::new(packet)
-        .find_last(FTRACE_STATS)
-        .and_then(|f| f.as_bytes().ok())
-    else {
-        return false;
-    };
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let bytes = input.bytes;
     let evt = FtraceStatsDecoder::new(bytes);
     let phase = match evt.phase() {
         Some(Phase::StartOfTrace) => "begin",
         Some(Phase::EndOfTrace) => "end",
-        _ => return true,
+        _ => return,
     };
     let end = phase == "end";
     if !end && evt.preserve_ftrace_buffer().unwrap_or(false) {
@@ -84,5 +82,4 @@ pub fn parse(p: &mut Parser, packet: &[u8]) -> bool {
             stats.incr("ftrace_bundle_tokenizer_errors");
         }
     }
-    true
 }

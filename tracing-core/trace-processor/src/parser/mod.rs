@@ -1,5 +1,5 @@
-//! The parsers: each sorted packet goes to the parser of what it carries,
-//! which fills the tables through the trackers.
+//! The parsers: each sorted packet goes to the importer of its payload
+//! (`registry.rs`), which fills the tables through the trackers.
 
 mod art_process_metadata;
 mod chrome_metadata;
@@ -21,6 +21,7 @@ mod process_stats;
 mod process_tree;
 mod profile_packet;
 mod profiling;
+pub mod registry;
 mod sched;
 mod service;
 mod smaps;
@@ -33,8 +34,6 @@ pub mod task_state;
 mod track_association;
 mod track_event;
 mod track_event_callstack;
-
-use zerotrace_protos::protos::TracePacketDecoder;
 
 use crate::load::clock::ClockTracker;
 use crate::load::loaded::{Loaded, PacketSource, PacketView};
@@ -176,45 +175,16 @@ impl Parser {
             }
             return;
         }
-        let pkt = TracePacketDecoder::new(packet.bytes);
-        if let Some(te) = packet.track_event {
-            track_event::parse(self, &pkt, te, packet.generation, generation);
-            return;
+        if let Some(import) = registry::importer(packet.field) {
+            import(
+                self,
+                &registry::Input {
+                    bytes: packet.bytes,
+                    ts: packet.ts,
+                    packet,
+                    generation,
+                },
+            );
         }
-        if ftrace_stats::parse(self, packet.bytes) {
-            return;
-        }
-        if let Some(td) = pkt.track_descriptor_bytes() {
-            descriptor::parse(self, td, packet.ts);
-            return;
-        }
-        if system_info::parse(self, &pkt) {
-            return;
-        }
-        if process_tree::parse(self, packet.bytes, packet.ts) {
-            return;
-        }
-        if process_stats::parse(self, packet.bytes, packet.ts) {
-            return;
-        }
-        if cpu_info::parse(self, packet.bytes) {
-            return;
-        }
-        if sys_stats::parse(self, packet.bytes, packet.ts) {
-            return;
-        }
-        if display_state::parse(self, packet.bytes, packet.ts) {
-            return;
-        }
-        if concurrent_sessions::parse(self, packet.bytes, packet.ts) {
-            return;
-        }
-        if chrome_metadata::parse(self, packet.bytes, packet.ts) {
-            return;
-        }
-        if profiling::parse(self, packet, generation) {
-            return;
-        }
-        service::parse(self, &pkt, packet.ts);
     }
 }

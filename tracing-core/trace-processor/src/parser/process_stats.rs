@@ -9,10 +9,9 @@
 use protozero::Decoder;
 
 use super::Parser;
+use super::registry::{Importer, Input};
 use crate::storage::rows::CounterRow;
-
-/// TracePacket.process_stats.
-const PROCESS_STATS: u32 = 9;
+use zerotrace_protos::upstream_tables::packet_field;
 
 /// What a process field becomes: (track name, classification, scale).
 fn counter_of(field: u32) -> Option<(&'static str, &'static str, f64)> {
@@ -39,14 +38,13 @@ fn counter_of(field: u32) -> Option<(&'static str, &'static str, f64)> {
     })
 }
 
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(packet_field::PROCESS_STATS, import)];
+
 /// Parses a packet's process stats; false when it has none.
-pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
-    let Some(stats) = Decoder::new(packet).find_last(PROCESS_STATS) else {
-        return false;
-    };
-    let Ok(stats) = stats.as_bytes() else {
-        return true;
-    };
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let stats = input.bytes;
+    let ts = input.ts;
     let mut d = Decoder::new(stats);
     while let Some(Ok(f)) = d.read_field() {
         if f.id != 1 {
@@ -82,5 +80,4 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
             });
         }
     }
-    true
 }

@@ -11,11 +11,11 @@
 use protozero::{Decoder, Field};
 
 use super::Parser;
+use super::registry::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tracker::process::NamePriority;
+use zerotrace_protos::upstream_tables::packet_field;
 
-/// TracePacket.process_tree.
-const PROCESS_TREE: u32 = 2;
 /// kthreadd's pid: its children are kernel threads.
 const KTHREADD_PID: i64 = 2;
 
@@ -33,15 +33,12 @@ fn kworker_name(comm: &str) -> &str {
     comm
 }
 
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(packet_field::PROCESS_TREE, import)];
+
 /// Parses a packet's process tree; false when it has none.
-pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
-    let Some(tree) = Decoder::new(packet).find_last(PROCESS_TREE) else {
-        return false;
-    };
-    let Ok(tree) = tree.as_bytes() else {
-        return true;
-    };
-    let _ = ts;
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let tree = input.bytes;
     // A set: a packet of N kernel threads looked each up in a list (N²).
     let mut kthreads = crate::hash::HashSet::default();
     for f in fields(tree).filter(|f| f.id == 1) {
@@ -157,7 +154,6 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
                 .set_thread_name(&mut p.storage, utid, id, NamePriority::ProcessTree);
         }
     }
-    true
 }
 
 /// Adds one arg to a process's arg set.

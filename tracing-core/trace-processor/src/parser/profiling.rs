@@ -6,29 +6,27 @@
 
 use crate::hash::{HashMap, HashSet};
 
-use protozero::Decoder;
-use zerotrace_protos::protos::TracePacketDecoder;
+use zerotrace_protos::protos::TracePacket;
+use zerotrace_protos::upstream_tables::packet_field;
 
 use super::Parser;
+use super::registry::Importer;
 use super::{
     art_process_metadata, deobfuscation, heap_dump_facts, module_symbols, perf_sample,
     profile_packet, smaps, stack_sample, streaming_profile,
 };
-use crate::load::loaded::PacketView;
 use crate::load::sequence::Generation;
+use crate::packet_fields::STREAMING_PROFILE_PACKET;
 use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::StackProfileTracker;
 
-/// `TracePacket` field numbers of the profiling packets.
+/// `TracePacket` field numbers of the profiling packets the generated
+/// code does not name.
 mod field {
-    pub const PROFILE_PACKET: u32 = 37;
-    pub const MODULE_SYMBOLS: u32 = 61;
     pub const DEOBFUSCATION_MAPPING: u32 = 64;
-    pub const PERF_SAMPLE: u32 = 66;
     pub const SMAPS_PACKET: u32 = 68;
     pub const STACK_SAMPLE: u32 = 135;
-    pub const STREAMING_PROFILE_PACKET: u32 = 54;
     pub const ART_PROCESS_METADATA: u32 = 131;
 }
 
@@ -53,35 +51,34 @@ pub struct ProfilingState {
     pub deobfuscation: Vec<Vec<u8>>,
 }
 
-/// Parses a profiling packet; false when the packet carries none.
-pub fn parse(p: &mut Parser, packet: &PacketView<'_>, generation: &Generation) -> bool {
-    let d = Decoder::new(packet.bytes);
-    let field = |id: u32| d.find_last(id).and_then(|f| f.as_bytes().ok());
-    let seq = TracePacketDecoder::new(packet.bytes)
-        .trusted_packet_sequence_id()
-        .unwrap_or(0);
-    let g = packet.generation;
-    if let Some(b) = field(field::PROFILE_PACKET) {
-        profile_packet::parse(p, b, packet.ts, seq, packet.index, g, generation);
-    } else if let Some(b) = field(field::PERF_SAMPLE) {
-        perf_sample::parse(p, b, packet.ts, seq, packet.index, g, generation);
-    } else if let Some(b) = field(field::STACK_SAMPLE) {
-        stack_sample::parse(p, b, packet.ts, seq, g, generation);
-    } else if let Some(b) = field(field::STREAMING_PROFILE_PACKET) {
-        streaming_profile::parse(p, b, packet.ts, g, generation);
-    } else if let Some(b) = field(field::MODULE_SYMBOLS) {
-        module_symbols::parse(p, b);
-    } else if let Some(b) = field(field::DEOBFUSCATION_MAPPING) {
-        p.profiling.deobfuscation.push(b.to_vec());
-    } else if let Some(b) = field(field::ART_PROCESS_METADATA) {
-        art_process_metadata::parse(p, b, packet.ts);
-    } else if let Some(b) = field(field::SMAPS_PACKET) {
-        smaps::parse(p, b, packet.ts);
-    } else {
-        return false;
-    }
-    true
-}
+/// The payloads this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[
+    (TracePacket::FIELD_PROFILE_PACKET, |p, i| {
+        let (g, seq) = (i.packet.generation, i.generation.sequence_id);
+        profile_packet::parse(p, i.bytes, i.ts, seq, i.packet.index, g, i.generation);
+    }),
+    (packet_field::PERF_SAMPLE, |p, i| {
+        let (g, seq) = (i.packet.generation, i.generation.sequence_id);
+        perf_sample::parse(p, i.bytes, i.ts, seq, i.packet.index, g, i.generation);
+    }),
+    (field::STACK_SAMPLE, |p, i| {
+        let (g, seq) = (i.packet.generation, i.generation.sequence_id);
+        stack_sample::parse(p, i.bytes, i.ts, seq, g, i.generation);
+    }),
+    (STREAMING_PROFILE_PACKET, |p, i| {
+        streaming_profile::parse(p, i.bytes, i.ts, i.packet.generation, i.generation);
+    }),
+    (packet_field::MODULE_SYMBOLS, |p, i| {
+        module_symbols::parse(p, i.bytes)
+    }),
+    (field::DEOBFUSCATION_MAPPING, |p, i| {
+        p.profiling.deobfuscation.push(i.bytes.to_vec());
+    }),
+    (field::ART_PROCESS_METADATA, |p, i| {
+        art_process_metadata::parse(p, i.bytes, i.ts);
+    }),
+    (field::SMAPS_PACKET, |p, i| smaps::parse(p, i.bytes, i.ts)),
+];
 
 /// What runs once every packet has been parsed.
 pub fn finish(p: &mut Parser, generations: &[Generation]) {

@@ -64,11 +64,14 @@ pub fn tracing_started(
     packets
         .iter()
         .rev()
-        .filter(|p| p.kind == crate::load::loaded::PacketKind::Packet)
+        .filter(|p| {
+            p.kind == crate::load::loaded::PacketKind::Packet
+                && u32::from(p.field) == zerotrace_protos::protos::TracePacket::FIELD_SERVICE_EVENT
+        })
         .find(|p| {
-            zerotrace_protos::protos::TracePacketDecoder::new(arena.get(p.bytes))
-                .service_event()
-                .is_some_and(|e| e.tracing_started() == Some(true))
+            zerotrace_protos::protos::TracingServiceEventDecoder::new(arena.get(p.bytes))
+                .tracing_started()
+                == Some(true)
         })
         .map(|p| p.ts)
 }

@@ -3,9 +3,12 @@
 //! trigger winning over a plain one), the service's events into
 //! `metadata`, and `TraceStats` buffer counters into `stats`.
 
-use zerotrace_protos::protos::{TracePacketDecoder, TriggerDecoder};
+use zerotrace_protos::protos::{
+    TracePacket, TraceStatsDecoder, TracingServiceEventDecoder, TriggerDecoder,
+};
 
 use super::Parser;
+use super::registry::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
@@ -22,84 +25,92 @@ pub enum TriggerKind {
     CloneSnapshot,
 }
 
-/// Parses the service's packets; others are ignored.
-pub fn parse(p: &mut Parser, pkt: &TracePacketDecoder<'_>, ts: i64) {
-    if let Some(trigger) = pkt.trigger() {
-        on_trigger(p, &trigger, ts, TriggerKind::Trace);
+/// The payloads this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[
+    (TracePacket::FIELD_TRIGGER, |p, i| {
+        on_trigger(p, &TriggerDecoder::new(i.bytes), i.ts, TriggerKind::Trace);
+    }),
+    (TracePacket::FIELD_CLONE_SNAPSHOT_TRIGGER, |p, i| {
+        let trigger = TriggerDecoder::new(i.bytes);
+        on_trigger(p, &trigger, i.ts, TriggerKind::CloneSnapshot);
+    }),
+    (TracePacket::FIELD_SERVICE_EVENT, service_event),
+    (TracePacket::FIELD_TRACE_STATS, trace_stats),
+    (TracePacket::FIELD_TRACE_CONFIG, |p, i| {
+        p.trace_config = Some(i.bytes.to_vec());
+    }),
+];
+
+fn service_event(p: &mut Parser, input: &Input<'_>) {
+    let ts = input.ts;
+    let ev = TracingServiceEventDecoder::new(input.bytes);
+    if ev.tracing_started() == Some(true) {
+        p.storage.set_metadata_int("tracing_started_ns", ts);
     }
-    if let Some(trigger) = pkt.clone_snapshot_trigger() {
-        on_trigger(p, &trigger, ts, TriggerKind::CloneSnapshot);
+    if ev.tracing_disabled() == Some(true) {
+        p.storage.set_metadata_int("tracing_disabled_ns", ts);
     }
-    if let Some(ev) = pkt.service_event() {
-        if ev.tracing_started() == Some(true) {
-            p.storage.set_metadata_int("tracing_started_ns", ts);
-        }
-        if ev.tracing_disabled() == Some(true) {
-            p.storage.set_metadata_int("tracing_disabled_ns", ts);
-        }
-        if ev.all_data_sources_started() == Some(true) {
-            p.storage.set_metadata_int("all_data_source_started_ns", ts);
-        }
-        if ev.all_data_sources_flushed() == Some(true) {
+    if ev.all_data_sources_started() == Some(true) {
+        p.storage.set_metadata_int("all_data_source_started_ns", ts);
+    }
+    if ev.all_data_sources_flushed() == Some(true) {
+        p.storage
+            .append_metadata("all_data_source_flushed_ns", Some(ts), None);
+    }
+    if let Some(slow) = ev.slow_starting_data_sources() {
+        for ds in slow.data_source() {
+            let s = format!(
+                "{} {}",
+                ds.producer_name().unwrap_or(""),
+                ds.data_source_name().unwrap_or("")
+            );
             p.storage
-                .append_metadata("all_data_source_flushed_ns", Some(ts), None);
+                .append_metadata("slow_start_data_source", None, Some(&s));
         }
-        if let Some(slow) = ev.slow_starting_data_sources() {
-            for ds in slow.data_source() {
-                let s = format!(
-                    "{} {}",
-                    ds.producer_name().unwrap_or(""),
-                    ds.data_source_name().unwrap_or("")
-                );
-                p.storage
-                    .append_metadata("slow_start_data_source", None, Some(&s));
+    }
+}
+
+fn trace_stats(p: &mut Parser, input: &Input<'_>) {
+    let stats = TraceStatsDecoder::new(input.bytes);
+    for (i, b) in stats.buffer_stats().enumerate() {
+        let i = i as i64;
+        let st = &mut p.storage.stats;
+        let mut set = |name: &str, v: Option<u64>| {
+            if let Some(v) = v {
+                st.set_indexed(name, i, i64::try_from(v).unwrap_or(i64::MAX));
             }
-        }
-    }
-    if let Some(stats) = pkt.trace_stats() {
-        for (i, b) in stats.buffer_stats().enumerate() {
-            let i = i as i64;
-            let st = &mut p.storage.stats;
-            let mut set = |name: &str, v: Option<u64>| {
-                if let Some(v) = v {
-                    st.set_indexed(name, i, i64::try_from(v).unwrap_or(i64::MAX));
-                }
-            };
-            set("traced_buf_buffer_size", b.buffer_size());
-            set("traced_buf_bytes_written", b.bytes_written());
-            set("traced_buf_bytes_overwritten", b.bytes_overwritten());
-            set("traced_buf_bytes_read", b.bytes_read());
-            set(
-                "traced_buf_padding_bytes_written",
-                b.padding_bytes_written(),
-            );
-            set(
-                "traced_buf_padding_bytes_cleared",
-                b.padding_bytes_cleared(),
-            );
-            set("traced_buf_chunks_written", b.chunks_written());
-            set("traced_buf_chunks_rewritten", b.chunks_rewritten());
-            set("traced_buf_chunks_overwritten", b.chunks_overwritten());
-            set("traced_buf_chunks_discarded", b.chunks_discarded());
-            set("traced_buf_chunks_read", b.chunks_read());
-            set(
-                "traced_buf_chunks_committed_out_of_order",
-                b.chunks_committed_out_of_order(),
-            );
-            set("traced_buf_write_wrap_count", b.write_wrap_count());
-            set("traced_buf_patches_succeeded", b.patches_succeeded());
-            set("traced_buf_patches_failed", b.patches_failed());
-            set("traced_buf_readaheads_succeeded", b.readaheads_succeeded());
-            set("traced_buf_readaheads_failed", b.readaheads_failed());
-            set("traced_buf_abi_violations", b.abi_violations());
-            set(
-                "traced_buf_trace_writer_packet_loss",
-                b.trace_writer_packet_loss(),
-            );
-        }
-    }
-    if let Some(config) = pkt.trace_config_bytes() {
-        p.trace_config = Some(config.to_vec());
+        };
+        set("traced_buf_buffer_size", b.buffer_size());
+        set("traced_buf_bytes_written", b.bytes_written());
+        set("traced_buf_bytes_overwritten", b.bytes_overwritten());
+        set("traced_buf_bytes_read", b.bytes_read());
+        set(
+            "traced_buf_padding_bytes_written",
+            b.padding_bytes_written(),
+        );
+        set(
+            "traced_buf_padding_bytes_cleared",
+            b.padding_bytes_cleared(),
+        );
+        set("traced_buf_chunks_written", b.chunks_written());
+        set("traced_buf_chunks_rewritten", b.chunks_rewritten());
+        set("traced_buf_chunks_overwritten", b.chunks_overwritten());
+        set("traced_buf_chunks_discarded", b.chunks_discarded());
+        set("traced_buf_chunks_read", b.chunks_read());
+        set(
+            "traced_buf_chunks_committed_out_of_order",
+            b.chunks_committed_out_of_order(),
+        );
+        set("traced_buf_write_wrap_count", b.write_wrap_count());
+        set("traced_buf_patches_succeeded", b.patches_succeeded());
+        set("traced_buf_patches_failed", b.patches_failed());
+        set("traced_buf_readaheads_succeeded", b.readaheads_succeeded());
+        set("traced_buf_readaheads_failed", b.readaheads_failed());
+        set("traced_buf_abi_violations", b.abi_violations());
+        set(
+            "traced_buf_trace_writer_packet_loss",
+            b.trace_writer_packet_loss(),
+        );
     }
 }
 

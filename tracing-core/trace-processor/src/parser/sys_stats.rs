@@ -7,15 +7,16 @@
 
 use crate::hash::HashMap;
 
-use protozero::Decoder;
 use zerotrace_protos::protos::SysStatsDecoder;
 use zerotrace_protos::protos::sys_stats::DiskStatDecoder;
 use zerotrace_protos::{meminfo_keys, upstream_tables::VMSTAT_KEYS};
 
 use super::Parser;
+use super::registry::{Importer, Input};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
+use zerotrace_protos::upstream_tables::packet_field;
 
 /// Sectors of /proc/diskstats (512 B) per MiB.
 const SECTORS_PER_MB: f64 = 2048.0;
@@ -52,9 +53,6 @@ impl SysStatsState {
     }
 }
 
-/// TracePacket.sys_stats.
-const SYS_STATS: u32 = 7;
-
 fn push(p: &mut Parser, track: u32, ts: i64, value: f64) {
     p.storage.counters.push(CounterRow {
         ts,
@@ -64,14 +62,13 @@ fn push(p: &mut Parser, track: u32, ts: i64, value: f64) {
     });
 }
 
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(packet_field::SYS_STATS, import)];
+
 /// Parses a packet's sys stats; false when it has none.
-pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
-    let Some(f) = Decoder::new(packet).find_last(SYS_STATS) else {
-        return false;
-    };
-    let Ok(bytes) = f.as_bytes() else {
-        return true;
-    };
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let bytes = input.bytes;
+    let ts = input.ts;
     let s = SysStatsDecoder::new(bytes);
     for m in s.meminfo() {
         let key = m.key_raw().unwrap_or(0);
@@ -239,7 +236,6 @@ pub fn parse(p: &mut Parser, packet: &[u8], ts: i64) -> bool {
         let track = p.tracks.interned_counter(&mut p.storage, &spec);
         push(p, track, ts, mhz as f64);
     }
-    true
 }
 
 /// One disk's reading: amounts, throughputs and flushes since the last

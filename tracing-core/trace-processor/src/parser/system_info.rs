@@ -2,15 +2,16 @@
 //! CPUs and RAM into its `machine` row, and for the host into `metadata`
 //! under upstream's names (`system_name`, `system_release`, ...).
 
-use zerotrace_protos::protos::TracePacketDecoder;
+use zerotrace_protos::protos::{SystemInfoDecoder, TracePacket};
 
 use super::Parser;
+use super::registry::{Importer, Input};
 
-/// Parses a packet's system info; false when it has none.
-pub fn parse(p: &mut Parser, pkt: &TracePacketDecoder<'_>) -> bool {
-    let Some(si) = pkt.system_info() else {
-        return false;
-    };
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(TracePacket::FIELD_SYSTEM_INFO, import)];
+
+fn import(p: &mut Parser, input: &Input<'_>) {
+    let si = SystemInfoDecoder::new(input.bytes);
     let machine = p.machine as usize;
     let host = machine == 0;
     if let (true, Some(u)) = (host, si.utsname()) {
@@ -89,5 +90,4 @@ pub fn parse(p: &mut Parser, pkt: &TracePacketDecoder<'_>) -> bool {
     if let Some(slot) = s.machines.get_mut(machine) {
         *slot = row;
     }
-    true
 }

@@ -7,11 +7,12 @@
 use crate::hash::{HashMap, HashSet};
 
 use zerotrace_protos::protos::{
-    TracePacketDecoder, TracePacketDefaultsDecoder, TrackDescriptorDecoder,
+    TracePacket, TracePacketDefaultsDecoder, TrackDescriptorDecoder, TrackEventDecoder,
 };
 
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
+use super::registry::{Importer, Input};
 use super::track_association::{LegacyTracks, associate};
 use crate::load::descriptors::Descriptors;
 use crate::load::sequence::Generation;
@@ -280,17 +281,31 @@ fn unit_multiplier(p: &Parser, uuid: u64) -> f64 {
         .map_or(1.0, |m| m as f64)
 }
 
-/// Parses one TrackEvent packet.
-pub fn parse(
+/// The payload this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[(TracePacket::FIELD_TRACK_EVENT, import)];
+
+fn import(p: &mut Parser, input: &Input<'_>) {
+    // A TrackEvent the loader dropped has no times: not parsed.
+    if let Some(te) = input.packet.track_event {
+        parse(
+            p,
+            input.bytes,
+            te,
+            input.packet.generation,
+            input.generation,
+        );
+    }
+}
+
+/// Parses one TrackEvent (its bytes).
+fn parse(
     p: &mut Parser,
-    pkt: &TracePacketDecoder<'_>,
+    event: &[u8],
     te: &TrackEventTimes,
     generation_idx: u32,
     generation: &Generation,
 ) {
-    let Some(ev) = pkt.track_event() else {
-        return;
-    };
+    let ev = TrackEventDecoder::new(event);
     let defaults = generation
         .defaults
         .as_deref()

@@ -1,0 +1,278 @@
+//! The one walk over a `TracePacket`'s top-level fields. Each packet is read
+//! once, here: the loader keeps what its sequence and clock need (the
+//! timestamp, the sequence fields, interned data, defaults) and the payload
+//! (the member of the packet's `data` oneof: its field number and bytes),
+//! and the parsers get the payload's bytes with its field number, so no
+//! stage walks the packet from its start again.
+//!
+//! Which payload: the first field of the packet that someone imports, as
+//! upstream's parser takes the first field registered to a module (a
+//! well-formed packet has one member of the oneof; the rule only matters
+//! for a hostile one).
+
+use protozero::Decoder;
+use zerotrace_protos::protos::TracePacket;
+
+/// `TracePacket.ftrace_events` (not in the generated `TracePacket`).
+pub const FTRACE_EVENTS: u32 = 1;
+/// `TracePacket.streaming_profile_packet` (not in the generated
+/// `TracePacket`).
+pub const STREAMING_PROFILE_PACKET: u32 = 54;
+
+/// The payloads the loader itself reads (before, or instead of, a parser).
+pub const LOADER_PAYLOADS: [u32; 12] = [
+    TracePacket::FIELD_COMPRESSED_PACKETS,
+    TracePacket::FIELD_REMOTE_CLOCK_SYNC,
+    TracePacket::FIELD_CLOCK_SNAPSHOT,
+    TracePacket::FIELD_TRACE_STATS,
+    TracePacket::FIELD_TRACE_ATTRIBUTES,
+    TracePacket::FIELD_TRACE_UUID,
+    TracePacket::FIELD_TRACE_CONFIG,
+    TracePacket::FIELD_TRACK_DESCRIPTOR,
+    TracePacket::FIELD_THREAD_DESCRIPTOR,
+    TracePacket::FIELD_TRACK_EVENT,
+    FTRACE_EVENTS,
+    STREAMING_PROFILE_PACKET,
+];
+
+/// A packet's payload: the field number of its `data` member and its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Payload<'a> {
+    /// The `TracePacket` field number.
+    pub field: u32,
+    /// The member's bytes (a message's, without its tag and length).
+    pub bytes: &'a [u8],
+}
+
+/// What one walk over a `TracePacket` found (the last value of each
+/// singular field, as protobuf reads them).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PacketFields<'a> {
+    /// `timestamp`.
+    pub timestamp: Option<u64>,
+    /// `timestamp_clock_id`.
+    pub timestamp_clock_id: Option<u32>,
+    /// `trusted_packet_sequence_id`.
+    pub trusted_packet_sequence_id: Option<u32>,
+    /// `trusted_pid`.
+    pub trusted_pid: Option<i32>,
+    /// `interned_data`'s bytes.
+    pub interned_data: Option<&'a [u8]>,
+    /// `sequence_flags`.
+    pub sequence_flags: Option<u32>,
+    /// `incremental_state_cleared`.
+    pub incremental_state_cleared: bool,
+    /// `trace_packet_defaults`' bytes.
+    pub trace_packet_defaults: Option<&'a [u8]>,
+    /// `previous_packet_dropped`.
+    pub previous_packet_dropped: bool,
+    /// `machine_id`.
+    pub machine_id: Option<u32>,
+    /// The payload, when the packet carries one someone reads.
+    pub payload: Option<Payload<'a>>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Walks made on this thread (tests count them per load).
+    static WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Walks made on this thread so far (tests only).
+#[cfg(test)]
+pub fn walks() -> u64 {
+    WALKS.with(std::cell::Cell::get)
+}
+
+/// Counts one walk over a `TracePacket` (tests only).
+#[inline]
+pub fn count_walk() {
+    #[cfg(test)]
+    WALKS.with(|w| w.set(w.get() + 1));
+}
+
+impl<'a> PacketFields<'a> {
+    /// Walks `bytes` once; `is_payload` says which other field numbers
+    /// have an importer (the loader's own payloads always count). A
+    /// malformed field ends the walk: what came before it is kept.
+    pub fn walk(bytes: &'a [u8], is_payload: impl Fn(u32) -> bool) -> Self {
+        count_walk();
+        let mut out = PacketFields::default();
+        let mut d = Decoder::new(bytes);
+        while let Some(Ok(f)) = d.read_field() {
+            let varint = || f.as_u64().ok();
+            match f.id {
+                TracePacket::FIELD_TIMESTAMP => out.timestamp = varint().or(out.timestamp),
+                TracePacket::FIELD_TIMESTAMP_CLOCK_ID => {
+                    out.timestamp_clock_id = varint().map(|v| v as u32).or(out.timestamp_clock_id);
+                }
+                TracePacket::FIELD_TRUSTED_PACKET_SEQUENCE_ID => {
+                    out.trusted_packet_sequence_id = varint()
+                        .map(|v| v as u32)
+                        .or(out.trusted_packet_sequence_id);
+                }
+                TracePacket::FIELD_TRUSTED_PID => {
+                    out.trusted_pid = varint().map(|v| v as i32).or(out.trusted_pid);
+                }
+                TracePacket::FIELD_INTERNED_DATA => {
+                    out.interned_data = f.as_bytes().ok().or(out.interned_data);
+                }
+                TracePacket::FIELD_SEQUENCE_FLAGS => {
+                    out.sequence_flags = varint().map(|v| v as u32).or(out.sequence_flags);
+                }
+                TracePacket::FIELD_INCREMENTAL_STATE_CLEARED => {
+                    if let Some(v) = varint() {
+                        out.incremental_state_cleared = v != 0;
+                    }
+                }
+                TracePacket::FIELD_TRACE_PACKET_DEFAULTS => {
+                    out.trace_packet_defaults = f.as_bytes().ok().or(out.trace_packet_defaults);
+                }
+                TracePacket::FIELD_PREVIOUS_PACKET_DROPPED => {
+                    if let Some(v) = varint() {
+                        out.previous_packet_dropped = v != 0;
+                    }
+                }
+                TracePacket::FIELD_MACHINE_ID => {
+                    out.machine_id = varint().map(|v| v as u32).or(out.machine_id);
+                }
+                id if out.payload.is_none()
+                    && (LOADER_PAYLOADS.contains(&id) || is_payload(id)) =>
+                {
+                    if let Ok(b) = f.as_bytes() {
+                        out.payload = Some(Payload {
+                            field: id,
+                            bytes: b,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The payload's bytes when it is field `field`.
+    pub fn payload_of(&self, field: u32) -> Option<&'a [u8]> {
+        self.payload.filter(|p| p.field == field).map(|p| p.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::Loader;
+    use crate::load::inflate;
+    use crate::load::tokenizer::TraceTokenizer;
+
+    /// The `TracePacket`s of a trace, counting a `compressed_packets`
+    /// packet and each packet inside it.
+    fn count_packets(trace: &[u8]) -> u64 {
+        let mut packets = Vec::new();
+        let mut tok = TraceTokenizer::default();
+        assert!(tok.push(trace, &mut |p| packets.push(p.to_vec())).is_ok());
+        let mut n = packets.len() as u64;
+        for p in &packets {
+            let d = Decoder::new(p);
+            if let Some(c) = d.find_last(TracePacket::FIELD_COMPRESSED_PACKETS) {
+                let c = c.as_bytes().expect("compressed bytes");
+                let inner = inflate::inflate(c, inflate::MAX_INFLATED).expect("inflates");
+                n += count_packets(&inner);
+            }
+        }
+        n
+    }
+
+    /// Loads `trace` and gives (walks over a TracePacket, packets).
+    fn walks_and_packets(trace: &[u8]) -> (u64, u64) {
+        let before = walks();
+        let mut l = Loader::new();
+        l.push(trace).expect("loads");
+        l.finish().expect("finishes");
+        (walks() - before, count_packets(trace))
+    }
+
+    #[test]
+    fn each_packet_is_walked_once() {
+        let traces: [(&str, &[u8]); 8] = [
+            (
+                "demo excerpt",
+                include_bytes!("../../../fuzz/seeds/trace_processor/trace-file-demo-excerpt"),
+            ),
+            (
+                "genuine session",
+                include_bytes!("../../tests/vectors/genuine-session.pftrace"),
+            ),
+            (
+                "service packets",
+                include_bytes!(
+                    "../../../fuzz/seeds/trace_processor/trace-file-genuine-service-packets"
+                ),
+            ),
+            (
+                "track events",
+                include_bytes!(
+                    "../../../fuzz/seeds/trace_processor/trace-file-genuine-track-events"
+                ),
+            ),
+            (
+                "compressed",
+                include_bytes!("../../../fuzz/seeds/trace_processor/compressed"),
+            ),
+            (
+                "ftrace",
+                include_bytes!("../../../fuzz/seeds/trace_processor/ftrace"),
+            ),
+            (
+                "processes",
+                include_bytes!("../../../fuzz/seeds/trace_processor/processes"),
+            ),
+            (
+                "sys stats",
+                include_bytes!("../../../fuzz/seeds/trace_processor/sys-stats"),
+            ),
+        ];
+        for (name, trace) in traces {
+            let (walks, packets) = walks_and_packets(trace);
+            assert!(packets > 0, "{name}: no packets");
+            assert_eq!(walks, packets, "{name}: walks over its packets");
+        }
+    }
+
+    fn packet(f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut p = TracePacket::from_message(w.root());
+            f(&mut p);
+        }
+        w.finish().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_first_imported_payload_wins_and_the_envelope_is_read() {
+        let bytes = packet(|p| {
+            p.set_timestamp(7);
+            p.set_trusted_packet_sequence_id(3);
+            // Not imported by anyone here: skipped.
+            p.message().append_bytes(999, b"x");
+            p.message()
+                .append_bytes(TracePacket::FIELD_TRACE_CONFIG, b"\x08\x01");
+            p.message()
+                .append_bytes(TracePacket::FIELD_TRACE_STATS, b"");
+            p.set_sequence_flags(2);
+        });
+        let f = PacketFields::walk(&bytes, |_| false);
+        assert_eq!(f.timestamp, Some(7));
+        assert_eq!(f.trusted_packet_sequence_id, Some(3));
+        assert_eq!(f.sequence_flags, Some(2));
+        assert_eq!(
+            f.payload,
+            Some(Payload {
+                field: TracePacket::FIELD_TRACE_CONFIG,
+                bytes: b"\x08\x01"
+            })
+        );
+        let f = PacketFields::walk(&bytes, |id| id == 999);
+        assert_eq!(f.payload.map(|p| p.field), Some(999));
+    }
+}

@@ -1,0 +1,82 @@
+//! Which parser imports a packet: each parser module lists the
+//! `TracePacket` payload fields it imports (`IMPORTERS`, next to its code)
+//! and this registry gathers the lists into one table by field number, so
+//! a packet goes straight to its importer with its payload's bytes.
+//! Adding an importer is a line in its module's list and its list's line
+//! here; a field claimed twice stops the build.
+
+use super::Parser;
+use super::{
+    chrome_metadata, concurrent_sessions, cpu_info, descriptor, display_state, ftrace_stats,
+    process_stats, process_tree, profiling, service, sys_stats, system_info, track_event,
+};
+use crate::load::loaded::PacketView;
+use crate::load::sequence::Generation;
+
+/// What an importer gets: the payload and where its packet stands.
+pub struct Input<'a> {
+    /// The payload's bytes.
+    pub bytes: &'a [u8],
+    /// The packet's time on the trace clock.
+    pub ts: i64,
+    /// The packet as the loader queued it.
+    pub packet: &'a PacketView<'a>,
+    /// The packet's sequence's generation.
+    pub generation: &'a Generation,
+}
+
+/// An importer of one payload field.
+pub type Importer = fn(&mut Parser, &Input<'_>);
+
+/// Every parser module's list.
+const MODULES: &[&[(u32, Importer)]] = &[
+    track_event::IMPORTERS,
+    descriptor::IMPORTERS,
+    ftrace_stats::IMPORTERS,
+    system_info::IMPORTERS,
+    process_tree::IMPORTERS,
+    process_stats::IMPORTERS,
+    cpu_info::IMPORTERS,
+    sys_stats::IMPORTERS,
+    display_state::IMPORTERS,
+    concurrent_sessions::IMPORTERS,
+    chrome_metadata::IMPORTERS,
+    profiling::IMPORTERS,
+    service::IMPORTERS,
+];
+
+/// Field numbers the table covers: the `TracePacket` fields and the
+/// extension range (1000 to 1999).
+const FIELDS: usize = 2000;
+
+/// The importer of each field number.
+static TABLE: [Option<Importer>; FIELDS] = table();
+
+const fn table() -> [Option<Importer>; FIELDS] {
+    let mut t: [Option<Importer>; FIELDS] = [None; FIELDS];
+    let mut m = 0;
+    while m < MODULES.len() {
+        let list = MODULES[m];
+        let mut i = 0;
+        while i < list.len() {
+            let (field, f) = list[i];
+            let field = field as usize;
+            assert!(field < FIELDS, "an importer's field is out of range");
+            assert!(t[field].is_none(), "a field has two importers");
+            t[field] = Some(f);
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+/// The importer of a payload field, if any.
+pub fn importer(field: u32) -> Option<Importer> {
+    TABLE.get(field as usize).copied().flatten()
+}
+
+/// Whether a payload field has an importer.
+pub fn has_importer(field: u32) -> bool {
+    importer(field).is_some()
+}
