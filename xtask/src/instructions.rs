@@ -11,6 +11,13 @@
 //! (`xtask/instruction-budgets.toml`) fail a path that costs more than its
 //! budget by more than the file's tolerance (or the path's own), and the
 //! issues' goals (ratios to a baseline path) fail when missed.
+//!
+//! `--genuine` also counts the genuine Perfetto C SDK's slice (the program
+//! `c_sdk_track_event_loop` of `tracing-core/interop/genuine-sdk`, built in
+//! the same profile, which compiles Perfetto's C++ at -O3: minutes of a
+//! cold build, hence not part of CI's `--check`) the same way, and fails
+//! unless TRACE_EVENT costs at most 0.2× its instructions (issue 61). Run
+//! it before closing an issue that touches the TrackEvent path.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -148,6 +155,51 @@ const PATHS: &[HotPath] = &[
     },
 ];
 
+/// The genuine C SDK's paths (`--genuine`): a reference, not ours, so
+/// no budget (their count moves with the C++ compiler).
+const GENUINE_PATHS: &[HotPath] = &[
+    HotPath {
+        name: "c_sdk_no_args",
+        what: "the C SDK's PERFETTO_TE slice begin + end, in-process session recording",
+        bin: "c_sdk_track_event_loop",
+        args: &["no_args"],
+        toggle: "c_sdk_track_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "c_sdk_two_args",
+        what: "the same with PERFETTO_TE_ARG_INT64 and PERFETTO_TE_ARG_STRING",
+        bin: "c_sdk_track_event_loop",
+        args: &["two_args"],
+        toggle: "c_sdk_track_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "c_sdk_rust_no_args",
+        what: "the C SDK's slice through upstream's Rust binding (perfetto-sdk), as the criterion bench",
+        bin: "c_sdk_track_event_loop",
+        args: &["rust_no_args"],
+        toggle: "c_sdk_track_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+    HotPath {
+        name: "c_sdk_rust_two_args",
+        what: "the same with the two annotations",
+        bin: "c_sdk_track_event_loop",
+        args: &["rust_two_args"],
+        toggle: "c_sdk_track_event_loop::run_*",
+        counts: (2000, 4000),
+        runs: 1,
+        tolerance: None,
+    },
+];
+
 /// A goal of the issues: `path` costs at most `goal` times `over`.
 struct Goal {
     path: &'static str,
@@ -175,8 +227,27 @@ const GOALS: &[Goal] = &[
     },
 ];
 
+/// The goals `--genuine` checks (issue 61: TRACE_EVENT ≤ 0.2× the genuine
+/// C SDK, as its C macros expand).
+const GENUINE_GOALS: &[Goal] = &[
+    Goal {
+        path: "trace_event_no_args",
+        over: "c_sdk_no_args",
+        goal: 0.2,
+    },
+    Goal {
+        path: "trace_event_two_args",
+        over: "c_sdk_two_args",
+        goal: 0.2,
+    },
+];
+
 /// Ratios printed without a goal.
-const RATIOS: &[(&str, &str)] = &[("smb_write", "smb_heap")];
+const RATIOS: &[(&str, &str)] = &[
+    ("smb_write", "smb_heap"),
+    ("trace_event_no_args", "c_sdk_rust_no_args"),
+    ("trace_event_two_args", "c_sdk_rust_two_args"),
+];
 
 /// The budget file, relative to the workspace root.
 const BUDGETS: &str = "xtask/instruction-budgets.toml";
@@ -313,25 +384,81 @@ fn executables(messages: &str) -> BTreeMap<String, PathBuf> {
     found
 }
 
-/// Builds the programs (profile `hot-paths`) and returns their executables by name.
-fn build(root: &Path) -> Result<BTreeMap<String, PathBuf>, String> {
+/// The package of the genuine C SDK's program (`--genuine`): not a default
+/// member, and the only one whose build compiles the C SDK optimised.
+const GENUINE_PACKAGE: &str = "zerotrace-genuine-sdk";
+
+/// The crate whose build script compiles Perfetto's C SDK (cc's flags
+/// follow its opt-level).
+const C_SDK_CRATE: &str = "perfetto-sdk-sys";
+
+/// `cargo build --profile hot-paths` with `args`; cargo's JSON messages.
+fn cargo_build(root: &Path, args: &[&str]) -> Result<String, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
-        .args(["build", "--profile", PROFILE, "--bins", "-p", PACKAGE])
+        .args(["build", "--profile", PROFILE])
+        .args(args)
         .arg("--message-format=json-render-diagnostics")
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("running cargo build: {e}"))?;
     if !output.status.success() {
-        return Err(format!("building {PACKAGE} failed"));
+        return Err(format!("cargo build {} failed", args.join(" ")));
     }
-    let found = executables(&String::from_utf8_lossy(&output.stdout));
-    for p in PATHS {
-        if !found.contains_key(p.bin) {
-            return Err(format!("cargo built no program {} in {PACKAGE}", p.bin));
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Builds the programs (profile `hot-paths`) of `paths` in `package` and
+/// returns their executables by name.
+fn build(
+    root: &Path,
+    package: &str,
+    paths: &[HotPath],
+) -> Result<(BTreeMap<String, PathBuf>, String), String> {
+    let mut args = vec!["-p", package];
+    for p in paths {
+        if !args.contains(&p.bin) {
+            args.extend(["--bin", p.bin]);
         }
     }
-    Ok(found)
+    let messages = cargo_build(root, &args)?;
+    let found = executables(&messages);
+    for p in paths {
+        if !found.contains_key(p.bin) {
+            return Err(format!("cargo built no program {} in {package}", p.bin));
+        }
+    }
+    Ok((found, messages))
+}
+
+/// The opt-level cargo built `krate` with (its `compiler-artifact`
+/// message), which its build script's C++ compiler follows (the `cc`
+/// crate's `-O`).
+fn opt_level_of(messages: &str, krate: &str) -> Option<String> {
+    messages
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| {
+            m["reason"] == "compiler-artifact" && m["target"]["name"] == krate.replace('-', "_")
+        })
+        .and_then(|m| m["profile"]["opt_level"].as_str().map(str::to_owned))
+}
+
+/// Builds the genuine C SDK's program and checks that the C SDK in it was
+/// compiled optimised (-O2 or more, without its debug build): a ratio to
+/// an unoptimised C SDK would flatter ours.
+fn build_genuine(root: &Path) -> Result<BTreeMap<String, PathBuf>, String> {
+    if std::env::var("PERFETTO_SYS_LIB_DEBUG").is_ok_and(|v| v == "true") {
+        return Err("PERFETTO_SYS_LIB_DEBUG=true builds the C SDK without NDEBUG: unset it".into());
+    }
+    let (found, messages) = build(root, GENUINE_PACKAGE, GENUINE_PATHS)?;
+    match opt_level_of(&messages, C_SDK_CRATE).as_deref() {
+        Some("2" | "3") => Ok(found),
+        Some(other) => Err(format!(
+            "{C_SDK_CRATE} built at opt-level {other} in profile {PROFILE}: the C SDK must be measured at -O2 or more"
+        )),
+        None => Err(format!("cargo reported no build of {C_SDK_CRATE}")),
+    }
 }
 
 /// The target directory cargo uses (`cargo metadata`), where the
@@ -475,7 +602,15 @@ fn run_all(
 /// and with `check` fails on a path over its budget or a goal missed;
 /// with `bless` writes the measured figures as the budgets. Whether all
 /// held.
-pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<bool, String> {
+/// With `genuine`, the C SDK's paths are measured too, and
+/// [`GENUINE_GOALS`] fail the run when missed (whatever `check` says).
+pub fn run(
+    root: &Path,
+    check: bool,
+    bless: bool,
+    only: &[String],
+    genuine: bool,
+) -> Result<bool, String> {
     if !Command::new("valgrind")
         .arg("--version")
         .stdout(Stdio::null())
@@ -489,14 +624,14 @@ pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<boo
         &std::fs::read_to_string(&budget_file)
             .map_err(|e| format!("reading {}: {e}", budget_file.display()))?,
     )?;
-    let bins = build(root)?;
+    let (mut bins, _) = build(root, PACKAGE, PATHS)?;
+    if genuine {
+        bins.extend(build_genuine(root)?);
+    }
     let out_dir = target_dir(root)?.join("instructions");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
 
-    let selected: Vec<&HotPath> = PATHS
-        .iter()
-        .filter(|p| only.is_empty() || only.iter().any(|o| o == p.name))
-        .collect();
+    let selected = select(only, genuine);
     let totals = run_all(&bins, &out_dir, &selected)?;
     let mut measured: BTreeMap<&str, f64> = BTreeMap::new();
     for (p, (a, b)) in selected.iter().zip(totals) {
@@ -506,6 +641,7 @@ pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<boo
     }
 
     let mut ok = true;
+    let mut genuine_ok = true;
     println!("| path | instructions / iteration | budget | vs budget | |");
     println!("|---|---:|---:|---:|---|");
     for p in PATHS {
@@ -546,9 +682,34 @@ pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<boo
             if met { "met" } else { "NOT MET" }
         );
     }
+    for g in GENUINE_GOALS {
+        let (Some(a), Some(b)) = (measured.get(g.path), measured.get(g.over)) else {
+            continue;
+        };
+        let r = a / b;
+        let met = r <= g.goal;
+        genuine_ok &= met;
+        println!(
+            "| {} / {} | {r:.3}× ({a:.1} / {b:.1}) | ≤ {}× | {} |",
+            g.path,
+            g.over,
+            g.goal,
+            if met { "met" } else { "NOT MET" }
+        );
+    }
     for (a, b) in RATIOS {
         if let (Some(x), Some(y)) = (measured.get(a), measured.get(b)) {
             println!("| {a} / {b} | {:.3}× | | |", x / y);
+        }
+    }
+    if genuine {
+        println!();
+        println!("| the genuine C SDK (a reference: no budget) | instructions / iteration |");
+        println!("|---|---:|");
+        for p in GENUINE_PATHS {
+            if let Some(v) = measured.get(p.name) {
+                println!("| {} ({}) | {v:.1} |", p.name, p.what);
+            }
         }
     }
 
@@ -562,9 +723,23 @@ pub fn run(root: &Path, check: bool, bless: bool, only: &[String]) -> Result<boo
         std::fs::write(&budget_file, render_budgets(budgets.tolerance, &all))
             .map_err(|e| format!("writing {}: {e}", budget_file.display()))?;
         println!("wrote {}", budget_file.display());
-        return Ok(true);
+        return Ok(genuine_ok);
     }
-    Ok(ok || !check)
+    Ok(genuine_ok && (ok || !check))
+}
+
+/// The paths a run measures: ours named in `only` (all if none), and with
+/// `genuine` the C SDK's and the paths its goals compare with them.
+fn select(only: &[String], genuine: bool) -> Vec<&'static HotPath> {
+    let needed_by_genuine = |p: &HotPath| genuine && GENUINE_GOALS.iter().any(|g| g.path == p.name);
+    let mut selected: Vec<&HotPath> = PATHS
+        .iter()
+        .filter(|p| only.is_empty() || only.iter().any(|o| o == p.name) || needed_by_genuine(p))
+        .collect();
+    if genuine {
+        selected.extend(GENUINE_PATHS);
+    }
+    selected
 }
 
 #[cfg(test)]
@@ -647,6 +822,65 @@ mod tests {
             assert!(p.toggle.starts_with(&prefix), "{}: {}", p.name, p.toggle);
             assert!(text.contains("fn run_"), "{} has no run_ function", p.bin);
         }
+    }
+
+    #[test]
+    fn the_genuine_programs_are_those_of_the_genuine_sdk_package() {
+        let bins = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tracing-core/interop/genuine-sdk/src/bin");
+        for p in GENUINE_PATHS {
+            let text = std::fs::read_to_string(bins.join(format!("{}.rs", p.bin)))
+                .expect("the program's source");
+            assert!(p.toggle.starts_with(&format!("{}::", p.bin)), "{}", p.name);
+            // Each variant is one the program knows.
+            assert!(
+                text.contains(&format!("\"{}\" =>", p.args[0])),
+                "{}",
+                p.name
+            );
+        }
+        for g in GENUINE_GOALS {
+            assert!(PATHS.iter().any(|p| p.name == g.path));
+            assert!(GENUINE_PATHS.iter().any(|p| p.name == g.over));
+        }
+    }
+
+    #[test]
+    fn genuine_runs_measure_what_its_goals_compare_and_never_bless_them() {
+        let only = ["smb_write".to_owned()];
+        let names = |v: Vec<&HotPath>| v.iter().map(|p| p.name).collect::<Vec<_>>();
+        assert_eq!(names(select(&only, false)), ["smb_write"]);
+        let with = names(select(&only, true));
+        for g in GENUINE_GOALS {
+            assert!(with.contains(&g.path) && with.contains(&g.over), "{with:?}");
+        }
+        assert!(with.contains(&"smb_write"));
+        // A bless writes ours only: the C SDK's counts are no budget.
+        let measured: BTreeMap<&str, f64> = GENUINE_PATHS
+            .iter()
+            .map(|p| (p.name, 1.0))
+            .chain([("smb_write", 2.0)])
+            .collect();
+        let text = render_budgets(0.03, &measured);
+        assert!(text.contains("smb_write = 2"));
+        assert!(!text.contains("c_sdk"), "{text}");
+    }
+
+    #[test]
+    fn the_c_sdk_opt_level_is_read_from_cargo_messages() {
+        let messages = concat!(
+            r#"{"reason":"build-script-executed","package_id":"perfetto-sdk-sys"}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"perfetto_sdk"},"profile":{"opt_level":"1"}}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"perfetto_sdk_sys"},"profile":{"opt_level":"3"}}"#,
+        );
+        assert_eq!(
+            opt_level_of(messages, "perfetto-sdk-sys").as_deref(),
+            Some("3")
+        );
+        assert_eq!(opt_level_of(messages, "perfetto-sdk").as_deref(), Some("1"));
+        assert_eq!(opt_level_of(messages, "zerotrace-core"), None);
     }
 
     #[test]

@@ -111,6 +111,14 @@ enum Task {
         /// Only these paths (repeatable).
         #[arg(long = "path")]
         only: Vec<String>,
+        /// Also count the genuine Perfetto C SDK's slice (built at -O3 in
+        /// the `hot-paths` profile: minutes of a cold build, so not part
+        /// of CI's `--check`) and fail unless TRACE_EVENT costs at most
+        /// 0.2× its instructions (issue 61). Run before closing an issue
+        /// that touches the TrackEvent path; BENCHMARKS.md has today's
+        /// figures.
+        #[arg(long)]
+        genuine: bool,
     },
     /// Run every cargo-fuzz target (or those named) for N seconds each,
     /// seeded from fuzz/seeds; reports executions and findings per target.
@@ -442,16 +450,19 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Task::Instructions { check, bless, only } => {
-            match instructions::run(&workspace_root(), check, bless, &only) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
+        Task::Instructions {
+            check,
+            bless,
+            only,
+            genuine,
+        } => match instructions::run(&workspace_root(), check, bless, &only, genuine) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
             }
-        }
+        },
         Task::Valgrind { full } => match valgrind::run(&workspace_root(), full) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,
