@@ -357,6 +357,9 @@ impl Helper {
         }
         let ring = cfg.queue_bytes.clamp(8192, MAX_SHMEM_SIZE);
         self.shared.filter.clear();
+        // The positions and their lap count from the start (`open` says so
+        // again), before the writers' word opens.
+        ctl.read_lap.store(0, Ordering::Relaxed);
         ctl.read_pos.store(0, Ordering::Relaxed);
         self.last_ring.store(ring, Ordering::Relaxed);
         ctl.overrun.store(0, Ordering::Relaxed);

@@ -121,8 +121,8 @@ pub mod __private {
     #[cfg(zerotrace_loom)]
     pub mod shared_ring {
         pub use super::super::shared_ring::{
-            ALLOC_FIXED, Control, Corrupt, FREE_FRAME, LoomRing, NoRoom, RingReader, RingWriter,
-            Slot, close, close_session, open, word_closed, word_pos, writers_done,
+            ALLOC_FIXED, Control, Corrupt, FREE_FRAME, LoomRing, NoRoom, ReadSeen, RingReader,
+            RingWriter, Slot, close, close_session, open, word_closed, word_pos, writers_done,
         };
     }
     pub use super::spin_lock::{SpinGuard, SpinLock};

@@ -14,6 +14,7 @@ use std::thread::LocalKey;
 
 use super::capture::StackBounds;
 use super::sampler::Sampler;
+use super::shared_ring::ReadSeen;
 
 /// One thread's hook state.
 #[derive(Clone, Copy)]
@@ -26,12 +27,12 @@ pub(crate) struct ThreadState {
     pub stack: StackBounds,
     /// The session of the shared ring this thread last wrote (the
     /// preloaded client's), and the ring's read position as it last loaded
-    /// it then (see `RingWriter::reserve`). Unused in the loom build, which
-    /// leaves the client out.
+    /// it then, with the reader's lap count (see `RingWriter::reserve`).
+    /// Unused in the loom build, which leaves the client out.
     #[cfg_attr(zerotrace_loom, allow(dead_code))]
     pub ring_session: u32,
     #[cfg_attr(zerotrace_loom, allow(dead_code))]
-    pub read_seen: Option<u64>,
+    pub read_seen: Option<ReadSeen>,
 }
 
 impl ThreadState {
@@ -45,7 +46,8 @@ impl ThreadState {
     };
 
     /// Follows the shared ring to `session` (whose ring starts empty): the
-    /// read position seen in another session means nothing in this one.
+    /// read position seen in another session, and its lap count, mean
+    /// nothing in this one.
     #[cfg_attr(zerotrace_loom, allow(dead_code))]
     pub(crate) fn follow_ring(&mut self, session: u32) {
         if self.ring_session != session {

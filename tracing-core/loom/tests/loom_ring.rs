@@ -30,7 +30,15 @@
 //!   later looks like) while a client writes a lap and more of frames: the
 //!   reader never takes a frame it took a wrap ago (whose header has the
 //!   same tag and identity), and the tags it spends are ordered before the
-//!   client's later stores to those bytes.
+//!   client's later stores to those bytes;
+//! - a client thread keeps the read position it loaded a whole span of
+//!   positions ago (2^40 bytes, less a little: the same value modulo 2^40
+//!   reads as 32 bytes behind the reserved end, though 96 are unread) and
+//!   writes while the reader takes those bytes and crosses a multiple of
+//!   2^38: its frame never goes over unread bytes (the reader's lap count
+//!   differs from the one it kept, so it loads the position anew), and
+//!   every frame reads whole, in order. Without the lap check the model
+//!   fails: the frame is reserved over the first unread free.
 //!
 //! The ring is 128 bytes (the loom build's smallest ring is 64), so the
 //! models are a few dozen words.
@@ -59,7 +67,7 @@ use std::sync::atomic::Ordering;
 use zerotrace_heap_profile::__private::Record;
 use zerotrace_heap_profile::__private::Regs;
 use zerotrace_heap_profile::__private::shared_ring::{
-    ALLOC_FIXED, Control, FREE_FRAME, LoomRing, NoRoom, RingReader, RingWriter, close,
+    ALLOC_FIXED, Control, FREE_FRAME, LoomRing, NoRoom, ReadSeen, RingReader, RingWriter, close,
     close_session, open, word_closed, word_pos, writers_done,
 };
 
@@ -130,7 +138,16 @@ const REGS: Regs = Regs {
 /// A sampled allocation of `addr` with [`STACK`], as the client writes it
 /// (reserve, the stack copy, commit): the frame's position.
 fn alloc(w: &RingWriter<'_>, addr: u64) -> Result<u64, NoRoom> {
-    let slot = w.reserve(ALLOC_FIXED + STACK.len(), u64::MAX, &mut None)?;
+    alloc_keeping(w, addr, &mut None)
+}
+
+/// [`alloc`] by a thread that keeps the read position it loaded.
+fn alloc_keeping(
+    w: &RingWriter<'_>,
+    addr: u64,
+    kept: &mut Option<ReadSeen>,
+) -> Result<u64, NoRoom> {
+    let slot = w.reserve(ALLOC_FIXED + STACK.len(), u64::MAX, kept)?;
     w.write_stack(slot, &STACK);
     w.commit_alloc(slot, addr, 64, Some((REGS, STACK.len(), false)));
     Ok(slot.pos())
@@ -450,5 +467,83 @@ fn a_frame_taken_a_wrap_ago_is_never_taken_again() {
         writing.join().unwrap();
         drain(&mut r, &mut seen);
         assert_eq!(seen, ADDRS.map(Seen::Free), "a frame of a wrap ago taken");
+    });
+}
+
+/// The bytes an allocation frame with [`STACK`] takes.
+const ALLOC_FRAME: u64 = (ALLOC_FIXED + STACK.len()).next_multiple_of(16) as u64;
+
+#[test]
+fn a_read_position_kept_a_span_ago_never_lets_a_frame_over_unread_bytes() {
+    model(|| {
+        /// A multiple of 2^38, a quarter of the positions' span: the
+        /// reader crosses it while the client writes.
+        const BOUNDARY: u64 = 1 << 38;
+        const POS_MASK: u64 = (1 << 40) - 1;
+        let s = shared();
+        // Long ago, the ring empty 32 bytes below the boundary (lap 0): the
+        // client thread writes a free and keeps the read position it
+        // loaded; the reader takes it, crossing the boundary (lap 1).
+        set_positions(&s, BOUNDARY - 32);
+        let mut kept = None;
+        s.writer().push_free(1, u64::MAX, &mut kept).unwrap();
+        assert_eq!(kept.map(|k| (k.pos(), k.lap())), Some((BOUNDARY - 32, 0)));
+        let mut seen = Vec::new();
+        drain(&mut s.reader(), &mut seen);
+        assert_eq!(seen, [Seen::Free(1)]);
+        // The thread idle, the reader goes on 2^40 - 64 bytes (to 2^40 +
+        // BOUNDARY - 96 unwrapped: four quarters since lap 0), and other
+        // threads write three frees, up to the boundary again: 96 bytes
+        // unread, room for a free, not for an allocation; by the kept
+        // position, 32 bytes would be, with room for the allocation.
+        set_positions(&s, BOUNDARY - 96);
+        s.ctl.read_lap.store(4, Ordering::SeqCst);
+        for addr in 2..=4 {
+            s.writer().push_free(addr, u64::MAX, &mut None).unwrap();
+        }
+        assert_eq!(word_pos(s.word()), BOUNDARY);
+        // The thread wakes and writes an allocation while the helper takes
+        // the frees (its releases cross the boundary: lap 5).
+        let writing = {
+            let s = s.clone();
+            thread::spawn(move || {
+                let w = s.writer();
+                let mut kept = kept;
+                loop {
+                    match alloc_keeping(&w, 0xA0, &mut kept) {
+                        Ok(at) => {
+                            // The reader had released all but a ring
+                            // before the frame's end: the read position it
+                            // stores later than the one the reservation
+                            // went by is never further behind.
+                            let read = s.ctl.read_pos.load(Ordering::SeqCst);
+                            let span = (at + ALLOC_FRAME).wrapping_sub(read) & POS_MASK;
+                            assert!(
+                                span <= RING,
+                                "frame at {at:#x} over unread bytes from {read:#x}"
+                            );
+                            return at;
+                        }
+                        Err(NoRoom::Full) => thread::yield_now(),
+                        Err(e) => panic!("allocation: {e:?}"),
+                    }
+                }
+            })
+        };
+        let mut r = s.reader();
+        let mut seen = Vec::new();
+        poll(&mut r, &mut seen, 4);
+        let at = writing.join().unwrap();
+        drain(&mut r, &mut seen);
+        assert_eq!(at, BOUNDARY);
+        assert_eq!(
+            seen,
+            [
+                Seen::Free(2),
+                Seen::Free(3),
+                Seen::Free(4),
+                Seen::Alloc(0xA0)
+            ]
+        );
     });
 }

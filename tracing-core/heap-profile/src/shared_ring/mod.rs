@@ -31,6 +31,16 @@
 //! values after that many bytes, and a header whose tag were left in place
 //! would then read as the new frame's before its writer commits it.
 //!
+//! A client thread checks the room by the read position it loaded last,
+//! this session, while that shows room, so the reader's line stays on the
+//! reader's core. It keeps the reader's lap count with it (the times the
+//! read position crossed a quarter of the positions' span, which the
+//! reader bumps before it stores a position past one) and goes by the
+//! kept position only while the count has not moved: a position kept
+//! while the reader went 2^[`POS_BITS`] bytes on (an idle thread, a long
+//! session) would, modulo that span, read as a recent one and let a frame
+//! over unread bytes ([`RingWriter::reserve`] gives the argument).
+//!
 //! While the helper keeps up, the writers keep to the ring's first
 //! [`HOT_BYTES`]: the reservation that reaches that far, finding the
 //! reader close behind, also takes the rest of the ring as a pad (as at
@@ -147,6 +157,47 @@ pub(crate) const FLAG_MAXED: u32 = 2;
 pub(crate) const POS_BITS: u32 = 40;
 /// The position's bits.
 pub(crate) const POS_MASK: u64 = (1 << POS_BITS) - 1;
+/// The read position's laps ([`Control::read_lap`]) count the crossings of
+/// a multiple of 2^LAP_SHIFT, a quarter of the positions' span: the
+/// position's top two bits change.
+pub(crate) const LAP_SHIFT: u32 = POS_BITS - 2;
+/// The largest ring: a quarter of the positions' span, so that a step of
+/// the reader (at most a ring: the writers reserve no further than a ring
+/// past the read position it last stored) crosses at most one multiple of
+/// 2^[`LAP_SHIFT`], and the distances [`RingWriter::reserve`] trusts stay
+/// below 2^[`POS_BITS`].
+pub(crate) const MAX_RING: u64 = 1 << LAP_SHIFT;
+
+/// The quarter of the positions' span `pos` lies in (`pos <=`
+/// [`POS_MASK`]): read positions in different quarters are a lap apart.
+#[inline]
+pub(crate) fn lap_quarter(pos: u64) -> u64 {
+    (pos >> LAP_SHIFT) & 3
+}
+
+/// The read position as a client thread last loaded it, this session, and
+/// the reader's lap count ([`Control::read_lap`]) loaded before it: what
+/// [`RingWriter::reserve`] goes by while the count has not moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadSeen {
+    /// The read position.
+    pub(crate) pos: u64,
+    /// `read_lap`, loaded before `pos`.
+    pub(crate) lap: u32,
+}
+
+#[cfg(zerotrace_loom)]
+impl ReadSeen {
+    /// The read position (the loom models compare it).
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// The lap count loaded with it.
+    pub fn lap(&self) -> u32 {
+        self.lap
+    }
+}
 /// The session's bits, above the position's in the reservation word (the
 /// helper numbers sessions within them, 0 being none).
 pub(crate) const SESSION_MASK: u32 = (1 << 23) - 1;
@@ -229,6 +280,17 @@ pub struct Control {
     /// Bumped whenever a thread must draw its sampler anew (a new session,
     /// a new interval).
     pub epoch: AtomicU32,
+    /// How many times the read position crossed a multiple of
+    /// 2^[`LAP_SHIFT`] this session (modulo 2^32): bumped by the reader,
+    /// with Release, before it stores a read position past the boundary
+    /// ([`RingReader::release`]). A client thread that keeps the read
+    /// position it loaded keeps this count with it ([`ReadSeen`]) and goes
+    /// by the position only while the count is unchanged, so a position a
+    /// whole 2^[`POS_BITS`] old never passes for a recent one (see
+    /// [`RingWriter::reserve`]). On the line the samplers read anyway
+    /// (with `epoch`), not on `read_pos`'s: it changes once every
+    /// 2^[`LAP_SHIFT`] bytes.
+    pub read_lap: AtomicU32,
     /// The sampling interval (adaptive sampling: the client raises it).
     pub interval: AtomicU64,
     /// The ring's size for this session (a power of two, at most the
@@ -245,7 +307,9 @@ pub struct Control {
     /// The helper's answer to `exiting`: the last dump is handed over.
     pub exit_done: AtomicU32,
     /// The ring's read position (bytes ever read, this session, modulo
-    /// 2^[`POS_BITS`]).
+    /// 2^[`POS_BITS`]). Client threads keep the one they loaded last, with
+    /// `read_lap` ([`ReadSeen`]), so that this line stays on the reader's
+    /// core while the ring has room.
     pub read_pos: OwnLine<AtomicU64>,
 
     // Written by both.
@@ -333,13 +397,13 @@ pub struct RingWriter<'a> {
 }
 
 /// Whether a writer takes a ring of `ring` bytes over `data_len` bytes of
-/// mapping: a power of two, at least the smallest ring, at most half the
-/// positions' span, and inside the mapping.
+/// mapping: a power of two, at least the smallest ring, at most
+/// [`MAX_RING`], and inside the mapping.
 #[inline]
 pub(crate) fn usable_ring(ring: u64, data_len: usize) -> bool {
     ring >= MIN_RING
         && ring.is_power_of_two()
-        && ring <= 1 << (POS_BITS - 1)
+        && ring <= MAX_RING
         && usize::try_from(ring).is_ok_and(|r| r <= data_len)
 }
 
@@ -447,15 +511,39 @@ impl<'a> RingWriter<'a> {
     /// until then the reader stops at it.
     ///
     /// `read_seen` is the read position as this thread last loaded it, this
-    /// session, if it did (the reader only moves it forward, so an old one
-    /// understates the room): it is loaded again, checked and kept only
-    /// when the frame does not fit by it, so the reader's line stays on the
-    /// reader's core while the ring has room.
+    /// session, if it did, with the reader's lap count ([`Control::read_lap`])
+    /// loaded before it. The reader only moves the position forward, so an
+    /// old one understates the room, and the frame goes by it when it fits
+    /// by it and the lap count, loaded after the reservation word, is still
+    /// the one kept; otherwise the count and then the position are loaded
+    /// anew, checked, and kept when the frame fits by them. So while the ring
+    /// has room the reader's line stays on the reader's core (the count's
+    /// line is one the samplers read anyway, and changes once every
+    /// 2^[`LAP_SHIFT`] bytes).
+    ///
+    /// Why the count makes a kept position safe: positions are compared
+    /// modulo 2^[`POS_BITS`], so a position kept while the reader moved
+    /// 2^40 bytes on would read as recent, and a frame would go over unread
+    /// bytes. Take positions unwrapped, and the quarter `q(x)` of a position
+    /// (`x / 2^LAP_SHIFT`): the reader bumps the count to `k` before it
+    /// stores a position of quarter `k` (a step of it is at most a ring, at
+    /// most [`MAX_RING`]: one quarter at most). The kept position `r` was
+    /// loaded after the count `L` kept with it, so after the reader's last
+    /// store of quarter `L - 1`: `q(r) >= L - 1`. The word's position `p` is
+    /// at most a ring past a read position `r'` that the writer whose
+    /// compare-and-swap left it checked (by this same rule, or loaded
+    /// anew); `r'`'s store follows its bump, and comes before that writer's
+    /// Acquire load of it, its compare-and-swap, this call's Acquire load
+    /// of the word and then of the count: a count still `L` means
+    /// `q(r') <= L`. So `p - r < 2 * 2^LAP_SHIFT + MAX_RING < 2^POS_BITS`,
+    /// and `p >= r` (the reader stored `r` after a load of the word this
+    /// call's load follows): the masked difference is the true one, no
+    /// alias. The count itself wraps after 2^32 laps, 2^70 bytes.
     pub fn reserve(
         &self,
         len: usize,
         cap: u64,
-        read_seen: &mut Option<u64>,
+        read_seen: &mut Option<ReadSeen>,
     ) -> Result<Slot, NoRoom> {
         let len = frame_round(len.max(HEADER));
         let limit = self.ring.min(cap);
@@ -474,6 +562,9 @@ impl<'a> RingWriter<'a> {
                 let used = pos.wrapping_sub(r) & POS_MASK;
                 (used <= self.ring).then(|| used + need <= limit)
             };
+            // The read position loaded in this round, after `w`: the room
+            // it shows is true as it stands.
+            let mut loaded = None;
             let pad = if tail < len {
                 tail
             } else if self.leaves_hot_window(off, len) {
@@ -481,13 +572,13 @@ impl<'a> RingWriter<'a> {
                 // past another sixteenth of it): back to the ring's start
                 // if the reader is close behind, its position loaded anew
                 // (once a lap of the window while the reader keeps up).
-                let r = self.ctl.read_pos.load(Ordering::Acquire);
-                let used = pos.wrapping_sub(r) & POS_MASK;
-                if r <= POS_MASK
+                let now = self.load_read();
+                loaded = Some(now);
+                let used = pos.wrapping_sub(now.pos) & POS_MASK;
+                if now.pos <= POS_MASK
                     && used <= self.hot / 2
-                    && room(r, (tail + len) as u64) == Some(true)
+                    && room(now.pos, (tail + len) as u64) == Some(true)
                 {
-                    *read_seen = Some(r);
                     tail
                 } else {
                     0
@@ -497,13 +588,22 @@ impl<'a> RingWriter<'a> {
             };
             let need = (pad + len) as u64;
             let fits = |r: u64| room(r, need);
-            if read_seen.and_then(fits) != Some(true) {
-                let r = self.ctl.read_pos.load(Ordering::Acquire);
+            let by_kept = loaded.is_none()
+                && read_seen.is_some_and(|kept| {
+                    fits(kept.pos) == Some(true)
+                        && self.ctl.read_lap.load(Ordering::Acquire) == kept.lap
+                });
+            if !by_kept {
+                let now = match loaded {
+                    Some(now) => now,
+                    None => self.load_read(),
+                };
+                let r = now.pos;
                 if r > POS_MASK {
                     return Err(NoRoom::Corrupt);
                 }
                 match fits(r) {
-                    Some(true) => *read_seen = Some(r),
+                    Some(true) => *read_seen = Some(now),
                     Some(false) => return Err(NoRoom::Full),
                     None => {
                         // The reader is past the position loaded: other
@@ -565,6 +665,15 @@ impl<'a> RingWriter<'a> {
             off: (pos % self.ring) as usize,
             len,
         })
+    }
+
+    /// The read position loaded now, with the lap count loaded before it
+    /// (both Acquire, in that order: see [`RingWriter::reserve`]).
+    #[inline]
+    fn load_read(&self) -> ReadSeen {
+        let lap = self.ctl.read_lap.load(Ordering::Acquire);
+        let pos = self.ctl.read_pos.load(Ordering::Acquire);
+        ReadSeen { pos, lap }
     }
 
     /// Whether a frame of `len` bytes at `off` might go back to the hot
@@ -688,7 +797,7 @@ impl<'a> RingWriter<'a> {
         &self,
         addr: u64,
         cap: u64,
-        read_seen: &mut Option<u64>,
+        read_seen: &mut Option<ReadSeen>,
     ) -> Result<(), NoRoom> {
         let slot = self.reserve(FREE_FRAME, cap, read_seen)?;
         // SAFETY: as in `commit_alloc`, for FREE_FRAME bytes.
@@ -758,6 +867,9 @@ fn writers_done_in(ctl: &Control, data: RingMem<'_>, ring: u64) -> Result<bool, 
 /// [`SESSION_MASK`]), its ring empty: after the session's other settings,
 /// which a writer that sees the word open sees too.
 pub fn open(ctl: &Control, session: u32) {
+    // Laps counted from the position's start: a thread drops the position
+    // it kept when the session changes (`ThreadState::follow_ring`).
+    ctl.read_lap.store(0, Ordering::Relaxed);
     ctl.read_pos.store(0, Ordering::Relaxed);
     ctl.reserved.store(open_word(session), Ordering::Release);
 }

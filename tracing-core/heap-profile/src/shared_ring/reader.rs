@@ -316,8 +316,23 @@ impl<'a> RingReader<'a> {
         };
     }
 
-    /// Hands the bytes read so far back to the client.
+    /// Hands the bytes read so far back to the client. A position in
+    /// another quarter of the positions' span than the one stored before
+    /// (a step is at most a ring, at most [`MAX_RING`]: the next quarter)
+    /// has the lap count bumped first, with Release, so a client thread
+    /// that loads the count and then this position has a count at most one
+    /// behind the position's, and one whose count is unchanged kept no
+    /// position a whole span old ([`RingWriter::reserve`]).
     pub fn release(&self) {
+        // Only the reader stores the position while a session runs: its
+        // own last store (or the session's 0).
+        let before = self.ctl.read_pos.load(Ordering::Relaxed);
+        if lap_quarter(before) != lap_quarter(self.pos) {
+            let lap = self.ctl.read_lap.load(Ordering::Relaxed);
+            self.ctl
+                .read_lap
+                .store(lap.wrapping_add(1), Ordering::Release);
+        }
         self.ctl.read_pos.store(self.pos, Ordering::Release);
     }
 

@@ -181,26 +181,127 @@ fn a_writer_loads_the_read_position_only_when_the_one_it_saw_leaves_no_room() {
     let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
     let mut seen = None;
     w.push_free(1, u64::MAX, &mut seen).unwrap();
-    assert_eq!(seen, Some(0), "loaded once");
+    assert_eq!(kept(seen), Some(0), "loaded once");
     // The reader moves on; the writer still goes by what it saw, until
     // that leaves no room: then it loads the reader's position, finds
     // the frame it freed, and keeps the new position.
     m.ctl.read_pos.store(FREE_FRAME as u64, Ordering::Release);
     let mut n = 1;
-    while seen == Some(0) {
+    while kept(seen) == Some(0) {
         w.push_free(n, u64::MAX, &mut seen).unwrap();
         n += 1;
     }
     assert_eq!(n, 1024 / FREE_FRAME as u64 + 1);
-    assert_eq!(seen, Some(FREE_FRAME as u64));
+    assert_eq!(kept(seen), Some(FREE_FRAME as u64));
     // Full by the position it loads, too: refused, the position kept.
     assert_eq!(w.push_free(n, u64::MAX, &mut seen), Err(NoRoom::Full));
-    assert_eq!(seen, Some(FREE_FRAME as u64));
+    assert_eq!(kept(seen), Some(FREE_FRAME as u64));
     m.ctl
         .read_pos
         .store(2 * FREE_FRAME as u64, Ordering::Release);
     w.push_free(n, u64::MAX, &mut seen).unwrap();
-    assert_eq!(seen, Some(2 * FREE_FRAME as u64));
+    assert_eq!(kept(seen), Some(2 * FREE_FRAME as u64));
+}
+
+/// The read position a writer keeps.
+fn kept(seen: Option<ReadSeen>) -> Option<u64> {
+    seen.map(|s| s.pos)
+}
+
+#[test]
+fn a_read_position_kept_a_whole_span_ago_is_not_taken_for_a_recent_one() {
+    let mut m = mem(1024);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: as above.
+    let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+    // Long ago, the ring empty at 512: a thread writes a free and keeps the
+    // read position it loaded, with the lap count (0) loaded before it.
+    at(&m.ctl, 512, 512);
+    let mut seen = None;
+    w.push_free(1, u64::MAX, &mut seen).unwrap();
+    assert_eq!(seen, Some(ReadSeen { pos: 512, lap: 0 }));
+    // The thread stays idle while the reader goes on 2^40 - 992 bytes: to
+    // 2^40 - 480, past three quarters of the span (the lap count is 3),
+    // and the other threads fill the ring behind it, to 2^40 + 544 (544
+    // modulo 2^40: 32 bytes past the kept position, which by itself would
+    // leave room for 31 frees more).
+    const READ: u64 = (1 << 40) - 480;
+    at(&m.ctl, READ, READ);
+    m.ctl.read_lap.store(3, Ordering::Relaxed);
+    let mut addr = 100;
+    while w.push_free(addr, u64::MAX, &mut None).is_ok() {
+        addr += 1;
+    }
+    assert_eq!(addr - 100, 1024 / FREE_FRAME as u64, "a full ring");
+    assert_eq!(word_pos(m.ctl.reserved.load(Ordering::Relaxed)), 544);
+    // The idle thread's free: its kept lap is not the reader's, so the
+    // position is loaded anew, and the full ring refuses it (by the kept
+    // position it would go over the first unread free, at offset 544).
+    assert_eq!(w.push_free(2, u64::MAX, &mut seen), Err(NoRoom::Full));
+    assert_eq!(seen, Some(ReadSeen { pos: 512, lap: 0 }), "kept as it was");
+    // Every free reads whole, in order; the reader's releases cross the
+    // wrap (quarter 3 to 0): the count moves on once.
+    // SAFETY: as above.
+    let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+    let mut buf = Vec::new();
+    for want in 100..addr {
+        let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+        assert!(
+            matches!(rec, Record::Free { addr } if addr == want),
+            "{want}"
+        );
+        r.release();
+    }
+    assert!(r.next(&mut buf).unwrap().is_none());
+    assert_eq!(m.ctl.read_lap.load(Ordering::Relaxed), 4);
+    // Now it fits, by the position loaded anew, which the thread keeps
+    // with the new count.
+    w.push_free(2, u64::MAX, &mut seen).unwrap();
+    assert_eq!(seen, Some(ReadSeen { pos: 544, lap: 4 }));
+    let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+    assert!(matches!(rec, Record::Free { addr: 2 }));
+}
+
+#[test]
+fn the_lap_count_moves_once_per_quarter_of_the_span_the_reader_crosses() {
+    let mut m = mem(1024);
+    let data = m.data.as_mut_ptr().cast::<u8>();
+    // SAFETY: as above.
+    let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024, 1) }.unwrap();
+    let mut buf = Vec::new();
+    // Across each quarter's boundary (and the wrap), by releases of a
+    // frame, of several, and of none.
+    for (n, quarter) in (1..=4u64).enumerate() {
+        let start = ((quarter << LAP_SHIFT) - 64) & POS_MASK;
+        at(&m.ctl, start, start);
+        m.ctl.read_lap.store(7, Ordering::Relaxed);
+        for a in 0..4 {
+            w.push_free(a, u64::MAX, &mut None).unwrap();
+        }
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024, 1) };
+        r.release();
+        assert_eq!(m.ctl.read_lap.load(Ordering::Relaxed), 7, "nothing read");
+        r.next(&mut buf).unwrap().unwrap();
+        r.release();
+        assert_eq!(m.ctl.read_lap.load(Ordering::Relaxed), 7, "still below");
+        if n % 2 == 0 {
+            r.next(&mut buf).unwrap().unwrap();
+            r.release();
+        } else {
+            r.next(&mut buf).unwrap().unwrap();
+            r.next(&mut buf).unwrap().unwrap();
+        }
+        r.release();
+        assert_eq!(m.ctl.read_lap.load(Ordering::Relaxed), 8, "at the boundary");
+        while r.next(&mut buf).unwrap().is_some() {}
+        r.release();
+        assert_eq!(m.ctl.read_lap.load(Ordering::Relaxed), 8, "once");
+    }
+    // A new session counts from 0 again, with its positions.
+    m.ctl.read_lap.store(5, Ordering::Relaxed);
+    open(&m.ctl, 2);
+    assert_eq!(m.ctl.read_lap.load(Ordering::Relaxed), 0);
 }
 
 #[test]
