@@ -11,6 +11,13 @@ use crate::tables::core::{
     ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
     SliceRow, StateRow, ThreadRow, TrackEventCallstackRow, TrackRow,
 };
+use crate::tables::profiling::{
+    AsyncContextRow, CallsiteRow, ChromeSampleExtrasRow, CounterSetRow, ExecutionContextRow,
+    FrameRow, HeapAllocationRow, HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow,
+    MappingRow, OomeDetailsRow, ProfilerSampleRow, ProfilerSessionRow, SmapsRow, SymbolRow,
+    TaskContextRow,
+};
+use crate::tables::sched::{FtraceEventRow, SchedSliceRow, ThreadStateRow};
 
 use super::table::{Column, Table};
 
@@ -145,7 +152,40 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.push(CpuFreqRow::freeze(&s.cpu_freqs, &strings));
     out.push(MachineRow::freeze(&s.machines, &strings));
     out.push(ClockSnapshotRow::freeze(&s.clock_snapshots, &strings));
-    out.extend(super::build_sched::build(&s.sched, &strings));
-    out.extend(super::build_profiling::build(&s.profiling, &strings));
+    let sc = &s.sched;
+    out.push(SchedSliceRow::freeze(&sc.slices, &strings));
+    out.push(ThreadStateRow::freeze(&sc.thread_states, &strings));
+    out.push(FtraceEventRow::freeze(&sc.ftrace_events, &strings));
+    let p = &s.profiling;
+    out.push(MappingRow::freeze(&p.mappings, &strings));
+    out.push(FrameRow::freeze(&p.frames, &strings));
+    out.push(CallsiteRow::freeze(&p.callsites, &strings));
+    out.push(SymbolRow::freeze(&p.symbols, &strings));
+    out.push(HeapProfileRow::freeze(&p.heap_profiles, &strings));
+    out.push(HeapAllocationRow::freeze(&p.heap_allocations, &strings));
+    out.push(ProfilerSessionRow::freeze(&p.sessions, &strings));
+    out.push(TaskContextRow::freeze(&p.task_contexts, &strings));
+    out.push(ExecutionContextRow::freeze(&p.execution_contexts, &strings));
+    out.push(AsyncContextRow::freeze(&p.async_contexts, &strings));
+    out.push(ProfilerSampleRow::freeze(&p.samples, &strings));
+    out.push(CounterSetRow::freeze(&p.counter_sets, &strings));
+    let extras: Vec<ChromeSampleExtrasRow> = p
+        .chrome_sample_extras
+        .iter()
+        .map(
+            |&(profiler_sample_id, process_priority)| ChromeSampleExtrasRow {
+                profiler_sample_id,
+                process_priority,
+            },
+        )
+        .collect();
+    out.push(ChromeSampleExtrasRow::freeze(&extras, &strings));
+    out.push(HeapGraphRow::freeze(&p.heap_graphs, &strings));
+    out.push(HeapGraphThreadCallsiteRow::freeze(
+        &p.heap_graph_thread_callsites,
+        &strings,
+    ));
+    out.push(OomeDetailsRow::freeze(&p.oome_details, &strings));
+    out.push(SmapsRow::freeze(&p.smaps, &strings));
     out
 }

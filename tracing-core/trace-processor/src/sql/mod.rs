@@ -6,7 +6,6 @@
 mod annotated_callstack;
 pub mod build;
 pub mod build_profiling;
-pub mod build_sched;
 pub mod catalog;
 mod demangle;
 mod file_access;

@@ -241,19 +241,21 @@ pub fn freeze(
 /// }
 /// ```
 ///
-/// Every column ends with a comma; `field as "type": StrId,` names a
+/// A `#[derive(...)]` after the doc adds derives to the row's (`Debug,
+/// Clone, Default`). Every column ends with a comma; `field as "type": StrId,` names a
 /// column whose SQL name is no Rust field name. A column's SQL type and nullability
 /// follow from its Rust type ([`ColumnValue`]); `id` is implicit.
 macro_rules! table {
     (
         $(#[doc = $doc:literal])*
+        $(#[derive($($extra:ident),* $(,)?)])?
         pub struct $row:ident in $sql:literal
             $(sorted by $sorted:ident)? $(, views [$($view:literal),* $(,)?])? {
             $($cols:tt)*
         }
     ) => {
         $crate::tables::table!(@munch
-            [[$($doc)*] $row $sql [$($sorted)?] [$($($view)*)?]]
+            [[$($doc)*] [$($($extra)*)?] $row $sql [$($sorted)?] [$($($view)*)?]]
             [] []
             $($cols)*
         );
@@ -276,12 +278,12 @@ macro_rules! table {
             [$($c)* [[$($cdoc)*] $name [$($sqln)?] [$ty] []]]
             $($rest)*);
     };
-    (@munch [[$($doc:literal)*] $row:ident $sql:literal [$($sorted:ident)?] [$($view:literal)*]]
+    (@munch [[$($doc:literal)*] [$($extra:ident)*] $row:ident $sql:literal [$($sorted:ident)?] [$($view:literal)*]]
         [$($f:tt)*]
         [$([[$($cdoc:literal)*] $name:ident [$($sqln:literal)?] [$ty:ty] [$($derive:expr)?]])*]
     ) => {
         $(#[doc = $doc])*
-        #[derive(Debug, Clone, Default)]
+        #[derive(Debug, Clone, Default $(, $extra)*)]
         pub struct $row {
             $($f)*
         }

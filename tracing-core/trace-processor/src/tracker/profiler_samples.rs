@@ -41,7 +41,13 @@ impl ProfilerSampleTracker {
         }
         let set = u32::try_from(storage.profiling.counter_sets.len()).unwrap_or(u32::MAX);
         for c in counters {
-            storage.profiling.counter_sets.push((set, *c));
+            storage
+                .profiling
+                .counter_sets
+                .push(crate::storage::profiling_rows::CounterSetRow {
+                    counter_set_id: set,
+                    counter_id: *c,
+                });
         }
         Some(set)
     }
