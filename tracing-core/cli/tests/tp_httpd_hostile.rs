@@ -24,28 +24,15 @@ use zerotrace_protos::protos::{QueryArgs, TracePacket, track_event};
 use zerotrace_trace_processor::Value;
 use zerotrace_trace_processor::rpc::decode::decode_query_result;
 
-/// `nobody`: the other user, and in one test the server's own.
-const NOBODY: u32 = 65534;
+mod uid_support;
+// `nobody`: the other user, and in one test the server's own.
+use uid_support::{NOBODY, root_or_say, run_as};
+
 /// A third uid, neither root nor the server's.
 const THIRD: u32 = 65533;
 /// The client's part, run again as another uid: `ADDR|SERVER_UID|EXPECT`.
 const CHILD_ENV: &str = "ZT_TP_HOSTILE_CHILD";
 const CHILD_SAYS: &str = "child: answered as expected";
-
-/// Whether this test may run as root; says so in one line where not, and
-/// fails where CI requires it.
-fn root_or_say(test: &str) -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    let msg = format!("{test} did not run: it needs root (to run a process as another user)");
-    assert!(
-        std::env::var_os("ZEROTRACE_REQUIRE_ROOT").is_none(),
-        "{msg}"
-    );
-    println!("{msg}");
-    false
-}
 
 fn packet(f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
     let mut w = HeapWriter::new();
@@ -248,13 +235,12 @@ fn client(args: &str) {
 
 /// Runs this test's client part as `uid`.
 fn client_as(test: &str, uid: u32, addr: SocketAddr, server_uid: u32, expect: &str) {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, format!("{addr}|{server_uid}|{expect}"))
-        .uid(uid)
-        .gid(uid)
-        .output()
-        .unwrap();
+    let out = run_as(
+        uid,
+        test,
+        CHILD_ENV,
+        &format!("{addr}|{server_uid}|{expect}"),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && stdout.contains(CHILD_SAYS),

@@ -13,7 +13,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 use protozero::{Decoder, HeapWriter};
@@ -25,12 +24,13 @@ use zerotrace_protos::protos::{
     CloneSessionResponseDecoder, TraceConfig, TracingServiceStateDecoder,
 };
 
+mod uid_support;
 mod websocket_support;
+// The uid and gid the other user's process runs as (`nobody`).
+use uid_support::{NOBODY as OTHER, dir_owned_by, root_or_say, run_as};
 use websocket_support::{Setup, consumer_over, open, status};
 
 const WAIT: Duration = Duration::from_secs(20);
-/// The uid and gid the other user's process runs as (`nobody`).
-const OTHER: u32 = 65534;
 const CHILD_ENV: &str = "ZT_WS_HOSTILE_CHILD";
 const ROOT_SESSION: &str = "zt-root-session";
 const CHILD_SAYS: &str = "child: clone refused, output_path refused, own session recorded";
@@ -44,21 +44,6 @@ fn config(f: impl FnOnce(&mut TraceConfig<'_>)) -> Vec<u8> {
         f(&mut c);
     }
     w.finish().unwrap()
-}
-
-/// Whether this test may run as root; says so in one line where not, and
-/// fails where CI requires it.
-fn root_or_say(test: &str) -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    let msg = format!("{test} did not run: it needs root (to run a process as another user)");
-    assert!(
-        std::env::var_os("ZEROTRACE_REQUIRE_ROOT").is_none(),
-        "{msg}"
-    );
-    println!("{msg}");
-    false
 }
 
 #[test]
@@ -91,25 +76,14 @@ fn another_user_with_a_forged_origin_can_neither_clone_nor_create_a_file() {
     std::fs::create_dir_all(&target_dir).unwrap();
     let target = target_dir.join("evil.pftrace");
     let child_dir = std::env::temp_dir().join(format!("zt-ws-child-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&child_dir);
-    std::fs::create_dir_all(&child_dir).unwrap();
-    std::os::unix::fs::chown(&child_dir, Some(OTHER), Some(OTHER)).unwrap();
+    dir_owned_by(&child_dir, OTHER);
 
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "another_user_with_a_forged_origin_can_neither_clone_nor_create_a_file",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(
-            CHILD_ENV,
-            format!("{}|{}|{}", s.addr(), child_dir.display(), target.display()),
-        )
-        .uid(OTHER)
-        .gid(OTHER)
-        .output()
-        .unwrap();
+    let out = run_as(
+        OTHER,
+        "another_user_with_a_forged_origin_can_neither_clone_nor_create_a_file",
+        CHILD_ENV,
+        &format!("{}|{}|{}", s.addr(), child_dir.display(), target.display()),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -478,18 +452,12 @@ fn one_user_holding_many_websockets_does_not_lock_another_out() {
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains("its share"), "{answer}");
     // Another user still gets in.
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "one_user_holding_many_websockets_does_not_lock_another_out",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(SHARE_CHILD_ENV, s.addr().to_string())
-        .uid(OTHER)
-        .gid(OTHER)
-        .output()
-        .unwrap();
+    let out = run_as(
+        OTHER,
+        "one_user_holding_many_websockets_does_not_lock_another_out",
+        SHARE_CHILD_ENV,
+        &s.addr().to_string(),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("other user's status: 101"),

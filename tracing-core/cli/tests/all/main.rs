@@ -28,6 +28,8 @@ mod perf_support;
 mod support;
 #[path = "../tp_support/mod.rs"]
 mod tp_support;
+#[path = "../uid_support/mod.rs"]
+mod uid_support;
 mod upstream;
 #[path = "../websocket_support/mod.rs"]
 mod websocket_support;

@@ -12,7 +12,6 @@
 //! and output_path. The socket's answers are the oracle; the bridge's must
 //! equal them.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -25,12 +24,12 @@ use zerotrace_protos::protos::{
     CloneSessionResponseDecoder, TraceConfig, TracingServiceStateDecoder,
 };
 
-use crate::websocket_support;
+use crate::{uid_support, websocket_support};
+// `nobody` and `nogroup`.
+use uid_support::{NOBODY as OTHER, dir_owned_by, root_or_say, run_as};
 use websocket_support::{Setup, consumer_over, open};
 
 const WAIT: Duration = Duration::from_secs(30);
-/// `nobody` and `nogroup`.
-const OTHER: u32 = 65534;
 const CHILD_ENV: &str = "ZT_WS_MATRIX_CHILD";
 const ROOT_SESSION: &str = "zt-root-matrix";
 const ROOT_KEY: &str = "zt-root-detached";
@@ -41,19 +40,6 @@ const SOURCES: [&str; 5] = [
     "linux.system_info",
     "linux.perf",
 ];
-
-fn root_or_say(test: &str) -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    let msg = format!("{test} did not run: it needs root (to run a process as another user)");
-    assert!(
-        std::env::var_os("ZEROTRACE_REQUIRE_ROOT").is_none(),
-        "{msg}"
-    );
-    println!("{msg}");
-    false
-}
 
 fn config(f: impl FnOnce(&mut TraceConfig<'_>)) -> Vec<u8> {
     let mut w = HeapWriter::new();
@@ -143,36 +129,25 @@ fn every_endpoint_lends_what_the_consumer_socket_would() {
 
         let child_dir =
             std::env::temp_dir().join(format!("zt-matrix-{label}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&child_dir);
-        std::fs::create_dir_all(&child_dir).unwrap();
-        std::os::unix::fs::chown(&child_dir, Some(OTHER), Some(OTHER)).unwrap();
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                &crate::test_name(
-                    module_path!(),
-                    "every_endpoint_lends_what_the_consumer_socket_would",
-                ),
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(
-                CHILD_ENV,
-                format!(
-                    "{}|{}|{}|{}",
-                    s.addr(),
-                    child_dir.display(),
-                    match &s.consumer {
-                        Endpoint::Path(p) => p.display().to_string(),
-                        other => panic!("{other:?}"),
-                    },
-                    instance
-                ),
-            )
-            .uid(OTHER)
-            .gid(OTHER)
-            .output()
-            .unwrap();
+        dir_owned_by(&child_dir, OTHER);
+        let out = run_as(
+            OTHER,
+            &crate::test_name(
+                module_path!(),
+                "every_endpoint_lends_what_the_consumer_socket_would",
+            ),
+            CHILD_ENV,
+            &format!(
+                "{}|{}|{}|{}",
+                s.addr(),
+                child_dir.display(),
+                match &s.consumer {
+                    Endpoint::Path(p) => p.display().to_string(),
+                    other => panic!("{other:?}"),
+                },
+                instance
+            ),
+        );
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success(),
