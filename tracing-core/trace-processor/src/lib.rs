@@ -19,6 +19,9 @@
 //! profiles' sections of `zerotrace stats` and `dump`) read: a trace's CPU
 //! samples and heap dumps built from the loaded storage, without SQL.
 
+mod arena;
+mod clock;
+mod descriptors;
 #[cfg(feature = "sql")]
 mod driver;
 pub mod error;
@@ -31,6 +34,7 @@ mod load_warning;
 #[cfg(feature = "sql")]
 mod output;
 mod packet_fields;
+mod packet_view;
 pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet_export;
@@ -38,6 +42,7 @@ mod parser;
 pub mod profile_view;
 #[cfg(feature = "sql")]
 pub mod rpc;
+mod sequence_state;
 #[cfg(feature = "sql")]
 mod sql;
 mod storage;

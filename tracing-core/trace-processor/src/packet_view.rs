@@ -2,20 +2,18 @@
 //! each packet with its trace time, sequence generation and where its
 //! bytes are, the order to parse them in, and the state the packets point
 //! into (bytes, generations, track descriptors, clocks, the storage so
-//! far). A leaf that both sides read, so the parsers need nothing else of
-//! the loader.
+//! far). A leaf below the loader and the parsers (the loader fills it, the
+//! parsers read it), so the parsers import nothing of the loader.
 //!
 //! A queued [`Packet`] is small (40 bytes): its bytes wait in the
 //! [`PacketArena`], and what only some kinds carry (a TrackEvent's thread
 //! time and counter values, a `compact_sched` event) waits in side tables
 //! that `extra` indexes. The parsers see each packet as a [`PacketView`].
 
-use super::arena::{ByteRange, PacketArena};
-use super::clock::ClockTracker;
-use super::descriptors::Descriptors;
-use super::ftrace_bundle::InlineSched;
-use super::sequence::Generation;
-use super::track_event_times::TrackEventTimes;
+use crate::arena::{ByteRange, PacketArena};
+use crate::clock::ClockTracker;
+use crate::descriptors::Descriptors;
+use crate::sequence_state::Generation;
 use crate::storage::Storage;
 
 /// `Packet::extra` when the packet has no side-table entry.
@@ -162,4 +160,49 @@ impl<'a> PacketSource<'a> {
             inline_sched,
         })
     }
+}
+
+/// A scheduler event decoded from `compact_sched`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InlineSched {
+    /// A sched_switch without its `prev_*` fields (the CPU's previous
+    /// switch names the task leaving).
+    Switch {
+        /// The leaving task's state bits.
+        prev_state: i64,
+        /// The task switched in.
+        next_pid: i64,
+        /// Its priority.
+        next_prio: i32,
+        /// Its comm.
+        next_comm: String,
+    },
+    /// A sched_waking (the task running on the CPU is the waker).
+    Waking {
+        /// The woken task.
+        pid: i64,
+        /// The CPU it will run on.
+        target_cpu: u32,
+        /// Its priority.
+        prio: i32,
+        /// Its comm.
+        comm: String,
+        /// The kernel's common_flags, when recorded.
+        common_flags: Option<u32>,
+    },
+}
+
+/// What a TrackEvent resolved in stream order.
+#[derive(Debug, Clone, Default)]
+pub struct TrackEventTimes {
+    /// Time on the trace clock.
+    pub ts: i64,
+    /// Thread time (ns).
+    pub thread_ts: Option<i64>,
+    /// Thread instruction count.
+    pub thread_instruction_count: Option<i64>,
+    /// The absolute counter value of a TYPE_COUNTER event.
+    pub counter_value: Option<f64>,
+    /// Absolute values of the extra counters, with their track uuids.
+    pub extra_counters: Vec<(u64, f64)>,
 }

@@ -16,6 +16,7 @@
 //! MONOTONIC_RAW, as upstream reads them; an unknown clock loses the
 //! bundle (`ftrace_bundle_tokenizer_errors`; upstream refuses the trace).
 
+use crate::packet_view::InlineSched;
 use zerotrace_protos::protos::FtraceEventBundleDecoder;
 use zerotrace_protos::protos::FtraceEventDecoder;
 use zerotrace_protos::protos::ftrace_event_bundle::CompactSchedDecoder;
@@ -24,36 +25,6 @@ use crate::storage::stats::Stats;
 
 /// CPUs upstream accepts in a bundle (more is a corrupt trace).
 pub const MAX_CPUS: u32 = 1024;
-
-/// A scheduler event decoded from `compact_sched`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum InlineSched {
-    /// A sched_switch without its `prev_*` fields (the CPU's previous
-    /// switch names the task leaving).
-    Switch {
-        /// The leaving task's state bits.
-        prev_state: i64,
-        /// The task switched in.
-        next_pid: i64,
-        /// Its priority.
-        next_prio: i32,
-        /// Its comm.
-        next_comm: String,
-    },
-    /// A sched_waking (the task running on the CPU is the waker).
-    Waking {
-        /// The woken task.
-        pid: i64,
-        /// The CPU it will run on.
-        target_cpu: u32,
-        /// Its priority.
-        prio: i32,
-        /// Its comm.
-        comm: String,
-        /// The kernel's common_flags, when recorded.
-        common_flags: Option<u32>,
-    },
-}
 
 /// What one event of a bundle carries.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,13 +59,13 @@ pub struct BundleClock {
 pub fn clock(bundle: &[u8]) -> Option<BundleClock> {
     let b = FtraceEventBundleDecoder::new(bundle);
     let clock_id = match b.ftrace_clock_raw() {
-        None | Some(FTRACE_CLOCK_UNSPECIFIED) => super::clock::BOOTTIME,
+        None | Some(FTRACE_CLOCK_UNSPECIFIED) => crate::clock::BOOTTIME,
         Some(FTRACE_CLOCK_MONO_RAW) => MONOTONIC_RAW,
         Some(FTRACE_CLOCK_GLOBAL | FTRACE_CLOCK_LOCAL) => SEQUENCE_SCOPED_CLOCK,
         Some(_) => return None,
     };
     let snapshot = match (b.ftrace_timestamp(), b.boot_timestamp()) {
-        (Some(f), Some(boot)) if clock_id != super::clock::BOOTTIME => Some((f, boot)),
+        (Some(f), Some(boot)) if clock_id != crate::clock::BOOTTIME => Some((f, boot)),
         _ => None,
     };
     Some(BundleClock { clock_id, snapshot })

@@ -4,10 +4,10 @@
 //! ftrace clock to BOOTTIME; a CPU's first bundle says from when its data
 //! is valid.
 
-use super::arena::ByteRange;
-use super::clock::{self, clock_key, machine_clock};
-use super::loaded::{NO_EXTRA, Packet, PacketKind};
 use super::{Deferred, Loader, ftrace_bundle};
+use crate::arena::ByteRange;
+use crate::clock::{self, clock_key, machine_clock};
+use crate::packet_view::{NO_EXTRA, Packet, PacketKind};
 
 impl Loader {
     /// Queues each event of an ftrace bundle on its own, at its own time

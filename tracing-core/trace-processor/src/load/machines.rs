@@ -2,8 +2,8 @@
 //! `TracePacket.machine_id`), and a remote machine's `RemoteClockSync`
 //! turned into clock snapshots joining its clocks to the host's.
 
-use super::clock::machine_clock;
 use super::{Loader, remote_clock};
+use crate::clock::machine_clock;
 
 impl Loader {
     /// The index of a packet's machine (0: the host), a new one for a raw

@@ -20,23 +20,20 @@
 //! they arrive, and the packets read are counted into the load's work
 //! (`Storage::work`), which the trackers' steps join in the parsers.
 
-pub mod arena;
 pub mod budget;
-pub mod clock;
-pub mod descriptors;
 pub mod ftrace_bundle;
 mod ftrace_queue;
 pub mod inflate;
-pub mod loaded;
 mod machines;
 mod packet_time;
 pub mod remote_clock;
-pub mod sequence;
 pub mod sorter;
 pub mod streaming_profile;
 pub mod tokenizer;
 pub mod trace_identity;
 pub mod track_event_times;
+#[cfg(test)]
+mod walks_once;
 
 use crate::hash::HashMap;
 
@@ -46,18 +43,17 @@ use zerotrace_protos::protos::{
     TraceStatsDecoder, TrackDescriptorDecoder,
 };
 
+use crate::arena::PacketArena;
+use crate::clock::{ClockTracker, MachineClocks};
+use crate::descriptors::{Descriptor, Descriptors};
 use crate::error::TraceError;
 use crate::packet_fields::{self, PacketFields, Payload};
+use crate::packet_view::{Loaded, NO_EXTRA, Packet, PacketKind, TrackEventTimes};
 use crate::parser::Parser;
+use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::Storage;
-use arena::PacketArena;
 use budget::LoadBudget;
-use clock::{ClockTracker, MachineClocks};
-use descriptors::{Descriptor, Descriptors};
-use loaded::{Loaded, NO_EXTRA, Packet, PacketKind};
-use sequence::{Generation, SequenceState};
 use tokenizer::TraceTokenizer;
-use track_event_times::TrackEventTimes;
 
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
 pub const MAX_COMPRESSION_DEPTH: u32 = 2;
@@ -93,7 +89,7 @@ pub struct Loader {
     packets: Vec<Packet>,
     arena: PacketArena,
     track_event_times: Vec<TrackEventTimes>,
-    inline_sched: Vec<ftrace_bundle::InlineSched>,
+    inline_sched: Vec<crate::packet_view::InlineSched>,
     deferred: Vec<Deferred>,
     latest_ts: i64,
     storage: Storage,
@@ -331,7 +327,7 @@ impl Loader {
     }
 
     /// A packet record's `extra` for a plain packet: the index of the
-    /// trace packet it came from (see [`loaded::PacketView::index`]).
+    /// trace packet it came from (see [`crate::packet_view::PacketView::index`]).
     fn packet_extra(&self) -> u32 {
         u32::try_from(self.packet_index.saturating_sub(1)).unwrap_or(NO_EXTRA)
     }

@@ -5,11 +5,11 @@
 
 use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacket};
 
-use super::arena::ByteRange;
-use super::clock::{MachineClocks, clock_key, machine_clock};
-use super::loaded::{NO_EXTRA, Packet, PacketKind};
 use super::{Deferred, Loader, track_event_times};
+use crate::arena::ByteRange;
+use crate::clock::{MachineClocks, clock_key, machine_clock};
 use crate::packet_fields::{PacketFields, Payload};
+use crate::packet_view::{NO_EXTRA, Packet, PacketKind};
 
 impl Loader {
     /// A `ClockSnapshot`: the trace clock (the host's choice), the clocks'

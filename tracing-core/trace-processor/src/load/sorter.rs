@@ -15,8 +15,8 @@ use std::collections::BinaryHeap;
 
 use crate::hash::HashMap;
 
-use super::ftrace_bundle::InlineSched;
-use super::loaded::{Packet, PacketKind};
+use crate::packet_view::InlineSched;
+use crate::packet_view::{Packet, PacketKind};
 
 /// The stream a packet is queued on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -115,7 +115,7 @@ mod tests {
             generation: 0,
             machine: 0,
             cpu,
-            extra: crate::load::loaded::NO_EXTRA,
+            extra: crate::packet_view::NO_EXTRA,
             kind: PacketKind::Ftrace,
             field: 0,
         }

@@ -9,8 +9,8 @@
 
 use protozero::Decoder;
 
-use super::clock::MachineClocks;
-use super::sequence::SequenceState;
+use crate::clock::MachineClocks;
+use crate::sequence_state::SequenceState;
 use crate::storage::stats::Stats;
 
 /// CLOCK_MONOTONIC.

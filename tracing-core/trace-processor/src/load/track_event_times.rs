@@ -5,30 +5,16 @@
 //! counter tracks. These depend on the packets before it in its sequence,
 //! so they are resolved before the sort.
 
+use crate::packet_view::TrackEventTimes;
 use zerotrace_protos::protos::{TracePacketDefaultsDecoder, TrackEventDecoder};
 
-use super::clock::MachineClocks;
-use super::descriptors::Descriptors;
-use super::sequence::{Generation, SequenceState};
+use crate::clock::MachineClocks;
+use crate::descriptors::Descriptors;
+use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::stats::Stats;
 
 /// CLOCK_MONOTONIC's id: legacy TrackEvent µs timestamps are on it.
 const MONOTONIC: u64 = 3;
-
-/// What a TrackEvent resolved in stream order.
-#[derive(Debug, Clone, Default)]
-pub struct TrackEventTimes {
-    /// Time on the trace clock.
-    pub ts: i64,
-    /// Thread time (ns).
-    pub thread_ts: Option<i64>,
-    /// Thread instruction count.
-    pub thread_instruction_count: Option<i64>,
-    /// The absolute counter value of a TYPE_COUNTER event.
-    pub counter_value: Option<f64>,
-    /// Absolute values of the extra counters, with their track uuids.
-    pub extra_counters: Vec<(u64, f64)>,
-}
 
 fn us_to_ns(us: i64) -> i64 {
     us.saturating_mul(1000)

@@ -8,7 +8,7 @@ use base64::Engine;
 use protozero::Decoder;
 
 use super::Parser;
-use super::registry::Importer;
+use super::importer::Importer;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
 

@@ -14,7 +14,7 @@ use crate::hash::HashMap;
 use protozero::Decoder;
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::StateRow;
 use crate::tracker::tracks::{EventType, TrackSpec};

@@ -9,7 +9,7 @@
 use protozero::Decoder;
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CpuFreqRow, CpuRow};
 use zerotrace_protos::upstream_tables::packet_field;

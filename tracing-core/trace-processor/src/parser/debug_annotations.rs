@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use zerotrace_protos::protos::DebugAnnotationDecoder;
 use zerotrace_protos::protos::debug_annotation::NestedValueDecoder;
 
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 

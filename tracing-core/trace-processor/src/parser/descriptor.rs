@@ -5,8 +5,8 @@
 use zerotrace_protos::protos::{TracePacket, TrackDescriptorDecoder};
 
 use super::Parser;
+use super::importer::{Importer, Input};
 use super::process_tree::add_process_arg;
-use super::registry::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tracker::process::NamePriority;
 

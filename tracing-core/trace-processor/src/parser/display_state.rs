@@ -5,7 +5,7 @@
 use protozero::Decoder;
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 

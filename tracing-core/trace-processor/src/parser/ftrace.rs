@@ -19,7 +19,7 @@ use protozero::Decoder;
 use zerotrace_protos::protos::FtraceEventDecoder;
 
 use super::Parser;
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};

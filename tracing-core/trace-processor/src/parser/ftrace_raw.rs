@@ -16,7 +16,7 @@ use protozero::FieldValue;
 use zerotrace_protos::upstream_tables::{ArgType, ftrace_event_schema};
 
 use super::Parser;
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::sched_rows::FtraceEventRow;
 

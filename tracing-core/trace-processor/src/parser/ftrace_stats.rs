@@ -12,7 +12,7 @@ use zerotrace_protos::protos::ftrace_stats::Phase;
 use zerotrace_protos::upstream_tables::packet_field::FTRACE_STATS;
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 
 /// `FtraceParseStatus.FTRACE_STATUS_ABI_ZERO_DATA_LENGTH`.
 const ABI_ZERO_DATA_LENGTH: i32 = 12;

@@ -15,6 +15,7 @@ mod ftrace;
 mod ftrace_raw;
 mod ftrace_stats;
 mod heap_dump_facts;
+mod importer;
 mod module_symbols;
 mod perf_sample;
 mod process_stats;
@@ -35,9 +36,9 @@ mod track_association;
 mod track_event;
 mod track_event_callstack;
 
-use crate::load::clock::ClockTracker;
-use crate::load::loaded::{Loaded, PacketSource, PacketView};
-use crate::load::sequence::Generation;
+use crate::clock::ClockTracker;
+use crate::packet_view::{Loaded, PacketSource, PacketView};
+use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::tracker::process::ProcessTracker;
 use crate::tracker::slices::SliceTracker;
@@ -178,7 +179,7 @@ impl Parser {
         if let Some(import) = registry::importer(packet.field) {
             import(
                 self,
-                &registry::Input {
+                &importer::Input {
                     bytes: packet.bytes,
                     ts: packet.ts,
                     packet,

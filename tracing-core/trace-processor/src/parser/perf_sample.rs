@@ -13,7 +13,7 @@ use protozero::Decoder;
 use zerotrace_protos::protos::{PerfSampleDecoder, PerfSampleDefaultsDecoder};
 
 use super::Parser;
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::profile_facts::{PerfSampleFacts, Timebase};
 use crate::storage::profiling_rows::{

@@ -9,7 +9,7 @@
 use protozero::Decoder;
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use crate::storage::rows::CounterRow;
 use zerotrace_protos::upstream_tables::packet_field;
 

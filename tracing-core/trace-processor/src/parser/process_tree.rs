@@ -11,7 +11,7 @@
 use protozero::{Decoder, Field};
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tracker::process::NamePriority;
 use zerotrace_protos::upstream_tables::packet_field;
@@ -113,7 +113,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         if let Some(start) = start {
             let start = i64::try_from(start).unwrap_or(i64::MAX);
             if let Ok(t) = p.clocks.trace_time(
-                crate::load::clock::machine_clock(crate::load::clock::BOOTTIME, p.machine),
+                crate::clock::machine_clock(crate::clock::BOOTTIME, p.machine),
                 start,
             ) {
                 if let Some(row) = p.storage.processes.get_mut(upid as usize) {

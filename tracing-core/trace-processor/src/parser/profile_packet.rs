@@ -14,7 +14,7 @@ use zerotrace_protos::protos::{
 };
 
 use super::{Parser, heap_dump_facts};
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::profile_facts::Unresolved;
 use crate::storage::profiling_rows::{HeapAllocationRow, HeapProfileRow};
 use crate::storage::strings::StrId;

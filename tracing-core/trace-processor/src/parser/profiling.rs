@@ -10,13 +10,13 @@ use zerotrace_protos::protos::TracePacket;
 use zerotrace_protos::upstream_tables::packet_field;
 
 use super::Parser;
-use super::registry::Importer;
+use super::importer::Importer;
 use super::{
     art_process_metadata, deobfuscation, heap_dump_facts, module_symbols, perf_sample,
     profile_packet, smaps, stack_sample, streaming_profile,
 };
-use crate::load::sequence::Generation;
 use crate::packet_fields::STREAMING_PROFILE_PACKET;
+use crate::sequence_state::Generation;
 use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::StackProfileTracker;

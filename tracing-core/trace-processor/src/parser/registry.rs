@@ -5,28 +5,11 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
-use super::Parser;
+use super::importer::Importer;
 use super::{
     chrome_metadata, concurrent_sessions, cpu_info, descriptor, display_state, ftrace_stats,
     process_stats, process_tree, profiling, service, sys_stats, system_info, track_event,
 };
-use crate::load::loaded::PacketView;
-use crate::load::sequence::Generation;
-
-/// What an importer gets: the payload and where its packet stands.
-pub struct Input<'a> {
-    /// The payload's bytes.
-    pub bytes: &'a [u8],
-    /// The packet's time on the trace clock.
-    pub ts: i64,
-    /// The packet as the loader queued it.
-    pub packet: &'a PacketView<'a>,
-    /// The packet's sequence's generation.
-    pub generation: &'a Generation,
-}
-
-/// An importer of one payload field.
-pub type Importer = fn(&mut Parser, &Input<'_>);
 
 /// Every parser module's list.
 const MODULES: &[&[(u32, Importer)]] = &[

@@ -13,8 +13,8 @@ use zerotrace_protos::upstream_tables::interned_data_field::KERNEL_SYMBOLS;
 
 use super::Parser;
 use super::task_state::{kernel_version, task_state_text};
-use crate::load::ftrace_bundle::InlineSched;
-use crate::load::sequence::Generation;
+use crate::packet_view::InlineSched;
+use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::sched_rows::FtraceEventRow;
 use crate::storage::strings::StrId;
@@ -58,14 +58,14 @@ pub fn drop_bounds(p: &mut Parser) -> (i64, i64) {
 /// order (upstream reads service events while tokenizing, so the time is
 /// known before any ftrace event is parsed).
 pub fn tracing_started(
-    packets: &[crate::load::loaded::Packet],
-    arena: &crate::load::arena::PacketArena,
+    packets: &[crate::packet_view::Packet],
+    arena: &crate::arena::PacketArena,
 ) -> Option<i64> {
     packets
         .iter()
         .rev()
         .filter(|p| {
-            p.kind == crate::load::loaded::PacketKind::Packet
+            p.kind == crate::packet_view::PacketKind::Packet
                 && u32::from(p.field) == zerotrace_protos::protos::TracePacket::FIELD_SERVICE_EVENT
         })
         .find(|p| {

@@ -8,7 +8,7 @@ use zerotrace_protos::protos::{
 };
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
 use crate::tracker::tracks::{EventType, TrackSpec};

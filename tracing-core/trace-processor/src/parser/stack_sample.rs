@@ -11,7 +11,7 @@ use crate::hash::HashMap;
 use protozero::Decoder;
 
 use super::Parser;
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::profiling_rows::{
     AsyncContextRow, ExecutionContextRow, ProfilerSampleRow, ProfilerSessionRow, TaskContextRow,

@@ -12,7 +12,7 @@ use zerotrace_protos::protos::sys_stats::DiskStatDecoder;
 use zerotrace_protos::{meminfo_keys, upstream_tables::VMSTAT_KEYS};
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};

@@ -5,7 +5,7 @@
 use zerotrace_protos::protos::{SystemInfoDecoder, TracePacket};
 
 use super::Parser;
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 
 /// The payload this module imports.
 pub const IMPORTERS: &[(u32, Importer)] = &[(TracePacket::FIELD_SYSTEM_INFO, import)];

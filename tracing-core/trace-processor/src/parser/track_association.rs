@@ -13,7 +13,7 @@ use zerotrace_protos::protos::track_event::LegacyEventDecoder;
 
 use super::Parser;
 use super::track_event::{Resolved, resolve_track};
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::strings::StrId;
 use crate::tracker::tracks::{EventType, TrackSpec};

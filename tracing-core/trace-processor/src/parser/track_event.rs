@@ -12,11 +12,11 @@ use zerotrace_protos::protos::{
 
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
-use super::registry::{Importer, Input};
+use super::importer::{Importer, Input};
 use super::track_association::{LegacyTracks, associate};
-use crate::load::descriptors::Descriptors;
-use crate::load::sequence::Generation;
-use crate::load::track_event_times::TrackEventTimes;
+use crate::descriptors::Descriptors;
+use crate::packet_view::TrackEventTimes;
+use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow, StateRow};
 use crate::storage::strings::StrId;

@@ -8,7 +8,7 @@
 use zerotrace_protos::protos::TrackEventDecoder;
 
 use super::Parser;
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::rows::TrackEventCallstackRow;
 use crate::tracker::stack_profile::DummyOwner;
 

@@ -12,7 +12,7 @@ use zerotrace_protos::protos::{
     CallstackDecoder, FrameDecoder, InternedStringDecoder, MappingDecoder,
 };
 
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::profile_facts::Unresolved;
 use crate::storage::profiling_rows::{CallsiteRow, FrameRow, MappingRow, SymbolRow};
