@@ -7,7 +7,7 @@
 use protozero::Decoder;
 
 use super::Parser;
-use crate::load::sequence::Generation;
+use crate::sequence_state::Generation;
 use crate::storage::profiling_rows::{ProfilerSampleRow, TaskContextRow};
 use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
