@@ -6,13 +6,20 @@
 //! The bytes are never read by Rust: a thread's stack holds locals that
 //! other threads may be writing through shared references, and a Rust read
 //! racing such a write would be a data race. They are copied by one
-//! `rep movsb` in an `asm!` block when `sp` lies inside the stack mapping
-//! the thread's first sample found (its bounds read once per thread from
-//! `/proc/self/maps`), so every byte from `sp` to the top is mapped; a
-//! thread whose `sp` ever leaves those bounds (it switched stacks) is
-//! copied by the kernel from then on (`process_vm_readv` on our own pid,
-//! which copies less rather than fault). Why the `asm!` copy is sound is
-//! written in ARCHITECTURE.md's soundness rules (the stack copy).
+//! `rep movsb` in an `asm!` block when `sp` lies inside the thread's own
+//! stack as found at its first sample (read once per thread: the stack the
+//! thread library gave it, `pthread_getattr_np`, cut to the mapping of
+//! `/proc/self/maps` that holds `sp`), so every byte from `sp` to the top is
+//! mapped for as long as the thread lives. A mapping's line alone is no
+//! such bound: the kernel shows adjacent anonymous mappings of the same
+//! flags as one, so a line can run past the thread's stack into memory
+//! another thread maps and unmaps (the 36 KiB stack glibc's
+//! `posix_spawn`, under `std::process::Command`, maps right above it for
+//! its child and unmaps once the child has exec'd). A thread whose `sp` ever leaves those bounds
+//! (it switched stacks) is copied by the kernel from then on
+//! (`process_vm_readv` on our own pid, which copies less rather than
+//! fault). Why the `asm!` copy is sound is written in ARCHITECTURE.md's
+//! soundness rules (the stack copy).
 //!
 //! x86-64 only; elsewhere nothing is captured and the sample is recorded
 //! with an unwinding error.
@@ -61,25 +68,64 @@ impl StackBounds {
         self.top != 0 && self.top != u64::MAX
     }
 
-    /// The bounds of the stack that holds `sp`: its mapping; on the main
-    /// thread, its top is where the program's first frame starts
-    /// ([`initial_sp`]): above are only the arguments, the environment and
-    /// the auxiliary vector (kilobytes no unwinder reads, the outermost
-    /// frame, `_start`, says its caller is undefined), which every sample
-    /// would otherwise copy.
+    /// The bounds of the stack that holds `sp`, this thread's:
+    /// [`StackBounds::within`] the mapping that holds it, the program's
+    /// initial stack pointer and, off the main thread's stack, the stack
+    /// the thread library gave this thread.
     pub(crate) fn of(sp: u64) -> StackBounds {
-        let Some((bottom, mut top)) = stack_mapping(sp) else {
+        let Some(mapping) = stack_mapping(sp) else {
             return StackBounds {
                 bottom: 0,
                 top: u64::MAX,
             };
         };
-        if let Some(init) = initial_sp() {
-            if (bottom..top).contains(&init) && sp <= init {
-                top = init.saturating_add(INITIAL_FRAME_SLACK).min(top);
-            }
+        let init = initial_sp();
+        let main = init.is_some_and(|init| on_main_stack(mapping, init, sp));
+        let thread = if main { None } else { thread_stack() };
+        StackBounds::within(mapping, init, thread, sp)
+    }
+
+    /// The bounds of the stack that holds `sp`, from the `mapping` that
+    /// holds it (start, end), the program's initial stack pointer `init`
+    /// and the stack the thread library gave the thread, `thread` (start,
+    /// end).
+    ///
+    /// On the main thread's stack (the mapping holds `init`, `sp` below
+    /// it), the mapping up to where the program's first frame starts:
+    /// above are only the arguments, the environment and the auxiliary
+    /// vector (kilobytes no unwinder reads, the outermost frame, `_start`,
+    /// says its caller is undefined), which every sample would otherwise
+    /// copy; the kernel keeps that stack apart from any other mapping.
+    ///
+    /// Elsewhere, the thread's stack cut to the mapping: the mapping's line
+    /// may span a neighbour with the same flags (the kernel shows adjacent
+    /// anonymous mappings as one), which is not this thread's and may be
+    /// unmapped any time after. When `sp` is not on the thread's stack (a
+    /// signal or coroutine stack), or that stack is unknown, no bound is
+    /// trusted for the `asm!` copy (`bottom` 0): the kernel copies, up to
+    /// the mapping's end.
+    pub(crate) fn within(
+        mapping: (u64, u64),
+        init: Option<u64>,
+        thread: Option<(u64, u64)>,
+        sp: u64,
+    ) -> StackBounds {
+        let (bottom, top) = mapping;
+        if let Some(init) = init.filter(|&init| on_main_stack(mapping, init, sp)) {
+            return StackBounds {
+                bottom,
+                top: init.saturating_add(INITIAL_FRAME_SLACK).min(top),
+            };
         }
-        StackBounds { bottom, top }
+        match thread {
+            Some((lo, hi)) if (lo..hi).contains(&sp) && (bottom..top).contains(&sp) => {
+                StackBounds {
+                    bottom: bottom.max(lo),
+                    top: top.min(hi),
+                }
+            }
+            _ => StackBounds { bottom: 0, top },
+        }
     }
 
     /// Whether the `len` bytes at `sp` lie inside the mapping (and so may
@@ -96,6 +142,42 @@ impl StackBounds {
         }
         inside
     }
+}
+
+/// Whether `sp` is on the main thread's stack: the `mapping` that holds it
+/// holds the program's initial stack pointer `init` too, above `sp`.
+fn on_main_stack(mapping: (u64, u64), init: u64, sp: u64) -> bool {
+    (mapping.0..mapping.1).contains(&init) && sp <= init
+}
+
+/// The stack the thread library gave the calling thread: (lowest usable
+/// address, top). glibc's top is the end of the block it mapped for the
+/// thread (its thread control block and static TLS lie at the top), which
+/// stays mapped until the thread is joined or detached and gone.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn thread_stack() -> Option<(u64, u64)> {
+    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+    // SAFETY: `attr` is written by `pthread_getattr_np` before it is read,
+    // and destroyed once, after the read, only if it was initialised.
+    unsafe {
+        if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let got = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
+        libc::pthread_attr_destroy(attr.as_mut_ptr());
+        if got != 0 || addr.is_null() {
+            return None;
+        }
+        let lo = addr as u64;
+        Some((lo, lo.checked_add(size as u64)?))
+    }
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn thread_stack() -> Option<(u64, u64)> {
+    None
 }
 
 /// Bytes kept above the program's initial stack pointer: `argc` and
@@ -377,6 +459,142 @@ mod tests {
         if !(own.bottom..own.top).contains(&init) {
             assert_eq!(Some(own.top), stack_top(&here as *const u64 as u64));
         }
+    }
+
+    #[test]
+    fn a_mapping_line_that_runs_past_the_threads_stack_is_cut_to_the_stack() {
+        // A thread's stack (0x20000..0x30000) shown in one line with a
+        // neighbour above it (up to 0x40000).
+        let line = (0x10000, 0x40000);
+        let stack = Some((0x20000, 0x30000));
+        let b = StackBounds::within(line, Some(0x7fff_0000), stack, 0x2f000);
+        assert_eq!(
+            b,
+            StackBounds {
+                bottom: 0x20000,
+                top: 0x30000
+            }
+        );
+        // Off the thread's stack: the kernel copies.
+        let off = StackBounds::within(line, None, stack, 0x38000);
+        assert_eq!(
+            off,
+            StackBounds {
+                bottom: 0,
+                top: 0x40000
+            }
+        );
+        assert_eq!(StackBounds::within(line, None, None, 0x2f000).bottom, 0);
+        // The main thread's stack: up to its first frame.
+        let main = StackBounds::within(line, Some(0x3f000), None, 0x2f000);
+        assert_eq!(
+            main,
+            StackBounds {
+                bottom: 0x10000,
+                top: 0x3f000 + INITIAL_FRAME_SLACK
+            }
+        );
+    }
+
+    /// Memory mapped above the test thread's stack, in the same mapping.
+    const NEIGHBOUR: usize = 64 << 10;
+
+    /// What the thread of the test below saw.
+    struct Seen {
+        /// The top of the stack the thread was given.
+        stack_end: u64,
+        /// Its bounds as its first sample reads them.
+        bounds: StackBounds,
+        /// `sp` and the bytes copied, after the neighbour went away.
+        copied: Option<(u64, usize)>,
+        /// Whether the `asm!` copied them (not the kernel).
+        without_kernel: bool,
+    }
+
+    extern "C" fn sample_on_a_shared_mapping(arg: *mut libc::c_void) -> *mut libc::c_void {
+        // SAFETY: the test hands a `Seen` that outlives this thread (it
+        // joins it) and does not touch it meanwhile.
+        let seen = unsafe { &mut *arg.cast::<Seen>() };
+        let marker: [u64; 4] = [0x1111_2222_3333_4444; 4];
+        let here = std::hint::black_box(&marker) as *const _ as u64;
+        seen.bounds = StackBounds::of(here);
+        if seen.bounds.top <= seen.stack_end {
+            // The neighbour is unmapped (the spawned child exec'd), then a
+            // sample copies: it must stay inside the stack.
+            // SAFETY: the test's own mapping, which nothing else uses.
+            unsafe { libc::munmap(seen.stack_end as *mut libc::c_void, NEIGHBOUR) };
+            let mut bounds = seen.bounds;
+            // SAFETY: the registers of this frame, which is live.
+            let c = unsafe { capture(&mut bounds, super::here(), 1 << 20, Vec::new()) };
+            seen.copied = c.ok().map(|c| (c.sp, c.stack.len()));
+            seen.without_kernel = bounds.bottom != 0;
+        }
+        std::ptr::null_mut()
+    }
+
+    #[test]
+    fn a_threads_stack_sharing_a_mapping_with_other_memory_bounds_the_copy() {
+        const STACK: usize = 1 << 20;
+        // One mapping: the thread's stack and, above it, memory that is
+        // not the thread's (as the child stack `posix_spawn` maps right
+        // above with the same flags, which the kernel shows as one line).
+        // SAFETY: a new anonymous mapping.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                STACK + NEIGHBOUR,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        let mut seen = Seen {
+            stack_end: base as u64 + STACK as u64,
+            bounds: StackBounds::UNREAD,
+            copied: None,
+            without_kernel: false,
+        };
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+        let mut thread = std::mem::MaybeUninit::<libc::pthread_t>::uninit();
+        // SAFETY: `attr` initialised before use and destroyed once; the
+        // stack is the mapping's lower part, ours; `seen` outlives the
+        // thread, which is joined before it is read.
+        unsafe {
+            assert_eq!(libc::pthread_attr_init(attr.as_mut_ptr()), 0);
+            assert_eq!(
+                libc::pthread_attr_setstack(attr.as_mut_ptr(), base, STACK),
+                0
+            );
+            let arg = (&raw mut seen).cast::<libc::c_void>();
+            let created = libc::pthread_create(
+                thread.as_mut_ptr(),
+                attr.as_ptr(),
+                sample_on_a_shared_mapping,
+                arg,
+            );
+            assert_eq!(created, 0);
+            assert_eq!(
+                libc::pthread_join(thread.assume_init(), std::ptr::null_mut()),
+                0
+            );
+            libc::pthread_attr_destroy(attr.as_mut_ptr());
+        }
+        let mapping_end = seen.stack_end + NEIGHBOUR as u64;
+        assert_eq!(
+            seen.bounds.top, seen.stack_end,
+            "bounded by the thread's stack, not by the mapping's line (up to {mapping_end:#x})"
+        );
+        assert!(seen.bounds.bottom >= base as u64);
+        let (sp, len) = seen.copied.expect("copied");
+        assert_eq!(sp + len as u64, seen.stack_end);
+        assert!(
+            seen.without_kernel,
+            "the thread's own stack is copied in place"
+        );
+        // SAFETY: the stack's part of our mapping; its thread is gone.
+        unsafe { libc::munmap(base, STACK) };
     }
 
     #[test]
