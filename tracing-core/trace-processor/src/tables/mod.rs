@@ -1,10 +1,10 @@
 //! Every table of the trace processor declared once: its SQL name, its
 //! columns in Perfetto's order with their Rust types (which fix the SQL
 //! type and nullability), the column it is sorted by and the public views
-//! over it. From one declaration [`table!`] derives the row struct the
+//! over it. From one declaration `table!` derives the row struct the
 //! parsers fill, the table's [`TableDecl`] (what the SQL schema, the
 //! Parquet schema and the docs listing are checked against), and, with the
-//! `sql` feature, the freezing of the rows into a columnar [`Table`] whose
+//! `sql` feature, the freezing of the rows into a columnar `Table` whose
 //! virtual table reports those columns. Before this, a table's columns
 //! were spelled in four to six places that met only at run time.
 //!
@@ -192,7 +192,7 @@ impl ColumnValue for StrId {
     }
 }
 
-/// Freezes declared columns into a [`Table`]: the `id` column, then
+/// Freezes declared columns into a `Table` (`sql/table.rs`): the `id` column, then
 /// `columns`, sorted by `decl.sorted_by` when its values ascend.
 #[cfg(feature = "sql")]
 pub fn freeze(
