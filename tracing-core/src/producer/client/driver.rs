@@ -106,12 +106,19 @@ impl Shared {
         })
     }
 
-    /// Runs `f` on the core, then moves the outbox into the endpoint and
-    /// writes its frames; callbacks released meanwhile run after the lock.
+    /// Runs `f` on the core between two moves of the outbox into the
+    /// endpoint (what was queued before `f` goes out before what `f`
+    /// sends), and writes the frames; callbacks released meanwhile run
+    /// after the lock.
     pub(super) fn locked<R>(&self, f: impl FnOnce(&mut Core) -> R) -> R {
         let mut core = lock(&self.core);
+        // What the writers queued before this call goes to the endpoint
+        // before what `f` sends: a data source's last commit before its
+        // NotifyDataSourceStopped, or the service may end the session
+        // without it.
+        let mut ready = core.io(&self.outbox);
         let r = f(&mut core);
-        let ready = core.io(&self.outbox);
+        ready.extend(core.io(&self.outbox));
         drop(core);
         self.changed.notify_all();
         ready.into_iter().for_each(|cb| cb());
@@ -539,5 +546,30 @@ fn serve(shared: &Shared, stream: &Stream) {
         if handled.is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ProducerOptions, endpoint_options};
+    use super::*;
+
+    /// The order on the wire is the order of the calls: a commit a writer
+    /// queued (say a data source's last one, as it stops) reaches the
+    /// endpoint before the call that follows it (its
+    /// NotifyDataSourceStopped), whichever thread drains the outbox.
+    #[test]
+    fn what_the_writers_queued_goes_out_before_the_next_endpoint_call() {
+        let opts = ProducerOptions::default();
+        let startup = ClientStartup::default();
+        let eopts = endpoint_options(&opts, false, &startup);
+        let address = Endpoint::Path("/nonexistent/zerotrace-producer.sock".into());
+        let shared = Shared::new(&address, &opts, eopts, startup);
+        let generation = shared.outbox.generation();
+        shared
+            .outbox
+            .push(generation, Outgoing::Unregister { writer_id: 1 });
+        let still_queued = shared.locked(|_| shared.outbox.drain().len());
+        assert_eq!(still_queued, 0, "the queued item went out after the call");
     }
 }
