@@ -1,16 +1,11 @@
 //! The check that each table is one thing: for every table the engine
-//! holds, its declaration (`tables/`; for a table still built by hand in
-//! `build.rs`, the columns that code builds), the SQL schema its virtual
-//! table declares (`pragma_table_info`: names, order, types, `NOT NULL`)
-//! and the schema of its Parquet file (names, order, types, nullability)
-//! agree.
+//! holds, its declaration (`tables/`, where every table is declared), the
+//! SQL schema its virtual table declares (`pragma_table_info`: names,
+//! order, types, `NOT NULL`) and the schema of its Parquet file (names,
+//! order, types, nullability) agree.
 
 use crate::TraceProcessor;
 use crate::tables::{self, SqlType};
-
-/// The tables not declared in `tables/` yet: their columns are listed by
-/// hand in `build.rs`, and the test takes those as their declaration.
-const BUILT_BY_HAND: &[&str] = &["__intrinsic_args", "__intrinsic_stats"];
 
 /// One column as each side sees it: name, declared SQL type, nullable.
 type Shape = Vec<(String, &'static str, bool)>;
@@ -23,30 +18,19 @@ fn declared_type(t: &str) -> &'static str {
         .unwrap_or("?")
 }
 
-/// Each engine table's declared shape: its declaration, or for a table
-/// built by hand the columns it was built with.
+/// Each engine table's declared shape: every table the engine holds is
+/// declared in `tables/` (`args` and `stats` too).
 fn declared(tp: &TraceProcessor) -> Vec<(&'static str, Shape)> {
     let mut out = Vec::new();
     for stored in &tp.engine.storage {
-        let shape = match tables::all().find(|d| d.name == stored.name) {
-            Some(d) => d
-                .columns
-                .iter()
-                .map(|c| (c.name.to_owned(), c.ty.declared(), c.nullable))
-                .collect(),
-            None => {
-                assert!(
-                    BUILT_BY_HAND.contains(&stored.name),
-                    "{} is neither declared in tables/ nor listed as built by hand",
-                    stored.name
-                );
-                stored
-                    .columns
-                    .iter()
-                    .map(|c| (c.name.to_owned(), declared_type(c.sql_type), c.nullable()))
-                    .collect()
-            }
-        };
+        let d = tables::all()
+            .find(|d| d.name == stored.name)
+            .unwrap_or_else(|| panic!("{} is not declared in tables/", stored.name));
+        let shape = d
+            .columns
+            .iter()
+            .map(|c| (c.name.to_owned(), c.ty.declared(), c.nullable))
+            .collect();
         out.push((stored.name, shape));
     }
     out
@@ -135,12 +119,8 @@ fn every_tables_declaration_sql_schema_and_parquet_schema_agree() {
             assert!(tp.columns(v).unwrap().is_some(), "{}: no view {v}", d.name);
         }
     }
-    // A table built by hand that is declared now leaves the list.
-    for name in BUILT_BY_HAND {
-        assert!(
-            tables::all().all(|d| d.name != *name),
-            "{name} is declared: take it off BUILT_BY_HAND"
-        );
-        assert!(declared.iter().any(|(n, _)| n == name), "no table {name}");
+    // args and stats, once built by hand, are declared like the others.
+    for name in ["__intrinsic_args", "__intrinsic_stats"] {
+        assert!(declared.iter().any(|(n, _)| *n == name), "no table {name}");
     }
 }

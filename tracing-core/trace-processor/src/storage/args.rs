@@ -3,72 +3,14 @@
 //! the id of the first), and its id is the `args` row id of its first arg,
 //! as upstream numbers them. A set being built finds a key again by a map
 //! once it holds more than a few args (an event of N debug annotations
-//! looked each up in a list: N² in one packet).
+//! looked each up in a list: N² in one packet). The row and its columns
+//! are declared in `tables/args.rs`.
 
 use crate::hash::HashMap;
 
+pub use crate::tables::args::{Arg, ArgRow, ArgValue};
+
 use super::strings::StrId;
-
-/// One arg's value, typed as the `value_type` column names it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ArgValue {
-    /// A signed integer.
-    Int(i64),
-    /// An unsigned integer (stored as its two's complement bits).
-    Uint(u64),
-    /// A string.
-    String(StrId),
-    /// A double.
-    Real(f64),
-    /// A pointer (stored as an integer, shown in hex).
-    Pointer(u64),
-    /// A boolean.
-    Bool(bool),
-    /// A JSON text.
-    Json(StrId),
-    /// No value.
-    Null,
-}
-
-impl ArgValue {
-    /// The `value_type` column's text.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            ArgValue::Int(_) => "int",
-            ArgValue::Uint(_) => "uint",
-            ArgValue::String(_) => "string",
-            ArgValue::Real(_) => "real",
-            ArgValue::Pointer(_) => "pointer",
-            ArgValue::Bool(_) => "bool",
-            ArgValue::Json(_) => "json",
-            ArgValue::Null => "null",
-        }
-    }
-
-    fn hash_key(&self) -> (u8, u64) {
-        match *self {
-            ArgValue::Int(v) => (0, v as u64),
-            ArgValue::Uint(v) => (1, v),
-            ArgValue::String(s) => (2, u64::from(s.0)),
-            ArgValue::Real(v) => (3, v.to_bits()),
-            ArgValue::Pointer(v) => (4, v),
-            ArgValue::Bool(v) => (5, u64::from(v)),
-            ArgValue::Json(s) => (6, u64::from(s.0)),
-            ArgValue::Null => (7, 0),
-        }
-    }
-}
-
-/// One arg: its flat key (array indexes left out), key and value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Arg {
-    /// The key without array indexes (`a.b`).
-    pub flat_key: StrId,
-    /// The full key (`a[0].b`).
-    pub key: StrId,
-    /// The value.
-    pub value: ArgValue,
-}
 
 /// Args a set being built holds before its keys are indexed.
 const INDEXED_FROM: usize = 8;
@@ -134,8 +76,8 @@ impl ArgSetBuilder {
 /// memory and time than the rows).
 #[derive(Debug, Default)]
 pub struct ArgTable {
-    /// The rows: (arg_set_id, arg).
-    pub rows: Vec<(u32, Arg)>,
+    /// The rows, in set order.
+    pub rows: Vec<ArgRow>,
     /// Content hash → the first set with it.
     sets: HashMap<u64, u32>,
     /// Content hash → further sets with it (hash collisions).
@@ -167,7 +109,10 @@ impl ArgTable {
             }
         }
         let id = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
-        self.rows.extend(builder.args.iter().map(|a| (id, *a)));
+        self.rows.extend(builder.args.iter().map(|&arg| ArgRow {
+            arg_set_id: id,
+            arg,
+        }));
         if first.is_none() {
             self.sets.insert(h, id);
         } else {
@@ -185,10 +130,12 @@ impl ArgTable {
         let next_is_other = self
             .rows
             .get(start + args.len())
-            .is_none_or(|(s, _)| *s != id);
+            .is_none_or(|r| r.arg_set_id != id);
         next_is_other
-            && rows.iter().zip(args).all(|((s, r), a)| {
-                *s == id && r.key == a.key && r.value.hash_key() == a.value.hash_key()
+            && rows.iter().zip(args).all(|(r, a)| {
+                r.arg_set_id == id
+                    && r.arg.key == a.key
+                    && r.arg.value.hash_key() == a.value.hash_key()
             })
     }
 
@@ -198,8 +145,8 @@ impl ArgTable {
             .get(id as usize..)
             .unwrap_or(&[])
             .iter()
-            .take_while(move |(s, _)| *s == id)
-            .map(|(_, a)| a)
+            .take_while(move |r| r.arg_set_id == id)
+            .map(|r| &r.arg)
     }
 }
 

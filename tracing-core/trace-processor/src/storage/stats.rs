@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-pub use super::stat_vocabulary::STATS;
+pub use super::stat_vocabulary::{STATS, StatDef};
 
 /// The counters of one trace: single values by stat index, indexed values
 /// by (stat index, idx).

@@ -1,8 +1,8 @@
 //! The core tables (upstream groups them in `slice_tables.py`,
 //! `track_tables.py`, `metadata_tables.py`, `counter_tables.py`, ...):
 //! slices, tracks and their kinds, threads, processes, counters, states,
-//! flows, TrackEvent callstacks, metadata, CPUs and machines, clock
-//! snapshots.
+//! flows, TrackEvent callstacks, stats, metadata, CPUs and machines,
+//! clock snapshots.
 
 use super::table;
 use crate::storage::strings::StrId;
@@ -205,6 +205,56 @@ table! {
 }
 
 table! {
+    /// A row of `stats`: one counter of the vocabulary
+    /// (`storage/stat_vocabulary.rs`), or one index of an indexed one.
+    #[derive(Copy, PartialEq)]
+    pub struct StatRow in "__intrinsic_stats", views ["stats"] {
+        /// The stat: its index in the vocabulary.
+        field stat: usize,
+        /// Its name.
+        name: StrId = |r, strings| stat_text(strings, r.stat, |d| d.0),
+        /// The index, for an indexed stat.
+        idx: Option<i64>,
+        /// `info`, `notice`, `data_loss` or `error`.
+        severity: StrId = |r, strings| stat_text(strings, r.stat, |d| d.2.as_str()),
+        /// `trace` or `analysis`.
+        source: StrId = |r, strings| stat_text(strings, r.stat, |d| d.3.as_str()),
+        /// The count.
+        value: i64,
+        /// What it counts (left out, as the vocabulary leaves it).
+        description: StrId = |_| StrId::NULL,
+        /// Machine (none: the host).
+        machine_id: Option<u32> = |_| None,
+        /// Trace (none: one trace).
+        trace_id: Option<u32> = |_| None,
+    }
+}
+
+/// A text of stat `i`'s definition, as the pool holds it (NULL unless it
+/// was interned before the tables froze: [`StatRow::texts`]).
+#[cfg(feature = "sql")]
+fn stat_text(
+    strings: &crate::storage::strings::StringPool,
+    i: usize,
+    f: fn(&crate::storage::stats::StatDef) -> &'static str,
+) -> StrId {
+    crate::storage::stats::STATS
+        .get(i)
+        .and_then(|d| strings.find(f(d)))
+        .unwrap_or(StrId::NULL)
+}
+
+impl StatRow {
+    /// The texts the derived columns read: every stat's name, severity
+    /// and source.
+    pub fn texts() -> impl Iterator<Item = &'static str> {
+        crate::storage::stats::STATS
+            .iter()
+            .flat_map(|d| [d.0, d.2.as_str(), d.3.as_str()])
+    }
+}
+
+table! {
     /// A row of `cpu` (its id, `ucpu`, is the row index).
     pub struct CpuRow in "__intrinsic_cpu", views ["cpu"] {
         /// The CPU's number.
@@ -291,6 +341,7 @@ pub const TABLES: &[super::TableDecl] = &[
     StateRow::TABLE,
     FlowRow::TABLE,
     TrackEventCallstackRow::TABLE,
+    StatRow::TABLE,
     MetadataRow::TABLE,
     CpuRow::TABLE,
     CpuFreqRow::TABLE,

@@ -19,10 +19,12 @@
 //!
 //! Groups of tables live one file per group, as upstream groups them in
 //! its `tables/*.py`: [`core`] (slices, tracks, threads, processes,
-//! counters, ...), [`sched`] and [`profiling`]. Tables not declared here
-//! yet are still built by hand in `sql/build.rs`; the agreement test
-//! (`sql/schema_agreement.rs`) covers both.
+//! counters, stats, ...), [`args`], [`sched`] and [`profiling`]. Every
+//! table the SQL sees is declared here; the agreement test
+//! (`sql/schema_agreement.rs`) checks each against its SQL and Parquet
+//! schemas.
 
+pub mod args;
 pub mod core;
 pub mod profiling;
 pub mod sched;
@@ -92,6 +94,7 @@ pub struct TableDecl {
 pub fn all() -> impl Iterator<Item = &'static TableDecl> {
     core::TABLES
         .iter()
+        .chain(args::TABLES)
         .chain(sched::TABLES)
         .chain(profiling::TABLES)
 }
@@ -244,7 +247,10 @@ pub fn freeze(
 /// A `#[derive(...)]` after the doc adds derives to the row's (`Debug,
 /// Clone, Default`). Every column ends with a comma; `field as "type": StrId,` names a
 /// column whose SQL name is no Rust field name. A column's SQL type and nullability
-/// follow from its Rust type ([`ColumnValue`]); `id` is implicit.
+/// follow from its Rust type ([`ColumnValue`]); `id` is implicit. A derived
+/// column written `|r, strings| expr` also reads the string pool (for text
+/// interned before the tables freeze), and `field name: Type,` is a field
+/// of the row that is no column (the columns derived from it are).
 macro_rules! table {
     (
         $(#[doc = $doc:literal])*
@@ -260,13 +266,33 @@ macro_rules! table {
             $($cols)*
         );
     };
+    // A field of the row that is no column (derived columns read it).
+    (@munch $h:tt [$($f:tt)*] [$($c:tt)*]
+        $(#[doc = $cdoc:literal])* field $name:ident : $ty:ty , $($rest:tt)*
+    ) => {
+        $crate::tables::table!(@munch $h
+            [$($f)* $(#[doc = $cdoc])* pub $name: $ty,]
+            [$($c)*]
+            $($rest)*);
+    };
+    // A derived column that reads the string pool (strings interned
+    // before the tables freeze).
+    (@munch $h:tt [$($f:tt)*] [$($c:tt)*]
+        $(#[doc = $cdoc:literal])* $name:ident $(as $sqln:literal)? : $ty:ty =
+            |$r:pat_param, $s:pat_param| $body:expr ,
+        $($rest:tt)*
+    ) => {
+        $crate::tables::table!(@munch $h [$($f)*]
+            [$($c)* [[$($cdoc)*] $name [$($sqln)?] [$ty] [pool |$r, $s| $body]]]
+            $($rest)*);
+    };
     // A derived column: not stored, computed from the row when freezing.
     (@munch $h:tt [$($f:tt)*] [$($c:tt)*]
         $(#[doc = $cdoc:literal])* $name:ident $(as $sqln:literal)? : $ty:ty = $derive:expr ,
         $($rest:tt)*
     ) => {
         $crate::tables::table!(@munch $h [$($f)*]
-            [$($c)* [[$($cdoc)*] $name [$($sqln)?] [$ty] [$derive]]]
+            [$($c)* [[$($cdoc)*] $name [$($sqln)?] [$ty] [row $derive]]]
             $($rest)*);
     };
     // A stored column: a field of the row.
@@ -280,7 +306,7 @@ macro_rules! table {
     };
     (@munch [[$($doc:literal)*] [$($extra:ident)*] $row:ident $sql:literal [$($sorted:ident)?] [$($view:literal)*]]
         [$($f:tt)*]
-        [$([[$($cdoc:literal)*] $name:ident [$($sqln:literal)?] [$ty:ty] [$($derive:expr)?]])*]
+        [$([[$($cdoc:literal)*] $name:ident [$($sqln:literal)?] [$ty:ty] [$($how:ident $derive:expr)?]])*]
     ) => {
         $(#[doc = $doc])*
         #[derive(Debug, Clone, Default $(, $extra)*)]
@@ -316,7 +342,9 @@ macro_rules! table {
                     <$ty as $crate::tables::ColumnValue>::column(
                         $crate::tables::table!(@name $name $($sqln)?),
                         rows.iter()
-                            .map(|r| $crate::tables::table!(@get $row r $name [$ty] [$($derive)?]))
+                            .map(|r| $crate::tables::table!(
+                                @get $row r strings $name [$ty] [$($how $derive)?]
+                            ))
                             .collect(),
                     ),
                 )*];
@@ -328,10 +356,14 @@ macro_rules! table {
     (@name $name:ident $sqln:literal) => { $sqln };
     (@sorted) => { None };
     (@sorted $s:ident) => { Some(stringify!($s)) };
-    (@get $row:ident $r:ident $name:ident [$ty:ty] []) => { $r.$name };
-    (@get $row:ident $r:ident $name:ident [$ty:ty] [$derive:expr]) => {{
+    (@get $row:ident $r:ident $s:ident $name:ident [$ty:ty] []) => { $r.$name };
+    (@get $row:ident $r:ident $s:ident $name:ident [$ty:ty] [row $derive:expr]) => {{
         let derive: fn(&$row) -> $ty = $derive;
         derive($r)
+    }};
+    (@get $row:ident $r:ident $s:ident $name:ident [$ty:ty] [pool $derive:expr]) => {{
+        let derive: fn(&$row, &$crate::storage::strings::StringPool) -> $ty = $derive;
+        derive($r, $s)
     }};
 }
 pub(crate) use table;
