@@ -17,9 +17,10 @@
 //! bundle (`ftrace_bundle_tokenizer_errors`; upstream refuses the trace).
 
 use crate::packet_view::InlineSched;
+use protozero::Decoder;
 use zerotrace_protos::protos::FtraceEventBundleDecoder;
-use zerotrace_protos::protos::FtraceEventDecoder;
 use zerotrace_protos::protos::ftrace_event_bundle::CompactSchedDecoder;
+use zerotrace_protos::protos::{FtraceEvent, FtraceEventDecoder};
 
 use crate::storage::stats::Stats;
 
@@ -114,9 +115,7 @@ pub fn split<'a>(bundle: &'a [u8], stats: &mut Stats) -> Vec<BundleEvent<'a>> {
         compact(&c, cpu, stats, &mut out);
     }
     for ev in b.event_bytes() {
-        let raw = FtraceEventDecoder::new(ev)
-            .timestamp()
-            .and_then(|t| i64::try_from(t).ok());
+        let raw = timestamp(ev).and_then(|t| i64::try_from(t).ok());
         let Some(raw_ts) = raw else {
             stats.incr("ftrace_bundle_tokenizer_errors");
             continue;
@@ -128,6 +127,23 @@ pub fn split<'a>(bundle: &'a [u8], stats: &mut Stats) -> Vec<BundleEvent<'a>> {
         });
     }
     out
+}
+
+/// An event's timestamp: its first field, as writers put it (upstream's
+/// tokenizer reads it so too), without walking the event, whose one walk
+/// is the parser's (`parser/ftrace.rs`); an event that does not start with
+/// it is decoded whole (a walk more, counted as one).
+fn timestamp(ev: &[u8]) -> Option<u64> {
+    let mut d = Decoder::new(ev);
+    if let Some(Ok(f)) = d.read_field() {
+        if f.id == FtraceEvent::FIELD_TIMESTAMP {
+            if let Ok(t) = f.as_u64() {
+                return Some(t);
+            }
+        }
+    }
+    crate::parser::ftrace::count_walk();
+    FtraceEventDecoder::new(ev).timestamp()
 }
 
 /// A packed column's values, and whether it decoded cleanly.

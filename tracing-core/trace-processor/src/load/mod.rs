@@ -23,6 +23,8 @@
 pub mod budget;
 pub mod ftrace_bundle;
 mod ftrace_queue;
+#[cfg(test)]
+mod ftrace_walks_once;
 pub mod inflate;
 mod machines;
 mod packet_time;

@@ -3,22 +3,40 @@
 //! `cpu_frequency`) and `cpuidle` (`cpu_idle`), the CPU as the track's
 //! dimension.
 
-use zerotrace_protos::protos::FtraceEventDecoder;
+use zerotrace_protos::protos::{
+    CpuFrequencyFtraceEventDecoder, CpuIdleFtraceEventDecoder, FtraceEvent,
+};
 
 use super::Parser;
+use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
-/// Handles the event if it is one of the two; whether it was.
-pub fn parse(p: &mut Parser, ts: i64, ev: &FtraceEventDecoder<'_>) -> bool {
-    let (name, classification, cpu, value) = if let Some(f) = ev.cpu_frequency() {
-        ("cpufreq", "cpu_frequency", f.cpu_id(), f.state())
-    } else if let Some(i) = ev.cpu_idle() {
-        ("cpuidle", "cpu_idle", i.cpu_id(), i.state())
-    } else {
-        return false;
-    };
+/// The two events (gathered by `ftrace_registry.rs`).
+pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
+    (FtraceEvent::FIELD_CPU_FREQUENCY, cpu_frequency),
+    (FtraceEvent::FIELD_CPU_IDLE, cpu_idle),
+];
+
+fn cpu_frequency(p: &mut Parser, e: &FtraceInput<'_>) {
+    let f = CpuFrequencyFtraceEventDecoder::new(e.body);
+    counter(p, e.ts, "cpufreq", "cpu_frequency", f.cpu_id(), f.state());
+}
+
+fn cpu_idle(p: &mut Parser, e: &FtraceInput<'_>) {
+    let i = CpuIdleFtraceEventDecoder::new(e.body);
+    counter(p, e.ts, "cpuidle", "cpu_idle", i.cpu_id(), i.state());
+}
+
+fn counter(
+    p: &mut Parser,
+    ts: i64,
+    name: &str,
+    classification: &str,
+    cpu: Option<u32>,
+    value: Option<u32>,
+) {
     let mut spec = TrackSpec::new(Some(name), classification, EventType::Counter);
     spec.dimensions = vec![("cpu", ArgValue::Int(i64::from(cpu.unwrap_or(0))))];
     let track = p.tracks.interned_counter(&mut p.storage, &spec);
@@ -28,5 +46,4 @@ pub fn parse(p: &mut Parser, ts: i64, ev: &FtraceEventDecoder<'_>) -> bool {
         value: f64::from(value.unwrap_or(0)),
         arg_set_id: None,
     });
-    true
 }

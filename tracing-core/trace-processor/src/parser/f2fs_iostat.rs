@@ -9,14 +9,15 @@
 use protozero::Decoder;
 
 use super::Parser;
+use super::importer::FtraceHandler;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// FtraceEvent.f2fs_iostat.
-pub const F2FS_IOSTAT: u32 = 419;
+const F2FS_IOSTAT: u32 = 419;
 /// FtraceEvent.f2fs_iostat_latency.
-pub const F2FS_IOSTAT_LATENCY: u32 = 420;
+const F2FS_IOSTAT_LATENCY: u32 = 420;
 /// `dev` of F2fsIostatFtraceEvent.
 const IOSTAT_DEV: u32 = 9;
 /// `dev` of F2fsIostatLatencyFtraceEvent.
@@ -79,8 +80,14 @@ const IOSTAT_LATENCY_COUNTERS: &[(&str, u32)] = &[
     ("write_async_meta_cnt", 15),
 ];
 
+/// The two events (gathered by `ftrace_registry.rs`).
+pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
+    (F2FS_IOSTAT, |p, e| parse(p, e.ts, e.body, false)),
+    (F2FS_IOSTAT_LATENCY, |p, e| parse(p, e.ts, e.body, true)),
+];
+
 /// Parses an f2fs_iostat (`latency` false) or f2fs_iostat_latency event.
-pub fn parse(p: &mut Parser, ts: i64, event: &[u8], latency: bool) {
+fn parse(p: &mut Parser, ts: i64, event: &[u8], latency: bool) {
     let (prefix, dev_field, counters) = if latency {
         (
             "f2fs_iostat_latency",

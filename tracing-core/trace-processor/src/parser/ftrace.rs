@@ -1,24 +1,28 @@
 //! One ftrace event (split from its bundle by the loader, at its own
-//! time): `print` goes to the systrace (atrace) parser; CPU frequency
-//! limits and CFS utilisation become per-CPU counters; f2fs I/O statistics
-//! go to their own parser; `task_newtask` starts processes and threads
+//! time), walked once ([`EventFields`]): its `ftrace_event` row, then its
+//! payload to the handler `ftrace_registry.rs` has for its field number
+//! (the scheduler's events, CPU frequency and idle and f2fs I/O
+//! statistics have their own modules). This module's handlers: `print`,
+//! the kernel's tracing_mark_write and g2d_tracing_mark_write go to the
+//! systrace (atrace) parser; CPU frequency limits and CFS utilisation
+//! become per-CPU counters; `task_newtask` starts processes and threads
 //! (the first event also makes tid 0 the swapper, utid 0); the OOM
 //! killer's victim is a `mem.oom_kill` instant on its thread; ion_stat
-//! gives the `mem.ion` and per-thread `mem.ion_change` counters; the
-//! kernel's tracing_mark_write and g2d_tracing_mark_write go to the
-//! systrace parser. The scheduler's events, CPU frequency and idle go to
-//! their own parsers, and every event gets its `ftrace_event` row first.
-//! Events from before tracing started are dropped, and before every CPU's
-//! data is valid only the raw row is kept (`sched::drop_bounds`).
+//! gives the `mem.ion` and per-thread `mem.ion_change` counters. Events
+//! from before tracing started are dropped, and before every CPU's data
+//! is valid only the raw row is kept (`sched::drop_bounds`).
 //!
 //! Events our generated messages lack are read with protozero's
 //! schema-less decoder at upstream's field numbers (`FtraceEvent` field
 //! 12, `cpu_frequency_limits`; 421, `sched_cpu_util_cfs`).
 
 use protozero::Decoder;
-use zerotrace_protos::protos::FtraceEventDecoder;
+use zerotrace_protos::protos::{
+    FtraceEvent, PrintFtraceEventDecoder, TaskNewtaskFtraceEventDecoder,
+};
 
 use super::Parser;
+use super::importer::{FtraceHandler, FtraceInput};
 use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
@@ -37,149 +41,203 @@ const MARK_VICTIM: u32 = 334;
 /// FtraceEvent.ion_stat: {buffer_id 1, len 2, total_allocated 3}.
 const ION_STAT: u32 = 335;
 
-/// Parses one event recorded on `cpu`.
+/// The events this module handles (gathered by `ftrace_registry.rs`).
+pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
+    (FtraceEvent::FIELD_TASK_NEWTASK, new_task),
+    (FtraceEvent::FIELD_PRINT, print),
+    (TRACING_MARK_WRITE, tracing_mark_write),
+    (G2D_TRACING_MARK_WRITE, g2d_tracing_mark_write),
+    (MARK_VICTIM, mark_victim),
+    (ION_STAT, ion_stat),
+    (CPU_FREQUENCY_LIMITS, cpu_frequency_limits),
+    (SCHED_CPU_UTIL_CFS, sched_cpu_util_cfs),
+];
+
+/// What one walk over an `FtraceEvent` reads: the emitting thread and
+/// the payload (the last message field that is not the envelope: which
+/// event it is, and its bytes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventFields<'a> {
+    /// `FtraceEvent.pid`.
+    pub pid: Option<u32>,
+    /// (field number, bytes) of the event's payload.
+    pub payload: Option<(u32, &'a [u8])>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Walks over an `FtraceEvent` made on this thread (tests count them).
+    static WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Walks over an `FtraceEvent` made on this thread so far (tests only).
+#[cfg(test)]
+pub fn walks() -> u64 {
+    WALKS.with(std::cell::Cell::get)
+}
+
+/// Counts one walk over an `FtraceEvent` (tests only).
+#[inline]
+pub fn count_walk() {
+    #[cfg(test)]
+    WALKS.with(|w| w.set(w.get() + 1));
+}
+
+impl<'a> EventFields<'a> {
+    /// Walks the event's bytes once. A malformed field ends the walk:
+    /// what came before it is kept.
+    pub fn walk(bytes: &'a [u8]) -> Self {
+        count_walk();
+        let mut out = EventFields::default();
+        let mut d = Decoder::new(bytes);
+        while let Some(Ok(f)) = d.read_field() {
+            match f.id {
+                FtraceEvent::FIELD_TIMESTAMP | FtraceEvent::FIELD_COMMON_FLAGS => {}
+                FtraceEvent::FIELD_PID => {
+                    out.pid = f.as_u64().ok().map(|v| v as u32).or(out.pid);
+                }
+                id => {
+                    if let Ok(b) = f.as_bytes() {
+                        out.payload = Some((id, b));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Parses one event recorded on `cpu`: one walk, its raw row, then its
+/// payload to the handler the registry has for its field number.
 pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Generation) {
     if !p.saw_ftrace {
         // A Linux system trace: tid/pid 0 are the idle task, utid/upid 0.
         p.saw_ftrace = true;
         p.processes.set_pid_zero_is_idle(&mut p.storage);
     }
-    let ev = FtraceEventDecoder::new(bytes);
-    let tid = i64::from(ev.pid().unwrap_or(0));
+    let ev = EventFields::walk(bytes);
+    let tid = i64::from(ev.pid.unwrap_or(0));
     let (hard, soft) = super::sched::drop_bounds(p);
     if ts < hard {
         p.storage.stats.incr("ftrace_packet_before_tracing_start");
         return;
     }
-    super::ftrace_raw::insert(p, cpu, ts, tid, bytes, generation);
+    let Some((field, body)) = ev.payload else {
+        return;
+    };
+    super::ftrace_raw::insert(p, cpu, ts, tid, field, body, generation);
     if ts < soft {
         return;
     }
-    if super::sched::parse(p, cpu, ts, &ev, bytes, generation)
-        || super::cpu_freq_idle::parse(p, ts, &ev)
-    {
-        return;
-    }
-    if let Some(t) = ev.task_newtask() {
-        new_task(p, ts, tid, &t);
-        return;
-    }
-    if let Some(print) = ev.print() {
-        if let Some(buf) = print.buf() {
-            super::systrace::parse(p, ts, tid, buf);
-        }
-        return;
-    }
-    let d = Decoder::new(bytes);
-    for (field, latency) in [
-        (super::f2fs_iostat::F2FS_IOSTAT, false),
-        (super::f2fs_iostat::F2FS_IOSTAT_LATENCY, true),
-    ] {
-        if let Some(b) = d.find_last(field).and_then(|f| f.as_bytes().ok()) {
-            super::f2fs_iostat::parse(p, ts, b, latency);
-            return;
-        }
-    }
-    if let Some(b) = d
-        .find_last(TRACING_MARK_WRITE)
-        .and_then(|f| f.as_bytes().ok())
-    {
-        let md = Decoder::new(b);
-        let tgid = md.find_last(1).and_then(|f| f.as_i32().ok()).map(i64::from);
-        let name = md.find_last(2).and_then(|f| f.as_str().ok());
-        let phase = if field_u64(b, 3) != 0 { 'B' } else { 'E' };
-        super::systrace::apply(p, ts, tid, phase, tgid, name, None);
-        return;
-    }
-    if let Some(b) = d
-        .find_last(G2D_TRACING_MARK_WRITE)
-        .and_then(|f| f.as_bytes().ok())
-    {
-        let md = Decoder::new(b);
-        let tgid = md.find_last(1).and_then(|f| f.as_i32().ok()).map(i64::from);
-        let name = md.find_last(4).and_then(|f| f.as_str().ok());
-        let value = md.find_last(6).and_then(|f| f.as_i32().ok()).map(f64::from);
-        let phase = char::from_u32(field_u64(b, 5) as u32).unwrap_or('?');
-        super::systrace::apply(p, ts, tid, phase, tgid, name, value);
-        return;
-    }
-    if let Some(b) = d.find_last(MARK_VICTIM).and_then(|f| f.as_bytes().ok()) {
-        let victim = field_u64(b, 1) as i64;
-        let utid = p.processes.get_or_create_thread(&mut p.storage, victim);
-        let track = p.tracks.thread_track(&mut p.storage, utid);
-        let name = p.storage.strings.intern("mem.oom_kill");
-        p.slices.instant(
-            &mut p.storage,
-            crate::storage::rows::SliceRow {
-                ts,
-                track_id: track,
-                name,
-                ..Default::default()
-            },
-        );
-        return;
-    }
-    if let Some(b) = d.find_last(ION_STAT).and_then(|f| f.as_bytes().ok()) {
-        let spec = TrackSpec::new(Some("mem.ion"), "android_ion", EventType::Counter);
-        let track = p.tracks.interned_counter(&mut p.storage, &spec);
-        push(p, track, ts, field_u64(b, 3) as f64);
-        let utid = p.processes.get_or_create_thread(&mut p.storage, tid);
-        let mut spec = TrackSpec::new(
-            Some("mem.ion_change"),
-            "android_ion_change",
-            EventType::Counter,
-        );
-        spec.utid = Some(utid);
-        let track = p.tracks.interned_counter(&mut p.storage, &spec);
-        push(p, track, ts, field_u64(b, 2) as i64 as f64);
-        return;
-    }
-    if let Some(b) = d
-        .find_last(CPU_FREQUENCY_LIMITS)
-        .and_then(|f| f.as_bytes().ok())
-    {
-        let v = |id| field_u64(b, id);
-        let cpu = v(3);
-        cpu_counter(
-            p,
-            &format!("Cpu {cpu} Max Freq Limit"),
-            "cpu_max_frequency_limit",
+    if let Some(handle) = super::ftrace_registry::handler(field) {
+        let input = FtraceInput {
             cpu,
             ts,
-            v(2),
-        );
-        cpu_counter(
-            p,
-            &format!("Cpu {cpu} Min Freq Limit"),
-            "cpu_min_frequency_limit",
-            cpu,
-            ts,
-            v(1),
-        );
-    } else if let Some(b) = d
-        .find_last(SCHED_CPU_UTIL_CFS)
-        .and_then(|f| f.as_bytes().ok())
-    {
-        let v = |id| field_u64(b, id);
-        let cpu = v(4);
-        cpu_counter(
-            p,
-            &format!("Cpu {cpu} Util"),
-            "cpu_utilization",
-            cpu,
-            ts,
-            v(6),
-        );
-        cpu_counter(p, &format!("Cpu {cpu} Cap"), "cpu_capacity", cpu, ts, v(2));
-        cpu_counter(
-            p,
-            &format!("Cpu {cpu} Nr Running"),
-            "cpu_nr_running",
-            cpu,
-            ts,
-            v(11),
-        );
+            tid,
+            body,
+            generation,
+        };
+        handle(p, &input);
     }
+}
+
+fn print(p: &mut Parser, e: &FtraceInput<'_>) {
+    if let Some(buf) = PrintFtraceEventDecoder::new(e.body).buf() {
+        super::systrace::parse(p, e.ts, e.tid, buf);
+    }
+}
+
+fn tracing_mark_write(p: &mut Parser, e: &FtraceInput<'_>) {
+    let md = Decoder::new(e.body);
+    let tgid = md.find_last(1).and_then(|f| f.as_i32().ok()).map(i64::from);
+    let name = md.find_last(2).and_then(|f| f.as_str().ok());
+    let phase = if field_u64(e.body, 3) != 0 { 'B' } else { 'E' };
+    super::systrace::apply(p, e.ts, e.tid, phase, tgid, name, None);
+}
+
+fn g2d_tracing_mark_write(p: &mut Parser, e: &FtraceInput<'_>) {
+    let b = e.body;
+    let md = Decoder::new(b);
+    let tgid = md.find_last(1).and_then(|f| f.as_i32().ok()).map(i64::from);
+    let name = md.find_last(4).and_then(|f| f.as_str().ok());
+    let value = md.find_last(6).and_then(|f| f.as_i32().ok()).map(f64::from);
+    let phase = char::from_u32(field_u64(b, 5) as u32).unwrap_or('?');
+    super::systrace::apply(p, e.ts, e.tid, phase, tgid, name, value);
+}
+
+fn mark_victim(p: &mut Parser, e: &FtraceInput<'_>) {
+    let victim = field_u64(e.body, 1) as i64;
+    let utid = p.processes.get_or_create_thread(&mut p.storage, victim);
+    let track = p.tracks.thread_track(&mut p.storage, utid);
+    let name = p.storage.strings.intern("mem.oom_kill");
+    p.slices.instant(
+        &mut p.storage,
+        crate::storage::rows::SliceRow {
+            ts: e.ts,
+            track_id: track,
+            name,
+            ..Default::default()
+        },
+    );
+}
+
+fn ion_stat(p: &mut Parser, e: &FtraceInput<'_>) {
+    let (b, ts) = (e.body, e.ts);
+    let spec = TrackSpec::new(Some("mem.ion"), "android_ion", EventType::Counter);
+    let track = p.tracks.interned_counter(&mut p.storage, &spec);
+    push(p, track, ts, field_u64(b, 3) as f64);
+    let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
+    let mut spec = TrackSpec::new(
+        Some("mem.ion_change"),
+        "android_ion_change",
+        EventType::Counter,
+    );
+    spec.utid = Some(utid);
+    let track = p.tracks.interned_counter(&mut p.storage, &spec);
+    push(p, track, ts, field_u64(b, 2) as i64 as f64);
+}
+
+fn cpu_frequency_limits(p: &mut Parser, e: &FtraceInput<'_>) {
+    let v = |id| field_u64(e.body, id);
+    let cpu = v(3);
+    cpu_counter(
+        p,
+        &format!("Cpu {cpu} Max Freq Limit"),
+        "cpu_max_frequency_limit",
+        cpu,
+        e.ts,
+        v(2),
+    );
+    cpu_counter(
+        p,
+        &format!("Cpu {cpu} Min Freq Limit"),
+        "cpu_min_frequency_limit",
+        cpu,
+        e.ts,
+        v(1),
+    );
+}
+
+fn sched_cpu_util_cfs(p: &mut Parser, e: &FtraceInput<'_>) {
+    let v = |id| field_u64(e.body, id);
+    let (cpu, ts) = (v(4), e.ts);
+    cpu_counter(
+        p,
+        &format!("Cpu {cpu} Util"),
+        "cpu_utilization",
+        cpu,
+        ts,
+        v(6),
+    );
+    cpu_counter(p, &format!("Cpu {cpu} Cap"), "cpu_capacity", cpu, ts, v(2));
+    cpu_counter(
+        p,
+        &format!("Cpu {cpu} Nr Running"),
+        "cpu_nr_running",
+        cpu,
+        ts,
+        v(11),
+    );
 }
 
 fn field_u64(msg: &[u8], id: u32) -> u64 {
@@ -213,14 +271,11 @@ fn cpu_counter(p: &mut Parser, name: &str, classification: &str, cpu: u64, ts: i
 /// `task_newtask`: a new process (fork) or thread (CLONE_THREAD), which
 /// starts runnable in `thread_state`, woken by its creator; a new
 /// task 0 (the idle task, cloned by init at boot) is ignored.
-fn new_task(
-    p: &mut Parser,
-    ts: i64,
-    source_tid: i64,
-    t: &zerotrace_protos::protos::TaskNewtaskFtraceEventDecoder<'_>,
-) {
+fn new_task(p: &mut Parser, e: &FtraceInput<'_>) {
     /// The kernel's CLONE_THREAD.
     const CLONE_THREAD: u64 = 0x0001_0000;
+    let t = TaskNewtaskFtraceEventDecoder::new(e.body);
+    let (ts, source_tid) = (e.ts, e.tid);
     let new_tid = i64::from(t.pid().unwrap_or(0));
     if new_tid == 0 {
         return;

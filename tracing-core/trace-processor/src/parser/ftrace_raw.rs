@@ -20,11 +20,6 @@ use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::sched_rows::FtraceEventRow;
 
-/// `FtraceEvent.timestamp`, `.pid` and `.common_flags`: the envelope
-/// (upstream leaves a typed event's `common_flags` column 0).
-const TIMESTAMP: u32 = 1;
-const PID: u32 = 2;
-const COMMON_FLAGS: u32 = 5;
 /// `FtraceEvent.sched_switch` (its row comes from the scheduler parser).
 const SCHED_SWITCH: u32 = 4;
 
@@ -41,24 +36,18 @@ const KERNEL_FUNCTION_FIELDS: [(&str, &str); 9] = [
     ("hrtimer_expire_entry", "function"),
 ];
 
-/// Adds the `ftrace_event` row of one event (the `FtraceEvent` bytes),
-/// recorded on `cpu` by thread `tid`.
-pub fn insert(p: &mut Parser, cpu: u32, ts: i64, tid: i64, bytes: &[u8], generation: &Generation) {
-    let mut d = Decoder::new(bytes);
-    let mut payload = None;
-    while let Some(Ok(f)) = d.read_field() {
-        match f.id {
-            TIMESTAMP | PID | COMMON_FLAGS => {}
-            id => {
-                if let Ok(b) = f.as_bytes() {
-                    payload = Some((id, b));
-                }
-            }
-        }
-    }
-    let Some((id, body)) = payload else {
-        return;
-    };
+/// Adds the `ftrace_event` row of one event, recorded on `cpu` by thread
+/// `tid`: its payload (field `id` of `FtraceEvent`, bytes `body`) as the
+/// event's walk (`ftrace.rs`) found it.
+pub fn insert(
+    p: &mut Parser,
+    cpu: u32,
+    ts: i64,
+    tid: i64,
+    id: u32,
+    body: &[u8],
+    generation: &Generation,
+) {
     if id == SCHED_SWITCH {
         return;
     }

@@ -8,10 +8,14 @@
 //! version from `system_info`, which decides how `prev_state` is read.
 
 use protozero::Decoder;
-use zerotrace_protos::protos::{FtraceEventDecoder, SchedSwitchFtraceEventDecoder};
+use zerotrace_protos::protos::{
+    FtraceEvent, SchedProcessFreeFtraceEventDecoder, SchedSwitchFtraceEventDecoder,
+    SchedWakingFtraceEventDecoder, TaskRenameFtraceEventDecoder,
+};
 use zerotrace_protos::upstream_tables::interned_data_field::KERNEL_SYMBOLS;
 
 use super::Parser;
+use super::importer::{FtraceHandler, FtraceInput};
 use super::task_state::{kernel_version, task_state_text};
 use crate::packet_view::InlineSched;
 use crate::sequence_state::Generation;
@@ -76,73 +80,69 @@ pub fn tracing_started(
         .map(|p| p.ts)
 }
 
-/// Handles the scheduler events of one ftrace event; whether it was one.
-pub fn parse(
-    p: &mut Parser,
-    cpu: u32,
-    ts: i64,
-    ev: &FtraceEventDecoder<'_>,
-    bytes: &[u8],
-    generation: &Generation,
-) -> bool {
-    if let Some(ss) = ev.sched_switch() {
-        switch(p, cpu, ts, &ss);
-        return true;
-    }
-    if let Some(w) = ev.sched_waking() {
-        let wakee = p
-            .processes
-            .get_or_create_thread(&mut p.storage, i64::from(w.pid().unwrap_or(0)));
-        let comm = p.storage.strings.intern(w.comm().unwrap_or(""));
-        p.processes
-            .set_thread_name(&mut p.storage, wakee, comm, NamePriority::Ftrace);
-        let waker = p
-            .processes
-            .get_or_create_thread(&mut p.storage, i64::from(ev.pid().unwrap_or(0)));
-        p.sched.waking(&mut p.storage, ts, wakee, Some(waker), None);
-        return true;
-    }
-    if let Some(r) = ev.task_rename() {
-        let utid = p
-            .processes
-            .get_or_create_thread(&mut p.storage, i64::from(r.pid().unwrap_or(0)));
-        let comm = p.storage.strings.intern(r.newcomm().unwrap_or(""));
-        p.processes
-            .set_thread_name(&mut p.storage, utid, comm, NamePriority::Ftrace);
-        // The main thread's rename renames its process too.
-        let thread = p.storage.threads.get(utid as usize).cloned();
-        if let Some(t) = thread {
-            if t.is_main_thread == Some(true) {
-                if let Some(upid) = t.upid {
-                    p.processes
-                        .set_process_name(&mut p.storage, upid, comm, NamePriority::Ftrace);
-                }
+/// The scheduler's ftrace events (gathered by `ftrace_registry.rs`).
+pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
+    (FtraceEvent::FIELD_SCHED_SWITCH, sched_switch),
+    (FtraceEvent::FIELD_SCHED_WAKING, sched_waking),
+    (FtraceEvent::FIELD_TASK_RENAME, task_rename),
+    (FtraceEvent::FIELD_SCHED_PROCESS_FREE, sched_process_free),
+    (SCHED_BLOCKED_REASON, sched_blocked_reason),
+];
+
+fn sched_switch(p: &mut Parser, e: &FtraceInput<'_>) {
+    switch(p, e.cpu, e.ts, &SchedSwitchFtraceEventDecoder::new(e.body));
+}
+
+fn sched_waking(p: &mut Parser, e: &FtraceInput<'_>) {
+    let w = SchedWakingFtraceEventDecoder::new(e.body);
+    let wakee = p
+        .processes
+        .get_or_create_thread(&mut p.storage, i64::from(w.pid().unwrap_or(0)));
+    let comm = p.storage.strings.intern(w.comm().unwrap_or(""));
+    p.processes
+        .set_thread_name(&mut p.storage, wakee, comm, NamePriority::Ftrace);
+    let waker = p.processes.get_or_create_thread(&mut p.storage, e.tid);
+    p.sched
+        .waking(&mut p.storage, e.ts, wakee, Some(waker), None);
+}
+
+fn task_rename(p: &mut Parser, e: &FtraceInput<'_>) {
+    let r = TaskRenameFtraceEventDecoder::new(e.body);
+    let utid = p
+        .processes
+        .get_or_create_thread(&mut p.storage, i64::from(r.pid().unwrap_or(0)));
+    let comm = p.storage.strings.intern(r.newcomm().unwrap_or(""));
+    p.processes
+        .set_thread_name(&mut p.storage, utid, comm, NamePriority::Ftrace);
+    // The main thread's rename renames its process too.
+    let thread = p.storage.threads.get(utid as usize).cloned();
+    if let Some(t) = thread {
+        if t.is_main_thread == Some(true) {
+            if let Some(upid) = t.upid {
+                p.processes
+                    .set_process_name(&mut p.storage, upid, comm, NamePriority::Ftrace);
             }
         }
-        return true;
     }
-    if let Some(f) = ev.sched_process_free() {
-        let tid = i64::from(f.pid().unwrap_or(0));
-        p.processes.end_thread(&mut p.storage, ts, tid);
-        return true;
-    }
-    if let Some(b) = Decoder::new(bytes)
-        .find_last(SCHED_BLOCKED_REASON)
-        .and_then(|f| f.as_bytes().ok())
-    {
-        let d = Decoder::new(b);
-        let pid = d.find_last(1).and_then(|f| f.as_i32().ok()).unwrap_or(0);
-        let caller = d.find_last(2).and_then(|f| f.as_u64().ok()).unwrap_or(0);
-        let io_wait = d.find_last(3).and_then(|f| f.as_u64().ok()).unwrap_or(0) != 0;
-        let utid = p
-            .processes
-            .get_or_create_thread(&mut p.storage, i64::from(pid));
-        let function = kernel_symbol(p, generation, caller);
-        p.sched
-            .blocked_reason(&mut p.storage, utid, Some(io_wait), function);
-        return true;
-    }
-    false
+}
+
+fn sched_process_free(p: &mut Parser, e: &FtraceInput<'_>) {
+    let f = SchedProcessFreeFtraceEventDecoder::new(e.body);
+    let tid = i64::from(f.pid().unwrap_or(0));
+    p.processes.end_thread(&mut p.storage, e.ts, tid);
+}
+
+fn sched_blocked_reason(p: &mut Parser, e: &FtraceInput<'_>) {
+    let d = Decoder::new(e.body);
+    let pid = d.find_last(1).and_then(|f| f.as_i32().ok()).unwrap_or(0);
+    let caller = d.find_last(2).and_then(|f| f.as_u64().ok()).unwrap_or(0);
+    let io_wait = d.find_last(3).and_then(|f| f.as_u64().ok()).unwrap_or(0) != 0;
+    let utid = p
+        .processes
+        .get_or_create_thread(&mut p.storage, i64::from(pid));
+    let function = kernel_symbol(p, e.generation, caller);
+    p.sched
+        .blocked_reason(&mut p.storage, utid, Some(io_wait), function);
 }
 
 /// The interned kernel symbol `iid` of the sequence, as a string id.

@@ -1,0 +1,51 @@
+//! Which handler imports an ftrace event: each parser module lists the
+//! `FtraceEvent` payload fields it handles (`FTRACE_HANDLERS`, next to its
+//! code) and this registry gathers the lists into one table by field
+//! number, as `registry.rs` does for `TracePacket` payloads. The event is
+//! walked once (`ftrace.rs`) and its payload goes straight to its handler,
+//! so which event kind an event is gets decided once, by its field
+//! number, and no order of tries decides it. Adding a handler is a line
+//! in its module's list (and the list's line here); a field claimed twice
+//! stops the build.
+
+use super::importer::FtraceHandler;
+use super::{cpu_freq_idle, f2fs_iostat, ftrace, sched};
+
+/// Every module's list.
+const MODULES: &[&[(u32, FtraceHandler)]] = &[
+    sched::FTRACE_HANDLERS,
+    cpu_freq_idle::FTRACE_HANDLERS,
+    f2fs_iostat::FTRACE_HANDLERS,
+    ftrace::FTRACE_HANDLERS,
+];
+
+/// Field numbers the table covers (upstream's `FtraceEvent` ends below
+/// 600; an event past this has no handler, only its raw row).
+const FIELDS: usize = 1024;
+
+/// The handler of each field number.
+static TABLE: [Option<FtraceHandler>; FIELDS] = table();
+
+const fn table() -> [Option<FtraceHandler>; FIELDS] {
+    let mut t: [Option<FtraceHandler>; FIELDS] = [None; FIELDS];
+    let mut m = 0;
+    while m < MODULES.len() {
+        let list = MODULES[m];
+        let mut i = 0;
+        while i < list.len() {
+            let (field, f) = list[i];
+            let field = field as usize;
+            assert!(field < FIELDS, "an ftrace handler's field is out of range");
+            assert!(t[field].is_none(), "an ftrace event has two handlers");
+            t[field] = Some(f);
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+/// The handler of an `FtraceEvent` payload field, if any.
+pub fn handler(field: u32) -> Option<FtraceHandler> {
+    TABLE.get(field as usize).copied().flatten()
+}
