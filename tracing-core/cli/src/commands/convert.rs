@@ -1,259 +1,434 @@
 //! `zerotrace convert`: Chrome's JSON trace format (slices as B/E,
-//! instants, counters, flows as s/f pairs, process and thread names as
-//! metadata events, debug annotations as args, dicts and arrays included)
-//! for tools that read it.
+//! instants, counters, flows as s/t/f steps, process and thread names as
+//! metadata events, args with dicts and arrays) for tools that read it,
+//! written from the trace processor's tables (`slice`, `track` and its
+//! kinds, `thread`, `process`, `args`, `counter`, `flow`): the one reader
+//! of TrackEvents, so names, tracks, clocks and interning resolve as they
+//! do in `zerotrace sql`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use serde_json::{Value, json};
-use zerotrace_protos::protos::DebugAnnotationDecoder;
-use zerotrace_protos::protos::TracePacketDecoder;
-use zerotrace_protos::protos::debug_annotation::NestedValueDecoder;
-use zerotrace_protos::protos::debug_annotation::nested_value::NestedType;
+use serde_json::{Map, Value, json};
+use zerotrace_trace_processor::{LoadOptions, TraceProcessor, Value as Sql};
 
-use super::trace_reader::{Interned, Sequences, packets};
-use super::{CliError, read_input, write_output};
+use super::json_args::{arg_value, insert};
+use super::sql::load_trace;
+use super::{CliError, write_output};
+
+/// The first lane number given to a track that is not a thread's (an
+/// async or named track): Chrome's model has threads only, so each such
+/// track shows as a thread of its own, named after the track.
+const FIRST_LANE: i64 = 1_000_000;
+
+/// How many parents are followed to find a track's process (a hostile
+/// trace may chain tracks without end).
+const MAX_PARENT_DEPTH: usize = 64;
 
 /// Where a track's events go in Chrome's model.
-#[derive(Debug, Clone, Default)]
-struct Track {
+#[derive(Debug, Clone, Copy, Default)]
+struct Lane {
     pid: i64,
     tid: i64,
+    /// A process-scoped track (its instants are `"s": "p"`).
+    process_scoped: bool,
+}
+
+/// A track as the tables give it.
+#[derive(Debug, Default)]
+struct Track {
     name: Option<String>,
+    parent: Option<i64>,
+    utid: Option<i64>,
+    upid: Option<i64>,
     counter: bool,
-    parent: Option<u64>,
+    /// A TrackEvent track that is neither a thread's nor a process's own
+    /// (`type` `track_event`): an async or named track, a lane of its own.
+    own_lane: bool,
 }
 
-/// How deep dicts and arrays of annotations are followed (a hostile trace
-/// may nest without end); deeper values become `null`.
-const MAX_ANNOTATION_DEPTH: usize = 64;
-
-/// An annotation's name: inline, or interned on its sequence.
-fn annotation_name(a: &DebugAnnotationDecoder<'_>, state: &Interned) -> String {
-    a.name_iid()
-        .and_then(|i| state.annotation_names.get(&i).cloned())
-        .or_else(|| a.name().map(str::to_owned))
-        .unwrap_or_default()
+/// The rows of `sql`, or a trace error naming `path`.
+fn rows(tp: &TraceProcessor, path: &str, sql: &str) -> Result<Vec<Vec<Sql>>, CliError> {
+    tp.query(sql)
+        .map(|r| r.rows)
+        .map_err(|e| CliError::BadTrace {
+            path: path.to_owned(),
+            reason: format!("reading the trace processor's tables: {e}"),
+        })
 }
 
-/// A debug annotation's value as JSON: scalars as themselves, pointers as
-/// hex strings, `dict_entries` as an object, `array_values` as an array,
-/// the legacy `nested_value` likewise, and `legacy_json_value` parsed.
-fn annotation_value(a: &DebugAnnotationDecoder<'_>, state: &Interned, depth: usize) -> Value {
-    if depth >= MAX_ANNOTATION_DEPTH {
-        return Value::Null;
+fn int(v: Option<&Sql>) -> Option<i64> {
+    match v {
+        Some(Sql::Int(i)) => Some(*i),
+        _ => None,
     }
-    if let Some(v) = a
-        .string_value()
-        .map(|s| json!(s))
-        .or(a.int_value().map(|v| json!(v)))
-        .or(a.uint_value().map(|v| json!(v)))
-        .or(a.double_value().map(|v| json!(v)))
-        .or(a.bool_value().map(|v| json!(v)))
-        .or(a.pointer_value().map(|v| json!(format!("0x{v:x}"))))
-    {
-        return v;
+}
+
+fn text(v: Option<&Sql>) -> Option<String> {
+    match v {
+        Some(Sql::Text(s)) => Some(s.clone()),
+        _ => None,
     }
-    if a.has_dict_entries() {
-        let mut m = serde_json::Map::new();
-        for e in a.dict_entries() {
-            m.insert(
-                annotation_name(&e, state),
-                annotation_value(&e, state, depth + 1),
-            );
+}
+
+/// Nanoseconds as the format's microseconds (three decimals: exact).
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// A metadata event naming a process or thread (`what`: `process_name`
+/// or `thread_name`).
+fn naming(what: &str, pid: i64, tid: i64, name: &str) -> Value {
+    json!({"ph": "M", "name": what, "pid": pid, "tid": tid, "args": {"name": name}})
+}
+
+/// The tracks, threads' pids and tids, and the metadata events naming
+/// processes, threads and lanes.
+struct Model {
+    lanes: HashMap<i64, Lane>,
+    tracks: BTreeMap<i64, Track>,
+    metadata: Vec<Value>,
+}
+
+fn model(tp: &TraceProcessor, path: &str) -> Result<Model, CliError> {
+    let mut metadata = Vec::new();
+    let mut pids: HashMap<i64, i64> = HashMap::new();
+    for r in rows(
+        tp,
+        path,
+        "SELECT upid, pid, name FROM process ORDER BY upid",
+    )? {
+        let (Some(upid), Some(pid)) = (int(r.first()), int(r.get(1))) else {
+            continue;
+        };
+        pids.insert(upid, pid);
+        if let Some(n) = text(r.get(2)) {
+            metadata.push(naming("process_name", pid, 0, &n));
         }
-        return Value::Object(m);
     }
-    if a.has_array_values() {
-        return Value::Array(
-            a.array_values()
-                .map(|e| annotation_value(&e, state, depth + 1))
-                .collect(),
+    let mut threads: HashMap<i64, (i64, i64)> = HashMap::new();
+    let sql = "SELECT utid, tid, upid, name, is_idle FROM thread ORDER BY utid";
+    for r in rows(tp, path, sql)? {
+        let [utid, tid, upid] = [0, 1, 2].map(|i| int(r.get(i)));
+        let (Some(utid), Some(tid)) = (utid, tid) else {
+            continue;
+        };
+        let pid = upid.and_then(|u| pids.get(&u).copied()).unwrap_or(0);
+        threads.insert(utid, (pid, tid));
+        // The swapper the trace processor always has is no thread of the trace.
+        if let (Some(n), Some(0)) = (text(r.get(3)), int(r.get(4))) {
+            metadata.push(naming("thread_name", pid, tid, &n));
+        }
+    }
+    let mut tracks = BTreeMap::new();
+    for r in rows(
+        tp,
+        path,
+        "SELECT t.id, t.name, t.parent_id, \
+           COALESCE(tt.utid, tct.utid), COALESCE(pt.upid, pct.upid), ct.id IS NOT NULL, \
+           t.type = 'track_event' \
+         FROM track t \
+         LEFT JOIN thread_track tt ON tt.id = t.id \
+         LEFT JOIN process_track pt ON pt.id = t.id \
+         LEFT JOIN thread_counter_track tct ON tct.id = t.id \
+         LEFT JOIN process_counter_track pct ON pct.id = t.id \
+         LEFT JOIN counter_track ct ON ct.id = t.id \
+         ORDER BY t.id",
+    )? {
+        let Some(id) = int(r.first()) else { continue };
+        tracks.insert(
+            id,
+            Track {
+                name: text(r.get(1)),
+                parent: int(r.get(2)),
+                utid: int(r.get(3)),
+                upid: int(r.get(4)),
+                counter: int(r.get(5)) == Some(1),
+                own_lane: int(r.get(6)) == Some(1),
+            },
         );
     }
-    if let Some(n) = a.nested_value() {
-        return nested_value(&n, depth + 1);
-    }
-    if let Some(j) = a.legacy_json_value() {
-        return serde_json::from_str(j).unwrap_or_else(|_| json!(j));
-    }
-    Value::Null
-}
-
-/// The legacy `DebugAnnotation.NestedValue` as JSON.
-fn nested_value(n: &NestedValueDecoder<'_>, depth: usize) -> Value {
-    if depth >= MAX_ANNOTATION_DEPTH {
-        return Value::Null;
-    }
-    match n.nested_type() {
-        Some(NestedType::Dict) => Value::Object(
-            n.dict_keys()
-                .zip(n.dict_values())
-                .map(|(k, v)| (k.to_owned(), nested_value(&v, depth + 1)))
-                .collect(),
-        ),
-        Some(NestedType::Array) => Value::Array(
-            n.array_values()
-                .map(|v| nested_value(&v, depth + 1))
-                .collect(),
-        ),
-        _ => n
-            .string_value()
-            .map(|s| json!(s))
-            .or(n.int_value().map(|v| json!(v)))
-            .or(n.double_value().map(|v| json!(v)))
-            .or(n.bool_value().map(|v| json!(v)))
-            .unwrap_or(Value::Null),
-    }
-}
-
-/// Converts the packets of a trace.
-fn convert(name: &str, trace: &[u8]) -> Result<Value, CliError> {
-    let mut tracks: HashMap<u64, Track> = HashMap::new();
-    let mut defaults: HashMap<u32, u64> = HashMap::new();
-    let mut seqs = Sequences::default();
-    let mut events = Vec::new();
-    let mut flows: HashMap<u64, Vec<(f64, i64, i64, bool)>> = HashMap::new();
-    let mut next_async_tid = 1_000_000i64;
-    for raw in packets(name, trace)? {
-        let p = TracePacketDecoder::new(&raw);
-        let seq = p.trusted_packet_sequence_id().unwrap_or(0);
-        let state = seqs.update(&p).clone();
-        if let Some(d) = p.trace_packet_defaults()
-            && let Some(t) = d.track_event_defaults().and_then(|t| t.track_uuid())
-        {
-            defaults.insert(seq, t);
+    // A track's process: its own, its thread's, or its nearest parent's.
+    let pid_of = |mut id: i64| -> i64 {
+        for _ in 0..MAX_PARENT_DEPTH {
+            let Some(t) = tracks.get(&id) else { break };
+            if let Some(p) = t.upid.and_then(|u| pids.get(&u)) {
+                return *p;
+            }
+            if let Some((p, _)) = t.utid.and_then(|u| threads.get(&u)) {
+                return *p;
+            }
+            match t.parent {
+                Some(p) => id = p,
+                None => break,
+            }
         }
-        if let Some(d) = p.track_descriptor() {
-            let Some(uuid) = d.uuid() else { continue };
-            if tracks.contains_key(&uuid) {
-                // Described again by another sequence (or after a clear).
+        0
+    };
+    let mut lanes = HashMap::new();
+    let mut next_lane = FIRST_LANE;
+    for (&id, t) in &tracks {
+        let thread = t.utid.and_then(|u| threads.get(&u)).filter(|_| !t.own_lane);
+        let lane = if let Some(&(pid, tid)) = thread {
+            Lane {
+                pid,
+                tid,
+                process_scoped: false,
+            }
+        } else if t.upid.is_some() && !t.own_lane {
+            Lane {
+                pid: pid_of(id),
+                tid: 0,
+                process_scoped: true,
+            }
+        } else if t.counter {
+            Lane {
+                pid: pid_of(id),
+                ..Lane::default()
+            }
+        } else {
+            // An async or named track: its process, a lane of its own.
+            let lane = Lane {
+                pid: pid_of(id),
+                tid: next_lane,
+                process_scoped: false,
+            };
+            next_lane += 1;
+            if let Some(n) = &t.name {
+                metadata.push(naming("thread_name", lane.pid, lane.tid, n));
+            }
+            lane
+        };
+        lanes.insert(id, lane);
+    }
+    Ok(Model {
+        lanes,
+        tracks,
+        metadata,
+    })
+}
+
+/// The args of every slice, by arg set.
+fn slice_args(
+    tp: &TraceProcessor,
+    path: &str,
+) -> Result<HashMap<i64, Map<String, Value>>, CliError> {
+    let mut sets: HashMap<i64, Map<String, Value>> = HashMap::new();
+    for r in rows(
+        tp,
+        path,
+        "SELECT arg_set_id, key, value_type, int_value, string_value, real_value FROM args \
+         WHERE arg_set_id IN (SELECT arg_set_id FROM slice WHERE arg_set_id IS NOT NULL) \
+         ORDER BY id",
+    )? {
+        let (Some(set), Some(key)) = (int(r.first()), text(r.get(1))) else {
+            continue;
+        };
+        let value_type = text(r.get(2)).unwrap_or_default();
+        let null = Sql::Null;
+        let value = arg_value(
+            &value_type,
+            r.get(3).unwrap_or(&null),
+            r.get(4).unwrap_or(&null),
+            r.get(5).unwrap_or(&null),
+        );
+        insert(sets.entry(set).or_default(), &key, value);
+    }
+    Ok(sets)
+}
+
+/// Events with their time (ns), to be sorted.
+type Timed = Vec<(i64, Value)>;
+
+/// Each slice's start and lane by slice id, for flows.
+type SliceLanes = HashMap<i64, (i64, Lane)>;
+
+/// A slice as the events need it.
+struct Slice {
+    ts: i64,
+    dur: i64,
+    lane: Lane,
+    name: String,
+    cat: String,
+    args: Option<Map<String, Value>>,
+}
+
+/// Each lane's slices as B/E pairs (an unfinished slice, `dur` -1, has
+/// no E) and instants: per lane in time order, ends before the begins at
+/// the same time, children's ends before their parent's. The events and
+/// each slice's lane and start, for flows.
+fn slice_events(
+    tp: &TraceProcessor,
+    path: &str,
+    model: &Model,
+) -> Result<(Timed, SliceLanes), CliError> {
+    let args = slice_args(tp, path)?;
+    let mut by_lane: BTreeMap<(i64, i64), Vec<Slice>> = BTreeMap::new();
+    let mut where_slices = HashMap::new();
+    for r in rows(
+        tp,
+        path,
+        "SELECT id, ts, dur, track_id, name, category, arg_set_id FROM slice \
+         ORDER BY ts, depth, id",
+    )? {
+        let (Some(id), Some(ts), Some(track)) = (int(r.first()), int(r.get(1)), int(r.get(3)))
+        else {
+            continue;
+        };
+        let lane = model.lanes.get(&track).copied().unwrap_or_default();
+        where_slices.insert(id, (ts, lane));
+        let s = Slice {
+            ts,
+            dur: int(r.get(2)).unwrap_or(-1),
+            lane,
+            name: text(r.get(4)).unwrap_or_default(),
+            cat: text(r.get(5)).unwrap_or_default(),
+            // Arg sets are shared by equal args: cloned for each slice.
+            args: int(r.get(6))
+                .and_then(|a| args.get(&a).cloned())
+                .filter(|m| !m.is_empty()),
+        };
+        by_lane.entry((lane.pid, lane.tid)).or_default().push(s);
+    }
+    let mut events = Vec::new();
+    for (_, slices) in by_lane {
+        // Open slices: their ends, innermost last.
+        let mut open: Vec<(i64, Lane)> = Vec::new();
+        let close_until = |open: &mut Vec<(i64, Lane)>, t: i64, events: &mut Timed| {
+            while let Some(&(end, lane)) = open.last() {
+                if end > t {
+                    break;
+                }
+                open.pop();
+                events.push((
+                    end,
+                    json!({"ph": "E", "ts": us(end), "pid": lane.pid, "tid": lane.tid}),
+                ));
+            }
+        };
+        for s in slices {
+            close_until(&mut open, s.ts, &mut events);
+            let mut ev = json!({"name": s.name, "cat": s.cat, "ts": us(s.ts),
+                                "pid": s.lane.pid, "tid": s.lane.tid});
+            if let Some(a) = s.args {
+                ev["args"] = Value::Object(a);
+            }
+            if s.dur == 0 {
+                ev["ph"] = json!("i");
+                ev["s"] = json!(if s.lane.process_scoped { "p" } else { "t" });
+                events.push((s.ts, ev));
                 continue;
             }
-            let mut t = Track {
-                name: d.name().map(str::to_owned),
-                parent: d.parent_uuid(),
-                counter: d.has_counter(),
-                ..Track::default()
+            ev["ph"] = json!("B");
+            events.push((s.ts, ev));
+            // Unfinished (-1): never closed. A slice ending after its
+            // parent (a hostile trace) closes with it.
+            let end = if s.dur < 0 {
+                i64::MAX
+            } else {
+                s.ts.saturating_add(s.dur)
             };
-            if let Some(pr) = d.process() {
-                t.pid = pr.pid().unwrap_or(0) as i64;
-                if let Some(n) = pr.process_name() {
-                    events.push(
-                        json!({"ph": "M", "name": "process_name", "pid": t.pid, "tid": 0,
-                                       "args": {"name": n}}),
-                    );
-                }
-            }
-            if let Some(th) = d.thread() {
-                t.pid = th.pid().unwrap_or(0) as i64;
-                t.tid = th.tid().unwrap_or(0);
-                if let Some(n) = th.thread_name() {
-                    events.push(
-                        json!({"ph": "M", "name": "thread_name", "pid": t.pid, "tid": t.tid,
-                                       "args": {"name": n}}),
-                    );
-                }
-            }
-            if d.process().is_none() && d.thread().is_none() {
-                // A named or async track: its parent's process, a lane of its own.
-                if let Some(parent) = t.parent.and_then(|u| tracks.get(&u)) {
-                    t.pid = parent.pid;
-                }
-                t.tid = next_async_tid;
-                next_async_tid += 1;
-                if let Some(n) = &t.name
-                    && !t.counter
-                {
-                    events.push(
-                        json!({"ph": "M", "name": "thread_name", "pid": t.pid, "tid": t.tid,
-                                       "args": {"name": n}}),
-                    );
-                }
-            }
-            tracks.insert(uuid, t);
-            continue;
+            let end = open.last().map_or(end, |&(parent, _)| end.min(parent));
+            open.push((end, s.lane));
         }
-        let Some(e) = p.track_event() else { continue };
-        let uuid = e.track_uuid().or_else(|| defaults.get(&seq).copied());
-        let track = uuid
-            .and_then(|u| tracks.get(&u))
-            .cloned()
-            .unwrap_or_default();
-        let ts = p.timestamp().unwrap_or(0) as f64 / 1000.0;
-        let name = e
-            .name_iid()
-            .and_then(|i| state.names.get(&i).cloned())
-            .or_else(|| e.name().map(str::to_owned))
-            .unwrap_or_default();
-        let cat: Vec<String> = e
-            .category_iids()
-            .filter_map(|i| state.categories.get(&i).cloned())
-            .chain(e.categories().map(str::to_owned))
-            .collect();
-        let mut args = serde_json::Map::new();
-        for a in e.debug_annotations() {
-            let key = annotation_name(&a, &state);
-            args.insert(key, annotation_value(&a, &state, 0));
-        }
-        let (pid, tid) = (track.pid, track.tid);
-        let base = |ph: &str| json!({"ph": ph, "name": name, "cat": cat.join(","), "ts": ts, "pid": pid, "tid": tid});
-        let mut ev = match e.type_raw() {
-            Some(1) => base("B"),
-            Some(2) => json!({"ph": "E", "ts": ts, "pid": pid, "tid": tid}),
-            Some(3) => {
-                let mut v = base("i");
-                v["s"] = json!("t");
-                v
-            }
-            Some(4) => {
-                let value = e
-                    .counter_value()
-                    .map(|v| json!(v))
-                    .or(e.double_counter_value().map(|v| json!(v)))
-                    .unwrap_or(Value::Null);
-                let cname = track.name.clone().unwrap_or_else(|| "counter".into());
-                json!({"ph": "C", "name": cname, "ts": ts, "pid": pid, "args": {"value": value}})
-            }
-            _ => continue,
-        };
-        if !args.is_empty() && ev["ph"] != "C" {
-            ev["args"] = Value::Object(args);
-        }
-        events.push(ev);
-        for id in e.flow_ids() {
-            flows.entry(id).or_default().push((ts, pid, tid, false));
-        }
-        for id in e.terminating_flow_ids() {
-            flows.entry(id).or_default().push((ts, pid, tid, true));
-        }
+        // Close what ended; the unfinished stay open.
+        close_until(&mut open, i64::MAX - 1, &mut events);
     }
-    // Flows in time order (packets are in sequence order, not time order):
-    // the first step starts it, a terminating one ends it, others continue.
-    let mut ids: Vec<_> = flows.into_iter().collect();
-    ids.sort_by_key(|(id, _)| *id);
-    for (id, mut steps) in ids {
-        steps.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for (i, (ts, pid, tid, terminating)) in steps.into_iter().enumerate() {
-            let ph = match (i, terminating) {
-                (0, _) => "s",
-                (_, true) => "f",
+    Ok((events, where_slices))
+}
+
+/// The values of the TrackEvent counter tracks, named after their track.
+fn counter_events(tp: &TraceProcessor, path: &str, model: &Model) -> Result<Timed, CliError> {
+    let mut events = Vec::new();
+    for r in rows(
+        tp,
+        path,
+        "SELECT c.ts, c.track_id, c.value FROM counter c \
+         JOIN counter_track t ON c.track_id = t.id WHERE t.type = 'counter' \
+         ORDER BY c.ts, c.id",
+    )? {
+        let (Some(ts), Some(track)) = (int(r.first()), int(r.get(1))) else {
+            continue;
+        };
+        let value = match r.get(2) {
+            Some(Sql::Int(i)) => json!(i),
+            // An integer counter is stored as a double: written back as one.
+            Some(Sql::Real(v)) if v.fract() == 0.0 && v.abs() < 9.0e15 => json!(*v as i64),
+            Some(Sql::Real(v)) => json!(v),
+            _ => Value::Null,
+        };
+        let name = model
+            .tracks
+            .get(&track)
+            .and_then(|t| t.name.clone())
+            .unwrap_or_else(|| "counter".into());
+        let pid = model.lanes.get(&track).map_or(0, |l| l.pid);
+        events.push((
+            ts,
+            json!({"ph": "C", "name": name, "ts": us(ts), "pid": pid, "args": {"value": value}}),
+        ));
+    }
+    Ok(events)
+}
+
+/// Flows: the slices a flow id links, in time order, as one start (`s`),
+/// steps (`t`) and an end (`f`), under the trace's flow id (the flow's
+/// row id when it has none).
+fn flow_events(tp: &TraceProcessor, path: &str, slices: &SliceLanes) -> Result<Timed, CliError> {
+    let mut flows: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for r in rows(
+        tp,
+        path,
+        "SELECT id, slice_out, slice_in, trace_id FROM flow ORDER BY id",
+    )? {
+        let (Some(id), Some(out), Some(into)) = (int(r.first()), int(r.get(1)), int(r.get(2)))
+        else {
+            continue;
+        };
+        let steps = flows.entry(int(r.get(3)).unwrap_or(id)).or_default();
+        steps.extend([out, into]);
+    }
+    let mut events = Vec::new();
+    for (id, mut steps) in flows {
+        steps.sort_by_key(|s| (slices.get(s).map_or(0, |(ts, _)| *ts), *s));
+        steps.dedup();
+        let last = steps.len().saturating_sub(1);
+        for (i, s) in steps.iter().enumerate() {
+            let Some(&(ts, lane)) = slices.get(s) else {
+                continue;
+            };
+            let ph = match i {
+                0 => "s",
+                i if i == last => "f",
                 _ => "t",
             };
-            events.push(
-                json!({"ph": ph, "id": id, "name": "flow", "cat": "flow", "ts": ts,
-                               "pid": pid, "tid": tid, "bp": "e"}),
-            );
+            events.push((
+                ts,
+                json!({"ph": ph, "id": id, "name": "flow", "cat": "flow", "ts": us(ts),
+                       "pid": lane.pid, "tid": lane.tid, "bp": "e"}),
+            ));
         }
     }
-    Ok(json!({"traceEvents": events, "displayTimeUnit": "ns"}))
+    Ok(events)
+}
+
+/// Converts a loaded trace: metadata first, then every event in time
+/// order (a stable sort: each lane's order at equal times stays).
+fn convert(tp: &TraceProcessor, path: &str) -> Result<Value, CliError> {
+    let model = model(tp, path)?;
+    let (mut events, slices) = slice_events(tp, path, &model)?;
+    events.extend(counter_events(tp, path, &model)?);
+    events.extend(flow_events(tp, path, &slices)?);
+    events.sort_by_key(|(ts, _)| *ts);
+    let mut all = model.metadata;
+    all.extend(events.into_iter().map(|(_, e)| e));
+    Ok(json!({"traceEvents": all, "displayTimeUnit": "ns"}))
 }
 
 /// Runs `convert` (`--json`, the only format, is optional).
 pub fn run(path: &Path, out: Option<&Path>) -> Result<(), CliError> {
-    let bytes = read_input(path)?;
-    let json = convert(&path.display().to_string(), &bytes)?;
+    let tp = load_trace(path, LoadOptions::default())?;
+    let json = convert(&tp, &path.display().to_string())?;
     let text = serde_json::to_string(&json).map_err(|e| CliError::Usage(e.to_string()))?;
     write_output(out.unwrap_or(Path::new("-")), text.as_bytes(), false)
 }

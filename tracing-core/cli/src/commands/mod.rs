@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 
 mod background;
+#[cfg(feature = "sql")]
 mod convert;
 mod convert_pprof;
 mod demo;
@@ -22,6 +23,8 @@ mod dump;
 mod export;
 mod flamegraph;
 mod heap_stats;
+#[cfg(feature = "sql")]
+mod json_args;
 mod machines;
 mod packet_facts;
 mod perf_stats;
@@ -302,6 +305,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         } => Err(CliError::Usage(
             "--heap: only `--format pprof` writes heap dumps".to_owned(),
         )),
+        #[cfg(feature = "sql")]
         Command::Convert {
             format: ConvertFormat::Json,
             json: _,
@@ -309,6 +313,15 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             trace,
             output,
         } => convert::run(&trace, output.as_deref()),
+        #[cfg(not(feature = "sql"))]
+        Command::Convert {
+            format: ConvertFormat::Json,
+            heap: false,
+            ..
+        } => Err(CliError::Usage(
+            "convert: this zerotrace was built without the trace processor (feature `sql`)"
+                .to_owned(),
+        )),
         Command::Flamegraph(args) => flamegraph::run(&args),
         Command::Symbolize(args) => symbolize::run(&args),
         #[cfg(feature = "sql")]

@@ -280,3 +280,100 @@ fn dump_stats_and_convert_inflate_compressed_packets() {
     assert_eq!(begin["args"]["arr"], serde_json::json!([1, 2]));
     assert_eq!(events.iter().filter(|e| e["ph"] == "E").count(), 1);
 }
+
+/// `convert` writes what the trace processor derives, not what a decoder
+/// of the packets alone would: times converted to the trace clock
+/// through a clock snapshot, a thread named by `process_tree`, an
+/// interned debug annotation string resolved; and its slices are the
+/// trace processor's `slice` rows.
+#[test]
+fn convert_writes_the_trace_processors_tables() {
+    // A clock snapshot, a process tree, a thread's track, a slice on it.
+    let trace = protoc_encode_trace(
+        r#"
+        packet {
+          trusted_packet_sequence_id: 1
+          clock_snapshot {
+            clocks { clock_id: 6 timestamp: 1000000 }
+            clocks { clock_id: 1 timestamp: 5000000 }
+            primary_trace_clock: BUILTIN_CLOCK_BOOTTIME
+          }
+        }
+        packet {
+          trusted_packet_sequence_id: 2
+          timestamp: 1000000
+          process_tree {
+            processes { pid: 10 ppid: 1 cmdline: "app" }
+            threads { tid: 11 tgid: 10 name: "render" }
+          }
+        }
+        packet {
+          trusted_packet_sequence_id: 3
+          timestamp: 1000000
+          track_descriptor { uuid: 7 thread { pid: 10 tid: 11 } }
+        }
+        packet {
+          trusted_packet_sequence_id: 3
+          sequence_flags: 3
+          timestamp: 5001000
+          timestamp_clock_id: 1
+          interned_data {
+            event_names { iid: 1 name: "draw" }
+            debug_annotation_names { iid: 1 name: "layer" }
+            debug_annotation_string_values { iid: 1 str: "background" }
+          }
+          track_event {
+            type: TYPE_SLICE_BEGIN
+            track_uuid: 7
+            name_iid: 1
+            debug_annotations { name_iid: 1 string_value_iid: 1 }
+          }
+        }
+        packet {
+          trusted_packet_sequence_id: 3
+          sequence_flags: 2
+          timestamp: 5003000
+          timestamp_clock_id: 1
+          track_event { type: TYPE_SLICE_END track_uuid: 7 }
+        }
+        "#,
+    );
+    let path = dir("convert-tp").join("t.pftrace");
+    std::fs::write(&path, &trace).unwrap();
+    let o = zerotrace().arg("convert").arg(&path).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let one = |ph: &str| {
+        let all: Vec<_> = events.iter().filter(|e| e["ph"] == ph).collect();
+        assert_eq!(all.len(), 1, "one {ph} in {v}");
+        all[0].clone()
+    };
+    // REALTIME 5_001_000 ns is BOOTTIME 1_001_000 ns: 1001 µs.
+    assert_eq!(
+        one("B"),
+        serde_json::json!({"ph": "B", "name": "draw", "cat": "", "ts": 1001.0, "pid": 10,
+                           "tid": 11, "args": {"layer": "background"}})
+    );
+    assert_eq!(
+        one("E"),
+        serde_json::json!({"ph": "E", "ts": 1003.0, "pid": 10, "tid": 11})
+    );
+    assert!(
+        events.contains(
+            &serde_json::json!({"ph": "M", "name": "thread_name", "pid": 10,
+                                            "tid": 11, "args": {"name": "render"}})
+        ),
+        "{v}"
+    );
+    // The same slice in the trace processor.
+    let tp = tp_support::load(&trace);
+    assert_eq!(
+        tp_support::rows(&tp, "SELECT ts, dur, name FROM slice"),
+        vec![vec![
+            zerotrace_trace_processor::Value::Int(1_001_000),
+            zerotrace_trace_processor::Value::Int(2_000),
+            zerotrace_trace_processor::Value::Text("draw".into()),
+        ]]
+    );
+}
