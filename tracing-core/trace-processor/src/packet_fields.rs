@@ -91,6 +91,27 @@ pub fn count_walk() {
     WALKS.with(|w| w.set(w.get() + 1));
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Walks over a TrackEvent from its start made on this thread.
+    static TRACK_EVENT_WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Walks over a TrackEvent from its start made on this thread so far
+/// (tests only): one per TrackEvent, the loader's (the parser reads only
+/// the fields the loader left it).
+#[cfg(test)]
+pub fn track_event_walks() -> u64 {
+    TRACK_EVENT_WALKS.with(std::cell::Cell::get)
+}
+
+/// Counts one walk over a TrackEvent from its start (tests only).
+#[inline]
+pub fn count_track_event_walk() {
+    #[cfg(test)]
+    TRACK_EVENT_WALKS.with(|w| w.set(w.get() + 1));
+}
+
 impl<'a> PacketFields<'a> {
     /// Walks `bytes` once; `is_payload` says which other field numbers
     /// have an importer (the loader's own payloads always count). A

@@ -6,9 +6,12 @@
 //! parsers read it), so the parsers import nothing of the loader.
 //!
 //! A queued [`Packet`] is small (40 bytes): its bytes wait in the
-//! [`PacketArena`], and what only some kinds carry (a TrackEvent's thread
-//! time and counter values, a `compact_sched` event) waits in side tables
-//! that `extra` indexes. The parsers see each packet as a [`PacketView`].
+//! [`PacketArena`], and what only some kinds carry (a TrackEvent's facts,
+//! and its thread time and counter values; a `compact_sched` event) waits
+//! in side tables that `extra` indexes. The parsers see each packet as a
+//! [`PacketView`]. A TrackEvent's bytes are only the fields the loader did
+//! not read: what it read travels as [`TrackEventFacts`] and
+//! [`TrackEventTimes`], so the parser does not read them again.
 
 use crate::arena::{ByteRange, PacketArena};
 use crate::clock::ClockTracker;
@@ -24,8 +27,7 @@ pub const NO_EXTRA: u32 = u32::MAX;
 pub enum PacketKind {
     /// A trace packet of any other kind.
     Packet,
-    /// A TrackEvent packet (times in `extra`'s entry when it has more
-    /// than its timestamp).
+    /// A TrackEvent packet (its facts in `extra`'s entry).
     TrackEvent,
     /// One `FtraceEvent` of a bundle (`cpu` is its CPU).
     Ftrace,
@@ -72,8 +74,8 @@ pub struct PacketView<'a> {
     pub field: u32,
     /// Index of its sequence's generation.
     pub generation: u32,
-    /// For a TrackEvent: the times and values resolved in stream order.
-    pub track_event: Option<&'a TrackEventTimes>,
+    /// For a TrackEvent: what the loader read of it.
+    pub track_event: Option<TrackEventView<'a>>,
     /// Index of the trace packet it came from (`compressed_packets`
     /// expanded), as [`crate::packets::packets`] lists them; 0 for a
     /// TrackEvent or an ftrace event, whose parsers do not ask.
@@ -94,7 +96,9 @@ pub struct Loaded {
     pub order: Vec<u32>,
     /// The packets' bytes.
     pub arena: PacketArena,
-    /// TrackEvents' times beyond their timestamp, by `extra`.
+    /// TrackEvents' facts, by `extra`.
+    pub track_events: Vec<TrackEventFacts>,
+    /// TrackEvents' times beyond their timestamp, by their facts' `times`.
     pub track_event_times: Vec<TrackEventTimes>,
     /// `compact_sched` events, by `extra`.
     pub inline_sched: Vec<InlineSched>,
@@ -114,28 +118,31 @@ pub struct Loaded {
 pub struct PacketSource<'a> {
     /// The packets' bytes.
     pub arena: &'a PacketArena,
-    /// TrackEvents' side table.
+    /// TrackEvents' facts.
+    pub track_events: &'a [TrackEventFacts],
+    /// TrackEvents' times.
     pub track_event_times: &'a [TrackEventTimes],
     /// `compact_sched` events.
     pub inline_sched: &'a [InlineSched],
 }
 
 impl<'a> PacketSource<'a> {
-    /// Calls `f` with the view of `packet` (a TrackEvent without a side
-    /// entry is seen with only its timestamp).
+    /// Calls `f` with the view of `packet` (a TrackEvent without thread
+    /// time or counter values is seen with empty times).
     pub fn with_view<R>(&self, packet: &Packet, f: impl FnOnce(&PacketView<'_>) -> R) -> R {
-        let local;
         let track_event = match packet.kind {
-            PacketKind::TrackEvent => match self.track_event_times.get(packet.extra as usize) {
-                Some(t) => Some(t),
-                None => {
-                    local = TrackEventTimes {
-                        ts: packet.ts,
-                        ..TrackEventTimes::default()
-                    };
-                    Some(&local)
-                }
-            },
+            PacketKind::TrackEvent => {
+                let facts = self
+                    .track_events
+                    .get(packet.extra as usize)
+                    .copied()
+                    .unwrap_or_default();
+                let times = self
+                    .track_event_times
+                    .get(facts.times as usize)
+                    .unwrap_or(&NO_TIMES);
+                Some(TrackEventView { facts, times })
+            }
             _ => None,
         };
         let inline_sched = match packet.kind {
@@ -192,11 +199,94 @@ pub enum InlineSched {
     },
 }
 
-/// What a TrackEvent resolved in stream order.
+/// The times of a TrackEvent that has none beyond its timestamp.
+static NO_TIMES: TrackEventTimes = TrackEventTimes {
+    thread_ts: None,
+    thread_instruction_count: None,
+    counter_value: None,
+    extra_counters: Vec::new(),
+};
+
+/// The fields of a TrackEvent the loader read in its walk, which travel
+/// with the packet instead of its bytes (24 bytes a TrackEvent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackEventFacts {
+    track_uuid: u64,
+    ty: i32,
+    flags: u8,
+    /// Index of its [`TrackEventTimes`], or [`NO_EXTRA`] for none.
+    pub times: u32,
+}
+
+/// `TrackEventFacts::flags`: `track_uuid` is present.
+const HAS_TRACK_UUID: u8 = 1;
+/// `type` is present (its last number in `ty`).
+const HAS_TYPE_RAW: u8 = 2;
+/// An occurrence of `type` has a number the enum names.
+const HAS_TYPE: u8 = 4;
+
+impl Default for TrackEventFacts {
+    fn default() -> Self {
+        TrackEventFacts {
+            track_uuid: 0,
+            ty: 0,
+            flags: 0,
+            times: NO_EXTRA,
+        }
+    }
+}
+
+impl TrackEventFacts {
+    /// Facts of an event's `track_uuid`, `type` (its last number) and
+    /// whether the enum names one of its numbers (protoc's `has_type`).
+    pub fn new(track_uuid: Option<u64>, ty: Option<i32>, has_type: bool) -> Self {
+        let mut flags = 0;
+        if track_uuid.is_some() {
+            flags |= HAS_TRACK_UUID;
+        }
+        if ty.is_some() {
+            flags |= HAS_TYPE_RAW;
+        }
+        if has_type {
+            flags |= HAS_TYPE;
+        }
+        TrackEventFacts {
+            track_uuid: track_uuid.unwrap_or(0),
+            ty: ty.unwrap_or(0),
+            flags,
+            times: NO_EXTRA,
+        }
+    }
+
+    /// `TrackEvent.track_uuid`.
+    pub fn track_uuid(&self) -> Option<u64> {
+        (self.flags & HAS_TRACK_UUID != 0).then_some(self.track_uuid)
+    }
+
+    /// `TrackEvent.type` as the number on the wire.
+    pub fn type_raw(&self) -> Option<i32> {
+        (self.flags & HAS_TYPE_RAW != 0).then_some(self.ty)
+    }
+
+    /// Whether `TrackEvent.type` is present as protoc's C++ has it (a
+    /// number the enum names).
+    pub fn has_type(&self) -> bool {
+        self.flags & HAS_TYPE != 0
+    }
+}
+
+/// A TrackEvent as the parser sees what the loader read of it.
+#[derive(Debug, Clone, Copy)]
+pub struct TrackEventView<'a> {
+    /// Its track uuid and type.
+    pub facts: TrackEventFacts,
+    /// Its thread time and counter values (empty when it has none).
+    pub times: &'a TrackEventTimes,
+}
+
+/// What a TrackEvent resolved in stream order beyond its timestamp.
 #[derive(Debug, Clone, Default)]
 pub struct TrackEventTimes {
-    /// Time on the trace clock.
-    pub ts: i64,
     /// Thread time (ns).
     pub thread_ts: Option<i64>,
     /// Thread instruction count.
@@ -205,4 +295,14 @@ pub struct TrackEventTimes {
     pub counter_value: Option<f64>,
     /// Absolute values of the extra counters, with their track uuids.
     pub extra_counters: Vec<(u64, f64)>,
+}
+
+impl TrackEventTimes {
+    /// Whether it says nothing beyond the timestamp.
+    pub fn is_empty(&self) -> bool {
+        self.thread_ts.is_none()
+            && self.thread_instruction_count.is_none()
+            && self.counter_value.is_none()
+            && self.extra_counters.is_empty()
+    }
 }

@@ -50,7 +50,7 @@ use crate::clock::{ClockTracker, MachineClocks};
 use crate::descriptors::{Descriptor, Descriptors};
 use crate::error::TraceError;
 use crate::packet_fields::{self, PacketFields, Payload};
-use crate::packet_view::{Loaded, NO_EXTRA, Packet, PacketKind, TrackEventTimes};
+use crate::packet_view::{Loaded, NO_EXTRA, Packet, PacketKind, TrackEventFacts, TrackEventTimes};
 use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::Storage;
@@ -90,7 +90,12 @@ pub struct Loader {
     /// Every packet, in stream order.
     packets: Vec<Packet>,
     arena: PacketArena,
+    /// TrackEvents' facts, by their packet's `extra`.
+    track_events: Vec<TrackEventFacts>,
     track_event_times: Vec<TrackEventTimes>,
+    /// The fields of the TrackEvent being read that its tokenizing left
+    /// for the parser (reused from one event to the next).
+    track_event_rest: Vec<u8>,
     inline_sched: Vec<crate::packet_view::InlineSched>,
     deferred: Vec<Deferred>,
     latest_ts: i64,
@@ -135,7 +140,9 @@ impl Default for Loader {
             descriptors: Descriptors::default(),
             packets: Vec::new(),
             arena: PacketArena::default(),
+            track_events: Vec::new(),
             track_event_times: Vec::new(),
+            track_event_rest: Vec::new(),
             inline_sched: Vec::new(),
             deferred: Vec::new(),
             latest_ts: 0,
@@ -196,6 +203,10 @@ impl Loader {
             .saturating_add(
                 (self.track_event_times.len() as u64)
                     .saturating_mul(std::mem::size_of::<TrackEventTimes>() as u64),
+            )
+            .saturating_add(
+                (self.track_events.len() as u64)
+                    .saturating_mul(std::mem::size_of::<TrackEventFacts>() as u64),
             );
         self.inflated.saturating_add(records)
     }
@@ -262,14 +273,7 @@ impl Loader {
                 continue;
             };
             match self.clocks.trace_time(d.clock, d.ns) {
-                Ok(ts) => {
-                    packet.ts = ts;
-                    if packet.kind == PacketKind::TrackEvent {
-                        if let Some(t) = self.track_event_times.get_mut(packet.extra as usize) {
-                            t.ts = ts;
-                        }
-                    }
-                }
+                Ok(ts) => packet.ts = ts,
                 Err(_) => {
                     packet.kind = PacketKind::Dropped;
                     self.storage.stats.incr("clock_sync_failure");
@@ -287,6 +291,7 @@ impl Loader {
             packets: self.packets,
             order,
             arena: self.arena,
+            track_events: self.track_events,
             track_event_times: self.track_event_times,
             inline_sched: self.inline_sched,
             generations: self.generations,

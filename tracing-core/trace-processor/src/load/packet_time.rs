@@ -143,8 +143,9 @@ impl Loader {
                 self.storage.stats.incr("track_event_missing_sequence_id");
                 return;
             }
-            let times = track_event_times::tokenize(
+            let tokenized = track_event_times::tokenize(
                 payload.bytes,
+                &mut self.track_event_rest,
                 pkt.timestamp.is_some(),
                 ts,
                 self.sequences.entry(seq).or_default(),
@@ -153,30 +154,31 @@ impl Loader {
                 MachineClocks::new(&mut self.clocks, self.machine),
                 &mut self.storage.stats,
             );
-            match times {
-                Some(t) => {
-                    if t.ts != ts {
-                        // A TrackEvent's own timestamp replaces the packet's.
-                        pending_clock = None;
-                    }
-                    packet.ts = t.ts;
-                    packet.kind = PacketKind::TrackEvent;
-                    packet.extra = NO_EXTRA;
-                    // Only what a timestamp alone does not say is kept.
-                    if t.thread_ts.is_some()
-                        || t.thread_instruction_count.is_some()
-                        || t.counter_value.is_some()
-                        || !t.extra_counters.is_empty()
-                    {
-                        packet.extra =
-                            u32::try_from(self.track_event_times.len()).unwrap_or(NO_EXTRA);
-                        self.track_event_times.push(t);
-                    }
-                }
-                None => return,
+            let Some(t) = tokenized else {
+                return;
+            };
+            if t.ts != ts {
+                // A TrackEvent's own timestamp replaces the packet's.
+                pending_clock = None;
             }
+            packet.ts = t.ts;
+            packet.kind = PacketKind::TrackEvent;
+            let mut facts = t.facts;
+            // Only what a timestamp alone does not say is kept.
+            if !t.times.is_empty() {
+                facts.times = u32::try_from(self.track_event_times.len()).unwrap_or(NO_EXTRA);
+                self.track_event_times.push(t.times);
+            }
+            packet.extra = u32::try_from(self.track_events.len()).unwrap_or(NO_EXTRA);
+            self.track_events.push(facts);
         }
-        let Some(range) = self.arena.push(payload.bytes) else {
+        // A TrackEvent keeps only the fields its tokenizing did not read.
+        let bytes = if packet.kind == PacketKind::TrackEvent {
+            self.track_event_rest.as_slice()
+        } else {
+            payload.bytes
+        };
+        let Some(range) = self.arena.push(bytes) else {
             self.storage.stats.incr("tokenizer_skipped_packets");
             return;
         };

@@ -1,30 +1,210 @@
-//! The stream-order part of a TrackEvent: its timestamp (the packet's, or
-//! the legacy µs deltas and absolutes against the sequence's
-//! ThreadDescriptor reference, on CLOCK_MONOTONIC), thread time and
-//! instruction count, and counter values made absolute for incremental
-//! counter tracks. These depend on the packets before it in its sequence,
-//! so they are resolved before the sort.
+//! The stream-order part of a TrackEvent, read in the one walk over its
+//! bytes: its timestamp (the packet's, or the legacy µs deltas and
+//! absolutes against the sequence's ThreadDescriptor reference, on
+//! CLOCK_MONOTONIC), thread time and instruction count, and counter values
+//! made absolute for incremental counter tracks. These depend on the
+//! packets before it in its sequence, so they are resolved before the
+//! sort.
+//!
+//! The walk keeps what it read (with the track uuid and the type) as facts
+//! that travel with the packet, and copies every other field, untouched,
+//! into the bytes the packet keeps: the parser reads those and never the
+//! fields read here, so a TrackEvent is walked from its start once.
 
-use crate::packet_view::TrackEventTimes;
-use zerotrace_protos::protos::{TracePacketDefaultsDecoder, TrackEventDecoder};
+use protozero::{Decoder, FieldValue, PackedFixed64, PackedVarints};
+use zerotrace_protos::protos::track_event::Type;
+use zerotrace_protos::protos::{TracePacketDefaultsDecoder, TrackEvent};
 
 use crate::clock::MachineClocks;
 use crate::descriptors::Descriptors;
+use crate::packet_fields::count_track_event_walk;
+use crate::packet_view::{TrackEventFacts, TrackEventTimes};
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::stats::Stats;
 
 /// CLOCK_MONOTONIC's id: legacy TrackEvent µs timestamps are on it.
 const MONOTONIC: u64 = 3;
 
+/// The TrackEvent fields read here (the parser never sees them).
+const READ_HERE: [u32; 14] = [
+    TrackEvent::FIELD_TYPE,
+    TrackEvent::FIELD_TRACK_UUID,
+    TrackEvent::FIELD_TIMESTAMP_DELTA_US,
+    TrackEvent::FIELD_TIMESTAMP_ABSOLUTE_US,
+    TrackEvent::FIELD_THREAD_TIME_DELTA_US,
+    TrackEvent::FIELD_THREAD_TIME_ABSOLUTE_US,
+    TrackEvent::FIELD_THREAD_INSTRUCTION_COUNT_DELTA,
+    TrackEvent::FIELD_THREAD_INSTRUCTION_COUNT_ABSOLUTE,
+    TrackEvent::FIELD_COUNTER_VALUE,
+    TrackEvent::FIELD_DOUBLE_COUNTER_VALUE,
+    TrackEvent::FIELD_EXTRA_COUNTER_TRACK_UUIDS,
+    TrackEvent::FIELD_EXTRA_COUNTER_VALUES,
+    TrackEvent::FIELD_EXTRA_DOUBLE_COUNTER_TRACK_UUIDS,
+    TrackEvent::FIELD_EXTRA_DOUBLE_COUNTER_VALUES,
+];
+
 fn us_to_ns(us: i64) -> i64 {
     us.saturating_mul(1000)
 }
 
+/// A member of one of TrackEvent's delta-or-absolute oneofs.
+#[derive(Debug, Clone, Copy)]
+enum Stamp {
+    Delta(i64),
+    Absolute(i64),
+}
+
+/// The fields read here, as the generated decoder reads them: the last
+/// member of each oneof, the last value of a singular field, every
+/// element of a repeated one (packed or not); a field with another wire
+/// type than its own reads as absent.
+#[derive(Debug, Default)]
+struct ReadHere {
+    ty: Option<i32>,
+    /// Whether an occurrence of `type` has a number the enum names.
+    has_type: bool,
+    track_uuid: Option<u64>,
+    timestamp: Option<Stamp>,
+    thread_time: Option<Stamp>,
+    instruction_count: Option<Stamp>,
+    counter_value: Option<f64>,
+    extra_uuids: Vec<u64>,
+    extra_values: Vec<f64>,
+    extra_double_uuids: Vec<u64>,
+    extra_double_values: Vec<f64>,
+}
+
+/// Varints of a repeated field's occurrence, packed or not.
+fn varints(value: FieldValue<'_>, out: &mut Vec<u64>) {
+    match value {
+        FieldValue::Varint(v) => out.push(v),
+        FieldValue::Bytes(b) => out.extend(PackedVarints::new(b)),
+        _ => {}
+    }
+}
+
+/// Doubles of a repeated field's occurrence, packed or not.
+fn doubles(value: FieldValue<'_>, out: &mut Vec<f64>) {
+    match value {
+        FieldValue::Fixed64(v) => out.push(f64::from_bits(v)),
+        FieldValue::Bytes(b) => {
+            if let Ok(p) = PackedFixed64::new(b) {
+                out.extend(p.map(f64::from_bits));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The one walk: the fields read here into `ReadHere`, every other field
+/// (tag and value as they were) appended to `rest`. A malformed field ends
+/// the walk, as it ends the decoder's.
+fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
+    count_track_event_walk();
+    rest.clear();
+    let mut out = ReadHere::default();
+    let mut d = Decoder::new(event);
+    loop {
+        let start = d.offset();
+        let Some(Ok(f)) = d.read_field() else {
+            break;
+        };
+        if !READ_HERE.contains(&f.id) {
+            if let Some(bytes) = event.get(start..d.offset()) {
+                rest.extend_from_slice(bytes);
+            }
+            continue;
+        }
+        let varint = match f.value {
+            FieldValue::Varint(v) => Some(v),
+            _ => None,
+        };
+        match f.id {
+            TrackEvent::FIELD_TYPE => {
+                if let Some(v) = varint {
+                    out.ty = Some(v as i32);
+                    out.has_type |= Type::from_i32(v as i32).is_some();
+                }
+            }
+            TrackEvent::FIELD_TRACK_UUID => out.track_uuid = varint.or(out.track_uuid),
+            TrackEvent::FIELD_TIMESTAMP_DELTA_US => {
+                if let Some(v) = varint {
+                    out.timestamp = Some(Stamp::Delta(v as i64));
+                }
+            }
+            TrackEvent::FIELD_TIMESTAMP_ABSOLUTE_US => {
+                if let Some(v) = varint {
+                    out.timestamp = Some(Stamp::Absolute(v as i64));
+                }
+            }
+            TrackEvent::FIELD_THREAD_TIME_DELTA_US => {
+                if let Some(v) = varint {
+                    out.thread_time = Some(Stamp::Delta(v as i64));
+                }
+            }
+            TrackEvent::FIELD_THREAD_TIME_ABSOLUTE_US => {
+                if let Some(v) = varint {
+                    out.thread_time = Some(Stamp::Absolute(v as i64));
+                }
+            }
+            TrackEvent::FIELD_THREAD_INSTRUCTION_COUNT_DELTA => {
+                if let Some(v) = varint {
+                    out.instruction_count = Some(Stamp::Delta(v as i64));
+                }
+            }
+            TrackEvent::FIELD_THREAD_INSTRUCTION_COUNT_ABSOLUTE => {
+                if let Some(v) = varint {
+                    out.instruction_count = Some(Stamp::Absolute(v as i64));
+                }
+            }
+            TrackEvent::FIELD_COUNTER_VALUE => {
+                if let Some(v) = varint {
+                    out.counter_value = Some(v as i64 as f64);
+                }
+            }
+            TrackEvent::FIELD_DOUBLE_COUNTER_VALUE => {
+                if let FieldValue::Fixed64(v) = f.value {
+                    out.counter_value = Some(f64::from_bits(v));
+                }
+            }
+            TrackEvent::FIELD_EXTRA_COUNTER_TRACK_UUIDS => varints(f.value, &mut out.extra_uuids),
+            TrackEvent::FIELD_EXTRA_COUNTER_VALUES => {
+                let mut v = Vec::new();
+                varints(f.value, &mut v);
+                out.extra_values
+                    .extend(v.into_iter().map(|v| v as i64 as f64));
+            }
+            TrackEvent::FIELD_EXTRA_DOUBLE_COUNTER_TRACK_UUIDS => {
+                varints(f.value, &mut out.extra_double_uuids);
+            }
+            TrackEvent::FIELD_EXTRA_DOUBLE_COUNTER_VALUES => {
+                doubles(f.value, &mut out.extra_double_values);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One TrackEvent as the loader keeps it: its time on the trace clock,
+/// the facts that travel with it, and what only some events carry.
+#[derive(Debug)]
+pub struct Tokenized {
+    /// Time on the trace clock.
+    pub ts: i64,
+    /// The track uuid and type (its `times` not set yet).
+    pub facts: TrackEventFacts,
+    /// Thread time, instruction count and counter values.
+    pub times: TrackEventTimes,
+}
+
 /// Resolves one TrackEvent (its bytes; whether its packet has a
-/// timestamp); None when it is dropped (counted).
+/// timestamp), leaving in `rest` the bytes of the fields the parser reads;
+/// None when it is dropped (counted).
 #[allow(clippy::too_many_arguments)]
 pub fn tokenize(
     event: &[u8],
+    rest: &mut Vec<u8>,
     has_timestamp: bool,
     packet_ts: i64,
     seq: &mut SequenceState,
@@ -32,31 +212,34 @@ pub fn tokenize(
     descriptors: &Descriptors,
     mut clocks: MachineClocks<'_>,
     stats: &mut Stats,
-) -> Option<TrackEventTimes> {
-    let event = TrackEventDecoder::new(event);
+) -> Option<Tokenized> {
+    let event = split(event, rest);
     let defaults = generation
         .and_then(|g| g.defaults.as_deref())
         .map(TracePacketDefaultsDecoder::new);
     let te_defaults = defaults.as_ref().and_then(|d| d.track_event_defaults());
     let mut out = TrackEventTimes::default();
     let mut legacy = false;
-    let ts = if let Some(delta) = event.timestamp_delta_us() {
-        let Some(base) = seq.track_event_timestamp_ns else {
-            stats.incr("track_event_skipped_timestamp_delta_without_valid_state");
+    let ts = match event.timestamp {
+        Some(Stamp::Delta(delta)) => {
+            let Some(base) = seq.track_event_timestamp_ns else {
+                stats.incr("track_event_skipped_timestamp_delta_without_valid_state");
+                return None;
+            };
+            let v = base.saturating_add(us_to_ns(delta));
+            seq.track_event_timestamp_ns = Some(v);
+            legacy = true;
+            v
+        }
+        Some(Stamp::Absolute(abs)) if abs != 0 => {
+            legacy = true;
+            us_to_ns(abs)
+        }
+        _ if has_timestamp => packet_ts,
+        _ => {
+            stats.incr("track_event_missing_timestamp");
             return None;
-        };
-        let v = base.saturating_add(us_to_ns(delta));
-        seq.track_event_timestamp_ns = Some(v);
-        legacy = true;
-        v
-    } else if let Some(abs) = event.timestamp_absolute_us().filter(|v| *v != 0) {
-        legacy = true;
-        us_to_ns(abs)
-    } else if has_timestamp {
-        packet_ts
-    } else {
-        stats.incr("track_event_missing_timestamp");
-        return None;
+        }
     };
     // Negative times are dropped before the clock conversion, whose offset
     // could otherwise bring them back to positive.
@@ -64,73 +247,69 @@ pub fn tokenize(
         stats.incr("track_event_invalid_timestamp");
         return None;
     }
-    out.ts = if legacy {
+    let ts = if legacy {
         clocks.trace_time(MONOTONIC, ts).unwrap_or(ts)
     } else {
         ts
     };
 
-    if let Some(delta) = event.thread_time_delta_us() {
-        let Some(base) = seq.track_event_thread_time_us else {
-            stats.incr("track_event_skipped_thread_time_delta_without_valid_state");
-            return None;
-        };
-        let v = base.saturating_add(delta);
-        seq.track_event_thread_time_us = Some(v);
-        out.thread_ts = Some(us_to_ns(v));
-    } else if let Some(abs) = event.thread_time_absolute_us() {
-        out.thread_ts = Some(us_to_ns(abs));
+    match event.thread_time {
+        Some(Stamp::Delta(delta)) => {
+            let Some(base) = seq.track_event_thread_time_us else {
+                stats.incr("track_event_skipped_thread_time_delta_without_valid_state");
+                return None;
+            };
+            let v = base.saturating_add(delta);
+            seq.track_event_thread_time_us = Some(v);
+            out.thread_ts = Some(us_to_ns(v));
+        }
+        Some(Stamp::Absolute(abs)) => out.thread_ts = Some(us_to_ns(abs)),
+        None => {}
     }
-    if let Some(delta) = event.thread_instruction_count_delta() {
-        let base = seq.track_event_instruction_count.unwrap_or(0);
-        let v = base.saturating_add(delta);
-        seq.track_event_instruction_count = Some(v);
-        out.thread_instruction_count = Some(v);
-    } else if let Some(abs) = event.thread_instruction_count_absolute() {
-        out.thread_instruction_count = Some(abs);
+    match event.instruction_count {
+        Some(Stamp::Delta(delta)) => {
+            let base = seq.track_event_instruction_count.unwrap_or(0);
+            let v = base.saturating_add(delta);
+            seq.track_event_instruction_count = Some(v);
+            out.thread_instruction_count = Some(v);
+        }
+        Some(Stamp::Absolute(abs)) => out.thread_instruction_count = Some(abs),
+        None => {}
     }
 
     let default_uuid = te_defaults.as_ref().and_then(|d| d.track_uuid());
-    match event.type_raw() {
+    match event.ty {
         Some(4) => {
             // TYPE_COUNTER
-            let Some(uuid) = event.track_uuid().or(default_uuid) else {
+            let Some(uuid) = event.track_uuid.or(default_uuid) else {
                 stats.incr("track_event_counter_missing_track_uuid");
                 return None;
             };
-            let value = match (event.counter_value(), event.double_counter_value()) {
-                (Some(v), _) => v as f64,
-                (None, Some(v)) => v,
-                (None, None) => {
-                    stats.incr("track_event_counter_missing_value");
-                    return None;
-                }
+            let Some(value) = event.counter_value else {
+                stats.incr("track_event_counter_missing_value");
+                return None;
             };
             out.counter_value = Some(absolute(seq, descriptors, uuid, value));
         }
-        Some(5) if event.track_uuid().or(default_uuid).is_none() => {
+        Some(5) if event.track_uuid.or(default_uuid).is_none() => {
             stats.incr("track_event_state_missing_track_uuid");
             return None;
         }
         _ => {}
     }
 
-    let int_values: Vec<f64> = event.extra_counter_values().map(|v| v as f64).collect();
-    let dbl_values: Vec<f64> = event.extra_double_counter_values().collect();
     for (values, uuids, default_uuids) in [
         (
-            int_values,
-            event.extra_counter_track_uuids().collect::<Vec<u64>>(),
+            event.extra_values,
+            event.extra_uuids,
             te_defaults
                 .as_ref()
                 .map(|d| d.extra_counter_track_uuids().collect::<Vec<u64>>())
                 .unwrap_or_default(),
         ),
         (
-            dbl_values,
-            event
-                .extra_double_counter_track_uuids()
-                .collect::<Vec<u64>>(),
+            event.extra_double_values,
+            event.extra_double_uuids,
             te_defaults
                 .as_ref()
                 .map(|d| d.extra_double_counter_track_uuids().collect::<Vec<u64>>())
@@ -158,7 +337,11 @@ pub fn tokenize(
             out.extra_counters.push((uuid, abs));
         }
     }
-    Some(out)
+    Some(Tokenized {
+        ts,
+        facts: TrackEventFacts::new(event.track_uuid, event.ty, event.has_type),
+        times: out,
+    })
 }
 
 /// The absolute value of a counter sample: incremental tracks add it to
@@ -173,5 +356,103 @@ fn absolute(seq: &mut SequenceState, descriptors: &Descriptors, uuid: u64, value
         *v
     } else {
         value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protozero::MessageWriter;
+    use zerotrace_protos::protos::TrackEventDecoder;
+
+    fn event(f: impl FnOnce(&mut TrackEvent<'_>)) -> Vec<u8> {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut e = TrackEvent::from_message(w.root());
+            f(&mut e);
+        }
+        w.finish().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_parser_gets_only_the_fields_read_nowhere_else() {
+        let bytes = event(|e| {
+            e.set_name("n");
+            e.set_timestamp_absolute_us(5);
+            e.set_type_raw(99);
+            e.add_categories("c");
+            e.set_type(Type::Counter);
+            e.set_track_uuid(7);
+            e.set_timestamp_delta_us(-3);
+            e.set_thread_time_absolute_us(11);
+            e.set_thread_instruction_count_delta(2);
+            e.set_counter_value(4);
+            e.set_double_counter_value(1.5);
+            e.add_flow_ids(9);
+            e.add_extra_counter_track_uuids(21);
+            e.add_extra_counter_values(-8);
+            e.add_extra_double_counter_track_uuids(22);
+            e.add_extra_double_counter_values(0.25);
+            e.message().append_packed_varint(
+                TrackEvent::FIELD_EXTRA_COUNTER_VALUES,
+                [3u64, 6].into_iter(),
+            );
+        });
+        let mut rest = Vec::new();
+        let got = split(&bytes, &mut rest);
+
+        // What was read here is what the generated decoder reads.
+        let full = TrackEventDecoder::new(&bytes);
+        assert_eq!(got.ty, full.type_raw());
+        assert_eq!(got.has_type, full.has_type());
+        assert_eq!(got.track_uuid, full.track_uuid());
+        assert!(matches!(got.timestamp, Some(Stamp::Delta(-3))));
+        assert_eq!(full.timestamp_delta_us(), Some(-3));
+        assert!(matches!(got.thread_time, Some(Stamp::Absolute(11))));
+        assert!(matches!(got.instruction_count, Some(Stamp::Delta(2))));
+        assert_eq!(got.counter_value, full.double_counter_value());
+        assert_eq!(
+            got.extra_uuids,
+            full.extra_counter_track_uuids().collect::<Vec<_>>()
+        );
+        let values: Vec<f64> = full.extra_counter_values().map(|v| v as f64).collect();
+        assert_eq!(got.extra_values, values);
+        assert_eq!(got.extra_values, [-8.0, 3.0, 6.0]);
+        assert_eq!(got.extra_double_uuids, [22]);
+        assert_eq!(got.extra_double_values, [0.25]);
+
+        // The rest holds the other fields as they were, and none of these.
+        let mut d = Decoder::new(&rest);
+        let mut ids = Vec::new();
+        while let Some(Ok(f)) = d.read_field() {
+            ids.push(f.id);
+        }
+        assert_eq!(
+            ids,
+            [
+                TrackEvent::FIELD_NAME,
+                TrackEvent::FIELD_CATEGORIES,
+                TrackEvent::FIELD_FLOW_IDS
+            ]
+        );
+        let rest = TrackEventDecoder::new(&rest);
+        assert_eq!(rest.name(), Some("n"));
+        assert_eq!(rest.categories().collect::<Vec<_>>(), ["c"]);
+        assert_eq!(rest.flow_ids().collect::<Vec<_>>(), [9]);
+        assert_eq!(rest.type_raw(), None);
+    }
+
+    #[test]
+    fn an_unnamed_type_is_kept_raw_but_not_present() {
+        let bytes = event(|e| {
+            e.set_type_raw(99);
+        });
+        let got = split(&bytes, &mut Vec::new());
+        assert_eq!(got.ty, Some(99));
+        assert!(!got.has_type);
+        let facts = TrackEventFacts::new(got.track_uuid, got.ty, got.has_type);
+        assert_eq!(facts.type_raw(), Some(99));
+        assert!(!facts.has_type());
+        assert_eq!(facts.track_uuid(), None);
     }
 }

@@ -33,9 +33,9 @@ mod sys_stats;
 mod system_info;
 mod systrace;
 pub mod task_state;
-mod track_association;
 mod track_event;
 mod track_event_callstack;
+mod track_resolution;
 
 use crate::clock::ClockTracker;
 use crate::packet_view::{Loaded, PacketSource, PacketView};
@@ -57,8 +57,10 @@ pub struct Parser {
     pub tracks: TrackTracker,
     /// Slices.
     pub slices: SliceTracker,
-    /// TrackEvent's own state (descriptor tracks, flows).
+    /// TrackEvent's own state (flows, open states).
     pub track_event: TrackEventState,
+    /// Which track a TrackEvent goes on (descriptor and legacy tracks).
+    pub track_resolution: track_resolution::TrackResolution,
     /// Clock conversion for timestamps inside packets.
     pub clocks: ClockTracker,
     /// The "Trace Triggers" track, once made.
@@ -92,6 +94,7 @@ impl Parser {
             packets,
             order,
             arena,
+            track_events,
             track_event_times,
             inline_sched,
             generations,
@@ -116,7 +119,8 @@ impl Parser {
             processes,
             tracks: TrackTracker::default(),
             slices: SliceTracker::default(),
-            track_event: TrackEventState::new(descriptors),
+            track_event: TrackEventState::default(),
+            track_resolution: track_resolution::TrackResolution::new(descriptors),
             clocks,
             trigger_track: None,
             trigger_kind: service::TriggerKind::None,
@@ -150,6 +154,7 @@ impl Parser {
                 .unwrap_or(&empty);
             let source = PacketSource {
                 arena: &arena,
+                track_events: &track_events,
                 track_event_times: &track_event_times,
                 inline_sched: &inline_sched,
             };

@@ -1,27 +1,24 @@
-//! TrackEvent into tables: descriptor tracks (thread, process, counter,
-//! state, global, and children scoped to their parent's thread or
-//! process), slices with depth and parent, instants, counters, flows (v2
-//! ids and v1 legacy bind ids), debug annotations as args, interned names
-//! and categories, and the legacy event phases B/E/X/I.
+//! TrackEvent into tables: slices with depth and parent, instants,
+//! counters, states, flows (v2 ids and v1 legacy bind ids), debug
+//! annotations as args, interned names and categories, and the legacy
+//! event phases B/E/X/I, on the track `track_resolution.rs` gives. The
+//! event's bytes are the fields the loader did not read; its track uuid,
+//! type, thread time and counter values come with the packet.
 
-use crate::hash::{HashMap, HashSet};
+use crate::hash::HashMap;
 
-use zerotrace_protos::protos::{
-    TracePacket, TracePacketDefaultsDecoder, TrackDescriptorDecoder, TrackEventDecoder,
-};
+use zerotrace_protos::protos::{TracePacket, TracePacketDefaultsDecoder, TrackEventDecoder};
 
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
 use super::importer::{Importer, Input};
-use super::track_association::{LegacyTracks, associate};
-use crate::descriptors::Descriptors;
-use crate::packet_view::TrackEventTimes;
+use super::track_resolution::{associate, event_on_track, resolve_track, unit_multiplier};
+use crate::packet_view::TrackEventView;
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow, StateRow};
 use crate::storage::strings::StrId;
 use crate::tracker::flows::FlowTracker;
-use crate::tracker::process::NamePriority;
 use crate::tracker::tracks::{EventType, TrackSpec};
 use zerotrace_protos::protos::track_event::LegacyEventDecoder;
 
@@ -29,256 +26,14 @@ use zerotrace_protos::protos::track_event::LegacyEventDecoder;
 const EVENT_CATEGORIES: u32 = 1;
 const EVENT_NAMES: u32 = 2;
 
-/// Deepest parent chain followed.
-const MAX_PARENT_DEPTH: u32 = 64;
-
-/// What a resolved descriptor track is.
-#[derive(Debug, Clone, Copy)]
-pub struct Resolved {
-    /// The track id.
-    pub track_id: u32,
-    /// Its thread.
-    pub utid: Option<u32>,
-    /// Its process.
-    pub upid: Option<u32>,
-    /// What it holds.
-    pub event_type: EventType,
-}
-
-/// TrackEvent's state across packets.
-#[derive(Debug)]
+/// TrackEvent's state across packets (which track an event goes on is
+/// `track_resolution.rs`'s).
+#[derive(Debug, Default)]
 pub struct TrackEventState {
-    descriptors: Descriptors,
-    resolved: HashMap<u64, Resolved>,
     /// Flows (v2 ids, bind ids and v1 legacy flows).
     flows: FlowTracker,
-    /// Tracks of legacy events and the default track.
-    pub legacy: LegacyTracks,
-    /// The descriptor uuid each thread was resolved from (another uuid
-    /// for the same thread means its tid was reused).
-    uuid_by_utid: HashMap<u32, u64>,
-    /// The same for processes (pid reuse).
-    uuid_by_upid: HashMap<u32, u64>,
     /// Open state per state track: (state row).
     open_states: HashMap<u32, usize>,
-    /// Descriptors as parsed so far in timestamp order (these win over
-    /// the loader's last-seen ones).
-    current: HashMap<u64, Vec<u8>>,
-    /// Tracks that received an event (their name is then fixed).
-    used: HashSet<u32>,
-    /// Slice tracks whose descriptor gives no name: the first event names them.
-    unnamed: HashSet<u32>,
-}
-
-impl TrackEventState {
-    /// State over the descriptors the loader registered.
-    pub fn new(descriptors: Descriptors) -> Self {
-        TrackEventState {
-            descriptors,
-            resolved: HashMap::default(),
-            flows: FlowTracker::default(),
-            legacy: LegacyTracks::default(),
-            uuid_by_utid: HashMap::default(),
-            uuid_by_upid: HashMap::default(),
-            open_states: HashMap::default(),
-            current: HashMap::default(),
-            used: HashSet::default(),
-            unnamed: HashSet::default(),
-        }
-    }
-}
-
-/// The descriptor of a uuid as known now (parsed, else the loader's).
-pub fn descriptor_bytes(p: &Parser, uuid: u64) -> Option<Vec<u8>> {
-    p.track_event
-        .current
-        .get(&uuid)
-        .cloned()
-        .or_else(|| p.track_event.descriptors.get(uuid).map(|d| d.bytes.clone()))
-}
-
-/// A descriptor parsed in timestamp order: it replaces earlier ones of its
-/// uuid, and renames the track while no event has used it.
-pub fn update_descriptor(p: &mut Parser, uuid: u64, bytes: &[u8]) {
-    p.track_event.current.insert(uuid, bytes.to_vec());
-    let Some(r) = p.track_event.resolved.get(&uuid).copied() else {
-        return;
-    };
-    if p.track_event.used.contains(&r.track_id) {
-        return;
-    }
-    let td = TrackDescriptorDecoder::new(bytes);
-    if let Some(name) = td.name().or(td.static_name()).or(td.atrace_name()) {
-        let name = p.storage.strings.intern(name);
-        if let Some(t) = p.storage.tracks.get_mut(r.track_id as usize) {
-            t.name = name;
-        }
-        p.track_event.unnamed.remove(&r.track_id);
-    }
-}
-
-/// The track of a uuid, made on first use.
-pub fn resolve_track(p: &mut Parser, uuid: u64) -> Option<Resolved> {
-    resolve_depth(p, uuid, 0)
-}
-
-fn resolve_depth(p: &mut Parser, uuid: u64, depth: u32) -> Option<Resolved> {
-    if let Some(r) = p.track_event.resolved.get(&uuid) {
-        return Some(*r);
-    }
-    if depth > MAX_PARENT_DEPTH {
-        return None;
-    }
-    let bytes = match p.track_event.current.get(&uuid) {
-        Some(b) => b.clone(),
-        None => match p.track_event.descriptors.get(uuid) {
-            Some(d) => d.bytes.clone(),
-            None => {
-                // No descriptor at all: a global track the first event names.
-                let spec = TrackSpec::new(None, "track_event", EventType::Slice);
-                let id = p.tracks.create(&mut p.storage, &spec);
-                p.track_event.unnamed.insert(id);
-                let r = Resolved {
-                    track_id: id,
-                    utid: None,
-                    upid: None,
-                    event_type: EventType::Slice,
-                };
-                p.track_event.resolved.insert(uuid, r);
-                return Some(r);
-            }
-        },
-    };
-    let td = TrackDescriptorDecoder::new(&bytes);
-    let parent = match td.parent_uuid() {
-        Some(pu) if pu != uuid => resolve_depth(p, pu, depth + 1),
-        _ => None,
-    };
-    let name = td.name().or(td.static_name()).or(td.atrace_name());
-    let description = td.description().map(|s| p.storage.strings.intern(s));
-    let mut source_args = Vec::new();
-    if let Some(desc) = description {
-        source_args.push(("description", ArgValue::String(desc)));
-    }
-    let r = if let Some(thread) = td.thread() {
-        let pid = i64::from(thread.pid().unwrap_or(0));
-        let tid = thread.tid().unwrap_or(0);
-        let mut utid = p.processes.update_thread(&mut p.storage, tid, pid);
-        if let Some(old) = p.track_event.uuid_by_utid.insert(utid, uuid) {
-            if old != uuid {
-                // Another descriptor for this thread: its tid was reused.
-                p.processes.start_reused_thread(&mut p.storage, tid);
-                utid = p.processes.update_thread(&mut p.storage, tid, pid);
-                p.track_event.uuid_by_utid.insert(utid, uuid);
-            }
-        }
-        if let Some(n) = thread.thread_name() {
-            let n = p.storage.strings.intern(n);
-            p.processes
-                .set_thread_name(&mut p.storage, utid, n, NamePriority::TrackDescriptor);
-        }
-        let mut spec = TrackSpec::new(name, "thread", EventType::Slice);
-        spec.utid = Some(utid);
-        spec.source_args = source_args;
-        let id = p.tracks.create(&mut p.storage, &spec);
-        p.tracks.set_thread_track(utid, id);
-        Resolved {
-            track_id: id,
-            utid: Some(utid),
-            upid: None,
-            event_type: EventType::Slice,
-        }
-    } else if let Some(process) = td.process() {
-        let pid = i64::from(process.pid().unwrap_or(0));
-        let mut upid = p.processes.get_or_create_process(&mut p.storage, pid);
-        if let Some(old) = p.track_event.uuid_by_upid.insert(upid, uuid) {
-            if old != uuid {
-                // Another descriptor for this process: its pid was reused.
-                upid = p.processes.start_reused_process(&mut p.storage, pid);
-                p.track_event.uuid_by_upid.insert(upid, uuid);
-            }
-        }
-        if let Some(n) = process.process_name() {
-            let n = p.storage.strings.intern(n);
-            p.processes
-                .set_process_name(&mut p.storage, upid, n, NamePriority::TrackDescriptor);
-        }
-        let mut spec = TrackSpec::new(name, "process", EventType::Slice);
-        spec.upid = Some(upid);
-        spec.source_args = source_args;
-        let id = p.tracks.create(&mut p.storage, &spec);
-        p.tracks.set_process_track(upid, id);
-        Resolved {
-            track_id: id,
-            utid: None,
-            upid: Some(upid),
-            event_type: EventType::Slice,
-        }
-    } else {
-        let (utid, upid) = match parent {
-            Some(r) => (r.utid, r.upid),
-            None => (None, None),
-        };
-        let counter = td.counter();
-        let (event_type, classification) = if counter.is_some() {
-            (EventType::Counter, "counter")
-        } else if td.has_state() {
-            (EventType::State, "state")
-        } else {
-            (EventType::Slice, "track_event")
-        };
-        let mut unit: Option<String> = None;
-        let mut counter_name: Option<&str> = name;
-        if let Some(c) = &counter {
-            unit = c.unit_name().map(str::to_owned).or_else(|| {
-                match c.unit_raw() {
-                    Some(1) => Some("ns"),
-                    Some(2) => Some("count"),
-                    Some(3) => Some("bytes"),
-                    _ => None,
-                }
-                .map(str::to_owned)
-            });
-            match c.type_raw() {
-                Some(1) => {
-                    counter_name = counter_name.or(Some("thread_time"));
-                    unit = Some("ns".to_owned());
-                }
-                Some(2) => {
-                    counter_name = counter_name.or(Some("thread_instruction_count"));
-                    unit = Some("count".to_owned());
-                }
-                _ => {}
-            }
-        }
-        let mut spec = TrackSpec::new(counter_name, classification, event_type);
-        spec.utid = utid;
-        spec.upid = if utid.is_some() { None } else { upid };
-        spec.parent_id = parent.map(|r| r.track_id);
-        spec.unit = unit.as_deref();
-        spec.source_args = source_args;
-        let id = p.tracks.create(&mut p.storage, &spec);
-        if counter_name.is_none() && event_type == EventType::Slice {
-            p.track_event.unnamed.insert(id);
-        }
-        Resolved {
-            track_id: id,
-            utid,
-            upid: spec.upid,
-            event_type,
-        }
-    };
-    p.track_event.resolved.insert(uuid, r);
-    Some(r)
-}
-
-fn unit_multiplier(p: &Parser, uuid: u64) -> f64 {
-    p.track_event
-        .descriptors
-        .get(uuid)
-        .and_then(|d| TrackDescriptorDecoder::new(&d.bytes).counter())
-        .and_then(|c| c.unit_multiplier())
-        .map_or(1.0, |m| m as f64)
 }
 
 /// The payload this module imports.
@@ -290,6 +45,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         parse(
             p,
             input.bytes,
+            input.packet.ts,
             te,
             input.packet.generation,
             input.generation,
@@ -297,15 +53,19 @@ fn import(p: &mut Parser, input: &Input<'_>) {
     }
 }
 
-/// Parses one TrackEvent (its bytes).
+/// Parses one TrackEvent (the bytes of the fields the loader left).
 fn parse(
     p: &mut Parser,
-    event: &[u8],
-    te: &TrackEventTimes,
+    rest: &[u8],
+    ts: i64,
+    te: TrackEventView<'_>,
     generation_idx: u32,
     generation: &Generation,
 ) {
-    let ev = TrackEventDecoder::new(event);
+    // Only the fields the loader did not read: not a walk from the start.
+    let ev = TrackEventDecoder::new(rest);
+    let facts = te.facts;
+    let te = te.times;
     let defaults = generation
         .defaults
         .as_deref()
@@ -343,7 +103,7 @@ fn parse(
     // The track.
     let Ok(assoc) = associate(
         p,
-        &ev,
+        &facts,
         legacy.as_ref(),
         generation,
         default_uuid,
@@ -368,7 +128,7 @@ fn parse(
                 spec.utid = Some(utid);
                 let id = p.tracks.interned_counter(&mut p.storage, &spec);
                 p.storage.counters.push(CounterRow {
-                    ts: te.ts,
+                    ts: ts,
                     track_id: id,
                     value: v as f64,
                     arg_set_id: None,
@@ -382,7 +142,7 @@ fn parse(
         if let Some(r) = resolve_track(p, cu) {
             let value = value * unit_multiplier(p, cu);
             p.storage.counters.push(CounterRow {
-                ts: te.ts,
+                ts: ts,
                 track_id: r.track_id,
                 value,
                 arg_set_id: None,
@@ -390,7 +150,7 @@ fn parse(
         }
     }
 
-    let ty = ev.type_raw().unwrap_or(0);
+    let ty = facts.type_raw().unwrap_or(0);
     let phase = legacy.as_ref().and_then(|l| l.phase()).unwrap_or(0);
     if ty == 4 {
         // TYPE_COUNTER.
@@ -400,7 +160,7 @@ fn parse(
         }
         let value = te.counter_value.unwrap_or(0.0) * uuid.map_or(1.0, |u| unit_multiplier(p, u));
         p.storage.counters.push(CounterRow {
-            ts: te.ts,
+            ts: ts,
             track_id: track.track_id,
             value,
             arg_set_id: None,
@@ -425,7 +185,7 @@ fn parse(
             // A state event without a value ends the current state.
             if let Some(prev) = p.track_event.open_states.remove(&track.track_id) {
                 if let Some(s) = p.storage.states.get_mut(prev) {
-                    s.dur = te.ts.saturating_sub(s.ts);
+                    s.dur = ts.saturating_sub(s.ts);
                 }
             }
             return;
@@ -435,14 +195,14 @@ fn parse(
         let category = p.storage.strings.intern_opt(category.as_deref());
         if let Some(prev) = p.track_event.open_states.get(&track.track_id) {
             if let Some(s) = p.storage.states.get_mut(*prev) {
-                s.dur = te.ts.saturating_sub(s.ts);
+                s.dur = ts.saturating_sub(s.ts);
             }
         }
         p.track_event
             .open_states
             .insert(track.track_id, p.storage.states.len());
         p.storage.states.push(StateRow {
-            ts: te.ts,
+            ts: ts,
             dur: -1,
             track_id: track.track_id,
             category,
@@ -456,13 +216,9 @@ fn parse(
         return;
     }
 
-    if p.track_event.used.insert(track.track_id) && p.track_event.unnamed.remove(&track.track_id) {
-        if let Some(t) = p.storage.tracks.get_mut(track.track_id as usize) {
-            t.name = name_id;
-        }
-    }
+    event_on_track(p, track.track_id, name_id);
     let row = |args: Option<u32>, dur: i64| SliceRow {
-        ts: te.ts,
+        ts: ts,
         dur,
         track_id: track.track_id,
         category: category_id,
@@ -480,7 +236,7 @@ fn parse(
             legacy.as_ref(),
             phase,
             track_id,
-            te.ts,
+            ts,
             name_id,
             category_id,
         );
@@ -492,7 +248,7 @@ fn parse(
             p.slices.begin(&mut p.storage, row(a, -1))
         }
         (2, _) | (0, b'E' | b'e' | b'F') => {
-            let id = p.slices.end(&mut p.storage, track_id, te.ts, te.thread_ts);
+            let id = p.slices.end(&mut p.storage, track_id, ts, te.thread_ts);
             if id.is_none() {
                 p.storage.stats.incr("misplaced_end_event");
             }
