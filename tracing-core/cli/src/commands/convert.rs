@@ -428,7 +428,16 @@ fn convert(tp: &TraceProcessor, path: &str) -> Result<Value, CliError> {
 /// Runs `convert` (`--json`, the only format, is optional).
 pub fn run(path: &Path, out: Option<&Path>) -> Result<(), CliError> {
     let tp = load_trace(path, LoadOptions::default())?;
-    let json = convert(&tp, &path.display().to_string())?;
+    let name = path.display().to_string();
+    // A trace cut inside a packet is not converted in part: an invalid
+    // trace, as for `dump` and `stats`.
+    if let Some(w) = tp.load_warnings().first() {
+        return Err(CliError::BadTrace {
+            path: name,
+            reason: w.to_string(),
+        });
+    }
+    let json = convert(&tp, &name)?;
     let text = serde_json::to_string(&json).map_err(|e| CliError::Usage(e.to_string()))?;
     write_output(out.unwrap_or(Path::new("-")), text.as_bytes(), false)
 }

@@ -185,16 +185,14 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
 }
 
 /// Loads one trace for a command that reads its tables (`convert`): as
-/// `zerotrace sql` loads it, or from stdin for `-`; what the load dropped
-/// is said on stderr.
+/// `zerotrace sql` loads it, or from stdin for `-`. What the load dropped
+/// ([`TraceProcessor::load_warnings`]) is the caller's to say.
 pub(super) fn load_trace(path: &Path, options: LoadOptions) -> Result<TraceProcessor, CliError> {
     if path.as_os_str() != "-" {
-        return load(path, options);
+        return load_quietly(path, options);
     }
-    let tp = TraceProcessor::from_reader(std::io::stdin().lock())
-        .map_err(|e| load_error(Path::new("stdin"), e))?;
-    warn_dropped(Path::new("stdin"), &tp);
-    Ok(tp)
+    TraceProcessor::from_reader(std::io::stdin().lock())
+        .map_err(|e| load_error(Path::new("stdin"), e))
 }
 
 /// Loads the trace, with a progress line on stderr if it is a terminal.

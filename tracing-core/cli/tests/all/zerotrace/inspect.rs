@@ -376,4 +376,14 @@ fn convert_writes_the_trace_processors_tables() {
             zerotrace_trace_processor::Value::Text("draw".into()),
         ]]
     );
+    // Cut inside its last packet: an invalid trace (exit 5), as for `dump`
+    // and `stats`, not a part of it converted.
+    std::fs::write(&path, &trace[..trace.len() - 1]).unwrap();
+    let o = zerotrace().arg("convert").arg(&path).output().unwrap();
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ends inside a packet"),
+        "{}",
+        stderr(&o)
+    );
 }
