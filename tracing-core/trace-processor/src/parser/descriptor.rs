@@ -28,7 +28,7 @@ fn parse(p: &mut Parser, bytes: &[u8]) {
     };
     // The root descriptor (uuid 0) may ask for explicit ordering: then the
     // rank of a process's or thread's track is its sort index hint.
-    let root = super::track_resolution::descriptor_bytes(p, 0);
+    let root = p.track_resolution.descriptor_bytes(0);
     let root = root.as_deref().map(TrackDescriptorDecoder::new);
     let explicit_processes = root
         .as_ref()
@@ -39,8 +39,10 @@ fn parse(p: &mut Parser, bytes: &[u8]) {
     let rank = td.sibling_order_rank();
     // Resolving first: a descriptor for a reused pid or tid makes a new
     // process or thread, and the names below go to it.
-    super::track_resolution::update_descriptor(p, uuid, bytes);
-    let resolved = super::track_resolution::resolve_track(p, uuid);
+    p.track_resolution
+        .update_descriptor(&mut p.storage, uuid, bytes);
+    let (resolution, mut cx) = p.track_resolver();
+    let resolved = resolution.resolve(&mut cx, uuid);
     if let Some(process) = td.process() {
         let pid = i64::from(process.pid().unwrap_or(0));
         let upid = match resolved.and_then(|r| r.upid) {

@@ -35,7 +35,6 @@ mod systrace;
 pub mod task_state;
 mod track_event;
 mod track_event_callstack;
-mod track_resolution;
 
 use crate::clock::ClockTracker;
 use crate::packet_view::{Loaded, PacketSource, PacketView};
@@ -43,6 +42,7 @@ use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::tracker::process::ProcessTracker;
 use crate::tracker::slices::SliceTracker;
+use crate::tracker::track_resolution::{TrackResolution, Trackers};
 use crate::tracker::tracks::TrackTracker;
 
 pub use track_event::TrackEventState;
@@ -60,7 +60,7 @@ pub struct Parser {
     /// TrackEvent's own state (flows, open states).
     pub track_event: TrackEventState,
     /// Which track a TrackEvent goes on (descriptor and legacy tracks).
-    pub track_resolution: track_resolution::TrackResolution,
+    pub track_resolution: TrackResolution,
     /// Clock conversion for timestamps inside packets.
     pub clocks: ClockTracker,
     /// The "Trace Triggers" track, once made.
@@ -120,7 +120,7 @@ impl Parser {
             tracks: TrackTracker::default(),
             slices: SliceTracker::default(),
             track_event: TrackEventState::default(),
-            track_resolution: track_resolution::TrackResolution::new(descriptors),
+            track_resolution: TrackResolution::new(descriptors),
             clocks,
             trigger_track: None,
             trigger_kind: service::TriggerKind::None,
@@ -167,6 +167,18 @@ impl Parser {
         let steps = p.slices.steps() + p.async_tracks.steps() + p.clocks.steps();
         p.storage.work.step(steps);
         p.storage
+    }
+
+    /// Track resolution with the trackers it fills.
+    pub fn track_resolver(&mut self) -> (&mut TrackResolution, Trackers<'_>) {
+        (
+            &mut self.track_resolution,
+            Trackers {
+                storage: &mut self.storage,
+                processes: &mut self.processes,
+                tracks: &mut self.tracks,
+            },
+        )
     }
 
     fn parse(&mut self, packet: &PacketView<'_>, generation: &Generation) {

@@ -1,7 +1,7 @@
 //! TrackEvent into tables: slices with depth and parent, instants,
 //! counters, states, flows (v2 ids and v1 legacy bind ids), debug
 //! annotations as args, interned names and categories, and the legacy
-//! event phases B/E/X/I, on the track `track_resolution.rs` gives. The
+//! event phases B/E/X/I, on the track `tracker/track_resolution.rs` gives. The
 //! event's bytes are the fields the loader did not read; its track uuid,
 //! type, thread time and counter values come with the packet.
 
@@ -12,7 +12,6 @@ use zerotrace_protos::protos::{TracePacket, TracePacketDefaultsDecoder, TrackEve
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
 use super::importer::{Importer, Input};
-use super::track_resolution::{associate, event_on_track, resolve_track, unit_multiplier};
 use crate::packet_view::TrackEventView;
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -101,8 +100,9 @@ fn parse(
     let category_id = p.storage.strings.intern_opt(category.as_deref());
 
     // The track.
-    let Ok(assoc) = associate(
-        p,
+    let (resolution, mut cx) = p.track_resolver();
+    let Ok(assoc) = resolution.associate(
+        &mut cx,
         &facts,
         legacy.as_ref(),
         generation,
@@ -139,8 +139,9 @@ fn parse(
 
     // Extra counters.
     for &(cu, value) in &te.extra_counters {
-        if let Some(r) = resolve_track(p, cu) {
-            let value = value * unit_multiplier(p, cu);
+        let (resolution, mut cx) = p.track_resolver();
+        if let Some(r) = resolution.resolve(&mut cx, cu) {
+            let value = value * p.track_resolution.unit_multiplier(cu);
             p.storage.counters.push(CounterRow {
                 ts: ts,
                 track_id: r.track_id,
@@ -158,7 +159,8 @@ fn parse(
             p.storage.stats.incr("track_event_parser_errors");
             return;
         }
-        let value = te.counter_value.unwrap_or(0.0) * uuid.map_or(1.0, |u| unit_multiplier(p, u));
+        let value = te.counter_value.unwrap_or(0.0)
+            * uuid.map_or(1.0, |u| p.track_resolution.unit_multiplier(u));
         p.storage.counters.push(CounterRow {
             ts: ts,
             track_id: track.track_id,
@@ -216,7 +218,8 @@ fn parse(
         return;
     }
 
-    event_on_track(p, track.track_id, name_id);
+    p.track_resolution
+        .event_on_track(&mut p.storage, track.track_id, name_id);
     let row = |args: Option<u32>, dur: i64| SliceRow {
         ts: ts,
         dur,

@@ -1,5 +1,5 @@
 //! The trackers the parsers fill tables through: threads and processes,
-//! tracks, slices, flows.
+//! tracks (and which track a TrackEvent goes on), slices, flows.
 
 pub mod flows;
 pub mod process;
@@ -8,4 +8,5 @@ pub mod sched;
 pub mod slices;
 pub mod stack_profile;
 pub mod track_compressor;
+pub mod track_resolution;
 pub mod tracks;
