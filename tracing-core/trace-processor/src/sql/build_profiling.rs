@@ -1,7 +1,11 @@
 //! The public profiling views over the profiling tables (declared in
-//! `tables/profiling.rs`), as upstream's prelude views: `perf_sample`,
-//! `stack_sample` and its context, session and counter tables,
-//! `perf_counter_track`, `heap_profile*`, ...
+//! `tables/profiling.rs`) that are more than a projection of one table,
+//! as upstream's prelude views: `perf_sample`, `cpu_profile_stack_sample`,
+//! `perf_counter_track`, `stack_sample`'s async context and counter
+//! tables, and the `SELECT *` ones. Those that project one table
+//! (`heap_profile`, `heap_graph`, `stack_sample` and its session and
+//! contexts, ...) take their column lists from the declarations
+//! (`tables/views.rs`).
 
 /// The public profiling views, created after [`super::views::VIEWS`].
 pub const PROFILING_VIEWS: &str = r#"
@@ -9,17 +13,9 @@ CREATE VIEW stack_profile_mapping AS SELECT * FROM __intrinsic_stack_profile_map
 CREATE VIEW stack_profile_frame AS SELECT * FROM __intrinsic_stack_profile_frame;
 CREATE VIEW stack_profile_callsite AS SELECT * FROM __intrinsic_stack_profile_callsite;
 CREATE VIEW stack_profile_symbol AS SELECT * FROM __intrinsic_stack_profile_symbol;
-CREATE VIEW heap_profile AS SELECT id, ts, ts_end, dur, upid, heap_name
-  FROM __intrinsic_heap_profile;
 CREATE VIEW heap_profile_allocation AS SELECT * FROM __intrinsic_heap_profile_allocation;
-CREATE VIEW heap_graph AS SELECT id, ts, upid, dump_reason, heap_size, truncated
-  FROM __intrinsic_heap_graph;
-CREATE VIEW heap_graph_thread_callsite AS SELECT id, heap_graph_id, utid, callsite_id
-  FROM __intrinsic_heap_graph_thread_callsite;
 CREATE VIEW heap_graph_java_oome_details AS SELECT * FROM __intrinsic_heap_graph_java_oome_details;
 CREATE VIEW profiler_smaps AS SELECT * FROM __intrinsic_profiler_smaps;
-CREATE VIEW perf_session AS SELECT id, cmdline FROM __intrinsic_profiler_session
-  WHERE source = 'linux.perf';
 CREATE VIEW perf_sample AS SELECT ps.id, ps.ts, tc.utid, c.cpu AS cpu,
   COALESCE(ec.cpu_mode, 'unknown') AS cpu_mode, ps.callsite_id, ps.unwind_error,
   ps.session_id AS perf_session_id
@@ -40,10 +36,6 @@ CREATE VIEW perf_counter_track AS SELECT ct.id, ct.name, ct.type, ct.parent_id,
   extract_arg(ct.dimension_arg_set_id, 'cpu') AS cpu,
   extract_arg(ct.source_arg_set_id, 'is_timebase') AS is_timebase
   FROM counter_track AS ct WHERE ct.type IN ('perf_cpu_counter', 'perf_global_counter');
-CREATE VIEW stack_sample_session AS SELECT s.id, s.source, s.timebase_unit, s.cmdline
-  FROM __intrinsic_profiler_session AS s
-  WHERE s.id IN (SELECT DISTINCT session_id FROM __intrinsic_profiler_sample
-    WHERE callsite_id IS NOT NULL AND session_id IS NOT NULL);
 CREATE VIEW stack_sample_async_context AS WITH RECURSIVE referenced(id) AS (
     SELECT tc.async_context_id FROM __intrinsic_profiler_sample AS ps
     JOIN __intrinsic_profiler_task_context AS tc ON tc.id = ps.task_context_id
@@ -53,16 +45,6 @@ CREATE VIEW stack_sample_async_context AS WITH RECURSIVE referenced(id) AS (
     JOIN referenced AS r ON ac.id = r.id WHERE ac.parent_id IS NOT NULL)
   SELECT id, name, kind, parent_id FROM __intrinsic_profiler_async_context
   WHERE id IN (SELECT id FROM referenced);
-CREATE VIEW stack_sample_task_context AS SELECT id, upid, utid, async_context_id
-  FROM __intrinsic_profiler_task_context
-  WHERE id IN (SELECT DISTINCT task_context_id FROM __intrinsic_profiler_sample
-    WHERE callsite_id IS NOT NULL);
-CREATE VIEW stack_sample_execution_context AS SELECT id, ucpu, cpu_mode
-  FROM __intrinsic_profiler_execution_context
-  WHERE id IN (SELECT DISTINCT execution_context_id FROM __intrinsic_profiler_sample
-    WHERE callsite_id IS NOT NULL);
-CREATE VIEW stack_sample AS SELECT id, ts, source, task_context_id, execution_context_id,
-  callsite_id, session_id FROM __intrinsic_profiler_sample WHERE callsite_id IS NOT NULL;
 CREATE VIEW stack_sample_counter_track AS SELECT ct.id, ct.name, ct.type, ct.parent_id,
   ct.source_arg_set_id, ct.machine_id, ct.unit, ct.description,
   coalesce(extract_arg(ct.dimension_arg_set_id, 'session_id'),

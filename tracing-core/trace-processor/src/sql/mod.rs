@@ -133,6 +133,7 @@ impl Engine {
         }
         demangle::register(&conn)?;
         to_ftrace::register(&conn, &all)?;
+        conn.execute_batch(&crate::tables::views::statements())?;
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;

@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(kind(&tp, "slice"), "columns, 0 computed");
         assert_eq!(kind(&tp, "args"), "columns, 1 computed");
         assert_eq!(kind(&tp, "sched"), "columns, 1 computed");
-        // A projection of a projection.
+        // A projection renaming a column (ucpu AS cpu).
         assert_eq!(kind(&tp, "sched_slice"), "columns, 0 computed");
         assert_eq!(kind(&tp, "slices"), "alias of slice");
         assert_eq!(kind(&tp, "raw"), "alias of ftrace_event");

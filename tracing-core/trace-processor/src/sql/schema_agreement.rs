@@ -124,3 +124,29 @@ fn every_tables_declaration_sql_schema_and_parquet_schema_agree() {
         assert!(declared.iter().any(|(n, _)| *n == name), "no table {name}");
     }
 }
+
+/// Every view that projects one table (`tables/views.rs`) shows in SQL
+/// exactly the columns its declaration gives it: its own items, and every
+/// declared column of its table it does not leave out.
+#[test]
+fn every_projected_views_columns_follow_its_tables_declaration() {
+    let tp = TraceProcessor::from_bytes(&[]).unwrap();
+    for p in tables::views::PROJECTIONS {
+        let sql: Vec<String> = sql_shape(&tp, p.name).into_iter().map(|c| c.0).collect();
+        let items: Vec<&str> = p
+            .items()
+            .into_iter()
+            .map(|i| i.rsplit(" AS ").next().unwrap_or(i))
+            .collect();
+        assert_eq!(sql, items, "{}: its columns", p.name);
+        for c in p.table.columns {
+            assert!(
+                p.leave_out.contains(&c.name) || sql.iter().any(|s| s == c.name),
+                "{}: {}.{} is missing",
+                p.name,
+                p.table.name,
+                c.name
+            );
+        }
+    }
+}

@@ -19,8 +19,10 @@
 //!
 //! Groups of tables live one file per group, as upstream groups them in
 //! its `tables/*.py`: [`core`] (slices, tracks, threads, processes,
-//! counters, stats, ...), [`args`], [`sched`] and [`profiling`]. Every
-//! table the SQL sees is declared here; the agreement test
+//! counters, stats, ...), [`args`], [`sched`] and [`profiling`]; the
+//! public views that project one table take their column lists from the
+//! declarations in [`views`]. Every table the SQL sees is declared here;
+//! the agreement test
 //! (`sql/schema_agreement.rs`) checks each against its SQL and Parquet
 //! schemas.
 
@@ -28,6 +30,7 @@ pub mod args;
 pub mod core;
 pub mod profiling;
 pub mod sched;
+pub mod views;
 
 #[cfg(feature = "sql")]
 use std::sync::Arc;
