@@ -362,7 +362,6 @@ fn absolute(seq: &mut SequenceState, descriptors: &Descriptors, uuid: u64, value
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protozero::MessageWriter;
     use zerotrace_protos::protos::TrackEventDecoder;
 
     fn event(f: impl FnOnce(&mut TrackEvent<'_>)) -> Vec<u8> {
@@ -393,10 +392,8 @@ mod tests {
             e.add_extra_counter_values(-8);
             e.add_extra_double_counter_track_uuids(22);
             e.add_extra_double_counter_values(0.25);
-            e.message().append_packed_varint(
-                TrackEvent::FIELD_EXTRA_COUNTER_VALUES,
-                [3u64, 6].into_iter(),
-            );
+            e.message()
+                .append_packed_varint(TrackEvent::FIELD_EXTRA_COUNTER_VALUES, [3u64, 6]);
         });
         let mut rest = Vec::new();
         let got = split(&bytes, &mut rest);

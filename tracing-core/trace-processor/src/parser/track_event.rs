@@ -128,7 +128,7 @@ fn parse(
                 spec.utid = Some(utid);
                 let id = p.tracks.interned_counter(&mut p.storage, &spec);
                 p.storage.counters.push(CounterRow {
-                    ts: ts,
+                    ts,
                     track_id: id,
                     value: v as f64,
                     arg_set_id: None,
@@ -143,7 +143,7 @@ fn parse(
         if let Some(r) = resolution.resolve(&mut cx, cu) {
             let value = value * p.track_resolution.unit_multiplier(cu);
             p.storage.counters.push(CounterRow {
-                ts: ts,
+                ts,
                 track_id: r.track_id,
                 value,
                 arg_set_id: None,
@@ -162,7 +162,7 @@ fn parse(
         let value = te.counter_value.unwrap_or(0.0)
             * uuid.map_or(1.0, |u| p.track_resolution.unit_multiplier(u));
         p.storage.counters.push(CounterRow {
-            ts: ts,
+            ts,
             track_id: track.track_id,
             value,
             arg_set_id: None,
@@ -204,7 +204,7 @@ fn parse(
             .open_states
             .insert(track.track_id, p.storage.states.len());
         p.storage.states.push(StateRow {
-            ts: ts,
+            ts,
             dur: -1,
             track_id: track.track_id,
             category,
@@ -221,7 +221,7 @@ fn parse(
     p.track_resolution
         .event_on_track(&mut p.storage, track.track_id, name_id);
     let row = |args: Option<u32>, dur: i64| SliceRow {
-        ts: ts,
+        ts,
         dur,
         track_id: track.track_id,
         category: category_id,

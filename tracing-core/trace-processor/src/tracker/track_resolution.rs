@@ -345,6 +345,7 @@ impl TrackResolution {
     }
 
     /// The track of one TrackEvent.
+    #[allow(clippy::too_many_arguments)]
     pub fn associate(
         &mut self,
         cx: &mut Trackers<'_>,
