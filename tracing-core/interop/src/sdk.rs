@@ -7,7 +7,7 @@
 //! [`bins`] asks: it runs `cargo build -p zerotrace-genuine-sdk --bins` with
 //! the same cargo, workspace and target directory as the test run (a no-op
 //! when they are fresh; the C SDK compiles once per target directory, see
-//! the workspace's `test` profile, which is `dev`'s) and takes the executables' paths from
+//! the workspace's profile overrides) and takes the executables' paths from
 //! cargo's JSON messages. `ZEROTRACE_GENUINE_SDK_BINS=<dir>` points at
 //! prebuilt ones instead.
 
