@@ -1,7 +1,8 @@
 //! The SQL engine: SQLite with every table registered as a virtual table
 //! over the columnar storage, the public views, and the scalar functions;
-//! a query runs every statement of its text and answers with the last
-//! statement's rows, as `trace_processor_shell` prints them.
+//! a query runs every statement of its text (PerfettoSQL's carried out by
+//! `perfetto_sql/`) and answers with the last statement's rows, as
+//! `trace_processor_shell` prints them.
 
 mod annotated_callstack;
 pub mod build;
@@ -63,17 +64,10 @@ pub struct QueryResult {
 /// column reference.
 pub(crate) type ColumnOrigin = (String, Option<(String, String)>);
 
-/// SQLite's refusal to prepare a statement of `whole`, PerfettoSQL's
-/// statements named as not supported (`perfetto_sql.rs`).
+/// SQLite's refusal to prepare a statement of `whole`, its offset counted
+/// from the start of `whole`.
 pub(crate) fn prepare_error(e: rusqlite::Error, whole: &str) -> Error {
-    let perfetto = match &e {
-        rusqlite::Error::SqlInputError { sql, .. } => perfetto_sql::unsupported(sql),
-        _ => None,
-    };
-    match (Error::sql_in(e, whole), perfetto) {
-        (Error::Sql { offset, .. }, Some(message)) => Error::Sql { message, offset },
-        (e, _) => e,
-    }
+    Error::sql_in(e, whole)
 }
 
 /// An SQLite connection over one trace's tables.
@@ -86,6 +80,8 @@ pub struct Engine {
     storage: Vec<Arc<Table>>,
     /// Whether SQL may read and write files (off unless asked).
     file_access: FileAccess,
+    /// PerfettoSQL's statements, macros and modules (`perfetto_sql/`).
+    perfetto: perfetto_sql::PerfettoSql,
 }
 
 impl std::fmt::Debug for Engine {
@@ -143,6 +139,7 @@ impl Engine {
             tables: names,
             storage: all,
             file_access,
+            perfetto: perfetto_sql::PerfettoSql::default(),
         })
     }
 
@@ -174,6 +171,7 @@ impl Engine {
             tables: names,
             storage: all,
             file_access,
+            perfetto: perfetto_sql::PerfettoSql::default(),
         })
     }
 
@@ -232,6 +230,20 @@ impl Engine {
     }
 
     fn query_all(&self, sql: &str) -> Result<QueryResult, Error> {
+        let mut last = QueryResult::default();
+        self.perfetto.run(&self.conn, sql, &mut |piece| {
+            last = if piece.done {
+                QueryResult::default()
+            } else {
+                self.run_statements(piece.text)?
+            };
+            Ok(())
+        })?;
+        Ok(last)
+    }
+
+    /// Runs the SQLite statements of `sql`; the last one's rows.
+    fn run_statements(&self, sql: &str) -> Result<QueryResult, Error> {
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         let mut last = QueryResult::default();
         while let Some(mut stmt) = batch.next().map_err(|e| prepare_error(e, sql))? {

@@ -92,6 +92,27 @@ impl Engine {
     }
 
     fn stream_all(&self, sql: &str, sink: &mut dyn RowSink) -> Result<(), Error> {
+        // PerfettoSQL splits the text into statements (`perfetto_sql/`);
+        // each SQLite one is streamed, a PerfettoSQL one has no rows.
+        self.perfetto.run(&self.conn, sql, &mut |piece| {
+            if piece.done {
+                sink.statement(piece.text.trim(), &[], piece.last);
+                sink.statement_done();
+                Ok(())
+            } else {
+                self.stream_statements(piece.text, piece.last, sink)
+            }
+        })
+    }
+
+    /// Streams the SQLite statements of `sql`; `last_piece` when nothing
+    /// follows `sql` in the query.
+    fn stream_statements(
+        &self,
+        sql: &str,
+        last_piece: bool,
+        sink: &mut dyn RowSink,
+    ) -> Result<(), Error> {
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         // Where the previous statement's text ended in `sql`.
         let mut pos = 0;
@@ -100,13 +121,14 @@ impl Engine {
             // A statement's text is its span of the query (no parameters
             // are bound, so nothing was expanded); what follows it says
             // whether another statement can come.
-            let last = match sql.get(pos..).and_then(|rest| rest.find(text.as_str())) {
-                Some(at) if !text.is_empty() => {
-                    pos += at + text.len();
-                    sql.get(pos..).is_some_and(no_statement_in)
-                }
-                _ => false,
-            };
+            let last = last_piece
+                && match sql.get(pos..).and_then(|rest| rest.find(text.as_str())) {
+                    Some(at) if !text.is_empty() => {
+                        pos += at + text.len();
+                        sql.get(pos..).is_some_and(no_statement_in)
+                    }
+                    _ => false,
+                };
             let n = stmt.column_count();
             {
                 let names = stmt.column_names();

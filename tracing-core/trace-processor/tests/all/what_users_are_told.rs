@@ -70,7 +70,7 @@ fn rpc_error(s: &mut RpcSession, sql: &str) -> Option<String> {
 }
 
 #[test]
-fn perfetto_sql_statements_are_refused_by_name() {
+fn perfetto_sql_statements_run_and_their_errors_say_where() {
     let tp = TraceProcessor::from_bytes(&[]).unwrap();
     let sql = "SELECT 1;\n  INCLUDE PERFETTO MODULE android.startup.startups;";
     match tp.query(sql) {
@@ -80,28 +80,33 @@ fn perfetto_sql_statements_are_refused_by_name() {
         }) => {
             assert_eq!(
                 message,
-                "INCLUDE PERFETTO MODULE is not supported yet: PerfettoSQL's standard \
-                 library is not implemented (module android.startup.startups)"
+                "INCLUDE: Package 'android.startup.startups' not found"
             );
             assert!(sql[o..].starts_with("INCLUDE"), "{o}");
         }
         other => panic!("{other:?}"),
     }
-    let e = tp
-        .query("CREATE PERFETTO TABLE t AS SELECT 1")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("CREATE PERFETTO TABLE is not supported yet"),
-        "{e}"
-    );
+    let r = tp
+        .query(
+            "INCLUDE PERFETTO MODULE time.conversion;
+             CREATE PERFETTO TABLE t AS SELECT time_from_ms(2) AS ts;
+             SELECT ts FROM t",
+        )
+        .unwrap();
+    assert_eq!(r.rows, [[Value::Int(2_000_000)]]);
     // The RPC's queries go through the same engine.
     let mut s = RpcSession::new().unwrap();
-    let e = rpc_error(&mut s, "INCLUDE PERFETTO MODULE slices.with_context").unwrap();
+    let e = rpc_error(&mut s, "INCLUDE PERFETTO MODULE nothing.here").unwrap();
     assert!(
-        e.contains("INCLUDE PERFETTO MODULE is not supported yet")
-            && e.contains("(module slices.with_context)"),
+        e.contains("INCLUDE: Package 'nothing.here' not found"),
         "{e}"
+    );
+    assert_eq!(
+        rpc_error(
+            &mut s,
+            "CREATE PERFETTO MACRO m() RETURNS Expr AS 1; SELECT m!() AS x"
+        ),
+        None
     );
     // Other syntax errors are SQLite's.
     let e = tp.query("SELEC 1").unwrap_err().to_string();

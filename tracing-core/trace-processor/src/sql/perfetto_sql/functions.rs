@@ -1,0 +1,148 @@
+//! `CREATE PERFETTO FUNCTION … RETURNS <type>`: a scalar SQL function
+//! registered with SQLite, whose call type-checks its arguments against
+//! their declared types, binds them to the body's `$name` parameters, runs
+//! the body on the calling connection and answers with the one value of
+//! its one column (NULL when it returns no row; more than one row or
+//! column is an error). `DELEGATES TO f` calls `f` with the same
+//! arguments instead, any number of them when the last is `ANY...`.
+//! Calls nest (a function may call itself) at most [`MAX_CALL_DEPTH`] deep.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rusqlite::Connection;
+use rusqlite::functions::{Context, FunctionFlags};
+use rusqlite::types::Value;
+
+use super::nested::NestedDb;
+use super::types::ArgType;
+
+/// How deep calls of created functions may nest (each level is a statement
+/// run inside another's step, on the thread's stack).
+pub(crate) const MAX_CALL_DEPTH: usize = 48;
+
+/// What a created scalar function computes.
+#[derive(Debug, Clone)]
+pub(crate) enum Compute {
+    /// Runs this SELECT.
+    Body(String),
+    /// Calls this function.
+    Delegate(String),
+}
+
+/// A created scalar function.
+#[derive(Debug, Clone)]
+pub(crate) struct ScalarFunction {
+    /// Its name.
+    pub name: String,
+    /// Its arguments' names and types.
+    pub args: Vec<(String, ArgType)>,
+    /// Whether the last argument takes any number of values.
+    pub variadic: bool,
+    /// How it computes its value.
+    pub compute: Compute,
+}
+
+/// The error a function call fails with.
+fn fail(message: String) -> rusqlite::Error {
+    rusqlite::Error::UserFunctionError(message.into())
+}
+
+/// Registers `f` on `conn`, replacing a function of the same name and
+/// number of arguments; `depth` counts the created functions' calls in
+/// progress on the connection.
+pub(crate) fn register(
+    conn: &Connection,
+    f: ScalarFunction,
+    depth: Arc<AtomicUsize>,
+) -> rusqlite::Result<()> {
+    // SAFETY: the handle is used only by the function registered on this
+    // connection below, which SQLite drops before closing it.
+    let db = unsafe { NestedDb::of(conn) };
+    let n_arg = if f.variadic {
+        -1
+    } else {
+        i32::try_from(f.args.len()).map_err(|_| fail("too many arguments".into()))?
+    };
+    let f = Arc::new(f);
+    conn.create_scalar_function(
+        f.name.clone().as_str(),
+        n_arg,
+        FunctionFlags::SQLITE_UTF8,
+        move |ctx: &Context<'_>| -> rusqlite::Result<Value> {
+            let level = depth.fetch_add(1, Ordering::Relaxed);
+            let result = if level >= MAX_CALL_DEPTH {
+                Err(fail(format!(
+                    "{}: calls nested more than {MAX_CALL_DEPTH} deep (infinite recursion?)",
+                    f.name
+                )))
+            } else {
+                call(&f, db, ctx)
+            };
+            depth.fetch_sub(1, Ordering::Relaxed);
+            result
+        },
+    )
+}
+
+/// One call of `f`.
+fn call(f: &ScalarFunction, db: NestedDb, ctx: &Context<'_>) -> rusqlite::Result<Value> {
+    let n = ctx.len();
+    if !f.variadic && n != f.args.len() {
+        return Err(fail(format!(
+            "{}: invalid number of args; expected {}, received {n}",
+            f.name,
+            f.args.len()
+        )));
+    }
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = ctx.get_raw(i);
+        let ty = f
+            .args
+            .get(i)
+            .or(f.args.last())
+            .map_or(ArgType::Any, |a| a.1);
+        if let Err(why) = ty.check(v) {
+            return Err(fail(format!("{}: argument {i} {why}", f.name)));
+        }
+        values.push(Value::from(v));
+    }
+    let rows = match &f.compute {
+        Compute::Body(sql) => {
+            let names: Vec<String> = f.args.iter().map(|(a, _)| format!("${a}")).collect();
+            let binds: Vec<(Option<&str>, Value)> =
+                names.iter().map(|s| Some(s.as_str())).zip(values).collect();
+            db.query(sql, &binds, 1)
+        }
+        Compute::Delegate(target) => {
+            let params: Vec<String> = (1..=n).map(|i| format!("?{i}")).collect();
+            let sql = format!("SELECT {target}({})", params.join(", "));
+            let binds: Vec<(Option<&str>, Value)> = values.into_iter().map(|v| (None, v)).collect();
+            db.query(&sql, &binds, 1)
+        }
+    };
+    let rows = rows.map_err(|e| {
+        if e.starts_with("more than") {
+            fail(format!(
+                "{}: multiple values were returned when executing function body",
+                f.name
+            ))
+        } else {
+            fail(format!("{}: {e}", f.name))
+        }
+    })?;
+    if rows.columns.len() != 1 {
+        return Err(fail(format!(
+            "{}: SQL definition should only return one column: returned {} columns",
+            f.name,
+            rows.columns.len()
+        )));
+    }
+    Ok(rows
+        .rows
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .unwrap_or(Value::Null))
+}

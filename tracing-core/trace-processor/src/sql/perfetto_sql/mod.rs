@@ -1,0 +1,404 @@
+//! PerfettoSQL over our SQLite engine: a query's text is split into
+//! statements on SQLite's own tokens; PerfettoSQL's statements (`INCLUDE
+//! PERFETTO MODULE`, `CREATE [OR REPLACE] PERFETTO TABLE|VIEW|FUNCTION|
+//! MACRO|INDEX`, `DROP PERFETTO INDEX`) are carried out here, every other
+//! statement goes to SQLite after its `name!(…)` macro calls are expanded;
+//! all run in order, and an error carries the byte offset in the user's
+//! text it points at (for an included module's error, the `INCLUDE`'s,
+//! with the module and the offset in its text in the message).
+//!
+//! The tokens come from the `syntaqlite` crate (SQLite's tokenizer, by the
+//! author of Perfetto's own PerfettoSQL tooling) rather than `sqlparser`:
+//! syntaqlite cuts text exactly as SQLite does (blobs `x'..'`, `[names]`,
+//! `$a::b` parameters, nested comments' ends, every number form), which is
+//! what matters when the pieces are handed back to SQLite, and it knows the
+//! `!` of a macro call; sqlparser's SQLite dialect is a generic SQL lexer
+//! whose positions are lines and columns of characters, not bytes.
+//!
+//! Files: `tokens.rs` (tokens, statement splitting), `statement.rs` (what
+//! a statement is), `types.rs`, `macros.rs`, `functions.rs` (scalar),
+//! `table_functions.rs`, `nested.rs` (bodies run inside a call),
+//! `tables.rs` (tables, views, indexes), `modules.rs` (the module registry,
+//! with `modules/*.sql`), `error.rs`.
+
+mod error;
+mod functions;
+mod macros;
+mod modules;
+mod nested;
+mod statement;
+mod table_functions;
+mod tables;
+mod tokens;
+mod types;
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use rusqlite::Connection;
+use rusqlite::fallible_iterator::FallibleIterator;
+
+use crate::error::Error;
+use error::PerfettoSqlError;
+use statement::{Body, Parsed, Returns};
+
+/// One statement handed to the caller.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Piece<'a> {
+    /// Its text, macros expanded.
+    pub text: &'a str,
+    /// Whether it was PerfettoSQL, carried out already (it has no rows).
+    pub done: bool,
+    /// Whether it is the text's last statement.
+    pub last: bool,
+}
+
+/// What the engine knows of PerfettoSQL: macros, created functions,
+/// included modules.
+#[derive(Debug)]
+pub(crate) struct PerfettoSql {
+    /// The modules `INCLUDE` can name.
+    modules: &'static [modules::Module],
+    macros: RefCell<macros::Macros>,
+    /// Created functions' names (lower case).
+    functions: RefCell<HashSet<String>>,
+    /// Modules included (run to their end).
+    included: RefCell<HashSet<&'static str>>,
+    /// Modules being included, outermost first.
+    including: RefCell<Vec<&'static str>>,
+    /// Created functions' calls in progress.
+    depth: Arc<AtomicUsize>,
+}
+
+impl Default for PerfettoSql {
+    fn default() -> Self {
+        PerfettoSql::with_modules(modules::MODULES)
+    }
+}
+
+/// What a plain statement's runner is given.
+pub(crate) type Exec<'e> = dyn FnMut(Piece<'_>) -> Result<(), Error> + 'e;
+
+impl PerfettoSql {
+    /// A PerfettoSQL state whose `INCLUDE` reads `modules`.
+    fn with_modules(modules: &'static [modules::Module]) -> Self {
+        PerfettoSql {
+            modules,
+            macros: RefCell::default(),
+            functions: RefCell::default(),
+            included: RefCell::default(),
+            including: RefCell::default(),
+            depth: Arc::default(),
+        }
+    }
+
+    /// Runs every statement of `sql` on `conn` in order: PerfettoSQL's
+    /// here, then `exec` is told of it (`done`); the others by `exec`.
+    pub(crate) fn run(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        exec: &mut Exec<'_>,
+    ) -> Result<(), Error> {
+        let toks = tokens::tokenize(sql).map_err(|e| {
+            let at = match e {
+                PerfettoSqlError::Unreadable { offset } => Some(offset),
+                _ => None,
+            };
+            e.at(at)
+        })?;
+        let stmts = tokens::statements(sql, &toks);
+        let n = stmts.len();
+        for (i, stmt) in stmts.iter().enumerate() {
+            let last = i + 1 == n;
+            let text = sql.get(stmt.start..stmt.end).unwrap_or_default();
+            let parsed = statement::parse(sql, stmt).map_err(|(e, at)| e.at(Some(at)))?;
+            if parsed == Parsed::Sql {
+                let expanded = self
+                    .macros
+                    .borrow()
+                    .expand(text)
+                    .map_err(|(e, at)| e.at(Some(stmt.start + at)))?;
+                match expanded {
+                    None => exec(Piece {
+                        text,
+                        done: false,
+                        last,
+                    })
+                    .map_err(|e| shift(e, stmt.start, true))?,
+                    Some(x) => exec(Piece {
+                        text: &x,
+                        done: false,
+                        last,
+                    })
+                    .map_err(|e| shift(e, stmt.start, false))?,
+                }
+                continue;
+            }
+            self.perfetto(conn, sql, stmt.start, parsed)?;
+            exec(Piece {
+                text,
+                done: true,
+                last,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Carries out PerfettoSQL statement `parsed` of `sql`, which starts
+    /// at byte `start`.
+    fn perfetto(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        start: usize,
+        parsed: Parsed,
+    ) -> Result<(), Error> {
+        match parsed {
+            Parsed::Sql => Ok(()),
+            Parsed::Include { key } => self.include(conn, &key, start),
+            Parsed::CreateMacro {
+                replace,
+                name,
+                params,
+                body,
+            } => {
+                let body = sql.get(body.0..body.1).unwrap_or_default().to_owned();
+                self.macros
+                    .borrow_mut()
+                    .define(&name, macros::Macro { params, body }, replace)
+                    .map_err(|e| e.at(Some(start)))
+            }
+            Parsed::CreateRelation {
+                table,
+                replace,
+                name,
+                schema,
+                body,
+            } => {
+                let statement = if table {
+                    "CREATE PERFETTO TABLE"
+                } else {
+                    "CREATE PERFETTO VIEW"
+                };
+                let (select, exact) = self.expand_body(sql, body)?;
+                let names = tables::columns(conn, statement, &select, true, schema.as_deref())
+                    .map_err(|e| create_error(e, body.0, exact, statement))?;
+                tables::create(conn, table, replace, &name, &select, &names)
+                    .map_err(|e| e.at(Some(start)))
+            }
+            Parsed::CreateIndex {
+                replace,
+                name,
+                table,
+                columns,
+            } => tables::create_index(conn, replace, &name, &table, &columns)
+                .map_err(|e| e.at(Some(start))),
+            Parsed::DropIndex { name } => {
+                tables::drop_index(conn, &name).map_err(|e| e.at(Some(start)))
+            }
+            Parsed::CreateFunction {
+                replace,
+                name,
+                args,
+                returns,
+                body,
+            } => {
+                let statement = "CREATE PERFETTO FUNCTION";
+                let key = name.to_ascii_lowercase();
+                if !replace && self.functions.borrow().contains(&key) {
+                    return Err(PerfettoSqlError::FunctionExists { name }.at(Some(start)));
+                }
+                let variadic = args.last().is_some_and(|a| a.0.variadic);
+                let args: Vec<(String, types::ArgType)> =
+                    args.into_iter().map(|(p, t)| (p.name, t)).collect();
+                let sqlite = |e: rusqlite::Error| {
+                    PerfettoSqlError::Sqlite {
+                        statement,
+                        message: e.to_string(),
+                    }
+                    .at(Some(start))
+                };
+                match (returns, body) {
+                    (Returns::Scalar(_), Body::Delegate(target)) => functions::register(
+                        conn,
+                        functions::ScalarFunction {
+                            name,
+                            args,
+                            variadic,
+                            compute: functions::Compute::Delegate(target),
+                        },
+                        self.depth.clone(),
+                    )
+                    .map_err(sqlite)?,
+                    (Returns::Scalar(_), Body::Sql(span)) => {
+                        let (select, exact) = self.expand_body(sql, span)?;
+                        let n_arg = if variadic { -1 } else { args.len() as i32 };
+                        let replaced = self.functions.borrow().contains(&key);
+                        // Registered before its body is checked, so that
+                        // the body may call the function itself.
+                        functions::register(
+                            conn,
+                            functions::ScalarFunction {
+                                name: name.clone(),
+                                args,
+                                variadic,
+                                compute: functions::Compute::Body(select.clone()),
+                            },
+                            self.depth.clone(),
+                        )
+                        .map_err(sqlite)?;
+                        // Checked now, so that an error points at the text.
+                        if let Err(e) = tables::columns(conn, statement, &select, false, None) {
+                            if !replaced {
+                                let _ = conn.remove_function(name.as_str(), n_arg);
+                            }
+                            return Err(create_error(e, span.0, exact, statement));
+                        }
+                    }
+                    (Returns::Table(cols), Body::Sql(span)) => {
+                        let (select, exact) = self.expand_body(sql, span)?;
+                        tables::columns(conn, statement, &select, true, Some(&cols))
+                            .map_err(|e| create_error(e, span.0, exact, statement))?;
+                        table_functions::register(
+                            conn,
+                            table_functions::TableFunction {
+                                name,
+                                args,
+                                columns: cols.into_iter().map(|c| c.name).collect(),
+                                sql: select,
+                            },
+                            self.depth.clone(),
+                        )
+                        .map_err(sqlite)?
+                    }
+                    (Returns::Table(_), Body::Delegate(_)) => {
+                        return Err(PerfettoSqlError::Syntax {
+                            statement,
+                            expected: "AS (only a scalar function delegates)",
+                        }
+                        .at(Some(start)));
+                    }
+                }
+                self.functions.borrow_mut().insert(key);
+                Ok(())
+            }
+        }
+    }
+
+    /// The text of `span` of `sql` with its macros expanded, and whether
+    /// it is the text as written (so that offsets in it are the user's).
+    fn expand_body(&self, sql: &str, span: statement::Span) -> Result<(String, bool), Error> {
+        let text = sql.get(span.0..span.1).unwrap_or_default();
+        match self.macros.borrow().expand(text) {
+            Ok(None) => Ok((text.to_owned(), true)),
+            Ok(Some(x)) => Ok((x, false)),
+            Err((e, at)) => Err(e.at(Some(span.0 + at))),
+        }
+    }
+
+    /// `INCLUDE PERFETTO MODULE key`, the statement at byte `start`.
+    fn include(&self, conn: &Connection, key: &str, start: usize) -> Result<(), Error> {
+        let found = modules::resolve(self.modules, key).map_err(|e| e.at(Some(start)))?;
+        for m in found {
+            if self.included.borrow().contains(m.key) {
+                continue;
+            }
+            if self.including.borrow().contains(&m.key) {
+                let mut cycle = self.including.borrow().join(" -> ");
+                cycle.push_str(" -> ");
+                cycle.push_str(m.key);
+                return Err(PerfettoSqlError::IncludeCycle {
+                    key: m.key.to_owned(),
+                    cycle,
+                }
+                .at(Some(start)));
+            }
+            self.including.borrow_mut().push(m.key);
+            let result = self.run(conn, m.sql, &mut |p: Piece<'_>| {
+                if p.done {
+                    return Ok(());
+                }
+                // An error with no place points at its statement.
+                run_silently(conn, p.text, m.key).map_err(|e| match e {
+                    Error::Sql {
+                        message,
+                        offset: None,
+                    } => Error::Sql {
+                        message,
+                        offset: Some(0),
+                    },
+                    e => e,
+                })
+            });
+            self.including.borrow_mut().pop();
+            if let Err(e) = result {
+                let (message, offset) = error::parts(&e);
+                return Err(PerfettoSqlError::InModule {
+                    key: m.key.to_owned(),
+                    offset: offset.unwrap_or(0),
+                    message,
+                }
+                .at(Some(start)));
+            }
+            self.included.borrow_mut().insert(m.key);
+        }
+        Ok(())
+    }
+}
+
+/// Runs a module's plain statement `text`, which must return no rows.
+fn run_silently(conn: &Connection, text: &str, key: &str) -> Result<(), Error> {
+    let mut batch = rusqlite::Batch::new(conn, text);
+    while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, text))? {
+        let mut rows = stmt.raw_query();
+        if rows.next()?.is_some() {
+            return Err(PerfettoSqlError::ModuleReturnsRows {
+                key: key.to_owned(),
+            }
+            .at(None));
+        }
+    }
+    Ok(())
+}
+
+/// Error `e` of a statement starting at byte `start` of the text: its
+/// offset counted from the text's start when the statement was run as
+/// written (`exact`), else the statement's start.
+fn shift(e: Error, start: usize, exact: bool) -> Error {
+    match e {
+        Error::Sql {
+            message,
+            offset: Some(o),
+        } => Error::Sql {
+            message,
+            offset: Some(if exact { start + o } else { start }),
+        },
+        other => other,
+    }
+}
+
+/// A table's, view's or function's creation error, its select at byte
+/// `body` of the text (`exact`: as written).
+fn create_error(
+    e: tables::CreateError,
+    body: usize,
+    exact: bool,
+    statement: &'static str,
+) -> Error {
+    match e {
+        tables::CreateError::Check(e) => e.at(Some(body)),
+        tables::CreateError::Select { message, offset } => Error::Sql {
+            message: format!("{statement}: {message}"),
+            offset: Some(match offset {
+                Some(o) if exact => body + o,
+                _ => body,
+            }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,205 @@
+//! `CREATE [OR REPLACE] PERFETTO TABLE|VIEW name [(schema)] AS select`
+//! and `CREATE|DROP PERFETTO INDEX`. The select's columns are checked as
+//! upstream checks them: each named like a column, no two alike, and, when
+//! a schema is declared, exactly the declared ones (any order). A table is
+//! materialised once (a real SQLite table of untyped columns, so each
+//! value keeps the type the select gave it); a view is SQLite's view; an
+//! index is SQLite's index on the table.
+
+use rusqlite::Connection;
+
+use super::error::PerfettoSqlError;
+use super::statement::Param;
+
+/// Quotes a name for SQLite.
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// An error: PerfettoSQL's, or SQLite's with the byte of the select it
+/// points at.
+#[derive(Debug)]
+pub(crate) enum CreateError {
+    /// A check failed.
+    Check(PerfettoSqlError),
+    /// SQLite refused the select (offset in the select's text when known).
+    Select {
+        /// SQLite's message.
+        message: String,
+        /// Where in the select.
+        offset: Option<usize>,
+    },
+}
+
+/// The select's column names, checked as a table's columns (named like
+/// columns, none twice, and the declared ones when `schema` is given) when
+/// `as_table`; for a scalar function's body, only that it returns columns.
+pub(crate) fn columns(
+    conn: &Connection,
+    statement: &'static str,
+    select: &str,
+    as_table: bool,
+    schema: Option<&[Param]>,
+) -> Result<Vec<String>, CreateError> {
+    let stmt = conn.prepare(select).map_err(|e| match e {
+        rusqlite::Error::SqlInputError { msg, offset, .. } => CreateError::Select {
+            message: msg,
+            offset: usize::try_from(offset).ok(),
+        },
+        other => CreateError::Select {
+            message: other.to_string(),
+            offset: None,
+        },
+    })?;
+    let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
+    if names.is_empty() {
+        return Err(CreateError::Check(PerfettoSqlError::NotASelect {
+            statement,
+        }));
+    }
+    if as_table {
+        check_columns(statement, &names, schema).map_err(CreateError::Check)?;
+    }
+    Ok(names)
+}
+
+/// Upstream's checks of a select's columns against a declared schema.
+pub(crate) fn check_columns(
+    statement: &'static str,
+    names: &[String],
+    schema: Option<&[Param]>,
+) -> Result<(), PerfettoSqlError> {
+    for (index, name) in names.iter().enumerate() {
+        if !super::tokens::is_bare_word(name) {
+            return Err(PerfettoSqlError::BadColumnName {
+                statement,
+                index,
+                name: name.clone(),
+            });
+        }
+    }
+    let mut dups: Vec<&str> = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        if names.get(i + 1..).is_some_and(|rest| rest.contains(n)) && !dups.contains(&n.as_str()) {
+            dups.push(n);
+        }
+    }
+    if !dups.is_empty() {
+        return Err(PerfettoSqlError::Duplicate {
+            statement,
+            names: dups.join(", "),
+        });
+    }
+    let Some(schema) = schema else {
+        return Ok(());
+    };
+    let undeclared: Vec<&str> = names
+        .iter()
+        .filter(|n| !schema.iter().any(|p| &p.name == *n))
+        .map(String::as_str)
+        .collect();
+    let missing: Vec<&str> = schema
+        .iter()
+        .filter(|p| !names.contains(&p.name))
+        .map(|p| p.name.as_str())
+        .collect();
+    let detail = match (missing.is_empty(), undeclared.is_empty()) {
+        (true, true) => return Ok(()),
+        (false, false) => format!(
+            "the following columns are declared in the schema, but do not exist: {}; and the \
+             following columns exist, but are not declared: {}",
+            missing.join(", "),
+            undeclared.join(", ")
+        ),
+        (true, false) => format!(
+            "the following columns are missing from the schema: {}",
+            undeclared.join(", ")
+        ),
+        (false, true) => format!(
+            "the following columns are declared in the schema, but do not exist: {}",
+            missing.join(", ")
+        ),
+    };
+    Err(PerfettoSqlError::SchemaMismatch { statement, detail })
+}
+
+/// Creates table (or view) `name` from `select`, whose columns are `names`.
+pub(crate) fn create(
+    conn: &Connection,
+    table: bool,
+    replace: bool,
+    name: &str,
+    select: &str,
+    names: &[String],
+) -> Result<(), PerfettoSqlError> {
+    let statement = if table {
+        "CREATE PERFETTO TABLE"
+    } else {
+        "CREATE PERFETTO VIEW"
+    };
+    let sqlite = |e: rusqlite::Error| PerfettoSqlError::Sqlite {
+        statement,
+        message: match e {
+            rusqlite::Error::SqlInputError { msg, .. } => msg,
+            other => other.to_string(),
+        },
+    };
+    let q = quote(name);
+    if !table {
+        if replace {
+            conn.execute_batch(&format!("DROP VIEW IF EXISTS {q}"))
+                .map_err(sqlite)?;
+        }
+        return conn
+            .execute_batch(&format!("CREATE VIEW {q} AS {select}"))
+            .map_err(sqlite);
+    }
+    if replace {
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {q}"))
+            .map_err(sqlite)?;
+    }
+    let cols: Vec<String> = names.iter().map(|n| quote(n)).collect();
+    conn.execute_batch(&format!("CREATE TABLE {q}({})", cols.join(", ")))
+        .map_err(sqlite)?;
+    if let Err(e) = conn.execute_batch(&format!("INSERT INTO {q} {select}")) {
+        // Nothing half made stays.
+        let _ = conn.execute_batch(&format!("DROP TABLE IF EXISTS {q}"));
+        return Err(sqlite(e));
+    }
+    Ok(())
+}
+
+/// `CREATE [OR REPLACE] PERFETTO INDEX name ON table(columns)`.
+pub(crate) fn create_index(
+    conn: &Connection,
+    replace: bool,
+    name: &str,
+    table: &str,
+    columns: &[String],
+) -> Result<(), PerfettoSqlError> {
+    let sqlite = |e: rusqlite::Error| PerfettoSqlError::Sqlite {
+        statement: "CREATE PERFETTO INDEX",
+        message: e.to_string(),
+    };
+    if replace {
+        conn.execute_batch(&format!("DROP INDEX IF EXISTS {}", quote(name)))
+            .map_err(sqlite)?;
+    }
+    let cols: Vec<String> = columns.iter().map(|c| quote(c)).collect();
+    conn.execute_batch(&format!(
+        "CREATE INDEX {} ON {}({})",
+        quote(name),
+        quote(table),
+        cols.join(", ")
+    ))
+    .map_err(sqlite)
+}
+
+/// `DROP PERFETTO INDEX name ON table`.
+pub(crate) fn drop_index(conn: &Connection, name: &str) -> Result<(), PerfettoSqlError> {
+    conn.execute_batch(&format!("DROP INDEX {}", quote(name)))
+        .map_err(|e| PerfettoSqlError::Sqlite {
+            statement: "DROP PERFETTO INDEX",
+            message: e.to_string(),
+        })
+}
