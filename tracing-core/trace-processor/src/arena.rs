@@ -3,6 +3,12 @@
 //! itself on traces of millions of small TrackEvents, so the bytes are
 //! appended to large blocks and a packet keeps only where its bytes are.
 //! Blocks are never moved once written, so no byte is copied twice.
+//!
+//! Each block counts the packets still to be read in it: a packet's bytes
+//! are read once (parsed, or dropped unparsed) and then released, and a
+//! block whose packets were all released goes back (one spare block is
+//! kept to be filled again), so that the arena holds about what the sort
+//! window holds, not the whole trace.
 
 /// Bytes of one shared block. A packet larger than a quarter of it gets a
 /// block of its own, so a block wastes at most a quarter of itself.
@@ -22,8 +28,13 @@ pub struct PacketArena {
     blocks: Vec<Vec<u8>>,
     /// The shared block being filled.
     current: Option<u32>,
-    /// Per block, the packets still to read in it (see [`Self::expect`]).
+    /// Per block, the packets pushed into it and not yet released.
     unread: Vec<u32>,
+    /// A shared block given back, kept to be filled again.
+    spare: Option<Vec<u8>>,
+    /// Bytes of the blocks held now, and the most held at once.
+    held: usize,
+    high_water: usize,
 }
 
 impl PacketArena {
@@ -38,6 +49,8 @@ impl PacketArena {
         if bytes.len() > BLOCK / 4 {
             let block = u32::try_from(self.blocks.len()).ok()?;
             self.blocks.push(bytes.to_vec());
+            self.unread.push(1);
+            self.grow(bytes.len());
             return Some(ByteRange {
                 block,
                 start: 0,
@@ -50,45 +63,77 @@ impl PacketArena {
             .is_some_and(|b| b.capacity() - b.len() >= bytes.len());
         if !fits {
             let block = u32::try_from(self.blocks.len()).ok()?;
-            self.blocks.push(Vec::with_capacity(BLOCK));
+            // The block left behind goes back now if all its packets were
+            // read while it was being filled.
+            if let Some(old) = self.current {
+                if self.unread.get(old as usize) == Some(&0) {
+                    self.give_back(old as usize);
+                }
+            }
+            let fresh = match self.spare.take() {
+                Some(b) => b,
+                None => {
+                    self.grow(BLOCK);
+                    Vec::with_capacity(BLOCK)
+                }
+            };
+            self.blocks.push(fresh);
+            self.unread.push(0);
             self.current = Some(block);
         }
         let block = self.current?;
         let b = self.blocks.get_mut(block as usize)?;
         let start = u32::try_from(b.len()).ok()?;
         b.extend_from_slice(bytes);
+        if let Some(n) = self.unread.get_mut(block as usize) {
+            *n += 1;
+        }
         Some(ByteRange { block, start, len })
     }
 
-    /// Says which ranges will be read once each, so that
-    /// [`Self::release`] can give a block back when its last one was read.
-    pub fn expect(&mut self, ranges: impl Iterator<Item = ByteRange>) {
-        self.unread = vec![0; self.blocks.len()];
-        for r in ranges.filter(|r| r.len > 0) {
-            if let Some(n) = self.unread.get_mut(r.block as usize) {
-                *n += 1;
-            }
+    fn grow(&mut self, bytes: usize) {
+        self.held = self.held.saturating_add(bytes);
+        self.high_water = self.high_water.max(self.held);
+    }
+
+    /// Block `i`'s memory goes back (a shared one is kept as the spare
+    /// when there is none).
+    fn give_back(&mut self, i: usize) {
+        let Some(b) = self.blocks.get_mut(i) else {
+            return;
+        };
+        let b = std::mem::take(b);
+        if b.capacity() == BLOCK && self.spare.is_none() {
+            let mut b = b;
+            b.clear();
+            self.spare = Some(b);
+        } else {
+            self.held = self.held.saturating_sub(b.capacity());
         }
     }
 
-    /// `range` (one of those [`Self::expect`] was given) was read for the
-    /// last time: its block's memory goes back once all of its ranges were.
-    /// Parsers read in time order, which follows the stream order blocks
-    /// are filled in, so blocks go back as the parsing moves through the
-    /// trace.
+    /// `range` (one this arena gave) was read for the last time: its
+    /// block's memory goes back once all of its ranges were, unless it is
+    /// the block being filled (it goes back when the next one starts).
+    /// Packets leave the sort in about the stream order blocks are filled
+    /// in, so blocks go back as the parsing moves through the trace.
     pub fn release(&mut self, range: ByteRange) {
         if range.len == 0 {
             return;
         }
         let i = range.block as usize;
-        if let Some(n) = self.unread.get_mut(i) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                if let Some(b) = self.blocks.get_mut(i) {
-                    *b = Vec::new();
-                }
-            }
+        let Some(n) = self.unread.get_mut(i) else {
+            return;
+        };
+        *n = n.saturating_sub(1);
+        if *n == 0 && self.current != Some(range.block) {
+            self.give_back(i);
         }
+    }
+
+    /// The most bytes of blocks held at once.
+    pub fn high_water_bytes(&self) -> usize {
+        self.high_water
     }
 
     /// The bytes of `range` (empty for a range this arena did not give).
@@ -130,15 +175,39 @@ mod tests {
         let r1 = a.push(&big).unwrap();
         let r2 = a.push(&[2, 3]).unwrap();
         let r3 = a.push(&[4]).unwrap();
-        a.expect([r1, r2, r3].into_iter());
         a.release(r2);
         assert_eq!(a.get(r3), &[4]);
         a.release(r3);
+        // The block being filled stays until the next one starts.
+        assert_eq!(a.get(r3), &[4]);
+        let quarter = vec![5u8; BLOCK / 4];
+        let filling: Vec<_> = (0..3).map(|_| a.push(&quarter).unwrap()).collect();
+        let next = a.push(&quarter).unwrap();
+        assert_ne!(next.block, r3.block);
+        assert_eq!(a.get(filling[0]).len(), BLOCK / 4);
+        for r in filling {
+            a.release(r);
+        }
         assert!(a.get(r3).is_empty());
         assert_eq!(a.blocks[r3.block as usize].capacity(), 0);
+        assert_eq!(a.get(next).len(), BLOCK / 4);
         assert_eq!(a.get(r1).len(), BLOCK / 2);
         a.release(r1);
         assert!(a.get(r1).is_empty());
+    }
+
+    #[test]
+    fn a_block_whose_packets_were_read_is_filled_again() {
+        let mut a = PacketArena::default();
+        let quarter = vec![1u8; BLOCK / 4];
+        for _ in 0..40 {
+            let r = a.push(&quarter).unwrap();
+            a.release(r);
+        }
+        // Each block's packets were read before the next one started: the
+        // one block is filled again and again.
+        assert_eq!(a.high_water_bytes(), BLOCK);
+        assert!(a.blocks.len() > 2);
     }
 
     #[test]

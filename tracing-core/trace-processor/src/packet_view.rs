@@ -1,9 +1,8 @@
-//! What the loading core hands the parsers once it has sorted a trace:
-//! each packet with its trace time, sequence generation and where its
-//! bytes are, the order to parse them in, and the state the packets point
-//! into (bytes, generations, track descriptors, clocks, the storage so
-//! far). A leaf below the loader and the parsers (the loader fills it, the
-//! parsers read it), so the parsers import nothing of the loader.
+//! What the loading core hands the parsers as packets leave its sort
+//! window: each packet with its trace time, sequence generation and where
+//! its bytes are, and the side tables it points into. A leaf below the
+//! loader and the parsers (the loader fills it, the parsers read it), so
+//! the parsers import nothing of the loader.
 //!
 //! A queued [`Packet`] is small (40 bytes): its bytes wait in the
 //! [`PacketArena`], and what only some kinds carry (a TrackEvent's facts,
@@ -13,11 +12,9 @@
 //! not read: what it read travels as [`TrackEventFacts`] and
 //! [`TrackEventTimes`], so the parser does not read them again.
 
+use slab::Slab;
+
 use crate::arena::{ByteRange, PacketArena};
-use crate::clock::ClockTracker;
-use crate::descriptors::Descriptors;
-use crate::sequence_state::Generation;
-use crate::storage::Storage;
 
 /// `Packet::extra` when the packet has no side-table entry.
 pub const NO_EXTRA: u32 = u32::MAX;
@@ -33,12 +30,9 @@ pub enum PacketKind {
     Ftrace,
     /// One event of a bundle's `compact_sched` (`extra` indexes it).
     InlineSched,
-    /// A packet whose clock never converted (counted, not parsed).
-    Dropped,
 }
 
-/// A packet read and waiting for the sort; its position in
-/// [`Loaded::packets`] is its position in the stream.
+/// A packet read and waiting in the sort window.
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
     /// Time on the trace clock.
@@ -88,42 +82,44 @@ pub struct PacketView<'a> {
     pub inline_sched: Option<&'a InlineSched>,
 }
 
-/// Everything `finish` hands the parsers.
-pub struct Loaded {
-    /// The packets in stream order.
-    pub packets: Vec<Packet>,
-    /// The order to parse them in: indices into `packets`.
-    pub order: Vec<u32>,
-    /// The packets' bytes.
-    pub arena: PacketArena,
-    /// TrackEvents' facts, by `extra`.
-    pub track_events: Vec<TrackEventFacts>,
+/// What only some kinds of packet carry, waiting beside them in the sort
+/// window: a slot is taken when a packet is queued and given back when it
+/// leaves the window, so the tables hold about what the window holds.
+#[derive(Debug, Default)]
+pub struct SideTables {
+    /// TrackEvents' facts, by their packet's `extra`.
+    pub track_events: Slab<TrackEventFacts>,
     /// TrackEvents' times beyond their timestamp, by their facts' `times`.
-    pub track_event_times: Vec<TrackEventTimes>,
-    /// `compact_sched` events, by `extra`.
-    pub inline_sched: Vec<InlineSched>,
-    /// Generations the packets point into.
-    pub generations: Vec<Generation>,
-    /// Track descriptors by uuid.
-    pub descriptors: Descriptors,
-    /// The storage with the tokenizer's stats and metadata.
-    pub storage: Storage,
-    /// The clocks, for timestamps inside packets.
-    pub clocks: ClockTracker,
-    /// Raw machine ids by machine index (0: the host).
-    pub machines: Vec<i64>,
+    pub track_event_times: Slab<TrackEventTimes>,
+    /// `compact_sched` events, by their packet's `extra`.
+    pub inline_sched: Slab<InlineSched>,
 }
 
-/// The parts of [`Loaded`] a packet's view borrows from.
+impl SideTables {
+    /// Gives back the slots of `packet`, which left the window.
+    pub fn release(&mut self, packet: &Packet) {
+        match packet.kind {
+            PacketKind::TrackEvent => {
+                if let Some(facts) = self.track_events.try_remove(packet.extra as usize) {
+                    if facts.times != NO_EXTRA {
+                        self.track_event_times.try_remove(facts.times as usize);
+                    }
+                }
+            }
+            PacketKind::InlineSched => {
+                self.inline_sched.try_remove(packet.extra as usize);
+            }
+            PacketKind::Packet | PacketKind::Ftrace => {}
+        }
+    }
+}
+
+/// The parts of the loader a packet's view borrows from.
 pub struct PacketSource<'a> {
     /// The packets' bytes.
     pub arena: &'a PacketArena,
-    /// TrackEvents' facts.
-    pub track_events: &'a [TrackEventFacts],
-    /// TrackEvents' times.
-    pub track_event_times: &'a [TrackEventTimes],
-    /// `compact_sched` events.
-    pub inline_sched: &'a [InlineSched],
+    /// What the packets carry beside their bytes.
+    pub side: &'a SideTables,
 }
 
 impl<'a> PacketSource<'a> {
@@ -133,11 +129,13 @@ impl<'a> PacketSource<'a> {
         let track_event = match packet.kind {
             PacketKind::TrackEvent => {
                 let facts = self
+                    .side
                     .track_events
                     .get(packet.extra as usize)
                     .copied()
                     .unwrap_or_default();
                 let times = self
+                    .side
                     .track_event_times
                     .get(facts.times as usize)
                     .unwrap_or(&NO_TIMES);
@@ -146,7 +144,7 @@ impl<'a> PacketSource<'a> {
             _ => None,
         };
         let inline_sched = match packet.kind {
-            PacketKind::InlineSched => self.inline_sched.get(packet.extra as usize),
+            PacketKind::InlineSched => self.side.inline_sched.get(packet.extra as usize),
             _ => None,
         };
         let ftrace_cpu = matches!(packet.kind, PacketKind::Ftrace | PacketKind::InlineSched)

@@ -4,7 +4,7 @@
 //! ftrace clock to BOOTTIME; a CPU's first bundle says from when its data
 //! is valid.
 
-use super::{Deferred, Loader, ftrace_bundle};
+use super::{Loader, ftrace_bundle};
 use crate::arena::ByteRange;
 use crate::clock::{self, clock_key, machine_clock};
 use crate::packet_view::{NO_EXTRA, Packet, PacketKind};
@@ -14,7 +14,10 @@ impl Loader {
     /// (BOOTTIME), as upstream sorts ftrace events one by one.
     pub(super) fn split_ftrace(&mut self, bundle: &[u8], gen_idx: u32, seq: u32) {
         let Some(bc) = ftrace_bundle::clock(bundle) else {
-            self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
+            self.parser
+                .storage
+                .stats
+                .incr("ftrace_bundle_tokenizer_errors");
             return;
         };
         let key = clock_key(bc.clock_id, seq, self.machine);
@@ -30,24 +33,34 @@ impl Loader {
                         false,
                     ),
                 ];
-                if self.clocks.add_snapshot(&pair).is_none() {
-                    self.storage.stats.incr("invalid_clock_snapshots");
+                if self.parser.clocks.add_snapshot(&pair).is_none() {
+                    self.parser.storage.stats.incr("invalid_clock_snapshots");
                 }
             }
         }
         self.ftrace_data_start(bundle, key);
-        for ev in ftrace_bundle::split(bundle, &mut self.storage.stats) {
+        for ev in ftrace_bundle::split(bundle, &mut self.parser.storage.stats) {
             let (bytes, extra, kind) = match ev.item {
                 ftrace_bundle::FtraceItem::Event(b) => {
                     let Some(r) = self.arena.push(b) else {
-                        self.storage.stats.incr("ftrace_bundle_tokenizer_errors");
+                        self.parser
+                            .storage
+                            .stats
+                            .incr("ftrace_bundle_tokenizer_errors");
                         continue;
                     };
                     (r, NO_EXTRA, PacketKind::Ftrace)
                 }
                 ftrace_bundle::FtraceItem::Inline(i) => {
-                    let extra = u32::try_from(self.inline_sched.len()).unwrap_or(NO_EXTRA);
-                    self.inline_sched.push(i);
+                    let slot = self.side.inline_sched.insert(i);
+                    let Ok(extra) = u32::try_from(slot) else {
+                        self.side.inline_sched.try_remove(slot);
+                        self.parser
+                            .storage
+                            .stats
+                            .incr("ftrace_bundle_tokenizer_errors");
+                        continue;
+                    };
                     (ByteRange::default(), extra, PacketKind::InlineSched)
                 }
             };
@@ -61,18 +74,15 @@ impl Loader {
                 kind,
                 field: 0,
             };
-            match self.clocks.trace_time(key, ev.raw_ts) {
+            let pending = match self.parser.clocks.trace_time(key, ev.raw_ts) {
                 Ok(ts) => {
                     self.latest_ts = self.latest_ts.max(ts);
                     packet.ts = ts;
+                    None
                 }
-                Err(_) => self.deferred.push(Deferred {
-                    clock: key,
-                    ns: ev.raw_ts,
-                    index: self.packets.len(),
-                }),
-            }
-            self.packets.push(packet);
+                Err(_) => Some((key, ev.raw_ts)),
+            };
+            self.enqueue(packet, pending);
         }
     }
 
@@ -86,12 +96,17 @@ impl Loader {
         if !self.ftrace_cpus_seen.insert(cpu) {
             return;
         }
-        let Ok(ts) = self.clocks.trace_time(key, raw) else {
+        let Ok(ts) = self.parser.clocks.trace_time(key, raw) else {
             return;
         };
         const KEY: &str = "ftrace_latest_data_start_ns";
-        if self.storage.metadata_int(KEY).is_none_or(|cur| ts > cur) {
-            self.storage.set_metadata_int(KEY, ts);
+        if self
+            .parser
+            .storage
+            .metadata_int(KEY)
+            .is_none_or(|cur| ts > cur)
+        {
+            self.parser.storage.set_metadata_int(KEY, ts);
         }
     }
 }

@@ -19,6 +19,13 @@ impl Loader {
         let i = u32::try_from(self.machines.len()).unwrap_or(u32::MAX);
         self.machines.push(raw);
         self.machine_ids.insert(raw, i);
+        self.parser
+            .storage
+            .machines
+            .push(crate::storage::rows::MachineRow {
+                raw_id: raw,
+                ..Default::default()
+            });
         i
     }
 
@@ -34,8 +41,8 @@ impl Loader {
                 .filter(|(_, (_, client))| *client != 0)
                 .map(|(id, (_, client))| (machine_clock(*id, self.machine), *client, 1, false))
                 .collect();
-            if !clocks.is_empty() && self.clocks.add_snapshot(&clocks).is_none() {
-                self.storage.stats.incr("invalid_clock_snapshots");
+            if !clocks.is_empty() && self.parser.clocks.add_snapshot(&clocks).is_none() {
+                self.parser.storage.stats.incr("invalid_clock_snapshots");
             }
         }
         for (id, offset, host_anchor) in remote_clock::offsets(&rounds) {
@@ -51,8 +58,8 @@ impl Loader {
                 (machine_clock(id, 0), anchor, 1, false),
                 (machine_clock(id, self.machine), client, 1, false),
             ];
-            if self.clocks.add_snapshot(&edge).is_none() {
-                self.storage.stats.incr("invalid_clock_snapshots");
+            if self.parser.clocks.add_snapshot(&edge).is_none() {
+                self.parser.storage.stats.incr("invalid_clock_snapshots");
             }
         }
     }

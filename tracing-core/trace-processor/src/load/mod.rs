@@ -1,16 +1,18 @@
 //! The sans-IO loading core: `push` bytes of a `Trace` in chunks split
 //! anywhere, `finish`, and get the tables. Inside: the stream splitter, the
 //! per-sequence state (incremental state, interning, defaults, losses),
-//! clock conversion, `compressed_packets` expansion with bounds, then a
-//! sort by timestamp across sequences and the parsers.
+//! clock conversion, `compressed_packets` expansion with bounds, then the
+//! sort window across sequences and the parsers behind it.
 //!
-//! Sorting: packets are kept until `finish` and sorted there in full, by
-//! upstream's merge of per-stream queues (`sorter.rs`: equal timestamps on
-//! two streams come in the order its draining gives). Upstream sorts within a moving window while loading; a full sort is the
-//! simpler first step and gives the same order for any trace whose
-//! out-of-order data fits upstream's window. Packets whose clock cannot be
-//! converted yet are held to `finish` and converted then, as upstream
-//! defers them to the end of the trace.
+//! Sorting: packets wait in the sort window (`sorter.rs`, upstream's
+//! merge of per-stream queues: equal timestamps on two streams come in
+//! the order its draining gives) and leave it, to be parsed while the
+//! trace is still read, when the tracing service's flush and read events
+//! say that nothing earlier can follow, as upstream's sorter lets them;
+//! the rest leave at `finish`. A packet's bytes and side-table entries go
+//! back as it is parsed. Packets whose clock cannot be converted yet are
+//! held to `finish` and converted then (the window then sorts the whole
+//! trace), as upstream defers them to the end of the trace.
 //!
 //! A packet's time (clock snapshots, conversion to the trace's clock, its
 //! place in the sort's queue) is `packet_time.rs`.
@@ -29,6 +31,8 @@ pub mod inflate;
 mod machines;
 mod packet_time;
 pub mod remote_clock;
+#[cfg(test)]
+mod sort_window_tests;
 pub mod sorter;
 pub mod streaming_profile;
 pub mod tokenizer;
@@ -46,15 +50,18 @@ use zerotrace_protos::protos::{
 };
 
 use crate::arena::PacketArena;
-use crate::clock::{ClockTracker, MachineClocks};
-use crate::descriptors::{Descriptor, Descriptors};
+use crate::clock::MachineClocks;
+use crate::descriptors::Descriptor;
 use crate::error::TraceError;
 use crate::packet_fields::{self, PacketFields, Payload};
-use crate::packet_view::{Loaded, NO_EXTRA, Packet, PacketKind, TrackEventFacts, TrackEventTimes};
+use crate::packet_view::{
+    NO_EXTRA, Packet, PacketKind, PacketSource, SideTables, TrackEventFacts, TrackEventTimes,
+};
 use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::Storage;
 use budget::LoadBudget;
+use sorter::{Leaving, Sorter, Stream, WindowStats};
 use tokenizer::TraceTokenizer;
 
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
@@ -75,31 +82,33 @@ const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 struct Deferred {
     clock: u64,
     ns: i64,
-    /// Its index in `packets`.
-    index: usize,
+    /// Its stream and arrival in the sort window.
+    stream: Stream,
+    arrival: u64,
+    packet: Packet,
 }
 
 /// The loading core: bytes in, [`Storage`] out.
-#[derive(Debug)]
 pub struct Loader {
     tokenizer: TraceTokenizer,
-    clocks: ClockTracker,
     sequences: HashMap<u32, SequenceState>,
     generations: Vec<Generation>,
-    descriptors: Descriptors,
-    /// Every packet, in stream order.
-    packets: Vec<Packet>,
+    /// The parsers behind the window; they own the storage, the clocks
+    /// and the track descriptors the loader fills while reading.
+    parser: Parser,
+    /// The packets waiting to be parsed.
+    sorter: Sorter,
     arena: PacketArena,
-    /// TrackEvents' facts, by their packet's `extra`.
-    track_events: Vec<TrackEventFacts>,
-    track_event_times: Vec<TrackEventTimes>,
+    /// What waiting packets carry beside their bytes.
+    side: SideTables,
     /// The fields of the TrackEvent being read that its tokenizing left
     /// for the parser (reused from one event to the next).
     track_event_rest: Vec<u8>,
-    inline_sched: Vec<crate::packet_view::InlineSched>,
     deferred: Vec<Deferred>,
     latest_ts: i64,
-    storage: Storage,
+    /// The last service event saying tracing started, in stream order:
+    /// its arrival and time (None while held for its clock).
+    tracing_started: Option<(u64, Option<i64>)>,
     /// sequence id → buffer, from TraceStats.writer_stats (read at finish).
     writer_buffers: Vec<(u32, u32)>,
     bytes_pushed: u64,
@@ -129,24 +138,35 @@ pub struct Loader {
     failed: Option<TraceError>,
 }
 
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loader")
+            .field("bytes_pushed", &self.bytes_pushed)
+            .field("packet_index", &self.packet_index)
+            .field("window", &self.sorter.stats())
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for Loader {
     fn default() -> Self {
+        let mut storage = Storage::default();
+        // The host; other machines join as their packets are read.
+        storage.machines = vec![crate::storage::rows::MachineRow::default()];
         Loader {
             tokenizer: TraceTokenizer::default(),
-            clocks: ClockTracker::default(),
             sequences: HashMap::default(),
             // Generation 0: packets without a sequence.
             generations: vec![Generation::default()],
-            descriptors: Descriptors::default(),
-            packets: Vec::new(),
+            parser: Parser::new(storage),
+            sorter: Sorter::default(),
             arena: PacketArena::default(),
-            track_events: Vec::new(),
-            track_event_times: Vec::new(),
+            side: SideTables::default(),
             track_event_rest: Vec::new(),
-            inline_sched: Vec::new(),
             deferred: Vec::new(),
             latest_ts: 0,
-            storage: Storage::default(),
+            tracing_started: None,
             writer_buffers: Vec::new(),
             bytes_pushed: 0,
             packet_index: 0,
@@ -176,7 +196,7 @@ impl Loader {
     /// [`crate::profile_view::Profile::from_storage`]).
     pub fn with_profile_facts() -> Self {
         let mut l = Self::default();
-        l.storage.profile_facts.gathered = true;
+        l.parser.storage.profile_facts.gathered = true;
         l
     }
 
@@ -195,17 +215,32 @@ impl Loader {
         self.source_bytes = Some(compressed);
     }
 
+    /// The sort window's counts so far: packets waiting now, the most
+    /// that waited at once, those parsed before the end.
+    pub fn window_stats(&self) -> WindowStats {
+        WindowStats {
+            arena_high_water_bytes: self.arena.high_water_bytes() as u64,
+            ..self.sorter.stats()
+        }
+    }
+
     /// Memory the loader holds beyond the bytes pushed: what
-    /// `compressed_packets` inflated to and its record of each packet.
+    /// `compressed_packets` inflated to and its record of each packet
+    /// waiting to be parsed.
     fn grown(&self) -> u64 {
-        let records = (self.packets.len() as u64)
+        let waiting = self
+            .sorter
+            .stats()
+            .held
+            .saturating_add(self.deferred.len() as u64);
+        let records = waiting
             .saturating_mul(std::mem::size_of::<Packet>() as u64)
             .saturating_add(
-                (self.track_event_times.len() as u64)
+                (self.side.track_event_times.len() as u64)
                     .saturating_mul(std::mem::size_of::<TrackEventTimes>() as u64),
             )
             .saturating_add(
-                (self.track_events.len() as u64)
+                (self.side.track_events.len() as u64)
                     .saturating_mul(std::mem::size_of::<TrackEventFacts>() as u64),
             );
         self.inflated.saturating_add(records)
@@ -228,7 +263,7 @@ impl Loader {
             return Err(e.clone());
         }
         self.bytes_pushed += data.len() as u64;
-        self.storage.work.take(data.len() as u64);
+        self.parser.storage.work.take(data.len() as u64);
         if let Err(e) = self.check_budget() {
             self.failed = Some(e.clone());
             return Err(e);
@@ -258,49 +293,134 @@ impl Loader {
         }
         if self.tokenizer.pending_len() > 0 {
             // A truncated last packet: what came before it still loads.
-            self.storage.stats.incr("tokenizer_skipped_packets");
+            self.parser.storage.stats.incr("tokenizer_skipped_packets");
             let pending = self.tokenizer.pending_len();
             let offset = self.bytes_pushed.saturating_sub(pending as u64);
-            (self.storage.warnings).push(crate::LoadWarning::truncated(
+            (self.parser.storage.warnings).push(crate::LoadWarning::truncated(
                 offset,
                 pending,
                 self.packet_index,
             ));
         }
         let deferred = std::mem::take(&mut self.deferred);
-        for d in deferred {
-            let Some(packet) = self.packets.get_mut(d.index) else {
-                continue;
-            };
-            match self.clocks.trace_time(d.clock, d.ns) {
-                Ok(ts) => packet.ts = ts,
+        for mut d in deferred {
+            match self.parser.clocks.trace_time(d.clock, d.ns) {
+                Ok(ts) => {
+                    d.packet.ts = ts;
+                    if self.tracing_started.is_some_and(|(a, _)| a == d.arrival) {
+                        self.tracing_started = Some((d.arrival, Some(ts)));
+                    }
+                    self.sorter.push_arrived(d.stream, d.arrival, d.packet);
+                }
                 Err(_) => {
-                    packet.kind = PacketKind::Dropped;
-                    self.storage.stats.incr("clock_sync_failure");
-                    self.storage
+                    self.drop_packet(&d.packet);
+                    self.parser.storage.stats.incr("clock_sync_failure");
+                    self.parser
+                        .storage
                         .stats
                         .incr("clock_sync_failure_undeferrable_packet_loss");
                 }
             }
         }
-        let order = sorter::sort(&self.packets, &self.inline_sched);
         self.sequence_stats();
         self.identity
-            .write(&mut self.storage, self.clocks.trace_clock());
-        let loaded = Loaded {
-            packets: self.packets,
-            order,
-            arena: self.arena,
-            track_events: self.track_events,
-            track_event_times: self.track_event_times,
-            inline_sched: self.inline_sched,
-            generations: self.generations,
-            descriptors: self.descriptors,
-            storage: self.storage,
-            clocks: self.clocks,
-            machines: self.machines,
+            .write(&mut self.parser.storage, self.parser.clocks.trace_clock());
+        self.parse_leaving(true);
+        let Loader {
+            parser,
+            generations,
+            ..
+        } = self;
+        Ok(parser.finish(&generations))
+    }
+
+    /// Queues `packet` in the sort window, or holds it to `finish` when
+    /// its clock (`pending`: the clock and its time) does not convert yet
+    /// (the window then sorts the whole trace); a packet that can no
+    /// longer be held, packets having left the window, is lost, as
+    /// upstream loses it. Its arrival, unless lost.
+    fn enqueue(&mut self, packet: Packet, pending: Option<(u64, i64)>) -> Option<u64> {
+        let inline = self.side.inline_sched.get(packet.extra as usize);
+        let stream = Stream::of(&packet, inline);
+        let Some((clock, ns)) = pending else {
+            return Some(self.sorter.push(stream, packet));
         };
-        Ok(Parser::run(loaded))
+        if !self.sorter.set_full_sort() {
+            self.drop_packet(&packet);
+            self.parser
+                .storage
+                .stats
+                .incr("clock_sync_failure_undeferrable_packet_loss");
+            return None;
+        }
+        let arrival = self.sorter.arrive(stream);
+        self.deferred.push(Deferred {
+            clock,
+            ns,
+            stream,
+            arrival,
+            packet,
+        });
+        Some(arrival)
+    }
+
+    /// A packet that will not be parsed gives its bytes and side-table
+    /// entries back.
+    fn drop_packet(&mut self, packet: &Packet) {
+        self.arena.release(packet.bytes);
+        self.side.release(packet);
+    }
+
+    /// A service event read: the sort window counts its flushes, and on a
+    /// read of the buffers lets the packets go that the rule allows.
+    fn on_service_event(&mut self, bytes: &[u8]) {
+        let ev = zerotrace_protos::protos::TracingServiceEventDecoder::new(bytes);
+        if ev.all_data_sources_flushed() == Some(true) {
+            self.sorter.on_flush();
+        }
+        if ev.read_tracing_buffers_completed() == Some(true) {
+            self.parse_leaving(false);
+        }
+    }
+
+    /// Parses the packets leaving the window (all of them at the end),
+    /// giving back their bytes and side-table entries.
+    fn parse_leaving(&mut self, at_end: bool) {
+        self.parser
+            .set_tracing_started(self.tracing_started.and_then(|(_, ts)| ts));
+        let mut sorter = std::mem::take(&mut self.sorter);
+        let empty = Generation::default();
+        let mut sink = |leaving: Leaving| match leaving {
+            Leaving::InOrder(packet) => {
+                let generation = self
+                    .generations
+                    .get(packet.generation as usize)
+                    .unwrap_or(&empty);
+                let source = PacketSource {
+                    arena: &self.arena,
+                    side: &self.side,
+                };
+                source.with_view(&packet, |view| {
+                    self.parser.parse_packet(view, generation);
+                });
+                self.arena.release(packet.bytes);
+                self.side.release(&packet);
+            }
+            Leaving::OutOfOrder(packet) => {
+                self.parser
+                    .storage
+                    .stats
+                    .incr("sorter_push_event_out_of_order");
+                self.arena.release(packet.bytes);
+                self.side.release(&packet);
+            }
+        };
+        if at_end {
+            sorter.finish(&mut sink);
+        } else {
+            sorter.on_read_buffers(&mut sink);
+        }
+        self.sorter = sorter;
     }
 
     /// Packet loss per buffer, as upstream derives it from the sequences
@@ -323,7 +443,7 @@ impl Loader {
             }
         }
         for (buf, (loss, dropped)) in per_buffer {
-            let stats = &mut self.storage.stats;
+            let stats = &mut self.parser.storage.stats;
             stats.set_indexed("traced_buf_sequence_packet_loss", i64::from(buf), loss);
             stats.set_indexed(
                 "traced_buf_incremental_sequences_dropped",
@@ -362,7 +482,7 @@ impl Loader {
             self.failed = Some(e);
             return;
         }
-        self.storage.work.step(1);
+        self.parser.storage.work.step(1);
         if depth == 0 {
             // The packet, its length's varint and its tag.
             let len = bytes.len() as u64;
@@ -412,7 +532,8 @@ impl Loader {
         let cleared = pkt.incremental_state_cleared || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0;
         if cleared {
             if seq_id.is_none() {
-                self.storage
+                self.parser
+                    .storage
                     .stats
                     .incr("incremental_state_cleared_missing_sequence_id");
             } else {
@@ -435,7 +556,8 @@ impl Loader {
         }
         if let Some(defaults) = pkt.trace_packet_defaults {
             if seq_id.is_none() {
-                self.storage
+                self.parser
+                    .storage
                     .stats
                     .incr("trace_packet_defaults_missing_sequence_id");
             } else if let Some(g) = self.generations.get_mut(gen_idx as usize) {
@@ -444,7 +566,10 @@ impl Loader {
         }
         if let Some(interned) = pkt.interned_data {
             if seq_id.is_none() {
-                self.storage.stats.incr("interned_data_missing_sequence_id");
+                self.parser
+                    .storage
+                    .stats
+                    .incr("interned_data_missing_sequence_id");
             } else {
                 self.add_interned(gen_idx, interned);
             }
@@ -478,10 +603,11 @@ impl Loader {
                 }
             }
             if !valid {
-                self.storage
+                self.parser
+                    .storage
                     .stats
                     .incr("packet_skipped_seq_needs_incremental_state_invalid");
-                let losses = &mut self.storage.profile_facts.losses;
+                let losses = &mut self.parser.storage.profile_facts.losses;
                 if payload.field == PERF_SAMPLE {
                     losses.perf_packets_without_state += 1;
                 }
@@ -518,6 +644,9 @@ impl Loader {
             _ => {}
         }
         self.timestamp_and_queue(payload, &pkt, seq, seq_id.is_some(), gen_idx);
+        if payload.field == TracePacket::FIELD_SERVICE_EVENT {
+            self.on_service_event(payload.bytes);
+        }
     }
 
     fn on_trace_config(&mut self, bytes: &[u8]) {
@@ -534,7 +663,7 @@ impl Loader {
             .and_then(|b| b.primary_trace_clock_raw())
         {
             if clock > 0 {
-                self.clocks.set_trace_clock(clock as u64);
+                self.parser.clocks.set_trace_clock(clock as u64);
             }
         }
     }
@@ -598,16 +727,16 @@ impl Loader {
         let samples = streaming_profile::tokenize(
             sp,
             state,
-            MachineClocks::new(&mut self.clocks, self.machine),
-            &mut self.storage.stats,
+            MachineClocks::new(&mut self.parser.clocks, self.machine),
+            &mut self.parser.storage.stats,
         );
         for s in samples {
             self.latest_ts = self.latest_ts.max(s.ts);
             let Some(bytes) = self.arena.push(&s.bytes) else {
-                self.storage.stats.incr("tokenizer_skipped_packets");
+                self.parser.storage.stats.incr("tokenizer_skipped_packets");
                 continue;
             };
-            self.packets.push(Packet {
+            let packet = Packet {
                 ts: s.ts,
                 bytes,
                 generation: gen_idx,
@@ -616,7 +745,8 @@ impl Loader {
                 extra: self.packet_extra(),
                 kind: PacketKind::Packet,
                 field: packet_fields::STREAMING_PROFILE_PACKET as u16,
-            });
+            };
+            self.enqueue(packet, None);
         }
     }
 
@@ -624,9 +754,9 @@ impl Loader {
         for a in attrs.attribute() {
             let key = format!("trace_attribute.{}", a.key().unwrap_or(""));
             if let Some(v) = a.long_value() {
-                self.storage.set_metadata_int(&key, v);
+                self.parser.storage.set_metadata_int(&key, v);
             } else if let Some(v) = a.string_value() {
-                self.storage.set_metadata_str(&key, v);
+                self.parser.storage.set_metadata_str(&key, v);
             }
         }
     }
@@ -645,7 +775,7 @@ impl Loader {
 
     fn on_compressed(&mut self, compressed: &[u8], depth: u32) {
         if depth >= MAX_COMPRESSION_DEPTH {
-            self.storage.stats.incr("tokenizer_skipped_packets");
+            self.parser.storage.stats.incr("tokenizer_skipped_packets");
             return;
         }
         let taken = self.bytes_pushed.saturating_add(self.grown());
@@ -659,12 +789,12 @@ impl Loader {
                 return;
             }
             Err(_) => {
-                self.storage.stats.incr("tokenizer_skipped_packets");
+                self.parser.storage.stats.incr("tokenizer_skipped_packets");
                 return;
             }
         };
         self.inflated = self.inflated.saturating_add(inflated.len() as u64);
-        self.storage.work.take(inflated.len() as u64);
+        self.parser.storage.work.take(inflated.len() as u64);
         if let Err(e) = self.check_budget() {
             self.failed = Some(e);
             return;
@@ -672,7 +802,7 @@ impl Loader {
         let mut inner = TraceTokenizer::default();
         let res = inner.push(&inflated, &mut |p| self.on_packet(p, depth + 1));
         if res.is_err() || inner.pending_len() > 0 {
-            self.storage.stats.incr("tokenizer_skipped_packets");
+            self.parser.storage.stats.incr("tokenizer_skipped_packets");
         }
     }
 
@@ -683,7 +813,10 @@ impl Loader {
         let mut d = Decoder::new(interned);
         while let Some(field) = d.read_field() {
             let Ok(field) = field else {
-                self.storage.stats.incr("interned_data_tokenizer_errors");
+                self.parser
+                    .storage
+                    .stats
+                    .incr("interned_data_tokenizer_errors");
                 return;
             };
             let Ok(msg) = field.as_bytes() else {
@@ -691,7 +824,7 @@ impl Loader {
             };
             let iid = Decoder::new(msg).find_last(1).and_then(|f| f.as_u64().ok());
             if iid.is_none() && STACK_PROFILE_INTERNED.contains(&field.id) {
-                self.storage.profile_facts.losses.perf_malformed += 1;
+                self.parser.storage.profile_facts.losses.perf_malformed += 1;
             }
             let iid = iid.unwrap_or(0);
             g.interned.insert((field.id, iid), msg.to_vec());
@@ -701,17 +834,23 @@ impl Loader {
     fn register_descriptor(&mut self, bytes: &[u8]) {
         let td = TrackDescriptorDecoder::new(bytes);
         let Some(uuid) = td.uuid() else {
-            self.storage.stats.incr("track_event_tokenizer_errors");
+            self.parser
+                .storage
+                .stats
+                .incr("track_event_tokenizer_errors");
             return;
         };
         let counter = td.counter();
-        self.descriptors.register(Descriptor {
-            bytes: bytes.to_vec(),
-            uuid,
-            is_incremental_counter: counter
-                .as_ref()
-                .is_some_and(|c| c.is_incremental().unwrap_or(false)),
-            order: 0,
-        });
+        self.parser
+            .track_resolution
+            .descriptors_mut()
+            .register(Descriptor {
+                bytes: bytes.to_vec(),
+                uuid,
+                is_incremental_counter: counter
+                    .as_ref()
+                    .is_some_and(|c| c.is_incremental().unwrap_or(false)),
+                order: 0,
+            });
     }
 }

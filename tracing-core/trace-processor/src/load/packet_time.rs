@@ -1,11 +1,11 @@
 //! A packet's time: what a `ClockSnapshot` tells the clock tracker (and
 //! the `clock_snapshot` table), and how each packet's own timestamp is
-//! brought to the trace's clock before it joins the queue the sort drains
-//! (or waits, when its clock cannot be converted yet, until `finish`).
+//! brought to the trace's clock before it joins the sort window (or waits,
+//! when its clock cannot be converted yet, until `finish`).
 
-use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacket};
+use zerotrace_protos::protos::{ClockSnapshotDecoder, TracePacket, TracingServiceEventDecoder};
 
-use super::{Deferred, Loader, track_event_times};
+use super::{Loader, track_event_times};
 use crate::arena::ByteRange;
 use crate::clock::{MachineClocks, clock_key, machine_clock};
 use crate::packet_fields::{PacketFields, Payload};
@@ -19,7 +19,7 @@ impl Loader {
         if let Some(primary) = snap.primary_trace_clock_raw() {
             // Only the host's snapshots choose the trace clock.
             if primary > 0 && self.machine == 0 {
-                self.clocks.set_trace_clock(primary as u64);
+                self.parser.clocks.set_trace_clock(primary as u64);
             }
         }
         let clocks: Vec<(u64, u64, u64, bool)> = snap
@@ -33,12 +33,13 @@ impl Loader {
                 )
             })
             .collect();
-        let Some(snap) = self.clocks.add_snapshot(&clocks) else {
-            self.storage.stats.incr("invalid_clock_snapshots");
+        let Some(snap) = self.parser.clocks.add_snapshot(&clocks) else {
+            self.parser.storage.stats.incr("invalid_clock_snapshots");
             return;
         };
-        let trace_clock = self.clocks.trace_clock();
+        let trace_clock = self.parser.clocks.trace_clock();
         let snapshot_id = self
+            .parser
             .storage
             .clock_snapshots
             .last()
@@ -49,14 +50,15 @@ impl Loader {
             .map(|c| c.ns)
             .or_else(|| {
                 snap.first()
-                    .and_then(|c| self.clocks.trace_time(c.key, c.ns).ok())
+                    .and_then(|c| self.parser.clocks.trace_time(c.key, c.ns).ok())
             });
         if let Some(ts) = ts {
             for c in &snap {
                 let id = c.key & 0xFFFF_FFFF;
                 let name = builtin_clock_name(id);
-                let clock_name = self.storage.strings.intern_opt(name);
-                self.storage
+                let clock_name = self.parser.storage.strings.intern_opt(name);
+                self.parser
+                    .storage
                     .clock_snapshots
                     .push(crate::storage::rows::ClockSnapshotRow {
                         ts,
@@ -99,22 +101,22 @@ impl Loader {
                 // clock; the host's needs no conversion.
                 let direct = clock_id == 0 && self.machine == 0;
                 let key = if clock_id == 0 {
-                    machine_clock(self.clocks.trace_clock(), self.machine)
+                    machine_clock(self.parser.clocks.trace_clock(), self.machine)
                 } else {
                     clock_key(u64::from(clock_id), seq, self.machine)
                 };
                 let raw = i64::try_from(raw).unwrap_or(i64::MAX);
-                let ns = match self.clocks.clock_ns(key, raw) {
+                let ns = match self.parser.clocks.clock_ns(key, raw) {
                     Ok(ns) => ns,
                     Err(_) => {
-                        self.storage.stats.incr("clock_sync_failure");
+                        self.parser.storage.stats.incr("clock_sync_failure");
                         return;
                     }
                 };
                 if direct {
                     ns
                 } else {
-                    match self.clocks.trace_time(key, ns) {
+                    match self.parser.clocks.trace_time(key, ns) {
                         Ok(ts) => ts,
                         Err(_) => {
                             pending_clock = Some((key, ns));
@@ -138,9 +140,13 @@ impl Loader {
             kind: PacketKind::Packet,
             field: u16::try_from(payload.field).unwrap_or(0),
         };
+        let mut facts = None;
         if payload.field == TracePacket::FIELD_TRACK_EVENT {
             if !has_seq {
-                self.storage.stats.incr("track_event_missing_sequence_id");
+                self.parser
+                    .storage
+                    .stats
+                    .incr("track_event_missing_sequence_id");
                 return;
             }
             let tokenized = track_event_times::tokenize(
@@ -150,9 +156,9 @@ impl Loader {
                 ts,
                 self.sequences.entry(seq).or_default(),
                 self.generations.get(gen_idx as usize),
-                &self.descriptors,
-                MachineClocks::new(&mut self.clocks, self.machine),
-                &mut self.storage.stats,
+                self.parser.track_resolution.descriptors(),
+                MachineClocks::new(&mut self.parser.clocks, self.machine),
+                &mut self.parser.storage.stats,
             );
             let Some(t) = tokenized else {
                 return;
@@ -163,14 +169,7 @@ impl Loader {
             }
             packet.ts = t.ts;
             packet.kind = PacketKind::TrackEvent;
-            let mut facts = t.facts;
-            // Only what a timestamp alone does not say is kept.
-            if !t.times.is_empty() {
-                facts.times = u32::try_from(self.track_event_times.len()).unwrap_or(NO_EXTRA);
-                self.track_event_times.push(t.times);
-            }
-            packet.extra = u32::try_from(self.track_events.len()).unwrap_or(NO_EXTRA);
-            self.track_events.push(facts);
+            facts = Some((t.facts, t.times));
         }
         // A TrackEvent keeps only the fields its tokenizing did not read.
         let bytes = if packet.kind == PacketKind::TrackEvent {
@@ -179,18 +178,28 @@ impl Loader {
             payload.bytes
         };
         let Some(range) = self.arena.push(bytes) else {
-            self.storage.stats.incr("tokenizer_skipped_packets");
+            self.parser.storage.stats.incr("tokenizer_skipped_packets");
             return;
         };
         packet.bytes = range;
-        if let Some((clock, ns)) = pending_clock {
-            self.deferred.push(Deferred {
-                clock,
-                ns,
-                index: self.packets.len(),
-            });
+        if let Some((mut facts, times)) = facts {
+            // Only what a timestamp alone does not say is kept.
+            if !times.is_empty() {
+                let slot = self.side.track_event_times.insert(times);
+                facts.times = u32::try_from(slot).unwrap_or(NO_EXTRA);
+            }
+            let slot = self.side.track_events.insert(facts);
+            packet.extra = u32::try_from(slot).unwrap_or(NO_EXTRA);
         }
-        self.packets.push(packet);
+        let arrival = self.enqueue(packet, pending_clock);
+        if payload.field == TracePacket::FIELD_SERVICE_EVENT
+            && TracingServiceEventDecoder::new(payload.bytes).tracing_started() == Some(true)
+        {
+            if let Some(arrival) = arrival {
+                let ts = pending_clock.is_none().then_some(packet.ts);
+                self.tracing_started = Some((arrival, ts));
+            }
+        }
     }
 }
 

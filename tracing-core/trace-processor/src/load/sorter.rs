@@ -1,107 +1,326 @@
-//! The order packets reach the parsers in, as upstream's sorter gives it.
-//! Upstream keeps one queue per stream (the trace packets, the TrackEvents,
-//! and per CPU the ftrace events, the compact sched_switches and the
-//! compact sched_wakings, each queue made when its first event arrives),
-//! each sorted by time then arrival. It then repeatedly takes the queue
-//! whose earliest event is earliest (the first such queue on a tie) and
-//! drains it up to and including the earliest time of any other queue. So
-//! events of equal time on two queues come in the order that draining
-//! gives, not in arrival order, and parsers see it (which thread's state
-//! row comes first at one timestamp, say). The queues wait in a heap by
-//! their earliest event, so a drain costs a logarithm of the queues.
+//! The sort window: packets wait here between their reading and their
+//! parsing, and leave in the order upstream's sorter gives, as soon as
+//! its rule lets them, so that a trace is not held whole until its end.
+//!
+//! Upstream's sorter (`sorter/trace_sorter.{h,cc}`), as read for these
+//! facts:
+//! - It keeps one queue per stream (here: the trace packets, the
+//!   TrackEvents, and per CPU the ftrace events, the compact sched_switches
+//!   and the compact sched_wakings, each queue made when its first event
+//!   arrives). A queue is appended to in arrival order; it remembers where
+//!   its order first broke and the least time that broke it, and before
+//!   events leave it sorts only from the first event not earlier than that
+//!   time to its end, by time then arrival.
+//! - Events leave by a merge: take the queue whose earliest event is
+//!   earliest (the first such queue on a tie) and drain it up to and
+//!   including the earliest time of any other queue, then look again. So
+//!   events of equal time on two queues come in the order that draining
+//!   gives, not in arrival order, and parsers see it.
+//! - There is no time window. A proto trace is sorted in the default mode,
+//!   in which events leave early only on the tracing service's word: each
+//!   `all_data_sources_flushed` service event is counted, and a
+//!   `read_tracing_buffers_completed` one, once two flushes were counted
+//!   since the last time events left, lets leave every event that arrived
+//!   before the previous such point (the point moves to the current end,
+//!   the count restarts). Everything left leaves at the end of the trace.
+//!   A drain stops at the first event that arrived past the point, and the
+//!   merge stops when the earliest queue cannot give an event. The service
+//!   flushes every data source twice and read all buffers since the events
+//!   before the previous point were written, so nothing earlier can come
+//!   later: this is what makes the early order the full sort's. A trace
+//!   written from a ring buffer at its end has no such points and is
+//!   sorted whole, as before.
+//! - An event earlier than the last one that left is dropped, counted in
+//!   `sorter_push_event_out_of_order` (a trace breaking the service's
+//!   word).
+//! - A packet whose clock does not convert yet switches the sorter to full
+//!   sort, in which nothing leaves before the end, and waits for the end
+//!   to be converted; once events have left the switch is refused and the
+//!   packet is lost (`clock_sync_failure_undeferrable_packet_loss`).
+//!
+//! Descriptors, clock snapshots and interned data are read when their
+//! packets are read, not when they leave the window: a packet leaving sees
+//! all of them that arrived before it (and those that arrived while it
+//! waited), as upstream's tokenizer-side state gives.
+//!
+//! Here each packet's arrival is a number (its place in the stream); a
+//! packet held for its clock keeps the number it arrived with, so that
+//! once converted it sorts where the full sort put it. The queues wait in
+//! a heap by their earliest event, so a drain costs a logarithm of the
+//! queues.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::hash::HashMap;
 
-use crate::packet_view::InlineSched;
-use crate::packet_view::{Packet, PacketKind};
+use crate::packet_view::{InlineSched, Packet, PacketKind};
 
 /// The stream a packet is queued on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Stream {
+pub enum Stream {
+    /// Trace packets of any kind but those below.
     Packets,
+    /// TrackEvents.
     TrackEvents,
+    /// A CPU's ftrace events.
     Ftrace(u32),
+    /// A CPU's compact sched_switches.
     InlineSwitch(u32),
+    /// A CPU's compact sched_wakings.
     InlineWaking(u32),
 }
 
-fn stream(p: &Packet, inline: &[InlineSched]) -> Option<Stream> {
-    Some(match p.kind {
-        PacketKind::Packet => Stream::Packets,
-        PacketKind::TrackEvent => Stream::TrackEvents,
-        PacketKind::Ftrace => Stream::Ftrace(p.cpu),
-        PacketKind::InlineSched => match inline.get(p.extra as usize) {
-            Some(InlineSched::Switch { .. }) => Stream::InlineSwitch(p.cpu),
-            _ => Stream::InlineWaking(p.cpu),
-        },
-        PacketKind::Dropped => return None,
-    })
+impl Stream {
+    /// The stream of `p` (`inline`: its `compact_sched` event, if it is
+    /// one).
+    pub fn of(p: &Packet, inline: Option<&InlineSched>) -> Stream {
+        match p.kind {
+            PacketKind::Packet => Stream::Packets,
+            PacketKind::TrackEvent => Stream::TrackEvents,
+            PacketKind::Ftrace => Stream::Ftrace(p.cpu),
+            PacketKind::InlineSched => match inline {
+                Some(InlineSched::Switch { .. }) => Stream::InlineSwitch(p.cpu),
+                _ => Stream::InlineWaking(p.cpu),
+            },
+        }
+    }
 }
 
-/// The order upstream's sorter would hand `packets` (in stream order,
-/// each with its time) to the parsers: indices into `packets`. Dropped
-/// packets are left out. Only 12-byte keys are sorted and moved, never
-/// the packets.
-pub fn sort(packets: &[Packet], inline: &[InlineSched]) -> Vec<u32> {
-    // The two streams made first, then the others as their events arrive.
-    let mut index: HashMap<Stream, usize> = HashMap::default();
-    index.insert(Stream::Packets, 0);
-    index.insert(Stream::TrackEvents, 1);
-    let mut queues: Vec<Vec<(i64, u32)>> = vec![Vec::new(), Vec::new()];
-    for (i, p) in packets.iter().enumerate() {
-        let Some(s) = stream(p, inline) else {
-            continue;
-        };
-        let Ok(i) = u32::try_from(i) else {
-            break;
-        };
-        let next = queues.len();
-        let q = *index.entry(s).or_insert(next);
-        if q == queues.len() {
-            queues.push(Vec::new());
+/// A packet leaving the window.
+#[derive(Debug, Clone, Copy)]
+pub enum Leaving {
+    /// In order: to be parsed.
+    InOrder(Packet),
+    /// Earlier than a packet that already left: dropped
+    /// (`sorter_push_event_out_of_order`).
+    OutOfOrder(Packet),
+}
+
+/// A queued packet with its arrival.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    arrival: u64,
+    packet: Packet,
+}
+
+impl Queued {
+    fn key(&self) -> (i64, u64) {
+        (self.packet.ts, self.arrival)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    events: VecDeque<Queued>,
+    /// Where the arrival order first broke (events before it are sorted).
+    unsorted_from: Option<usize>,
+    /// The least time that broke it.
+    unsorted_min: i64,
+}
+
+impl Queue {
+    fn append(&mut self, q: Queued) {
+        if let Some(back) = self.events.back() {
+            if q.key() < back.key() {
+                match self.unsorted_from {
+                    None => {
+                        self.unsorted_from = Some(self.events.len());
+                        self.unsorted_min = q.packet.ts;
+                    }
+                    Some(_) => self.unsorted_min = self.unsorted_min.min(q.packet.ts),
+                }
+            }
         }
-        if let Some(q) = queues.get_mut(q) {
-            q.push((p.ts, i));
+        self.events.push_back(q);
+    }
+
+    /// Sorts the events from the first not earlier than the least time
+    /// that broke the order.
+    fn sort(&mut self) {
+        let Some(from) = self.unsorted_from.take() else {
+            return;
+        };
+        let min = self.unsorted_min;
+        let events = self.events.make_contiguous();
+        let sorted = events.get(..from).unwrap_or(&[]);
+        let start = sorted.partition_point(|e| e.packet.ts < min);
+        if let Some(tail) = events.get_mut(start..) {
+            // Keys are unique (the arrival), so an unstable sort is exact.
+            tail.sort_unstable_by_key(Queued::key);
         }
     }
-    let total = queues.iter().map(Vec::len).sum();
-    for q in &mut queues {
-        // Keys are unique (the index), so an unstable sort keeps arrival
-        // order among equal times; most queues arrive nearly sorted.
-        q.sort_unstable();
+}
+
+/// The window's counts, for tests and the bench.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowStats {
+    /// Packets waiting now.
+    pub held: u64,
+    /// The most packets waiting at once.
+    pub high_water: u64,
+    /// Packets that left before the end of the trace.
+    pub left_early: u64,
+    /// The most bytes the packets' arena held at once (filled by the
+    /// loader).
+    pub arena_high_water_bytes: u64,
+}
+
+/// The sort window.
+#[derive(Debug)]
+pub struct Sorter {
+    index: HashMap<Stream, usize>,
+    queues: Vec<Queue>,
+    /// The next packet's arrival.
+    next_arrival: u64,
+    /// Packets that arrived before this may leave at the next
+    /// `read_tracing_buffers_completed` (after two flushes).
+    point: u64,
+    flushes: u32,
+    full_sort: bool,
+    /// The time of the last packet that left.
+    latest_left: Option<i64>,
+    stats: WindowStats,
+}
+
+impl Default for Sorter {
+    fn default() -> Self {
+        // The two streams made first, then the others as they arrive.
+        let mut index = HashMap::default();
+        index.insert(Stream::Packets, 0);
+        index.insert(Stream::TrackEvents, 1);
+        Sorter {
+            index,
+            queues: vec![Queue::default(), Queue::default()],
+            next_arrival: 0,
+            point: 0,
+            flushes: 0,
+            full_sort: false,
+            latest_left: None,
+            stats: WindowStats::default(),
+        }
     }
-    // The queues by their earliest unread event, earliest first (then the
-    // first queue): a heap, so that each drain costs a logarithm of the
-    // queues rather than a look at all of them (a trace spreading its
-    // events over a thousand CPUs' queues, a few at a time, paid a
-    // thousand looks per event).
-    let mut heads = vec![0usize; queues.len()];
-    let mut heap: BinaryHeap<Reverse<(i64, usize)>> = queues
-        .iter()
-        .enumerate()
-        .filter_map(|(i, q)| q.first().map(|&(ts, _)| Reverse((ts, i))))
-        .collect();
-    let mut out = Vec::with_capacity(total);
-    while let Some(Reverse((_, i))) = heap.pop() {
-        let second = heap.peek().map_or(i64::MAX, |Reverse((ts, _))| *ts);
-        let (Some(q), Some(h)) = (queues.get(i), heads.get_mut(i)) else {
-            break;
-        };
-        while let Some(&(ts, idx)) = q.get(*h) {
-            if ts > second {
+}
+
+impl Sorter {
+    fn queue(&mut self, s: Stream) -> usize {
+        let next = self.queues.len();
+        let q = *self.index.entry(s).or_insert(next);
+        if q == next {
+            self.queues.push(Queue::default());
+        }
+        q
+    }
+
+    /// The next arrival, taken by a packet of stream `s` (whose queue is
+    /// made now if it is the first): for a packet held until the end,
+    /// which [`Self::push_arrived`] queues then.
+    pub fn arrive(&mut self, s: Stream) -> u64 {
+        self.queue(s);
+        let a = self.next_arrival;
+        self.next_arrival += 1;
+        a
+    }
+
+    /// Queues `packet` on stream `s`, arriving now; its arrival.
+    pub fn push(&mut self, s: Stream, packet: Packet) -> u64 {
+        let arrival = self.arrive(s);
+        self.push_arrived(s, arrival, packet);
+        arrival
+    }
+
+    /// Queues `packet`, which arrived as `arrival` (from [`Self::arrive`]).
+    pub fn push_arrived(&mut self, s: Stream, arrival: u64, packet: Packet) {
+        let q = self.queue(s);
+        if let Some(queue) = self.queues.get_mut(q) {
+            queue.append(Queued { arrival, packet });
+            self.stats.held += 1;
+            self.stats.high_water = self.stats.high_water.max(self.stats.held);
+        }
+    }
+
+    /// Switches to full sort (nothing leaves before the end), for a packet
+    /// whose clock does not convert yet; false once packets have left.
+    pub fn set_full_sort(&mut self) -> bool {
+        if self.latest_left.is_some() {
+            return self.full_sort;
+        }
+        self.full_sort = true;
+        true
+    }
+
+    /// An `all_data_sources_flushed` service event was read.
+    pub fn on_flush(&mut self) {
+        self.flushes = self.flushes.saturating_add(1);
+    }
+
+    /// A `read_tracing_buffers_completed` service event was read: after
+    /// two flushes, the packets that arrived before the previous such
+    /// point leave, in order, to `sink`.
+    pub fn on_read_buffers(&mut self, sink: &mut impl FnMut(Leaving)) {
+        if self.full_sort || self.flushes < 2 {
+            return;
+        }
+        let before = self.stats.held;
+        self.extract(self.point, sink);
+        self.stats.left_early += before - self.stats.held;
+        self.point = self.next_arrival;
+        self.flushes = 0;
+    }
+
+    /// The end of the trace: every packet left leaves, in order.
+    pub fn finish(&mut self, sink: &mut impl FnMut(Leaving)) {
+        self.extract(u64::MAX, sink);
+    }
+
+    /// The window's counts.
+    pub fn stats(&self) -> WindowStats {
+        self.stats
+    }
+
+    /// The merge: packets that arrived before `limit` leave in order.
+    fn extract(&mut self, limit: u64, sink: &mut impl FnMut(Leaving)) {
+        for q in &mut self.queues {
+            q.sort();
+        }
+        let mut heap: BinaryHeap<Reverse<(i64, usize)>> = self
+            .queues
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| q.events.front().map(|e| Reverse((e.packet.ts, i))))
+            .collect();
+        while let Some(Reverse((_, i))) = heap.pop() {
+            let second = heap.peek().map_or(i64::MAX, |Reverse((ts, _))| *ts);
+            let Some(q) = self.queues.get_mut(i) else {
+                break;
+            };
+            let mut taken = 0u64;
+            while let Some(e) = q.events.front().copied() {
+                if e.arrival >= limit || e.packet.ts > second {
+                    break;
+                }
+                q.events.pop_front();
+                taken += 1;
+                if self.latest_left.is_some_and(|t| e.packet.ts < t) {
+                    sink(Leaving::OutOfOrder(e.packet));
+                    continue;
+                }
+                self.latest_left = Some(e.packet.ts);
+                sink(Leaving::InOrder(e.packet));
+            }
+            self.stats.held -= taken;
+            if q.events.len() < q.events.capacity() / 4 {
+                q.events.shrink_to(q.events.len() * 2);
+            }
+            // The earliest queue cannot give an event before the limit.
+            if taken == 0 {
                 break;
             }
-            out.push(idx);
-            *h += 1;
-        }
-        if let Some(&(ts, _)) = q.get(*h) {
-            heap.push(Reverse((ts, i)));
+            if let Some(e) = q.events.front() {
+                heap.push(Reverse((e.packet.ts, i)));
+            }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -121,29 +340,35 @@ mod tests {
         }
     }
 
+    /// Pushes `packets` (in stream order) and gives the order they leave
+    /// in at the end: indices into `packets`.
+    fn full(packets: &[Packet]) -> Vec<usize> {
+        let mut s = Sorter::default();
+        for (i, p) in packets.iter().enumerate() {
+            let mut p = *p;
+            p.extra = i as u32;
+            s.push(Stream::of(&p, None), p);
+        }
+        let mut out = Vec::new();
+        s.finish(&mut |l| match l {
+            Leaving::InOrder(p) => out.push(p.extra as usize),
+            Leaving::OutOfOrder(_) => panic!("nothing left before"),
+        });
+        out
+    }
+
     #[test]
     fn a_queue_drains_through_ties_with_the_next() {
         // cpu 2 arrives first; both CPUs have events at 60 and 900.
         let packets = vec![ftrace(60, 2), ftrace(900, 2), ftrace(60, 3), ftrace(900, 3)];
-        let order = sort(&packets, &[]);
         // cpu 2 gives 60; cpu 3 then drains 60 and 900 (up to cpu 2's 900).
-        assert_eq!(order, vec![0, 2, 3, 1]);
-    }
-
-    #[test]
-    fn dropped_packets_are_left_out() {
-        let mut packets = vec![ftrace(5, 0), ftrace(1, 0)];
-        packets[0].kind = PacketKind::Dropped;
-        assert_eq!(sort(&packets, &[]), vec![1]);
+        assert_eq!(full(&packets), vec![0, 2, 3, 1]);
     }
 
     #[test]
     fn times_ascend() {
         let packets = vec![ftrace(5, 0), ftrace(1, 1), ftrace(3, 0)];
-        let ts: Vec<i64> = sort(&packets, &[])
-            .iter()
-            .map(|&i| packets[i as usize].ts)
-            .collect();
+        let ts: Vec<i64> = full(&packets).iter().map(|&i| packets[i].ts).collect();
         assert_eq!(ts, vec![1, 3, 5]);
     }
 
@@ -157,14 +382,115 @@ mod tests {
                 packets.push(ftrace(round * 10 + i64::from(cpu % 3), cpu));
             }
         }
-        let order = sort(&packets, &[]);
+        let order = full(&packets);
         assert_eq!(order.len(), packets.len());
         let keys: Vec<(i64, u32)> = order
             .iter()
-            .map(|&i| (packets[i as usize].ts, 199 - packets[i as usize].cpu))
+            .map(|&i| (packets[i].ts, 199 - packets[i].cpu))
             .collect();
         let mut sorted = keys.clone();
         sorted.sort_unstable();
         assert_eq!(keys, sorted);
+    }
+
+    /// A queue whose order broke late is sorted from the first event not
+    /// earlier than the breaking time, arrival order kept among equals.
+    #[test]
+    fn a_queue_sorts_only_its_broken_tail() {
+        let packets = vec![
+            ftrace(1, 0),
+            ftrace(5, 0),
+            ftrace(5, 0),
+            ftrace(9, 0),
+            ftrace(5, 0),
+            ftrace(2, 0),
+        ];
+        assert_eq!(full(&packets), vec![0, 5, 1, 2, 4, 3]);
+    }
+
+    /// Packets leave at a read of the buffers after two flushes, only those
+    /// that arrived before the previous such point; without the flushes
+    /// nothing leaves.
+    #[test]
+    fn packets_leave_at_the_services_points() {
+        let mut s = Sorter::default();
+        let mut left = Vec::new();
+        let mut sink = |l: Leaving| match l {
+            Leaving::InOrder(p) => left.push(p.ts),
+            Leaving::OutOfOrder(p) => left.push(-p.ts),
+        };
+        let point = |s: &mut Sorter, sink: &mut dyn FnMut(Leaving)| {
+            s.on_flush();
+            s.on_flush();
+            s.on_read_buffers(&mut |l| sink(l));
+        };
+        s.push(Stream::Ftrace(0), ftrace(10, 0));
+        // One flush is not enough.
+        s.on_flush();
+        s.on_read_buffers(&mut sink);
+        // The first point: nothing arrived before the start.
+        point(&mut s, &mut sink);
+        assert_eq!(s.stats().held, 1);
+        s.push(Stream::Ftrace(0), ftrace(20, 0));
+        // 10 arrived before the previous point and leaves; 20 waits.
+        point(&mut s, &mut sink);
+        assert_eq!(s.stats().held, 1);
+        s.push(Stream::Ftrace(1), ftrace(5, 1));
+        // The earliest queue's first packet (5) arrived past the point:
+        // nothing leaves.
+        point(&mut s, &mut sink);
+        assert_eq!(s.stats().held, 2);
+        // 5 is earlier than 10, which left: dropped.
+        s.finish(&mut sink);
+        drop(sink);
+        assert_eq!(left, vec![10, -5, 20]);
+        assert_eq!(s.stats().high_water, 2);
+        assert_eq!(s.stats().left_early, 1);
+    }
+
+    /// A packet held for its clock keeps its arrival: queued at the end,
+    /// it sorts where it arrived among packets of equal time.
+    #[test]
+    fn a_held_packet_sorts_by_its_arrival() {
+        let mut s = Sorter::default();
+        assert!(s.set_full_sort());
+        let held = s.arrive(Stream::Ftrace(0));
+        let mut p = ftrace(7, 0);
+        p.extra = 1;
+        s.push(Stream::Ftrace(0), p);
+        let mut first = ftrace(7, 0);
+        first.extra = 0;
+        s.push_arrived(Stream::Ftrace(0), held, first);
+        let mut out = Vec::new();
+        s.finish(&mut |l| {
+            if let Leaving::InOrder(p) = l {
+                out.push(p.extra);
+            }
+        });
+        assert_eq!(out, vec![0, 1]);
+    }
+
+    /// In full sort nothing leaves before the end; once packets left, the
+    /// switch is refused.
+    #[test]
+    fn full_sort_is_refused_once_packets_left() {
+        let mut s = Sorter::default();
+        for _ in 0..2 {
+            s.push(Stream::Packets, ftrace(1, 0));
+            s.on_flush();
+            s.on_flush();
+            s.on_read_buffers(&mut |_| {});
+        }
+        assert_eq!(s.stats().left_early, 1);
+        assert!(!s.set_full_sort());
+        let mut s = Sorter::default();
+        assert!(s.set_full_sort());
+        for _ in 0..2 {
+            s.push(Stream::Packets, ftrace(1, 0));
+            s.on_flush();
+            s.on_flush();
+            s.on_read_buffers(&mut |_| {});
+        }
+        assert_eq!(s.stats().left_early, 0);
     }
 }

@@ -1,5 +1,6 @@
-//! The parsers: each sorted packet goes to the importer of its payload
-//! (`registry.rs`), which fills the tables through the trackers.
+//! The parsers: each packet leaving the loader's sort window goes to the
+//! importer of its payload (`registry.rs`), which fills the tables through
+//! the trackers, while the trace is still being read.
 
 mod art_process_metadata;
 mod chrome_metadata;
@@ -37,7 +38,8 @@ mod track_event;
 mod track_event_callstack;
 
 use crate::clock::ClockTracker;
-use crate::packet_view::{Loaded, PacketSource, PacketView};
+use crate::descriptors::Descriptors;
+use crate::packet_view::PacketView;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::tracker::process::ProcessTracker;
@@ -88,40 +90,21 @@ pub struct Parser {
 }
 
 impl Parser {
-    /// Parses the sorted packets into the storage.
-    pub fn run(loaded: Loaded) -> Storage {
-        let Loaded {
-            packets,
-            order,
-            arena,
-            track_events,
-            track_event_times,
-            inline_sched,
-            generations,
-            descriptors,
-            mut storage,
-            clocks,
-            machines,
-        } = loaded;
-        storage.machines = machines
-            .iter()
-            .map(|&raw_id| crate::storage::rows::MachineRow {
-                raw_id,
-                ..Default::default()
-            })
-            .collect();
+    /// The parsers over `storage` (what the loader wrote so far), before
+    /// the first packet.
+    pub fn new(mut storage: Storage) -> Self {
         let mut processes = ProcessTracker::new(&mut storage);
         // A proto trace maps pid 0 and tid 0 to the swapper, as upstream's
         // proto reader does for every trace.
         processes.set_pid_zero_is_idle(&mut storage);
-        let mut p = Parser {
+        Parser {
             storage,
             processes,
             tracks: TrackTracker::default(),
             slices: SliceTracker::default(),
             track_event: TrackEventState::default(),
-            track_resolution: TrackResolution::new(descriptors),
-            clocks,
+            track_resolution: TrackResolution::new(Descriptors::default()),
+            clocks: ClockTracker::default(),
             trigger_track: None,
             trigger_kind: service::TriggerKind::None,
             trace_config: None,
@@ -133,40 +116,30 @@ impl Parser {
             machine: 0,
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
-        };
-        let mut arena = arena;
-        p.sched.tracing_started = sched::tracing_started(&packets, &arena);
-        // Each packet is read once, in `order`: its bytes' memory goes back
-        // as soon as the packets around them were read.
-        arena.expect(
-            order
-                .iter()
-                .filter_map(|&i| packets.get(i as usize))
-                .map(|p| p.bytes),
-        );
-        let empty = Generation::default();
-        for &i in &order {
-            let Some(packet) = packets.get(i as usize) else {
-                continue;
-            };
-            let generation = generations
-                .get(packet.generation as usize)
-                .unwrap_or(&empty);
-            let source = PacketSource {
-                arena: &arena,
-                track_events: &track_events,
-                track_event_times: &track_event_times,
-                inline_sched: &inline_sched,
-            };
-            source.with_view(packet, |view| p.parse(view, generation));
-            arena.release(packet.bytes);
-            p.storage.work.step(1);
         }
-        profiling::finish(&mut p, &generations);
-        service::finish(&mut p);
-        let steps = p.slices.steps() + p.async_tracks.steps() + p.clocks.steps();
-        p.storage.work.step(steps);
-        p.storage
+    }
+
+    /// Parses one packet, in the order the sort gives, with its sequence's
+    /// generation.
+    pub fn parse_packet(&mut self, packet: &PacketView<'_>, generation: &Generation) {
+        self.parse(packet, generation);
+        self.storage.work.step(1);
+    }
+
+    /// When tracing started, as the service said (read while the trace is
+    /// tokenized, so it is known before ftrace events are parsed).
+    pub fn set_tracing_started(&mut self, ts: Option<i64>) {
+        self.sched.tracing_started = ts;
+    }
+
+    /// The end of the trace, once every packet was parsed: what the
+    /// parsers kept to the end goes into the tables.
+    pub fn finish(mut self, generations: &[Generation]) -> Storage {
+        profiling::finish(&mut self, generations);
+        service::finish(&mut self);
+        let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
+        self.storage.work.step(steps);
+        self.storage
     }
 
     /// Track resolution with the trackers it fills.

@@ -35,7 +35,7 @@ pub fn note_kernel(p: &mut Parser, sysname: &str, release: &str) {
 }
 
 /// The times before which ftrace events are dropped (before tracing
-/// started ([`tracing_started`]), counted in
+/// started (the service's event last read, set by the loader), counted in
 /// `ftrace_packet_before_tracing_start`) and before
 /// which they only get their raw row (not every CPU's data is valid yet:
 /// `ftrace_latest_data_start_ns`), fixed when the first event is parsed,
@@ -56,28 +56,6 @@ pub fn drop_bounds(p: &mut Parser) -> (i64, i64) {
         .max(hard);
     p.sched.drop_before = Some((hard, soft));
     (hard, soft)
-}
-
-/// When tracing started, as the service's event last said in stream
-/// order (upstream reads service events while tokenizing, so the time is
-/// known before any ftrace event is parsed).
-pub fn tracing_started(
-    packets: &[crate::packet_view::Packet],
-    arena: &crate::arena::PacketArena,
-) -> Option<i64> {
-    packets
-        .iter()
-        .rev()
-        .filter(|p| {
-            p.kind == crate::packet_view::PacketKind::Packet
-                && u32::from(p.field) == zerotrace_protos::protos::TracePacket::FIELD_SERVICE_EVENT
-        })
-        .find(|p| {
-            zerotrace_protos::protos::TracingServiceEventDecoder::new(arena.get(p.bytes))
-                .tracing_started()
-                == Some(true)
-        })
-        .map(|p| p.ts)
 }
 
 /// The scheduler's ftrace events (gathered by `ftrace_registry.rs`).

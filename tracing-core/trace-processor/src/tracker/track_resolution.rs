@@ -94,6 +94,17 @@ impl TrackResolution {
             default_track: None,
         }
     }
+
+    /// The descriptors the loader registered, which it keeps registering
+    /// while packets are parsed behind its sort window.
+    pub fn descriptors_mut(&mut self) -> &mut Descriptors {
+        &mut self.descriptors
+    }
+
+    /// The descriptors registered so far.
+    pub fn descriptors(&self) -> &Descriptors {
+        &self.descriptors
+    }
 }
 
 /// Where an event goes.
