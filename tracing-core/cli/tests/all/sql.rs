@@ -559,7 +559,7 @@ fn a_trace_cut_in_half_answers_and_warns_with_the_offset() {
 }
 
 #[test]
-fn include_perfetto_module_says_it_is_not_supported_yet() {
+fn include_perfetto_module_runs_a_module_and_names_an_unknown_one() {
     let d = dir("include");
     let path = d.join("t.pftrace");
     std::fs::write(&path, trace()).unwrap();
@@ -575,12 +575,26 @@ fn include_perfetto_module_says_it_is_not_supported_yet() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains(
-            "INCLUDE PERFETTO MODULE is not supported yet: PerfettoSQL's standard library is \
-             not implemented (module android.startup.startups)"
-        ),
+        err.contains("line 1, column 1: INCLUDE: Package 'android.startup.startups' not found"),
         "{err}"
     );
+    let o = zerotrace()
+        .arg("sql")
+        .arg(&path)
+        .args([
+            "-Q",
+            "INCLUDE PERFETTO MODULE time.conversion; SELECT time_to_us(5000) AS us",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("\"us\"\n5\n"), "{out}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

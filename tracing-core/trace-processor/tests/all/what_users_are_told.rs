@@ -1,7 +1,7 @@
 //! What a user is told (issue 61): a trace cut inside a packet loads what
 //! comes before the cut and says where the cut is and what was dropped;
-//! PerfettoSQL's own statements are refused by name, on the library's
-//! query and on the RPC's alike, not with a bare syntax error.
+//! PerfettoSQL's own statements run (issue 63), on the library's query and
+//! on the RPC's alike, and their errors say where.
 
 use zerotrace_protos::protos::QueryArgs;
 use zerotrace_protos::protos::track_event;
