@@ -67,6 +67,14 @@ pub(crate) enum PerfettoSqlError {
         /// The limit.
         limit: usize,
     },
+    /// An expansion longer than the limit (a macro doubling its argument, nested).
+    #[error("macro '{name}': its expansion grows past {limit} bytes")]
+    MacroTooLong {
+        /// The macro whose expansion went past the limit.
+        name: String,
+        /// The limit.
+        limit: usize,
+    },
     /// `CREATE PERFETTO MACRO` of a name already defined, without `OR REPLACE`.
     #[error("CREATE PERFETTO MACRO: macro '{name}' already exists")]
     MacroExists {

@@ -4,7 +4,8 @@
 //! argument's tokens. Arguments are expanded first, then the result is
 //! expanded again, so macros nest and call one another; a chain of
 //! expansions deeper than [`MAX_DEPTH`] (a macro that expands to itself)
-//! is an error, never a hang or a stack overflow.
+//! or a text longer than [`MAX_EXPANDED`] is an error, never a hang, a
+//! stack overflow or memory without bound.
 
 use std::collections::HashMap;
 
@@ -13,6 +14,10 @@ use super::tokens::{Kind, Tok, tokenize};
 
 /// How deep expansions may nest.
 pub(crate) const MAX_DEPTH: usize = 64;
+
+/// How long an expanded text may grow (a macro that doubles its argument,
+/// nested, would otherwise grow without bound).
+pub(crate) const MAX_EXPANDED: usize = 8 << 20;
 
 /// One macro.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,11 +124,29 @@ impl Macros {
                 values.push(v);
             }
             let body = substitute(&m.body, &m.params, &values).map_err(|e| (e, at))?;
+            if body.len() > MAX_EXPANDED {
+                return Err((
+                    PerfettoSqlError::MacroTooLong {
+                        name: name.to_owned(),
+                        limit: MAX_EXPANDED,
+                    },
+                    at,
+                ));
+            }
             let body = self
                 .expand_depth(&body, depth + 1)
                 .map_err(|(e, _)| (e, at))?
                 .unwrap_or(body);
             out.push_str(text.get(copied..at).unwrap_or_default());
+            if out.len().saturating_add(body.len()) > MAX_EXPANDED {
+                return Err((
+                    PerfettoSqlError::MacroTooLong {
+                        name: name.to_owned(),
+                        limit: MAX_EXPANDED,
+                    },
+                    at,
+                ));
+            }
             out.push_str(&body);
             copied = close;
             expanded = true;
@@ -252,6 +275,20 @@ mod tests {
         let (e, at) = m.expand("SELECT  bad!()").unwrap_err();
         assert_eq!(e.to_string(), "macro 'nope' does not exist");
         assert_eq!(at, 8);
+        // A macro doubling its argument, nested: an error, not gigabytes.
+        let mut d = macros(&[("dbl", &["x"], "$x || $x")]);
+        d.define(
+            "deep",
+            Macro {
+                params: vec![],
+                body: format!("{}'ab'{}", "dbl!(".repeat(40), ")".repeat(40)),
+            },
+            false,
+        )
+        .unwrap();
+        let (e, at) = d.expand("SELECT 0, deep!()").unwrap_err();
+        assert!(matches!(e, PerfettoSqlError::MacroTooLong { .. }), "{e}");
+        assert_eq!(at, 10);
         let (e, _) = m.expand("SELECT one!(1").unwrap_err();
         assert!(matches!(e, PerfettoSqlError::MacroUnclosed { .. }));
         let mut m = m;
