@@ -18,11 +18,13 @@
 //! Files: `tokens.rs` (tokens, statement splitting), `statement.rs` (what
 //! a statement is), `types.rs`, `macros.rs`, `functions.rs` (scalar),
 //! `table_functions.rs`, `nested.rs` (bodies run inside a call),
+//! `legacy.rs` (`CREATE_FUNCTION`, `EXPERIMENTAL_MEMOIZE`),
 //! `tables.rs` (tables, views, indexes), `modules.rs` (the module registry,
 //! with `modules/*.sql`), `error.rs`.
 
 mod error;
 mod functions;
+mod legacy;
 mod macros;
 mod modules;
 mod nested;
@@ -32,7 +34,7 @@ mod tables;
 mod tokens;
 mod types;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -70,6 +72,10 @@ pub(crate) struct PerfettoSql {
     including: RefCell<Vec<&'static str>>,
     /// Created functions' calls in progress.
     depth: Arc<AtomicUsize>,
+    /// `CREATE_FUNCTION` and `EXPERIMENTAL_MEMOIZE` (`legacy.rs`).
+    legacy: legacy::Legacy,
+    /// Whether `legacy`'s functions are registered on the connection.
+    legacy_registered: Cell<bool>,
 }
 
 impl Default for PerfettoSql {
@@ -91,6 +97,8 @@ impl PerfettoSql {
             included: RefCell::default(),
             including: RefCell::default(),
             depth: Arc::default(),
+            legacy: legacy::Legacy::default(),
+            legacy_registered: Cell::new(false),
         }
     }
 
@@ -102,6 +110,10 @@ impl PerfettoSql {
         sql: &str,
         exec: &mut Exec<'_>,
     ) -> Result<(), Error> {
+        if !self.legacy_registered.get() {
+            self.legacy.register(conn)?;
+            self.legacy_registered.set(true);
+        }
         let toks = tokens::tokenize(sql).map_err(|e| {
             let at = match e {
                 PerfettoSqlError::Unreadable { offset } => Some(offset),
@@ -135,6 +147,7 @@ impl PerfettoSql {
                     })
                     .map_err(|e| shift(e, stmt.start, false))?,
                 }
+                self.create_queued(conn, stmt.start)?;
                 continue;
             }
             self.perfetto(conn, sql, stmt.start, parsed)?;
@@ -225,6 +238,7 @@ impl PerfettoSql {
                     (Returns::Scalar(_), Body::Delegate(target)) => functions::register(
                         conn,
                         functions::ScalarFunction {
+                            memo: self.legacy.memo_for(&name, false),
                             name,
                             args,
                             variadic,
@@ -236,6 +250,10 @@ impl PerfettoSql {
                     (Returns::Scalar(_), Body::Sql(span)) => {
                         let (select, exact) = self.expand_body(sql, span)?;
                         let n_arg = if variadic { -1 } else { args.len() as i32 };
+                        let memoizable = !variadic
+                            && args.len() == 1
+                            && args.first().is_some_and(|a| a.1 == types::ArgType::Long);
+                        let memo = self.legacy.memo_for(&name, memoizable);
                         let replaced = self.functions.borrow().contains(&key);
                         // Registered before its body is checked, so that
                         // the body may call the function itself.
@@ -246,6 +264,7 @@ impl PerfettoSql {
                                 args,
                                 variadic,
                                 compute: functions::Compute::Body(select.clone()),
+                                memo,
                             },
                             self.depth.clone(),
                         )
@@ -286,6 +305,32 @@ impl PerfettoSql {
                 Ok(())
             }
         }
+    }
+
+    /// Creates the functions `CREATE_FUNCTION` calls queued while the
+    /// statement at byte `start` ran (`legacy.rs`).
+    fn create_queued(&self, conn: &Connection, start: usize) -> Result<(), Error> {
+        for r in self.legacy.take() {
+            let text = format!(
+                "CREATE OR REPLACE PERFETTO FUNCTION {} RETURNS {} AS {}",
+                r.prototype, r.returns, r.body
+            );
+            let mut extra = false;
+            let result = self.run(conn, &text, &mut |p: Piece<'_>| {
+                extra |= !p.done;
+                Ok(())
+            });
+            let result = match result {
+                Ok(()) if extra => Err("the body must be a single statement".to_owned()),
+                Ok(()) => Ok(()),
+                Err(e) => Err(error::parts(&e).0),
+            };
+            result.map_err(|message| Error::Sql {
+                message: format!("CREATE_FUNCTION('{}'): {message}", r.prototype),
+                offset: Some(start),
+            })?;
+        }
+        Ok(())
     }
 
     /// The text of `span` of `sql` with its macros expanded, and whether

@@ -253,6 +253,19 @@ fn a_function_calling_itself_forever_is_an_error_not_a_crash() {
     )
     .unwrap();
     assert_eq!(ints(&run(&p, &c, "SELECT fact(10)").unwrap()), [[3628800]]);
+    // Deep, but within the limit, on a test's 2 MiB thread.
+    run(
+        &p,
+        &c,
+        "CREATE PERFETTO FUNCTION down(n LONG) RETURNS LONG AS \
+         SELECT CASE WHEN $n = 0 THEN 0 ELSE 1 + down($n - 1) END",
+    )
+    .unwrap();
+    let deep = functions::MAX_CALL_DEPTH as i64 - 1;
+    assert_eq!(
+        ints(&run(&p, &c, &format!("SELECT down({deep})")).unwrap()),
+        [[deep]]
+    );
 }
 
 #[test]
@@ -425,4 +438,36 @@ fn the_shipped_time_conversion_module_converts_both_ways() {
         "INCLUDE PERFETTO MODULE time.*; INCLUDE PERFETTO MODULE *",
     )
     .unwrap();
+}
+
+#[test]
+fn the_legacy_create_function_defines_a_function_for_the_next_statements() {
+    let (p, c) = fresh();
+    let rows = run(
+        &p,
+        &c,
+        "SELECT create_function('f(x LONG)', 'STRING', 'SELECT ''v_'' || $x');
+         SELECT f(5)",
+    )
+    .unwrap();
+    assert_eq!(rows, [[Value::Text("v_5".into())]]);
+    // Memoized, a doubly recursive function runs once per argument.
+    run(
+        &p,
+        &c,
+        "SELECT create_function('g(n LONG)', 'LONG',
+           'SELECT CASE WHEN $n = 0 THEN 1 ELSE g($n - 1) + g($n - 1) END');
+         SELECT experimental_memoize('g');",
+    )
+    .unwrap();
+    assert_eq!(ints(&run(&p, &c, "SELECT g(40)").unwrap()), [[1 << 40]]);
+    let (m, _) = error(&p, &c, "SELECT experimental_memoize('nothing')");
+    assert!(m.contains("'nothing'(INT) does not exist"), "{m}");
+    let (m, o) = error(
+        &p,
+        &c,
+        "SELECT 1; SELECT create_function('h(x WIDGET)', 'LONG', 'SELECT 1')",
+    );
+    assert!(m.contains("unknown type 'WIDGET'"), "{m}");
+    assert_eq!(o, Some(10));
 }
