@@ -43,6 +43,7 @@ pub mod profile_view;
 #[cfg(feature = "sql")]
 pub mod rpc;
 mod sequence_state;
+pub mod trace_ids;
 #[cfg(feature = "sql")]
 mod sql;
 mod storage;

@@ -19,7 +19,7 @@ mod convert;
 mod convert_pprof;
 mod demo;
 mod dump;
-#[cfg(feature = "sql")]
+#[cfg(feature = "parquet")]
 mod export;
 mod flamegraph;
 mod heap_stats;
@@ -215,7 +215,7 @@ pub enum Command {
     /// Write traces' tables for other engines: `--format parquet` makes a
     /// hive-partitioned Parquet dataset (DIR/TABLE/trace=ID/*.parquet) for
     /// DuckDB, DataFusion, Spark or Trino.
-    #[cfg(feature = "sql")]
+    #[cfg(feature = "parquet")]
     Export(export::ExportArgs),
     /// Record a demo trace with an embedded service: no daemon, no config.
     Demo {
@@ -249,7 +249,7 @@ impl Command {
             Command::Relay(_) => "relay",
             #[cfg(feature = "sql")]
             Command::Sql(_) => "sql",
-            #[cfg(feature = "sql")]
+            #[cfg(feature = "parquet")]
             Command::Export(_) => "export",
             Command::Demo { .. } => "demo",
         }
@@ -326,7 +326,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Symbolize(args) => symbolize::run(&args),
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(&args),
-        #[cfg(feature = "sql")]
+        #[cfg(feature = "parquet")]
         Command::Export(args) => export::run(&args),
         Command::Demo { output } => demo::run(&output),
         Command::Relay(args) => relay_cmd::run(args),

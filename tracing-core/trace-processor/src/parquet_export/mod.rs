@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use crate::sql::public_schema::{ColumnType, PublicTable};
+pub use crate::trace_ids::trace_ids;
 pub use parquet::basic::Compression;
 
 use crate::TraceProcessor;
@@ -113,55 +114,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
 /// The directory of `table`'s partition for trace `id` under `dir`.
 pub fn partition_dir(dir: &Path, table: &str, id: &str) -> PathBuf {
     dir.join(table).join(format!("trace={id}"))
-}
-
-/// A partition value for each trace file: its file name without the trace
-/// extensions, every character but ASCII letters, digits, `.`, `_` and `-`
-/// made `_`, and `-2`, `-3`... added where names would repeat.
-pub fn trace_ids(paths: &[PathBuf]) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::with_capacity(paths.len());
-    for p in paths {
-        let mut name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        for ext in [
-            ".gz",
-            ".pftrace",
-            ".perfetto-trace",
-            ".perfetto",
-            ".trace",
-            ".pb",
-        ] {
-            if let Some(stem) = name.strip_suffix(ext) {
-                if !stem.is_empty() {
-                    name = stem.to_owned();
-                }
-            }
-        }
-        let mut id: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if id.trim_matches('.').is_empty() {
-            id = format!("trace_{}", out.len());
-        }
-        let mut unique = id.clone();
-        let mut n = 2;
-        while !seen.insert(unique.clone()) {
-            unique = format!("{id}-{n}");
-            n += 1;
-        }
-        out.push(unique);
-    }
-    out
 }
 
 impl TraceProcessor {
@@ -346,21 +298,6 @@ impl TraceProcessor {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trace_ids_are_partition_values_and_unique() {
-        let paths: Vec<PathBuf> = [
-            "/a/run 1.pftrace",
-            "/b/run 1.pftrace",
-            "x.perfetto-trace.gz",
-            "=odd/..",
-            "t.pb",
-        ]
-        .iter()
-        .map(PathBuf::from)
-        .collect();
-        assert_eq!(trace_ids(&paths), ["run_1", "run_1-2", "x", "trace_3", "t"]);
-    }
 
     #[test]
     fn writing_on_several_threads_writes_the_same_files() {

@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-pub use super::stat_vocabulary::{STATS, StatDef};
+pub use super::stat_vocabulary::STATS;
+/// A stat's definition (the `stats` table's texts read it).
+#[cfg(feature = "sql")]
+pub use super::stat_vocabulary::StatDef;
 
 /// The counters of one trace: single values by stat index, indexed values
 /// by (stat index, idx).

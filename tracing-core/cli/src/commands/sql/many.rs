@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use zerotrace_trace_processor::parquet_export::trace_ids;
+use zerotrace_trace_processor::trace_ids::trace_ids;
 use zerotrace_trace_processor::{LoadOptions, TraceProcessor};
 
 use super::super::CliError;
