@@ -3,7 +3,10 @@
 //! one created since (views and triggers before tables, since dropping a
 //! table takes its indexes and triggers with it), and detaches every
 //! database the client attached (`PRAGMA database_list` beyond `main` and
-//! `temp`), so the next client starts from the trace as loaded.
+//! `temp`), and forgets what PerfettoSQL statements defined (macros,
+//! functions, included modules: `sql/perfetto_sql/`, whose tables and views
+//! were among the objects dropped), so the next client starts from the
+//! trace as loaded.
 
 use crate::{TraceProcessor, Value};
 
@@ -48,6 +51,7 @@ impl InitialObjects {
                 ty.to_uppercase()
             ));
         }
+        tp.engine.reset_perfetto_sql();
     }
 }
 

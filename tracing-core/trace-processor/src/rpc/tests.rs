@@ -280,6 +280,35 @@ fn restoring_drops_what_the_client_created() {
     assert_eq!(d.error, None);
 }
 
+#[test]
+fn restoring_forgets_perfetto_sql_so_an_include_runs_again() {
+    let mut s = RpcSession::new().unwrap();
+    let setup = "INCLUDE PERFETTO MODULE time.conversion;
+         CREATE PERFETTO MACRO m() RETURNS Expr AS 7;
+         CREATE PERFETTO FUNCTION mine() RETURNS LONG AS SELECT 1;
+         CREATE PERFETTO TABLE t AS SELECT m!() AS x";
+    let (_, d) = query(&mut s, setup);
+    assert_eq!(d.error, None);
+    s.restore_initial_tables();
+    for (q, why) in [
+        ("SELECT * FROM t", "no such table"),
+        ("SELECT m!()", "macro 'm' does not exist"),
+        ("SELECT mine()", "no such function"),
+    ] {
+        let (_, d) = query(&mut s, q);
+        assert!(
+            d.error.as_deref().unwrap_or_default().contains(why),
+            "{q}: {d:?}"
+        );
+    }
+    // The same statements run again: the module is included anew, the
+    // function is created without OR REPLACE.
+    let (_, d) = query(&mut s, setup);
+    assert_eq!(d.error, None);
+    let (_, d) = query(&mut s, "SELECT x, time_to_us(3000), mine() FROM t");
+    assert_eq!(d.error, None);
+}
+
 /// One stream entry requesting `method` with sequence number `seq`.
 fn request(seq: i64, method: i32, sql: Option<&str>) -> Vec<u8> {
     let mut w = HeapWriter::new();

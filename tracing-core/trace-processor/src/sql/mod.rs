@@ -212,6 +212,12 @@ impl Engine {
             .collect())
     }
 
+    /// Forgets the macros, functions and included modules of PerfettoSQL
+    /// (`perfetto_sql/`), as a new engine would start.
+    pub(crate) fn reset_perfetto_sql(&self) {
+        self.perfetto.reset(&self.conn);
+    }
+
     /// Lets SQL read and write files (`--allow-sql-file-access`), or not
     /// (the default): `file_access.rs`.
     pub(crate) fn set_sql_file_access(&self, allowed: bool) {

@@ -108,6 +108,13 @@ impl Legacy {
             .unwrap_or_default()
     }
 
+    /// Forgets every function's memo table (`PerfettoSql::reset`).
+    pub(crate) fn forget_memos(&self) {
+        if let Ok(mut m) = self.memos.lock() {
+            m.clear();
+        }
+    }
+
     /// A new memo table for function `name` (replacing its earlier one);
     /// `memoizable` when it takes one LONG argument.
     pub(crate) fn memo_for(&self, name: &str, memoizable: bool) -> Arc<Memo> {

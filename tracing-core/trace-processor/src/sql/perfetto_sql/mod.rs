@@ -66,6 +66,9 @@ pub(crate) struct PerfettoSql {
     macros: RefCell<macros::Macros>,
     /// Created functions' names (lower case).
     functions: RefCell<HashSet<String>>,
+    /// Created scalar functions as SQLite knows them: name, arguments (-1
+    /// for any number).
+    scalars: RefCell<Vec<(String, i32)>>,
     /// Modules included (run to their end).
     included: RefCell<HashSet<&'static str>>,
     /// Modules being included, outermost first.
@@ -94,6 +97,7 @@ impl PerfettoSql {
             modules,
             macros: RefCell::default(),
             functions: RefCell::default(),
+            scalars: RefCell::default(),
             included: RefCell::default(),
             including: RefCell::default(),
             depth: Arc::default(),
@@ -234,6 +238,13 @@ impl PerfettoSql {
                     }
                     .at(Some(start))
                 };
+                let n_arg = if variadic {
+                    -1
+                } else {
+                    i32::try_from(args.len()).unwrap_or(i32::MAX)
+                };
+                let scalar = matches!(returns, Returns::Scalar(_));
+                let sqlite_name = name.clone();
                 match (returns, body) {
                     (Returns::Scalar(_), Body::Delegate(target)) => functions::register(
                         conn,
@@ -249,7 +260,6 @@ impl PerfettoSql {
                     .map_err(sqlite)?,
                     (Returns::Scalar(_), Body::Sql(span)) => {
                         let (select, exact) = self.expand_body(sql, span)?;
-                        let n_arg = if variadic { -1 } else { args.len() as i32 };
                         let memoizable = !variadic
                             && args.len() == 1
                             && args.first().is_some_and(|a| a.1 == types::ArgType::Long);
@@ -302,9 +312,29 @@ impl PerfettoSql {
                     }
                 }
                 self.functions.borrow_mut().insert(key);
+                if scalar {
+                    self.scalars.borrow_mut().push((sqlite_name, n_arg));
+                }
                 Ok(())
             }
         }
+    }
+
+    /// Forgets what PerfettoSQL statements defined, as a new engine would
+    /// start (the RPC's `restore_initial_tables`, which drops the tables
+    /// and views they made): macros, included modules (so that an
+    /// `INCLUDE` runs the module again), created scalar functions (removed
+    /// from `conn`) and their memos. A table-valued function's module
+    /// stays registered (SQLite cannot unregister one) and is replaced
+    /// when created again.
+    pub(crate) fn reset(&self, conn: &Connection) {
+        *self.macros.borrow_mut() = macros::Macros::default();
+        self.included.borrow_mut().clear();
+        self.functions.borrow_mut().clear();
+        for (name, n_arg) in self.scalars.borrow_mut().drain(..) {
+            let _ = conn.remove_function(name.as_str(), n_arg);
+        }
+        self.legacy.forget_memos();
     }
 
     /// Creates the functions `CREATE_FUNCTION` calls queued while the
