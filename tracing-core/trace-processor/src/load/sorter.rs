@@ -263,7 +263,7 @@ impl Sorter {
         }
         let before = self.stats.held;
         self.extract(self.point, sink);
-        self.stats.left_early += before - self.stats.held;
+        self.stats.left_early += before.saturating_sub(self.stats.held);
         self.point = self.next_arrival;
         self.flushes = 0;
     }
@@ -308,7 +308,7 @@ impl Sorter {
                 self.latest_left = Some(e.packet.ts);
                 sink(Leaving::InOrder(e.packet));
             }
-            self.stats.held -= taken;
+            self.stats.held = self.stats.held.saturating_sub(taken);
             if q.events.len() < q.events.capacity() / 4 {
                 q.events.shrink_to(q.events.len() * 2);
             }
@@ -442,7 +442,6 @@ mod tests {
         assert_eq!(s.stats().held, 2);
         // 5 is earlier than 10, which left: dropped.
         s.finish(&mut sink);
-        drop(sink);
         assert_eq!(left, vec![10, -5, 20]);
         assert_eq!(s.stats().high_water, 2);
         assert_eq!(s.stats().left_early, 1);
