@@ -11,14 +11,17 @@ pub mod catalog;
 mod demangle;
 mod file_access;
 mod functions;
+mod math_functions;
 mod perfetto_sql;
 pub mod public_schema;
 pub(crate) mod read_plan;
 #[cfg(test)]
 mod schema_agreement;
 pub(crate) mod streaming;
+mod string_functions;
 pub mod table;
 mod to_ftrace;
+mod trace_bounds;
 pub(crate) mod union;
 mod views;
 mod views_sched;
@@ -129,6 +132,9 @@ impl Engine {
         }
         demangle::register(&conn)?;
         to_ftrace::register(&conn, &all)?;
+        string_functions::register(&conn)?;
+        math_functions::register(&conn)?;
+        trace_bounds::register(&conn, trace_bounds::compute(&all))?;
         conn.execute_batch(&crate::tables::views::statements())?;
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
