@@ -20,6 +20,7 @@ mod schema_agreement;
 pub(crate) mod streaming;
 mod string_functions;
 pub mod table;
+mod slice_tree;
 mod to_ftrace;
 mod trace_bounds;
 pub(crate) mod union;
@@ -98,6 +99,7 @@ impl Engine {
     pub fn new(tables: Vec<Table>) -> Result<Self, Error> {
         let conn = Connection::open_in_memory()?;
         let mut args = None;
+        let mut slices = None;
         let names = tables.iter().map(|t| t.name).collect();
         let (mut callsites, mut frames, mut mappings) = (None, None, None);
         let mut all = Vec::new();
@@ -106,6 +108,7 @@ impl Engine {
             all.push(t.clone());
             match t.name {
                 "__intrinsic_args" => args = Some(t.clone()),
+                "__intrinsic_slice" => slices = Some(t.clone()),
                 "__intrinsic_stack_profile_callsite" => callsites = Some(t.clone()),
                 "__intrinsic_stack_profile_frame" => frames = Some(t.clone()),
                 "__intrinsic_stack_profile_mapping" => mappings = Some(t.clone()),
@@ -133,6 +136,9 @@ impl Engine {
         demangle::register(&conn)?;
         to_ftrace::register(&conn, &all)?;
         string_functions::register(&conn)?;
+        if let Some(slices) = slices {
+            slice_tree::register(&conn, slices)?;
+        }
         math_functions::register(&conn)?;
         trace_bounds::register(&conn, trace_bounds::compute(&all))?;
         conn.execute_batch(&crate::tables::views::statements())?;
