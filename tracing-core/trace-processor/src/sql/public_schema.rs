@@ -14,11 +14,17 @@ use crate::error::Error;
 const COMPUTED: &[(&str, &str, ColumnType)] = &[
     ("args", "display_value", ColumnType::Text),
     ("counter_track", "description", ColumnType::Text),
+    ("cpu_counter_track", "description", ColumnType::Text),
     (
         "cpu_profile_stack_sample",
         "process_priority",
         ColumnType::Int,
     ),
+    ("gpu_counter_track", "description", ColumnType::Text),
+    ("gpu_counter_track", "gpu_id", ColumnType::Int),
+    ("gpu_counter_track", "ugpu", ColumnType::Int),
+    ("gpu_track", "context_id", ColumnType::Int),
+    ("gpu_track", "description", ColumnType::Text),
     ("machine", "label_index", ColumnType::Int),
     ("perf_counter_track", "cpu", ColumnType::Int),
     ("perf_counter_track", "description", ColumnType::Text),

@@ -44,7 +44,8 @@ table! {
         views [
             "track", "thread_track", "process_track", "counter_track",
             "process_counter_track", "thread_counter_track", "state_track",
-            "process_state_track", "thread_state_track",
+            "process_state_track", "thread_state_track", "cpu_track",
+            "cpu_counter_track", "gpu_counter_track", "gpu_track",
         ] {
         /// Name.
         name: StrId,
@@ -125,7 +126,7 @@ table! {
 
 table! {
     /// A row of `counter`.
-    pub struct CounterRow in "__intrinsic_counter" sorted by ts, views ["counter"] {
+    pub struct CounterRow in "__intrinsic_counter" sorted by ts, views ["counter", "counters"] {
         /// Time.
         ts: i64,
         /// Track.
