@@ -11,7 +11,8 @@ use service_support::scenario::*;
 use service_support::*;
 use zerotrace_core::service::{ConsumerCall, DataSourceState, ProducerCall, Reply, SessionState};
 use zerotrace_protos::protos::{
-    EnableTracingResponseDecoder, GetAsyncCommandResponseDecoder, TracePacketDecoder,
+    EnableTracingResponseDecoder, GetAsyncCommandResponseDecoder, ReadBuffersResponseDecoder,
+    TracePacketDecoder,
 };
 
 #[test]
@@ -99,6 +100,113 @@ fn a_session_end_to_end() {
         kinds[kinds.len() - 2],
         69,
         "read completed just before the stats"
+    );
+}
+
+/// The `service_event` field ids of the service packets among `packets`.
+fn service_events(packets: &[Vec<u8>]) -> Vec<(u64, u32)> {
+    packets
+        .iter()
+        .filter(|p| varint(p, 10) == Some(SERVICE_SEQ))
+        .filter_map(|p| {
+            let ev = bytes(p, 69)?;
+            Some((varint(p, 8).unwrap_or(0), field_ids(&ev)[0]))
+        })
+        .collect()
+}
+
+/// `read_tracing_buffers_completed` (service event 4) is the trace
+/// processor's safe point for its sort window, so Perfetto's service
+/// writes it after every read that leaves nothing more to read, whether
+/// the session runs or has stopped (`ReadBuffers` in upstream's
+/// `tracing_service_impl.cc`), right before the trace stats; a read that
+/// stops at its size threshold with more to read does not carry it.
+#[test]
+fn every_read_that_drains_the_buffers_ends_with_read_completed() {
+    const READ_COMPLETED: u32 = 4;
+    let mut h = Harness::new();
+    let (p, c, _) = simple_session(&mut h, |_| {});
+    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let mut w = h.writer(p, b);
+    for round in 0..2u64 {
+        write_packets(&mut w, round * 100, 100, 60);
+        w.flush(None);
+        h.pump(p);
+        h.advance_ms(10);
+        let packets = h.read(c);
+        assert_eq!(data_packets(&packets).len(), 100, "round {round}");
+        assert_eq!(h.svc.sessions()[0].state, SessionState::Started);
+        let events = service_events(&packets);
+        assert_eq!(
+            events.last(),
+            Some(&(h.now, READ_COMPLETED)),
+            "round {round}: read completed, stamped at the read: {events:?}"
+        );
+        let last = packets.last().unwrap();
+        assert!(field_ids(last).contains(&35), "trace stats last");
+        let second_last = &packets[packets.len() - 2];
+        assert_eq!(bytes(second_last, 69).map(|e| field_ids(&e)[0]), Some(4));
+    }
+    // More than one read step's worth (32 KiB): the first step stops at
+    // the threshold with more to read, and only the step that drains the
+    // buffers ends with the event.
+    write_packets(&mut w, 200, 200, 400);
+    w.flush(None);
+    h.pump(p);
+    h.advance_ms(10);
+    let r = h.ccall(c, ConsumerCall::ReadBuffers);
+    assert!(
+        h.svc.has_pending_read(c),
+        "the first step left more to read"
+    );
+    let mut first_step = Vec::new();
+    let mut partial = Vec::new();
+    for reply in h.replies(c, r) {
+        let Reply::Ok { data, has_more, .. } = reply else {
+            panic!("ReadBuffers failed: {reply:?}");
+        };
+        assert!(has_more);
+        for s in ReadBuffersResponseDecoder::new(&data).slices() {
+            partial.extend_from_slice(s.data().unwrap_or(&[]));
+            if s.last_slice_for_packet().unwrap_or(false) {
+                first_step.push(std::mem::take(&mut partial));
+            }
+        }
+    }
+    assert!(!data_packets(&first_step).is_empty());
+    assert!(
+        !service_events(&first_step)
+            .iter()
+            .any(|e| e.1 == READ_COMPLETED),
+        "no read completed while more is left"
+    );
+    assert!(!first_step.iter().any(|p| field_ids(p).contains(&35)));
+    h.finish_read(c);
+    let rest = h.replies(c, r);
+    assert!(matches!(
+        rest.last(),
+        Some(Reply::Ok {
+            has_more: false,
+            ..
+        })
+    ));
+    let mut tail = Vec::new();
+    for reply in &rest {
+        for s in ReadBuffersResponseDecoder::new(ok_data(reply)).slices() {
+            partial.extend_from_slice(s.data().unwrap_or(&[]));
+            if s.last_slice_for_packet().unwrap_or(false) {
+                tail.push(std::mem::take(&mut partial));
+            }
+        }
+    }
+    assert_eq!(
+        data_packets(&first_step).len() + data_packets(&tail).len(),
+        200
+    );
+    assert_eq!(
+        service_events(&tail),
+        [(h.now, READ_COMPLETED)],
+        "the step that drains the buffers ends with it"
     );
 }
 

@@ -209,14 +209,7 @@ impl TracingService {
         let Some(s) = self.sessions.get_mut(&session) else {
             return out;
         };
-        if !s.config.disable_service_events {
-            s.events.sort_by_key(|e| e.0);
-            for (ts, field) in s.events.drain(..) {
-                out.push(service_event_packet(uid, ts, field));
-            }
-        } else {
-            s.events.clear();
-        }
+        drain_service_events(s, uid, &mut out);
         for (name, producer, puid, ts) in s.triggers_received.drain(..) {
             out.push(trigger_packet(uid, ts, &name, &producer, puid));
         }
@@ -280,22 +273,28 @@ impl TracingService {
         (data, true)
     }
 
-    /// The packets that close a read: "read completed" once the session has
-    /// stopped, then the trace stats.
+    /// The packets that close a read that left nothing more to read, as
+    /// Perfetto's service writes them after every such read (running or
+    /// stopped, over IPC or into the file): "read tracing buffers
+    /// completed", stamped now, with any service event recorded while the
+    /// read was under way, in time order; then the trace stats. The trace
+    /// processor takes "read completed" as a safe point of its sort window:
+    /// a session read periodically without it is sorted whole.
     fn end_packets(&mut self, session: SessionId) -> Vec<Vec<u8>> {
         let uid = self.opts.service_uid;
         let now = self.now;
         let mut out = Vec::new();
+        let Some(s) = self.sessions.get_mut(&session) else {
+            return out;
+        };
+        if !s.config.disable_service_events {
+            s.events
+                .push((now, ServiceEvent::ReadTracingBuffersCompleted as u32));
+        }
+        drain_service_events(s, uid, &mut out);
         let Some(s) = self.sessions.get(&session) else {
             return out;
         };
-        if s.state == SessionState::Stopped && !s.config.disable_service_events {
-            out.push(service_event_packet(
-                uid,
-                now,
-                ServiceEvent::ReadTracingBuffersCompleted as u32,
-            ));
-        }
         out.push(trace_stats_packet(uid, |m| self.write_trace_stats(s, m)));
         out
     }
@@ -464,6 +463,20 @@ impl TracingService {
         {
             self.stop_session(session);
         }
+    }
+}
+
+/// Moves the service events `s` recorded into `out` as packets, in time
+/// order (events recorded at one time keep their order), or drops them
+/// when the config disables service events.
+fn drain_service_events(s: &mut Session, uid: u32, out: &mut Vec<Vec<u8>>) {
+    if s.config.disable_service_events {
+        s.events.clear();
+        return;
+    }
+    s.events.sort_by_key(|e| e.0);
+    for (ts, field) in s.events.drain(..) {
+        out.push(service_event_packet(uid, ts, field));
     }
 }
 
