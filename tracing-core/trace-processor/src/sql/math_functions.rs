@@ -81,10 +81,15 @@ fn rounding(ctx: &Context<'_>, f: fn(f64) -> f64) -> Value {
     }
 }
 
+/// A one-argument function and its name.
+type Unary = (&'static str, fn(f64) -> f64);
+/// A two-argument function and its name.
+type Binary = (&'static str, fn(f64, f64) -> f64);
+
 /// Registers the functions on `conn`.
 pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
-    let unary: &[(&str, fn(f64) -> f64)] = &[
+    let unary: &[Unary] = &[
         ("acos", f64::acos),
         ("acosh", f64::acosh),
         ("asin", f64::asin),
@@ -109,8 +114,7 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
         })?;
     }
     // Logarithms of zero or less are NULL, not -inf or NaN.
-    let logs: &[(&str, fn(f64) -> f64)] =
-        &[("ln", f64::ln), ("log2", f64::log2), ("log10", f64::log10)];
+    let logs: &[Unary] = &[("ln", f64::ln), ("log2", f64::log2), ("log10", f64::log10)];
     for (name, f) in logs {
         let f = *f;
         conn.create_scalar_function(*name, 1, flags, move |ctx| {
@@ -122,7 +126,7 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     }
     conn.create_scalar_function("log", 1, flags, |ctx| Ok(log(ctx)))?;
     conn.create_scalar_function("log", 2, flags, |ctx| Ok(log(ctx)))?;
-    let binary: &[(&str, fn(f64, f64) -> f64)] = &[
+    let binary: &[Binary] = &[
         ("atan2", f64::atan2),
         ("pow", f64::powf),
         ("power", f64::powf),
@@ -137,7 +141,7 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
             })
         })?;
     }
-    let rounders: &[(&str, fn(f64) -> f64)] = &[
+    let rounders: &[Unary] = &[
         ("ceil", f64::ceil),
         ("ceiling", f64::ceil),
         ("floor", f64::floor),
