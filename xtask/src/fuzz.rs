@@ -67,9 +67,23 @@ pub fn targets(root: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// The target that needs Perfetto's whole generated schema (the fuzz
+/// package's feature `full-schema`).
+pub const FULL_SCHEMA_TARGET: &str = "trace_full_schema";
+
 /// Runs `only` (or every target) for `seconds` each; `dev`: built
 /// unoptimised with debug assertions and overflow checks, else `--release`.
-pub fn run(root: &Path, seconds: u64, only: &[String], dev: bool) -> Result<Vec<Outcome>, String> {
+/// Without `full_schema`, the fuzz package is built without its default
+/// feature `full-schema`, so neither [`FULL_SCHEMA_TARGET`] nor the
+/// ~350,000 generated lines it links are built, and that target is not run
+/// (CI's smoke run: `cargo test --workspace` replays its corpus).
+pub fn run(
+    root: &Path,
+    seconds: u64,
+    only: &[String],
+    dev: bool,
+    full_schema: bool,
+) -> Result<Vec<Outcome>, String> {
     ensure_cargo_fuzz()?;
     let nightly = has_nightly();
     let (toolchain, sanitizer): (&[&str], &str) = if nightly {
@@ -95,13 +109,28 @@ pub fn run(root: &Path, seconds: u64, only: &[String], dev: bool) -> Result<Vec<
     // everything): under $CARGO_TARGET_DIR when that is set.
     let target_dir =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let all = targets(root)?;
+    let mut all = targets(root)?;
     if let Some(unknown) = only.iter().find(|t| !all.contains(t)) {
         return Err(format!(
             "no fuzz target {unknown} (targets: {})",
             all.join(", ")
         ));
     }
+    let features: &[&str] = if full_schema {
+        &[]
+    } else {
+        if only.iter().any(|t| t == FULL_SCHEMA_TARGET) {
+            return Err(format!(
+                "{FULL_SCHEMA_TARGET} needs the full schema: drop --without-full-schema"
+            ));
+        }
+        all.retain(|t| t != FULL_SCHEMA_TARGET);
+        println!(
+            "fuzz: {FULL_SCHEMA_TARGET} not built (--without-full-schema); \
+             `cargo test -p zerotrace-fuzz-logic` replays its corpus"
+        );
+        &["--no-default-features"]
+    };
     // One build of every selected target first: cargo compiles the
     // sanitized dependencies once and links the targets in parallel, where
     // a `cargo fuzz run` per target would link them one after another.
@@ -109,7 +138,8 @@ pub fn run(root: &Path, seconds: u64, only: &[String], dev: bool) -> Result<Vec<
     let mut build = Command::new("cargo");
     build
         .args(toolchain)
-        .args(["fuzz", "build", "--sanitizer", sanitizer, profile]);
+        .args(["fuzz", "build", "--sanitizer", sanitizer, profile])
+        .args(features);
     if only.len() == 1 {
         build.arg(&only[0]);
     }
@@ -145,7 +175,9 @@ pub fn run(root: &Path, seconds: u64, only: &[String], dev: bool) -> Result<Vec<
         let start = Instant::now();
         let o = Command::new("cargo")
             .args(toolchain)
-            .args(["fuzz", "run", "--sanitizer", sanitizer, profile, &target])
+            .args(["fuzz", "run", "--sanitizer", sanitizer, profile])
+            .args(features)
+            .arg(&target)
             .arg(&corpus)
             .arg("--")
             .arg(format!("-max_total_time={seconds}"))

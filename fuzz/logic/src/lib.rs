@@ -35,6 +35,7 @@ mod text_config;
 pub mod trace_buffer;
 mod trace_config;
 mod trace_file;
+#[cfg(feature = "full-schema")]
 pub mod trace_full_schema;
 mod trace_packet;
 mod trace_processor;
@@ -60,6 +61,7 @@ pub use text_config::text_config;
 pub use trace_buffer::trace_buffer;
 pub use trace_config::trace_config;
 pub use trace_file::trace_file;
+#[cfg(feature = "full-schema")]
 pub use trace_full_schema::trace_full_schema;
 pub use trace_packet::trace_packet;
 pub use trace_processor::trace_processor;
@@ -79,6 +81,7 @@ pub const TARGETS: &[Target] = &[
     ("decoder", decoder),
     ("typed_decoder", typed_decoder),
     ("trace_packet", trace_packet),
+    #[cfg(feature = "full-schema")]
     ("trace_full_schema", trace_full_schema),
     ("commit_data_request", commit_data_request),
     ("chunk_fragments", chunk_fragments),
