@@ -8,6 +8,7 @@ mod annotated_callstack;
 pub mod build;
 pub mod build_profiling;
 pub mod catalog;
+mod clock_functions;
 mod demangle;
 mod file_access;
 mod functions;
@@ -140,6 +141,10 @@ impl Engine {
             slice_tree::register(&conn, slices)?;
         }
         math_functions::register(&conn)?;
+        clock_functions::register(
+            &conn,
+            all.iter().find(|t| t.name == "clock_snapshot").map(|t| t.as_ref()),
+        )?;
         trace_bounds::register(&conn, trace_bounds::compute(&all))?;
         conn.execute_batch(&crate::tables::views::statements())?;
         conn.execute_batch(views::VIEWS)?;
