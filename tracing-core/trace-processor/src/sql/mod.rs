@@ -7,6 +7,7 @@
 mod annotated_callstack;
 pub mod build;
 pub mod build_profiling;
+mod byte_functions;
 pub mod catalog;
 mod clock_functions;
 mod demangle;
@@ -141,6 +142,7 @@ impl Engine {
             slice_tree::register(&conn, slices)?;
         }
         math_functions::register(&conn)?;
+        byte_functions::register(&conn)?;
         clock_functions::register(
             &conn,
             all.iter().find(|t| t.name == "clock_snapshot").map(|t| t.as_ref()),
