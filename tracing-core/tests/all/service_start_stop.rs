@@ -121,6 +121,83 @@ fn flush_times_out_and_says_so() {
     assert!(matches!(h.replies(c, r).as_slice(), [Reply::Ok { .. }]));
 }
 
+/// The flush events of a read's service packets: (timestamp,
+/// `service_event` field) for `all_data_sources_flushed` (3) and
+/// `last_flush_slow_data_sources` (8).
+fn flush_events(packets: &[Vec<u8>]) -> Vec<(u64, u32)> {
+    packets
+        .iter()
+        .filter(|p| varint(p, 10) == Some(SERVICE_SEQ))
+        .filter_map(|p| Some((varint(p, 8)?, field_ids(&bytes(p, 69)?)[0])))
+        .filter(|e| e.1 == 3 || e.1 == 8)
+        .collect()
+}
+
+/// As upstream's service (`CompleteFlush` and `OnFlushTimeout` in
+/// `tracing_service_impl.cc`): every flush that ends, acknowledged or
+/// timed out, records `all_data_sources_flushed` (the trace processor's
+/// sort window counts on it), and only a final flush (stop, clone) that
+/// timed out records `last_flush_slow_data_sources`, just before it.
+#[test]
+fn every_flush_that_ends_records_all_data_sources_flushed() {
+    let mut h = Harness::new();
+    let (p, c, _) = simple_session(&mut h, |cfg| {
+        cfg.set_duration_ms(20_000);
+    });
+    let started = h.now;
+    h.take_commands(p);
+    let asked = h.now;
+    let r = h.ccall(
+        c,
+        ConsumerCall::Flush {
+            timeout_ms: 1000,
+            flags: 0,
+        },
+    );
+    h.take_commands(p);
+    h.advance_ms(1001);
+    assert!(matches!(h.replies(c, r).as_slice(), [Reply::Err(_)]));
+    let timed_out = asked + 1000 * MS;
+    let r = h.ccall(
+        c,
+        ConsumerCall::Flush {
+            timeout_ms: 1000,
+            flags: 0,
+        },
+    );
+    let cmd = h.take_commands(p);
+    let id = GetAsyncCommandResponseDecoder::new(&cmd[0])
+        .flush()
+        .unwrap()
+        .request_id()
+        .unwrap();
+    h.advance_ms(10);
+    h.pcall(
+        p,
+        ProducerCall::CommitData(zerotrace_core::protocol::CommitDataRequest {
+            flush_request_id: Some(id),
+            ..Default::default()
+        }),
+    );
+    assert!(matches!(h.replies(c, r).as_slice(), [Reply::Ok { .. }]));
+    let acked = h.now;
+    assert_eq!(
+        flush_events(&h.read(c)),
+        [(timed_out, 3), (acked, 3)],
+        "a timed-out flush that is not final is flushed all the same"
+    );
+    // The duration's stop flush, never acknowledged: it times out (5 s).
+    h.advance_ms((started + 20_000 * MS - h.now) / MS);
+    assert_eq!(command_kinds(&h.take_commands(p)), ["flush"]);
+    h.advance_ms(5000);
+    let ended = started + 25_000 * MS;
+    assert_eq!(
+        flush_events(&h.read(c)),
+        [(ended, 8), (ended, 3)],
+        "the final flush timed out"
+    );
+}
+
 #[test]
 fn duration_stops_the_session_after_a_flush() {
     let mut h = Harness::new();

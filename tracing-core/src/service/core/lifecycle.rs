@@ -538,16 +538,23 @@ impl TracingService {
         }
         self.snapshot_clocks(session);
         let now = self.now;
+        // As upstream's service records them: a final flush (stop, clone)
+        // that timed out says so, and every flush that ended, acknowledged
+        // or timed out, counts as "all data sources flushed" (the trace
+        // processor's sort window takes it as a safe point).
+        let is_final = matches!(f.purpose, FlushPurpose::Stop | FlushPurpose::Clone(..));
         if let Some(s) = self.sessions.get_mut(&session) {
             if success {
                 s.flushes.succeeded += 1;
-                s.events
-                    .push((now, ServiceEvent::AllDataSourcesFlushed as u32));
             } else {
                 s.flushes.failed += 1;
-                s.events
-                    .push((now, ServiceEvent::LastFlushSlowDataSources as u32));
+                if is_final {
+                    s.events
+                        .push((now, ServiceEvent::LastFlushSlowDataSources as u32));
+                }
             }
+            s.events
+                .push((now, ServiceEvent::AllDataSourcesFlushed as u32));
             // The outcome of the last flush before the end.
             s.flushes.final_outcome = if success { 1 } else { 2 };
         }
