@@ -3,7 +3,11 @@
 //! system probes with ftrace's scheduler events and `linux.perf`'s CPU
 //! samples with callstacks, through zerotrace's own in-process service, by
 //! the decode bench's recorder ([`crate::decode_data`]) sized for a target
-//! byte count (default 200 MB). Written as `tp.pftrace` into
+//! byte count (default 200 MB), and recorded as Perfetto records a long
+//! trace (`write_into_file`, written every 2.5 s, flushed periodically:
+//! [`record::LONG_TRACE`]) so that it carries the service's flush and
+//! read-completed events the trace processor's sort window releases
+//! packets on. Written as `tp.pftrace` into
 //! `$CARGO_TARGET_DIR/tp-bench-data/` (`target/` when unset) unless
 //! `--out` names a directory; never committed. What it holds (packets per
 //! kind) is printed by the bench program's `--composition`.
@@ -48,9 +52,18 @@ pub fn run(root: &Path, opts: &Options) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mb = opts.mb.unwrap_or(DEFAULT_MB);
     let size = Size::for_bytes(mb * 1_000_000);
+    let long = size
+        .long_trace
+        .map(|l| {
+            format!(
+                ", written into the file every {} ms (flush_period_ms {})",
+                l.file_write_period_ms, l.flush_period_ms
+            )
+        })
+        .unwrap_or_default();
     println!(
         "tp-data: recording about {mb} MB: {} workers x {} frames of TrackEvent, the probes \
-         (ftrace sched, process and sys stats) and linux.perf at 1 kHz, buffer {} MiB",
+         (ftrace sched, process and sys stats) and linux.perf at 1 kHz, buffer {} MiB{long}",
         size.workers,
         size.frames,
         size.buffer_kb / 1024

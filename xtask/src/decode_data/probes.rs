@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use zerotrace_core::track_event::InProcessSession;
+use zerotrace_core::ipc::Endpoint;
 use zerotrace_probes::producer::{ProbesOptions, ProbesProducer, Registry};
 
 /// The tracefs instance's name (the machine's own tracing state is left
@@ -128,13 +128,13 @@ pub fn configs(perf: bool) -> Vec<Vec<u8>> {
     out
 }
 
-/// Connects the system probes to `session`'s service and waits until its
-/// `sources` data sources have started, or failed to (`linux.ftrace`
-/// without tracefs, `linux.perf` without perf events: the trace then holds
-/// the others; said in one line).
-pub fn start(session: &InProcessSession, sources: u64) -> Result<ProbesProducer, String> {
+/// Connects the system probes to the in-process service at `endpoint` and
+/// waits until its `sources` data sources have started, or failed to
+/// (`linux.ftrace` without tracefs, `linux.perf` without perf events: the
+/// trace then holds the others; said in one line).
+pub fn start(endpoint: &Endpoint, sources: u64) -> Result<ProbesProducer, String> {
     let probes = ProbesProducer::start(
-        session.producer_endpoint(),
+        endpoint,
         Registry::standard(),
         ProbesOptions {
             name: "zerotrace-decode-bench-probes".into(),
