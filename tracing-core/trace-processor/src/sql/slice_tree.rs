@@ -7,7 +7,7 @@
 //! `start_id`; a call walks `parent_id` directly over the frozen slice
 //! columns (no SQL recursion per row). A NULL id gives no rows; an id that
 //! is no slice and an argument that is not an integer are errors with
-//! upstream's wording.
+//! upstream's wording. `slice_is_ancestor(a, d)` answers for one pair.
 
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -141,7 +141,25 @@ impl Aux {
     }
 }
 
+/// `slice_is_ancestor(ancestor_id, descendant_id)` as upstream decides
+/// it, by position rather than by the parent chain: the same track, a
+/// smaller depth, and a span (to the end of the trace while unfinished)
+/// that covers the other's; NULL when either id is no slice.
+fn is_ancestor(aux: &Aux, ancestor: i64, descendant: i64) -> Option<bool> {
+    let row = |id: i64| usize::try_from(id).ok().filter(|r| *r < aux.slices.len);
+    let (a, d) = (row(ancestor)?, row(descendant)?);
+    let get = |r: usize, c: &str| aux.int(r, c);
+    let (a_ts, a_dur, d_ts, d_dur) = (get(a, "ts")?, get(a, "dur")?, get(d, "ts")?, get(d, "dur")?);
+    Some(
+        get(a, "track_id") == get(d, "track_id")
+            && get(a, "depth")? < get(d, "depth")?
+            && a_ts <= d_ts
+            && (a_dur == -1 || a_ts.saturating_add(a_dur) >= d_ts.saturating_add(d_dur)),
+    )
+}
+
 /// Registers `ancestor_slice` and `descendant_slice` over `slices`.
+/// Also `slice_is_ancestor(ancestor_id, descendant_id)`.
 pub fn register(conn: &Connection, slices: Arc<Table>) -> rusqlite::Result<()> {
     let at: Vec<Option<usize>> = COLUMNS
         .iter()
@@ -161,6 +179,25 @@ pub fn register(conn: &Connection, slices: Arc<Table>) -> rusqlite::Result<()> {
             }),
         )?;
     }
+    let aux = Aux {
+        slices,
+        at,
+        walk: Walk::Ancestors,
+    };
+    conn.create_scalar_function(
+        "slice_is_ancestor",
+        2,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8
+            | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| {
+            Ok(match (ctx.get_raw(0), ctx.get_raw(1)) {
+                (ValueRef::Integer(a), ValueRef::Integer(d)) => {
+                    is_ancestor(&aux, a, d).map(i64::from)
+                }
+                _ => None,
+            })
+        },
+    )?;
     Ok(())
 }
 
@@ -386,6 +423,19 @@ mod tests {
             ),
             vec![0, 1]
         );
+    }
+
+    #[test]
+    fn slice_is_ancestor_decides_by_track_depth_and_span() {
+        let tp = trace();
+        let one = |sql: &str| tp.query(sql).expect(sql).rows.remove(0).remove(0);
+        assert_eq!(one("SELECT slice_is_ancestor(0, 3)"), Value::Int(1));
+        assert_eq!(one("SELECT slice_is_ancestor(1, 4)"), Value::Int(0));
+        assert_eq!(one("SELECT slice_is_ancestor(3, 0)"), Value::Int(0));
+        // Another track, though inside in time.
+        assert_eq!(one("SELECT slice_is_ancestor(0, 2)"), Value::Int(0));
+        assert_eq!(one("SELECT slice_is_ancestor(0, 99)"), Value::Null);
+        assert_eq!(one("SELECT slice_is_ancestor(NULL, 1)"), Value::Null);
     }
 
     #[test]

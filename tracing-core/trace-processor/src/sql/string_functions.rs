@@ -2,8 +2,8 @@
 //! `hash(...)` (64-bit FNV-1a over its integer and text arguments, as
 //! upstream hashes them), `str_split(text, delimiter, field)`,
 //! `regexp(pattern, text)` (which SQLite's `text REGEXP pattern` operator
-//! calls), `regexp(pattern, text, flags)` and `regexp_extract(text,
-//! pattern)`. Bad arguments are SQL errors with upstream's wording, never
+//! calls), `regexp(pattern, text, flags)`, `regexp_extract(text,
+//! pattern)` and `regexp_replace_simple(text, pattern, replacement)`. Bad arguments are SQL errors with upstream's wording, never
 //! a panic.
 
 use std::sync::Arc;
@@ -160,6 +160,21 @@ fn regexp_extract(ctx: &Context<'_>) -> rusqlite::Result<Value> {
     Ok(Value::Text(piece.to_owned()))
 }
 
+/// `regexp_replace_simple(text, pattern, replacement)`: every match of
+/// pattern replaced by replacement, taken literally; NULL when any is NULL.
+fn regexp_replace_simple(ctx: &Context<'_>) -> rusqlite::Result<Value> {
+    let (Some(text), Some(replacement)) = (text_arg(ctx, 0)?, text_arg(ctx, 2)?) else {
+        return Ok(Value::Null);
+    };
+    let Some(re) = pattern(ctx, 1, false)? else {
+        return Ok(Value::Null);
+    };
+    Ok(Value::Text(
+        re.1.replace_all(&text, regex::NoExpand(&replacement))
+            .into_owned(),
+    ))
+}
+
 /// Registers the functions on `conn`.
 pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
@@ -168,6 +183,7 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function("regexp", 2, flags, regexp)?;
     conn.create_scalar_function("regexp", 3, flags, regexp)?;
     conn.create_scalar_function("regexp_extract", 2, flags, regexp_extract)?;
+    conn.create_scalar_function("regexp_replace_simple", 3, flags, regexp_replace_simple)?;
     Ok(())
 }
 
@@ -282,6 +298,29 @@ mod tests {
             .expect("q"),
             Value::Text("101".into())
         );
+    }
+
+    #[test]
+    fn regexp_replace_simple_replaces_every_match_literally() {
+        let c = conn();
+        let t = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            one(
+                &c,
+                "SELECT regexp_replace_simple('a1b22c', '[0-9]+', '$1#')"
+            )
+            .expect("q"),
+            t("a$1#b$1#c")
+        );
+        assert_eq!(
+            one(&c, "SELECT regexp_replace_simple('abc', 'x', '-')").expect("q"),
+            t("abc")
+        );
+        assert_eq!(
+            one(&c, "SELECT regexp_replace_simple(NULL, 'x', '-')").expect("q"),
+            Value::Null
+        );
+        assert!(one(&c, "SELECT regexp_replace_simple('a', '(', '-')").is_err());
     }
 
     #[test]
