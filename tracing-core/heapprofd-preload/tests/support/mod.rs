@@ -36,10 +36,18 @@ pub fn library() -> PathBuf {
     );
 }
 
-/// `tests/fixture/NAME.c`, built.
+/// `tests/fixture/NAME.c`, built. Each call builds into a directory of its
+/// own (the file keeps its name, which sessions match by command line):
+/// tests running at once that share a fixture would otherwise exec it
+/// while another's linker holds it open for writing (ETXTBSY, "Text file
+/// busy").
 pub fn fixture(name: &str) -> PathBuf {
+    static BUILT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixture/{name}.c"));
-    let bin = tmp().join(name);
+    let dir = tmp().join(format!("fixtures-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory for the fixture");
+    let bin = dir.join(name);
     let out = Command::new("cc")
         .args(["-O0", "-g", "-pthread", "-o"])
         .arg(&bin)
