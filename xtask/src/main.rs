@@ -244,6 +244,10 @@ enum Task {
         /// The target size in MB (default 200).
         #[arg(long)]
         mb: Option<u64>,
+        /// Record as a long trace: written into the file while it runs,
+        /// with periodic flushes (see tp_data::Options::long_trace).
+        #[arg(long)]
+        long_trace: bool,
     },
     /// The trace processor's performance figures (issue 49): load
     /// throughput and its split, the scanner floor, peak memory, the
@@ -611,8 +615,17 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::TpData { out, mb } => {
-            match tp_data::run(&workspace_root(), &tp_data::Options { out, mb }) {
+        Task::TpData {
+            out,
+            mb,
+            long_trace,
+        } => {
+            let opts = tp_data::Options {
+                out,
+                mb,
+                long_trace,
+            };
+            match tp_data::run(&workspace_root(), &opts) {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");

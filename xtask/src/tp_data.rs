@@ -3,11 +3,13 @@
 //! system probes with ftrace's scheduler events and `linux.perf`'s CPU
 //! samples with callstacks, through zerotrace's own in-process service, by
 //! the decode bench's recorder ([`crate::decode_data`]) sized for a target
-//! byte count (default 200 MB), and recorded as Perfetto records a long
-//! trace (`write_into_file`, written every 2.5 s, flushed periodically:
+//! byte count (default 200 MB), read at the end of the session; with
+//! `--long-trace`, recorded as Perfetto records a long trace
+//! (`write_into_file`, written every 2.5 s, flushed periodically:
 //! [`record::LONG_TRACE`]) so that it carries the service's flush and
 //! read-completed events the trace processor's sort window releases
-//! packets on. Written as `tp.pftrace` into
+//! packets on (not the default while that mode loses most of the probes'
+//! packets). Written as `tp.pftrace` into
 //! `$CARGO_TARGET_DIR/tp-bench-data/` (`target/` when unset) unless
 //! `--out` names a directory; never committed. What it holds (packets per
 //! kind) is printed by the bench program's `--composition`.
@@ -29,6 +31,14 @@ pub struct Options {
     pub out: Option<PathBuf>,
     /// The target size in MB (default [`DEFAULT_MB`]).
     pub mb: Option<u64>,
+    /// Record as Perfetto records a long trace (`write_into_file` with
+    /// periodic flushes and file writes, [`record::LONG_TRACE`]), so that
+    /// the trace carries the service's flush and read-completed events the
+    /// trace processor's sort window releases packets on. Not the default:
+    /// in this mode most of the probes' packets are lost today (the
+    /// periodic flushes are never acknowledged), which changes the
+    /// trace's composition.
+    pub long_trace: bool,
 }
 
 /// The directory the trace goes to when `--out` is not given.
@@ -51,7 +61,10 @@ pub fn run(root: &Path, opts: &Options) -> Result<PathBuf, String> {
     let dir = opts.out.clone().unwrap_or_else(|| default_dir(root));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mb = opts.mb.unwrap_or(DEFAULT_MB);
-    let size = Size::for_bytes(mb * 1_000_000);
+    let mut size = Size::for_bytes(mb * 1_000_000);
+    if opts.long_trace {
+        size.long_trace = Some(record::LONG_TRACE);
+    }
     let long = size
         .long_trace
         .map(|l| {

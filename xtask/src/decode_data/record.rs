@@ -105,7 +105,7 @@ impl Size {
             probes_ms: 3_000,
             buffer_kb: u32::try_from(kb).unwrap_or(u32::MAX).max(DEFAULT_BUFFER_KB),
             perf: true,
-            long_trace: Some(LONG_TRACE),
+            long_trace: None,
         }
     }
 }
@@ -297,7 +297,10 @@ mod tests {
                 s.buffer_kb
             );
             assert!(s.perf && s.probes_ms > 0);
-            assert_eq!(s.long_trace, Some(LONG_TRACE), "recorded as a long trace");
+            assert_eq!(
+                s.long_trace, None,
+                "read at the end unless tp-data --long-trace asks"
+            );
         }
         assert!(Size::for_bytes(1).buffer_kb >= DEFAULT_BUFFER_KB);
         assert_eq!(
