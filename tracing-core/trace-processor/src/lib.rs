@@ -43,11 +43,11 @@ pub mod profile_view;
 #[cfg(feature = "sql")]
 pub mod rpc;
 mod sequence_state;
-pub mod trace_ids;
 #[cfg(feature = "sql")]
 mod sql;
 mod storage;
 pub mod tables;
+pub mod trace_ids;
 mod tracker;
 
 #[cfg(feature = "sql")]

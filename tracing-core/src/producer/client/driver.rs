@@ -559,7 +559,10 @@ mod tests {
     /// endpoint before the call that follows it (its
     /// NotifyDataSourceStopped), whichever thread drains the outbox.
     #[test]
-    #[cfg_attr(miri, ignore = "Miri has no CLOCK_BOOTTIME, which the client's clock reads")]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri has no CLOCK_BOOTTIME, which the client's clock reads"
+    )]
     fn what_the_writers_queued_goes_out_before_the_next_endpoint_call() {
         let opts = ProducerOptions::default();
         let startup = ClientStartup::default();

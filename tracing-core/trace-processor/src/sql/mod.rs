@@ -19,10 +19,10 @@ pub mod public_schema;
 pub(crate) mod read_plan;
 #[cfg(test)]
 mod schema_agreement;
+mod slice_tree;
 pub(crate) mod streaming;
 mod string_functions;
 pub mod table;
-mod slice_tree;
 mod to_ftrace;
 mod trace_bounds;
 pub(crate) mod union;
@@ -145,7 +145,9 @@ impl Engine {
         byte_functions::register(&conn)?;
         clock_functions::register(
             &conn,
-            all.iter().find(|t| t.name == "clock_snapshot").map(|t| t.as_ref()),
+            all.iter()
+                .find(|t| t.name == "clock_snapshot")
+                .map(|t| t.as_ref()),
         )?;
         trace_bounds::register(&conn, trace_bounds::compute(&all))?;
         conn.execute_batch(&crate::tables::views::statements())?;

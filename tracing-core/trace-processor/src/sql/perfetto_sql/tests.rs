@@ -293,7 +293,10 @@ fn table_functions_are_called_in_from_with_constant_or_joined_arguments() {
     assert_eq!(ints(&rows), [[2, 2], [4, 4]]);
     run(&p, &c, "CREATE OR REPLACE PERFETTO FUNCTION upto(n LONG) RETURNS TABLE(i LONG) AS SELECT $n + 1 AS i").unwrap();
     assert_eq!(ints(&run(&p, &c, "SELECT * FROM upto(5)").unwrap()), [[6]]);
-    assert_eq!(run(&p, &c, "SELECT * FROM upto(NULL)").unwrap(), [[Value::Null]]);
+    assert_eq!(
+        run(&p, &c, "SELECT * FROM upto(NULL)").unwrap(),
+        [[Value::Null]]
+    );
     let (m, _) = error(&p, &c, "SELECT * FROM upto('x')");
     assert!(m.contains("argument 0 does not have expected type"), "{m}");
     // The body's columns must be the declared ones.
