@@ -34,6 +34,7 @@ pub mod remote_clock;
 #[cfg(test)]
 mod sort_window_tests;
 pub mod sorter;
+mod state_packets;
 pub mod streaming_profile;
 pub mod tokenizer;
 pub mod trace_identity;
@@ -44,14 +45,10 @@ mod walks_once;
 use crate::hash::HashMap;
 
 use protozero::Decoder;
-use zerotrace_protos::protos::{
-    ThreadDescriptorDecoder, TraceAttributesDecoder, TraceConfigDecoder, TracePacket,
-    TraceStatsDecoder, TrackDescriptorDecoder,
-};
+use zerotrace_protos::protos::{TraceAttributesDecoder, TracePacket, TraceStatsDecoder};
 
 use crate::arena::PacketArena;
 use crate::clock::MachineClocks;
-use crate::descriptors::Descriptor;
 use crate::error::TraceError;
 use crate::packet_fields::{self, PacketFields, Payload};
 use crate::packet_view::{
@@ -649,78 +646,6 @@ impl Loader {
         }
     }
 
-    fn on_trace_config(&mut self, bytes: &[u8]) {
-        let config = TraceConfigDecoder::new(bytes);
-        self.identity.on_config_uuid(
-            config.trace_uuid_msb().unwrap_or(0),
-            config.trace_uuid_lsb().unwrap_or(0),
-        );
-        if let Some(attrs) = config.trace_attributes() {
-            self.trace_attributes(&attrs);
-        }
-        if let Some(clock) = config
-            .builtin_data_sources()
-            .and_then(|b| b.primary_trace_clock_raw())
-        {
-            if clock > 0 {
-                self.parser.clocks.set_trace_clock(clock as u64);
-            }
-        }
-    }
-
-    fn on_track_descriptor(&mut self, td: &[u8], seq: u32, gen_idx: u32) {
-        self.register_descriptor(td);
-        // As upstream: a thread's descriptor, read while the sequence's
-        // incremental state is valid, becomes the sequence's thread
-        // (for legacy events that give no track) and resets its
-        // reference times.
-        if let Some(th) = TrackDescriptorDecoder::new(td).thread() {
-            let valid = self
-                .generations
-                .get(gen_idx as usize)
-                .is_some_and(|g| g.valid);
-            if let (true, Some(pid), Some(tid)) = (valid, th.pid(), th.tid()) {
-                let t = (i64::from(pid), tid);
-                if let Some(s) = self.sequences.get_mut(&seq) {
-                    s.track_event_timestamp_ns = Some(
-                        th.reference_timestamp_us()
-                            .unwrap_or(0)
-                            .saturating_mul(1000),
-                    );
-                    s.track_event_thread_time_us = Some(th.reference_thread_time_us().unwrap_or(0));
-                    s.track_event_instruction_count =
-                        Some(th.reference_thread_instruction_count().unwrap_or(0));
-                    s.thread = Some(t);
-                }
-                if let Some(g) = self.generations.get_mut(gen_idx as usize) {
-                    g.thread = Some(t);
-                }
-            }
-        }
-    }
-
-    fn on_thread_descriptor(&mut self, bytes: &[u8], seq: u32, gen_idx: u32) {
-        let thread = ThreadDescriptorDecoder::new(bytes);
-        let t = (
-            i64::from(thread.pid().unwrap_or(0)),
-            thread.tid().unwrap_or(0),
-        );
-        if let Some(s) = self.sequences.get_mut(&seq) {
-            s.track_event_timestamp_ns = Some(
-                thread
-                    .reference_timestamp_us()
-                    .unwrap_or(0)
-                    .saturating_mul(1000),
-            );
-            s.track_event_thread_time_us = thread.reference_thread_time_us();
-            s.track_event_instruction_count = thread.reference_thread_instruction_count();
-            s.thread = Some(t);
-        }
-        if let Some(g) = self.generations.get_mut(gen_idx as usize) {
-            g.thread = Some(t);
-        }
-    }
-
     /// Queues each sample of a `StreamingProfilePacket` at its own time.
     fn queue_streaming_profile(&mut self, sp: &[u8], seq: u32, gen_idx: u32) {
         let state = self.sequences.entry(seq).or_default();
@@ -747,29 +672,6 @@ impl Loader {
                 field: packet_fields::STREAMING_PROFILE_PACKET as u16,
             };
             self.enqueue(packet, None);
-        }
-    }
-
-    fn trace_attributes(&mut self, attrs: &zerotrace_protos::protos::TraceAttributesDecoder<'_>) {
-        for a in attrs.attribute() {
-            let key = format!("trace_attribute.{}", a.key().unwrap_or(""));
-            if let Some(v) = a.long_value() {
-                self.parser.storage.set_metadata_int(&key, v);
-            } else if let Some(v) = a.string_value() {
-                self.parser.storage.set_metadata_str(&key, v);
-            }
-        }
-    }
-
-    fn clear_incremental_state(&mut self, seq: u32) {
-        let cur = self.sequences.get(&seq).map(|s| s.generation);
-        let g = self.new_generation(true, cur);
-        if let Some(s) = self.sequences.get_mut(&seq) {
-            s.generation = g;
-            s.incremental_counters.clear();
-            s.track_event_timestamp_ns = None;
-            s.track_event_thread_time_us = None;
-            s.track_event_instruction_count = None;
         }
     }
 
@@ -804,53 +706,5 @@ impl Loader {
         if res.is_err() || inner.pending_len() > 0 {
             self.parser.storage.stats.incr("tokenizer_skipped_packets");
         }
-    }
-
-    fn add_interned(&mut self, gen_idx: u32, interned: &[u8]) {
-        let Some(g) = self.generations.get_mut(gen_idx as usize) else {
-            return;
-        };
-        let mut d = Decoder::new(interned);
-        while let Some(field) = d.read_field() {
-            let Ok(field) = field else {
-                self.parser
-                    .storage
-                    .stats
-                    .incr("interned_data_tokenizer_errors");
-                return;
-            };
-            let Ok(msg) = field.as_bytes() else {
-                continue;
-            };
-            let iid = Decoder::new(msg).find_last(1).and_then(|f| f.as_u64().ok());
-            if iid.is_none() && STACK_PROFILE_INTERNED.contains(&field.id) {
-                self.parser.storage.profile_facts.losses.perf_malformed += 1;
-            }
-            let iid = iid.unwrap_or(0);
-            g.interned.insert((field.id, iid), msg.to_vec());
-        }
-    }
-
-    fn register_descriptor(&mut self, bytes: &[u8]) {
-        let td = TrackDescriptorDecoder::new(bytes);
-        let Some(uuid) = td.uuid() else {
-            self.parser
-                .storage
-                .stats
-                .incr("track_event_tokenizer_errors");
-            return;
-        };
-        let counter = td.counter();
-        self.parser
-            .track_resolution
-            .descriptors_mut()
-            .register(Descriptor {
-                bytes: bytes.to_vec(),
-                uuid,
-                is_incremental_counter: counter
-                    .as_ref()
-                    .is_some_and(|c| c.is_incremental().unwrap_or(false)),
-                order: 0,
-            });
     }
 }
