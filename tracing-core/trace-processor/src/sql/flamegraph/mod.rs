@@ -1,0 +1,60 @@
+//! Flamegraphs in SQL: the `__intrinsic_flamegraph` virtual-table
+//! operator (a merged tree of frames from any `id, parent_id, name,
+//! value, ...` rows, in the views, filters, groupings and aggregates
+//! `__intrinsic_flamegraph_config` asks for, with its layout) that
+//! Perfetto's stdlib and UI build their flamegraphs on. Written for
+//! zerotrace from the documented behaviour of upstream's operator; one
+//! file per step: `config.rs` (the config function), `source.rs` (the
+//! rows, as a tree), `build.rs` (the merge), `aggregate.rs`,
+//! `layout.rs`, `vtab.rs` (SQLite's side), `error.rs`.
+
+mod aggregate;
+mod build;
+mod config;
+mod error;
+mod layout;
+mod source;
+mod vtab;
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use rusqlite::functions::{Context, FunctionFlags};
+use rusqlite::types::ValueRef;
+
+fn config_fn(ctx: &Context<'_>) -> rusqlite::Result<String> {
+    let mut texts = Vec::with_capacity(ctx.len());
+    for i in 0..ctx.len() {
+        texts.push(match ctx.get_raw(i) {
+            ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+            _ => None,
+        });
+    }
+    let args: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
+    config::parse(&args).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?;
+    let all: Vec<&str> = args.iter().map(|a| a.unwrap_or_default()).collect();
+    Ok(config::encode(&all))
+}
+
+/// Registers the operator and its two functions on `conn`.
+pub fn register(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_scalar_function(
+        "__intrinsic_flamegraph_config",
+        -1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        config_fn,
+    )?;
+    conn.create_scalar_function(vtab::FIND, 2, FunctionFlags::SQLITE_UTF8, |_| {
+        Err::<i64, _>(rusqlite::Error::UserFunctionError(
+            format!("{} must constrain a flamegraph", vtab::FIND).into(),
+        ))
+    })?;
+    conn.create_module(
+        "__intrinsic_flamegraph",
+        vtab::module(),
+        Some(Arc::new(vtab::Registry::default())),
+    )
+}
+
+#[cfg(test)]
+mod tests;
