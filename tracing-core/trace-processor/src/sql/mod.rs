@@ -14,7 +14,6 @@ mod demangle;
 mod file_access;
 mod flamegraph;
 mod functions;
-mod intervals;
 mod math_functions;
 mod perfetto_sql;
 pub mod public_schema;
@@ -22,8 +21,6 @@ pub(crate) mod read_plan;
 #[cfg(test)]
 mod schema_agreement;
 mod slice_tree;
-mod slices;
-mod span_join;
 pub(crate) mod streaming;
 mod string_functions;
 pub mod table;
@@ -144,12 +141,9 @@ impl Engine {
         to_ftrace::register(&conn, &all)?;
         string_functions::register(&conn)?;
         if let Some(slices) = slices {
-            self::slices::register(&conn, slices.clone())?;
             slice_tree::register(&conn, slices)?;
         }
         math_functions::register(&conn)?;
-        span_join::register(&conn)?;
-        intervals::register(&conn)?;
         byte_functions::register(&conn)?;
         clock_functions::register(
             &conn,
