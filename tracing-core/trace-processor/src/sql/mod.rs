@@ -21,6 +21,7 @@ pub(crate) mod read_plan;
 #[cfg(test)]
 mod schema_agreement;
 mod slice_tree;
+mod span_join;
 pub(crate) mod streaming;
 mod string_functions;
 pub mod table;
@@ -144,6 +145,7 @@ impl Engine {
             slice_tree::register(&conn, slices)?;
         }
         math_functions::register(&conn)?;
+        span_join::register(&conn)?;
         byte_functions::register(&conn)?;
         clock_functions::register(
             &conn,
