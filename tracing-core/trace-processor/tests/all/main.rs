@@ -26,6 +26,7 @@ mod profiling;
 mod query_pushdown;
 mod sched;
 mod sql_file_access;
+mod stdlib_linux;
 mod sys_stats;
 mod systrace;
 mod track_event_callstacks;

@@ -18,10 +18,112 @@ pub(crate) struct Module {
 
 /// Every module, sorted by name. None holds upstream's text: each is ours,
 /// written from the documented meaning of its tables and functions.
-pub(crate) const MODULES: &[Module] = &[Module {
-    key: "time.conversion",
-    sql: include_str!("modules/time_conversion.sql"),
-}];
+pub(crate) const MODULES: &[Module] = &[
+    Module {
+        key: "counters.global_tracks",
+        sql: include_str!("modules/counters_global_tracks.sql"),
+    },
+    Module {
+        key: "counters.intervals",
+        sql: include_str!("modules/counters_intervals.sql"),
+    },
+    Module {
+        key: "linux.cpu.frequency",
+        sql: include_str!("modules/linux_cpu_frequency.sql"),
+    },
+    Module {
+        key: "linux.cpu.idle",
+        sql: include_str!("modules/linux_cpu_idle.sql"),
+    },
+    Module {
+        key: "linux.cpu.idle_stats",
+        sql: include_str!("modules/linux_cpu_idle_stats.sql"),
+    },
+    Module {
+        key: "linux.cpu.idle_time_in_state",
+        sql: include_str!("modules/linux_cpu_idle_time_in_state.sql"),
+    },
+    Module {
+        key: "linux.cpu.utilization.general",
+        sql: include_str!("modules/linux_cpu_utilization_general.sql"),
+    },
+    Module {
+        key: "linux.cpu.utilization.process",
+        sql: include_str!("modules/linux_cpu_utilization_process.sql"),
+    },
+    Module {
+        key: "linux.cpu.utilization.system",
+        sql: include_str!("modules/linux_cpu_utilization_system.sql"),
+    },
+    Module {
+        key: "linux.cpu.utilization.thread",
+        sql: include_str!("modules/linux_cpu_utilization_thread.sql"),
+    },
+    Module {
+        key: "linux.cpu.utilization.thread_cpu",
+        sql: include_str!("modules/linux_cpu_utilization_thread_cpu.sql"),
+    },
+    Module {
+        key: "linux.memory.general",
+        sql: include_str!("modules/linux_memory_general.sql"),
+    },
+    Module {
+        key: "linux.memory.high_watermark",
+        sql: include_str!("modules/linux_memory_high_watermark.sql"),
+    },
+    Module {
+        key: "linux.memory.process",
+        sql: include_str!("modules/linux_memory_process.sql"),
+    },
+    Module {
+        key: "linux.threads",
+        sql: include_str!("modules/linux_threads.sql"),
+    },
+    Module {
+        key: "sched.latency",
+        sql: include_str!("modules/sched_latency.sql"),
+    },
+    Module {
+        key: "sched.runnable",
+        sql: include_str!("modules/sched_runnable.sql"),
+    },
+    Module {
+        key: "sched.states",
+        sql: include_str!("modules/sched_states.sql"),
+    },
+    Module {
+        key: "sched.thread_level_parallelism",
+        sql: include_str!("modules/sched_thread_level_parallelism.sql"),
+    },
+    Module {
+        key: "sched.time_in_state",
+        sql: include_str!("modules/sched_time_in_state.sql"),
+    },
+    Module {
+        key: "sched.with_context",
+        sql: include_str!("modules/sched_with_context.sql"),
+    },
+    Module {
+        key: "std.metasql.unparenthesize",
+        sql: include_str!("modules/std_metasql_unparenthesize.sql"),
+    },
+    Module {
+        key: "std.thread.with_context",
+        sql: include_str!("modules/std_thread_with_context.sql"),
+    },
+    Module {
+        key: "std.traceinfo.metadata_for_primary_scope",
+        sql: include_str!("modules/std_traceinfo_metadata_for_primary_scope.sql"),
+    },
+    Module {
+        key: "std.traceinfo.trace",
+        sql: include_str!("modules/std_traceinfo_trace.sql"),
+    },
+    Module {
+        key: "time.conversion",
+        sql: include_str!("modules/time_conversion.sql"),
+    },
+];
 
 /// The package of a module name: its first component.
 fn package(key: &str) -> &str {
