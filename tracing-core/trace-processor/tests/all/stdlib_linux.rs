@@ -59,7 +59,10 @@ fn freq(b: &mut FtraceEventBundle<'_>, ts: u64, cpu: u32, khz: u32) {
 }
 
 fn idle(b: &mut FtraceEventBundle<'_>, ts: u64, cpu: u32, state: u32) {
-    event(b, ts, 0).begin_cpu_idle().set_state(state).set_cpu_id(cpu);
+    event(b, ts, 0)
+        .begin_cpu_idle()
+        .set_state(state)
+        .set_cpu_id(cpu);
 }
 
 /// A process tree at ts 1: `app` (pid 100; threads 100, 101), `db` (pid
@@ -68,13 +71,25 @@ fn process_tree() -> Vec<u8> {
     packet(|p| {
         p.set_timestamp(1);
         let mut tree = p.message().begin_nested(PROCESS_TREE);
-        for (pid, ppid, name) in [(2, 0, "kthreadd"), (30, 2, "kworker"), (100, 1, "app"), (200, 1, "db")] {
+        for (pid, ppid, name) in [
+            (2, 0, "kthreadd"),
+            (30, 2, "kworker"),
+            (100, 1, "app"),
+            (200, 1, "db"),
+        ] {
             let mut proc_ = tree.begin_nested(1);
             proc_.append_int32(1, pid);
             proc_.append_int32(2, ppid);
             proc_.append_string(3, name);
         }
-        for (tid, tgid) in [(2, 2), (30, 30), (100, 100), (101, 100), (200, 200), (201, 200)] {
+        for (tid, tgid) in [
+            (2, 2),
+            (30, 30),
+            (100, 100),
+            (101, 100),
+            (200, 200),
+            (201, 200),
+        ] {
             let mut th = tree.begin_nested(2);
             th.append_int32(1, tid);
             th.append_int32(3, tgid);
@@ -227,8 +242,20 @@ fn cpu_utilization_per_process_and_thread_agrees_with_sched_slice() {
     assert_eq!(
         by_module,
         vec![
-            vec![i(100), i(200), i(100 * 1000 + 100 * 2000), i(1_000_000), i(2_000_000)],
-            vec![i(200), i(400), i(300 * 500 + 50 * 1000 + 50 * 2000), i(500_000), i(2_000_000)],
+            vec![
+                i(100),
+                i(200),
+                i(100 * 1000 + 100 * 2000),
+                i(1_000_000),
+                i(2_000_000)
+            ],
+            vec![
+                i(200),
+                i(400),
+                i(300 * 500 + 50 * 1000 + 50 * 2000),
+                i(500_000),
+                i(2_000_000)
+            ],
         ]
     );
     // Per thread, the same runtime as sched_slice's.
@@ -278,10 +305,7 @@ fn cpu_utilization_per_process_and_thread_agrees_with_sched_slice() {
         vec![(0, 0.75), (200, 0.5), (400, 0.5)]
     );
     let cycles = rows(&tp, "SELECT runtime, millicycles FROM cpu_cycles");
-    assert_eq!(
-        cycles,
-        vec![vec![i(600), i(300_000 + 300_000)]]
-    );
+    assert_eq!(cycles, vec![vec![i(600), i(300_000 + 300_000)]]);
 }
 
 #[test]
@@ -434,9 +458,36 @@ fn memory_per_process_combines_the_rss_counters_and_their_high_watermark() {
     assert_eq!(
         got,
         vec![
-            vec![i(10), i(100), kb(100), kb(50), Value::Null, Value::Null, kb(150), kb(150)],
-            vec![i(20), i(100), kb(120), kb(50), kb(10), Value::Null, kb(180), kb(180)],
-            vec![i(30), i(100), kb(90), kb(50), kb(10), kb(5), kb(150), kb(155)],
+            vec![
+                i(10),
+                i(100),
+                kb(100),
+                kb(50),
+                Value::Null,
+                Value::Null,
+                kb(150),
+                kb(150)
+            ],
+            vec![
+                i(20),
+                i(100),
+                kb(120),
+                kb(50),
+                kb(10),
+                Value::Null,
+                kb(180),
+                kb(180)
+            ],
+            vec![
+                i(30),
+                i(100),
+                kb(90),
+                kb(50),
+                kb(10),
+                kb(5),
+                kb(150),
+                kb(155)
+            ],
         ]
     );
     // The highest RSS so far: 150, then 180, which stays.
@@ -446,7 +497,11 @@ fn memory_per_process_combines_the_rss_counters_and_their_high_watermark() {
     );
     assert_eq!(
         hwm,
-        vec![vec![i(10), kb(150)], vec![i(20), kb(180)], vec![i(30), kb(180)]]
+        vec![
+            vec![i(10), kb(150)],
+            vec![i(20), kb(180)],
+            vec![i(30), kb(180)]
+        ]
     );
 }
 
@@ -466,4 +521,3 @@ fn metadata_for_primary_scope_keeps_one_entry_per_name() {
         "INCLUDE PERFETTO MODULE std.traceinfo.trace; SELECT * FROM _metadata_by_trace",
     );
 }
-
