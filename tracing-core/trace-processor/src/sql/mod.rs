@@ -14,6 +14,7 @@ mod demangle;
 mod file_access;
 mod flamegraph;
 mod functions;
+mod intervals;
 mod math_functions;
 mod perfetto_sql;
 pub mod public_schema;
@@ -145,6 +146,7 @@ impl Engine {
             slice_tree::register(&conn, slices)?;
         }
         math_functions::register(&conn)?;
+        intervals::register(&conn)?;
         span_join::register(&conn)?;
         byte_functions::register(&conn)?;
         clock_functions::register(

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use super::error::PerfettoSqlError;
+use super::intrinsic_macros;
 use super::tokens::{Kind, Tok, tokenize};
 
 /// How deep expansions may nest.
@@ -81,13 +82,16 @@ impl Macros {
             }
             let name = t.text(text);
             let at = t.start;
-            let Some(m) = self.by_name.get(name) else {
-                return Err((
+            // An intrinsic macro (`intrinsic_macros.rs`) is None here.
+            let m = if intrinsic_macros::is_intrinsic(name) {
+                None
+            } else {
+                Some(self.by_name.get(name).ok_or((
                     PerfettoSqlError::UnknownMacro {
                         name: name.to_owned(),
                     },
                     at,
-                ));
+                ))?)
             };
             if depth >= MAX_DEPTH {
                 return Err((
@@ -105,7 +109,9 @@ impl Macros {
                 },
                 at,
             ))?;
-            if args.len() != m.params.len() {
+            if let Some(m) = m
+                && args.len() != m.params.len()
+            {
                 return Err((
                     PerfettoSqlError::MacroArity {
                         name: name.to_owned(),
@@ -123,7 +129,15 @@ impl Macros {
                     .unwrap_or_else(|| a.to_owned());
                 values.push(v);
             }
-            let body = substitute(&m.body, &m.params, &values).map_err(|e| (e, at))?;
+            let body = match m {
+                Some(m) => substitute(&m.body, &m.params, &values),
+                None => intrinsic_macros::expand(name, &values).unwrap_or_else(|| {
+                    Err(PerfettoSqlError::UnknownMacro {
+                        name: name.to_owned(),
+                    })
+                }),
+            }
+            .map_err(|e| (e, at))?;
             if body.len() > MAX_EXPANDED {
                 return Err((
                     PerfettoSqlError::MacroTooLong {

@@ -16,7 +16,9 @@
 //! whose positions are lines and columns of characters, not bytes.
 //!
 //! Files: `tokens.rs` (tokens, statement splitting), `statement.rs` (what
-//! a statement is), `types.rs`, `macros.rs`, `functions.rs` (scalar),
+//! a statement is), `types.rs`, `macros.rs` (with `intrinsic_macros.rs`,
+//! the built-in `__intrinsic_stringify!`/`__intrinsic_token_apply!` family),
+//! `functions.rs` (scalar),
 //! `table_functions.rs`, `nested.rs` (bodies run inside a call),
 //! `legacy.rs` (`CREATE_FUNCTION`, `EXPERIMENTAL_MEMOIZE`),
 //! `tables.rs` (tables, views, indexes), `modules.rs` (the module registry,
@@ -24,6 +26,7 @@
 
 mod error;
 mod functions;
+mod intrinsic_macros;
 mod legacy;
 mod macros;
 mod modules;

@@ -28,6 +28,26 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/counters_intervals.sql"),
     },
     Module {
+        key: "intervals.create_intervals",
+        sql: include_str!("modules/intervals_create_intervals.sql"),
+    },
+    Module {
+        key: "intervals.fill_gaps",
+        sql: include_str!("modules/intervals_fill_gaps.sql"),
+    },
+    Module {
+        key: "intervals.intersect",
+        sql: include_str!("modules/intervals_intersect.sql"),
+    },
+    Module {
+        key: "intervals.mipmap",
+        sql: include_str!("modules/intervals_mipmap.sql"),
+    },
+    Module {
+        key: "intervals.overlap",
+        sql: include_str!("modules/intervals_overlap.sql"),
+    },
+    Module {
         key: "linux.cpu.frequency",
         sql: include_str!("modules/linux_cpu_frequency.sql"),
     },
