@@ -22,6 +22,7 @@ pub(crate) mod read_plan;
 #[cfg(test)]
 mod schema_agreement;
 mod slice_tree;
+mod slices;
 mod span_join;
 pub(crate) mod streaming;
 mod string_functions;
@@ -143,6 +144,7 @@ impl Engine {
         to_ftrace::register(&conn, &all)?;
         string_functions::register(&conn)?;
         if let Some(slices) = slices {
+            self::slices::register(&conn, slices.clone())?;
             slice_tree::register(&conn, slices)?;
         }
         math_functions::register(&conn)?;

@@ -14,11 +14,13 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, Error};
 
 /// FNV-1a's 64-bit offset basis.
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 /// FNV-1a's 64-bit prime.
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
-fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+/// FNV-1a over `bytes`, continuing from `h` (`hash()`'s rule; the stack
+/// ids of `slices/stack_id.rs` hash the same way).
+pub(crate) fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     for b in bytes {
         h ^= u64::from(*b);
         h = h.wrapping_mul(FNV_PRIME);

@@ -124,6 +124,26 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/sched_with_context.sql"),
     },
     Module {
+        key: "slices.flat_slices",
+        sql: include_str!("modules/slices_flat_slices.sql"),
+    },
+    Module {
+        key: "slices.hierarchy",
+        sql: include_str!("modules/slices_hierarchy.sql"),
+    },
+    Module {
+        key: "slices.self_dur",
+        sql: include_str!("modules/slices_self_dur.sql"),
+    },
+    Module {
+        key: "slices.stack",
+        sql: include_str!("modules/slices_stack.sql"),
+    },
+    Module {
+        key: "slices.with_context",
+        sql: include_str!("modules/slices_with_context.sql"),
+    },
+    Module {
         key: "std.metasql.unparenthesize",
         sql: include_str!("modules/std_metasql_unparenthesize.sql"),
     },
@@ -142,6 +162,34 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "time.conversion",
         sql: include_str!("modules/time_conversion.sql"),
+    },
+    Module {
+        key: "viz.summary.counters",
+        sql: include_str!("modules/viz_summary_counters.sql"),
+    },
+    Module {
+        key: "viz.summary.processes",
+        sql: include_str!("modules/viz_summary_processes.sql"),
+    },
+    Module {
+        key: "viz.summary.slices",
+        sql: include_str!("modules/viz_summary_slices.sql"),
+    },
+    Module {
+        key: "viz.summary.threads",
+        sql: include_str!("modules/viz_summary_threads.sql"),
+    },
+    Module {
+        key: "viz.summary.trace",
+        sql: include_str!("modules/viz_summary_trace.sql"),
+    },
+    Module {
+        key: "viz.summary.track_event",
+        sql: include_str!("modules/viz_summary_track_event.sql"),
+    },
+    Module {
+        key: "viz.track_event_callstacks",
+        sql: include_str!("modules/viz_track_event_callstacks.sql"),
     },
 ];
 

@@ -1,0 +1,50 @@
+//! The native operators of the `slices.*` modules (their SQL is in
+//! `perfetto_sql/modules/slices_*.sql`): `stack_id.rs` (the stack ids of
+//! `slices.stack`), `flatten.rs` (the flattened slices of
+//! `slices.flat_slices`), served by `int_rows.rs` (a table of computed
+//! integer rows). Each computes from the frozen slice table on first use.
+
+mod flatten;
+mod int_rows;
+mod stack_id;
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use super::table::Table;
+
+/// Column `name`'s index in `t`.
+fn col(t: &Table, name: &str) -> Option<usize> {
+    t.columns.iter().position(|c| c.name == name)
+}
+
+/// The parent row of every row of slice table `t`: only a parent with a
+/// smaller id counts (ids ascend down a tree), so that every walk up ends.
+fn parents(t: &Table) -> Vec<Option<usize>> {
+    let parent = col(t, "parent_id").and_then(|c| t.columns.get(c));
+    (0..t.len)
+        .map(|row| {
+            parent
+                .and_then(|c| c.int_at(row))
+                .and_then(|p| usize::try_from(p).ok())
+                .filter(|p| *p < row)
+        })
+        .collect()
+}
+
+/// Registers the operators over slice table `slices`:
+/// `__intrinsic_slice_stack_id(slice_id)` and the table
+/// `__intrinsic_slice_flattened`.
+pub(super) fn register(conn: &Connection, slices: Arc<Table>) -> rusqlite::Result<()> {
+    stack_id::register(conn, slices.clone())?;
+    int_rows::register(
+        conn,
+        "__intrinsic_slice_flattened",
+        flatten::COLUMNS,
+        Box::new(move || flatten::compute(&slices)),
+    )
+}
+
+#[cfg(test)]
+mod tests;
