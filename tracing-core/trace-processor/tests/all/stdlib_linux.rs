@@ -4,7 +4,7 @@
 //! what the test wrote (switch times, frequencies, process stats) and sums
 //! over the raw tables (`sched_slice`, `thread_state`, `counter`).
 
-use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundle};
+use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundle, track_event};
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
 use crate::common;
@@ -101,7 +101,7 @@ fn process_tree() -> Vec<u8> {
 /// 400) (cpu_idle state 1), runs 101 [400, 500); its frequency is 1 GHz
 /// from 50 and 2 GHz from 250. CPU 1 runs 200 [150, 450) after it was
 /// woken at 120, at 500 MHz from 0. The trace ends at 500.
-fn sched_trace() -> TraceProcessor {
+fn sched_packets() -> Vec<Vec<u8>> {
     let cpu0 = bundle(0, |b| {
         freq(b, 50, 0, 1_000_000);
         switch(b, 100, 0, 0, 100);
@@ -125,7 +125,11 @@ fn sched_trace() -> TraceProcessor {
         switch(b, 150, 0, 0, 200);
         switch(b, 450, 200, 1, 0);
     });
-    TraceProcessor::from_bytes(&trace(&[process_tree(), cpu0, cpu1])).expect("trace")
+    vec![process_tree(), cpu0, cpu1]
+}
+
+fn sched_trace() -> TraceProcessor {
+    TraceProcessor::from_bytes(&trace(&sched_packets())).expect("trace")
 }
 
 fn int(v: &Value) -> i64 {
@@ -519,5 +523,82 @@ fn metadata_for_primary_scope_keeps_one_entry_per_name() {
     rows(
         &tp,
         "INCLUDE PERFETTO MODULE std.traceinfo.trace; SELECT * FROM _metadata_by_trace",
+    );
+}
+
+#[test]
+fn block_device_ids_split_as_the_c_library_packs_them() {
+    let tp = sched_trace();
+    // makedev(8, 1) and makedev(8, 300) as glibc packs a dev_t.
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE linux.block_io;
+             SELECT linux_device_major_id(2049), linux_device_minor_id(2049),
+                    linux_device_major_id(1050668), linux_device_minor_id(1050668),
+                    (SELECT count(*) FROM linux_active_block_io_operations_by_device)"
+        ),
+        vec![vec![i(8), i(1), i(8), i(300), i(0)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE linux.devfreq;
+             SELECT count(*) FROM linux_devfreq_dsu_counter"
+        ),
+        vec![vec![i(0)]]
+    );
+}
+
+/// A slice of thread 201 over [210, 290): it ran [210, 250) at 1 GHz and
+/// [250, 290) at 2 GHz.
+#[test]
+fn cpu_cycles_per_thread_slice_sum_the_frequencies_its_thread_ran_at() {
+    let descriptor = packet(|p| {
+        p.set_trusted_packet_sequence_id(7);
+        p.set_timestamp(0);
+        let mut td = p.begin_track_descriptor();
+        td.set_uuid(77);
+        let mut th = td.begin_thread();
+        th.set_pid(200);
+        th.set_tid(201);
+    });
+    let mark = |ts: u64, kind: track_event::Type| {
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(7);
+            p.set_timestamp(ts);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(77);
+            e.set_name("work");
+            e.set_type(kind);
+        })
+    };
+    let mut packets = sched_packets();
+    packets.extend([
+        descriptor,
+        mark(210, track_event::Type::SliceBegin),
+        mark(290, track_event::Type::SliceEnd),
+    ]);
+    let tp = TraceProcessor::from_bytes(&trace(&packets)).expect("trace");
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE linux.cpu.utilization.slice;
+             SELECT name, thread_name, process_name, millicycles FROM cpu_cycles_per_thread_slice"
+        ),
+        vec![vec![
+            s("work"),
+            s("t201"),
+            s("db"),
+            i(40 * 1000 + 40 * 2000)
+        ]]
+    );
+    // Within [230, 330): the slice's part [230, 290).
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, millicycles FROM cpu_cycles_per_thread_slice_in_interval(230, 100)"
+        ),
+        vec![vec![s("work"), i(20 * 1000 + 40 * 2000)]]
     );
 }

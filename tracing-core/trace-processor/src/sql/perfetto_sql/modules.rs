@@ -48,6 +48,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/intervals_overlap.sql"),
     },
     Module {
+        key: "linux.block_io",
+        sql: include_str!("modules/linux_block_io.sql"),
+    },
+    Module {
         key: "linux.cpu.frequency",
         sql: include_str!("modules/linux_cpu_frequency.sql"),
     },
@@ -72,6 +76,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/linux_cpu_utilization_process.sql"),
     },
     Module {
+        key: "linux.cpu.utilization.slice",
+        sql: include_str!("modules/linux_cpu_utilization_slice.sql"),
+    },
+    Module {
         key: "linux.cpu.utilization.system",
         sql: include_str!("modules/linux_cpu_utilization_system.sql"),
     },
@@ -82,6 +90,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "linux.cpu.utilization.thread_cpu",
         sql: include_str!("modules/linux_cpu_utilization_thread_cpu.sql"),
+    },
+    Module {
+        key: "linux.devfreq",
+        sql: include_str!("modules/linux_devfreq.sql"),
     },
     Module {
         key: "linux.memory.general",
