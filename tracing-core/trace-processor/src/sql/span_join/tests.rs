@@ -9,21 +9,27 @@ use super::error::SpanJoinError;
 use super::side::{Rows, Shadows, Side};
 use super::sweep::Sweep;
 
+/// A row as (partition, ts, dur).
+type Row = (Option<i64>, i64, i64);
+
+/// A side for [`sweep`]: its rows, whether it is partitioned, its shadows.
+type SideArg<'a> = (&'a [Row], bool, Shadows);
+
 /// Rows given as (partition, ts, dur), already in order.
 struct ListRows {
-    rows: Vec<(Option<i64>, i64, i64)>,
+    rows: Vec<Row>,
     at: Option<usize>,
 }
 
 impl ListRows {
-    fn new(rows: &[(Option<i64>, i64, i64)]) -> Self {
+    fn new(rows: &[Row]) -> Self {
         ListRows {
             rows: rows.to_vec(),
             at: None,
         }
     }
 
-    fn row(&self) -> (Option<i64>, i64, i64) {
+    fn row(&self) -> Row {
         self.at
             .and_then(|i| self.rows.get(i))
             .copied()
@@ -60,8 +66,8 @@ impl Rows for ListRows {
 fn sweep(
     kind: JoinKind,
     partitioning: Partitioning,
-    left: (&[(Option<i64>, i64, i64)], bool, Shadows),
-    right: (&[(Option<i64>, i64, i64)], bool, Shadows),
+    left: SideArg<'_>,
+    right: SideArg<'_>,
 ) -> Vec<(i64, i64, i64)> {
     let l = Side::new(ListRows::new(left.0), left.1, left.2);
     let r = Side::new(ListRows::new(right.0), right.1, right.2);
