@@ -152,6 +152,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/slices_stack.sql"),
     },
     Module {
+        key: "slices.time_in_state",
+        sql: include_str!("modules/slices_time_in_state.sql"),
+    },
+    Module {
         key: "slices.with_context",
         sql: include_str!("modules/slices_with_context.sql"),
     },

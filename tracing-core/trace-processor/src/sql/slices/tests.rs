@@ -5,6 +5,7 @@
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tables::core::{ProcessRow, SliceRow, ThreadRow, TrackRow};
+use crate::tables::sched::{SchedSliceRow, ThreadStateRow};
 use crate::{TraceProcessor, Value};
 
 /// Thread 1 (tid 10, "main") of process 1 (pid 10, "app"), its track 0;
@@ -12,6 +13,7 @@ use crate::{TraceProcessor, Value};
 /// A [10, 50) > B [10, 30) (same start) and C [60, 80) > D [70, 80)
 /// (same end), a zero-length Z at 90 under R; a root S [200, 210); on
 /// track 1: P [0, 10). Ids: R 0, A 1, B 2, C 3, D 4, Z 5, S 6, P 7.
+/// The thread runs [0, 30) and [70, 150) (Running), sleeps [30, 70) (S).
 fn trace() -> TraceProcessor {
     let mut s = Storage::default();
     let slice_kind = s.strings.intern("slice");
@@ -70,6 +72,24 @@ fn trace() -> TraceProcessor {
             parent_id: parent,
             ..Default::default()
         });
+    }
+    let (running, sleeping) = (s.strings.intern("Running"), s.strings.intern("S"));
+    for (ts, dur, state) in [(0, 30, running), (30, 40, sleeping), (70, 80, running)] {
+        s.sched.thread_states.push(ThreadStateRow {
+            ts,
+            dur,
+            utid: 1,
+            state,
+            ..Default::default()
+        });
+        if state == running {
+            s.sched.slices.push(SchedSliceRow {
+                ts,
+                dur,
+                utid: 1,
+                ..Default::default()
+            });
+        }
     }
     TraceProcessor::from_storage(s).expect("engine")
 }
@@ -245,9 +265,10 @@ fn viz_summaries_count_slices_per_track_and_thread() {
     assert_eq!(got, [[0, 7, 0, 100, 2], [1, 1, 10, 10, 0]]);
     let got = ints(
         &tp,
-        "SELECT utid, slice_count, running_count FROM _thread_available_info_summary",
+        "SELECT utid, slice_count, running_count, max_running_dur, sum_running_dur
+         FROM _thread_available_info_summary",
     );
-    assert_eq!(got, [[1, 7, 0]]);
+    assert_eq!(got, [[1, 7, 2, 80, 110]]);
     // Every module of ours includes on this trace.
     tp.query(
         "INCLUDE PERFETTO MODULE slices.*; INCLUDE PERFETTO MODULE viz.summary.*;
@@ -339,4 +360,32 @@ fn track_event_tracks_are_placed_by_their_parents_ordering() {
          ORDER BY min_track_id",
     );
     assert_eq!(got, [[0, 1, 0], [1, 0, 1], [1, 0, 2], [0, 0, 3]]);
+}
+
+#[test]
+fn time_in_state_sums_each_slices_overlap_with_its_threads_states() {
+    let tp = trace();
+    let got = rows(
+        &tp,
+        "INCLUDE PERFETTO MODULE slices.time_in_state;
+         SELECT id, state, dur, thread_name FROM thread_slice_time_in_state
+         WHERE id < 2 ORDER BY id, state",
+    );
+    let row = |id: i64, state: &str, dur: i64| {
+        vec![
+            Value::Int(id),
+            Value::Text(state.into()),
+            Value::Int(dur),
+            Value::Text("main".into()),
+        ]
+    };
+    assert_eq!(
+        got,
+        [
+            row(0, "Running", 60),
+            row(0, "S", 40),
+            row(1, "Running", 20),
+            row(1, "S", 20),
+        ]
+    );
 }
