@@ -6,8 +6,11 @@
 //! two lists zipped (`__intrinsic_token_apply!(m, (a, b), (c, d))` is
 //! `m!(a, c), m!(b, d)`, as long as the shorter list); `_prefix` puts the
 //! separator before the first call too (when there is one) and `_and`
-//! joins with ` AND ` instead of `, `. Written for zerotrace from what
-//! upstream's documentation and modules say these macros do.
+//! joins with ` AND ` instead of `, `. The prelude's casts are built in
+//! too: `cast_int!(x)`, `cast_double!(x)` and `cast_string!(x)` are
+//! `CAST(x AS INT|DOUBLE|STRING)`, SQLite's casts to those type names.
+//! Written for zerotrace from what upstream's documentation and modules
+//! say these macros do.
 
 use super::error::PerfettoSqlError;
 use super::tokens::{Kind, tokenize};
@@ -22,6 +25,9 @@ pub(crate) fn is_intrinsic(name: &str) -> bool {
             | "__intrinsic_token_apply_prefix"
             | "__intrinsic_token_apply_and"
             | "__intrinsic_token_apply_and_prefix"
+            | "cast_int"
+            | "cast_double"
+            | "cast_string"
     )
 }
 
@@ -36,6 +42,9 @@ pub(crate) fn expand(name: &str, args: &[String]) -> Option<Result<String, Perfe
         "__intrinsic_token_apply_prefix" => (", ", true),
         "__intrinsic_token_apply_and" => (" AND ", false),
         "__intrinsic_token_apply_and_prefix" => (" AND ", true),
+        "cast_int" => return Some(cast(name, args, "INT")),
+        "cast_double" => return Some(cast(name, args, "DOUBLE")),
+        "cast_string" => return Some(cast(name, args, "STRING")),
         _ => return None,
     };
     Some(apply(args, joiner, prefix))
@@ -59,6 +68,18 @@ fn stringify(name: &str, args: &[String]) -> Result<String, PerfettoSqlError> {
         });
     };
     Ok(format!("'{}'", arg.trim().replace('\'', "''")))
+}
+
+/// `CAST(x AS ty)` of the one argument `x`.
+fn cast(name: &str, args: &[String], ty: &str) -> Result<String, PerfettoSqlError> {
+    let [arg] = args else {
+        return Err(PerfettoSqlError::MacroArity {
+            name: name.to_owned(),
+            expected: 1,
+            given: args.len(),
+        });
+    };
+    Ok(format!("CAST({} AS {ty})", arg.trim()))
 }
 
 /// The calls of `__intrinsic_token_apply` and its variants.
@@ -186,5 +207,25 @@ mod tests {
         assert!(call("__intrinsic_token_apply", &["m"]).is_err());
         assert!(call("__intrinsic_token_apply", &["m", "a"]).is_err());
         assert!(expand("plain", &[]).is_none());
+    }
+
+    #[test]
+    fn the_preludes_casts_are_sqlite_casts_of_their_argument() {
+        assert_eq!(call("cast_int", &["1e14"]).unwrap(), "CAST(1e14 AS INT)");
+        assert!(call("cast_double", &["a", "b"]).is_err());
+        let tp = crate::TraceProcessor::from_storage(crate::storage::Storage::default())
+            .expect("engine");
+        let r = tp
+            .query("SELECT cast_int!(1e14), cast_int!(2.7), cast_double!(3), cast_string!(12)")
+            .expect("query");
+        assert_eq!(
+            r.rows,
+            [[
+                crate::Value::Int(100_000_000_000_000),
+                crate::Value::Int(2),
+                crate::Value::Real(3.0),
+                crate::Value::Int(12),
+            ]]
+        );
     }
 }
