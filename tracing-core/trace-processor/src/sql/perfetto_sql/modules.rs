@@ -136,6 +136,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/sched_with_context.sql"),
     },
     Module {
+        key: "slices.cpu_time",
+        sql: include_str!("modules/slices_cpu_time.sql"),
+    },
+    Module {
         key: "slices.flat_slices",
         sql: include_str!("modules/slices_flat_slices.sql"),
     },

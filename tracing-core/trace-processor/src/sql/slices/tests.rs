@@ -389,3 +389,24 @@ fn time_in_state_sums_each_slices_overlap_with_its_threads_states() {
         ]
     );
 }
+
+#[test]
+fn cpu_time_sums_each_slices_overlap_with_its_threads_sched_slices() {
+    let tp = trace();
+    let got = ints(
+        &tp,
+        "INCLUDE PERFETTO MODULE slices.cpu_time;
+         SELECT id, utid, cpu_time FROM thread_slice_cpu_time ORDER BY id",
+    );
+    // S ran never (no row), Z has no length.
+    assert_eq!(
+        got,
+        [[0, 1, 60], [1, 1, 20], [2, 1, 20], [3, 1, 10], [4, 1, 10]]
+    );
+    // Without CPU frequencies no slice's cycles are known.
+    let got = ints(
+        &tp,
+        "SELECT count(*), count(millicycles) FROM thread_slice_cpu_cycles",
+    );
+    assert_eq!(got, [[7, 0]]);
+}
