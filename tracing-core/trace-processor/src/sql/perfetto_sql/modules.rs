@@ -208,6 +208,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/viz_summary_track_event.sql"),
     },
     Module {
+        key: "viz.threads",
+        sql: include_str!("modules/viz_threads.sql"),
+    },
+    Module {
         key: "viz.track_event_callstacks",
         sql: include_str!("modules/viz_track_event_callstacks.sql"),
     },

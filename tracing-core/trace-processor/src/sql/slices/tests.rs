@@ -269,6 +269,14 @@ fn viz_summaries_count_slices_per_track_and_thread() {
          FROM _thread_available_info_summary",
     );
     assert_eq!(got, [[1, 7, 2, 80, 110]]);
+    // No metadata says Linux: no kernel threads, every thread flagged so.
+    let got = ints(
+        &tp,
+        "INCLUDE PERFETTO MODULE viz.threads;
+         SELECT (SELECT count(*) FROM _kernel_threads), count(*), sum(is_kernel_thread)
+         FROM _threads_with_kernel_flag",
+    );
+    assert_eq!(got, [[0, 2, 0]]);
     // Every module of ours includes on this trace.
     tp.query(
         "INCLUDE PERFETTO MODULE slices.*; INCLUDE PERFETTO MODULE viz.summary.*;
