@@ -61,6 +61,16 @@ fn interval_intersect_by_partition_with_ids_and_partition_columns() {
             &[50, 0, 2, 12, 2]
         ])
     );
+    // Run again for each row of an outer loop (the last call's rows are
+    // kept), the same rows each time.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT o.k, count(*), sum(ii.dur) FROM (SELECT 1 AS k UNION ALL SELECT 2) AS o
+             CROSS JOIN _interval_intersect!((a, b), (cpu)) AS ii GROUP BY o.k"
+        ),
+        some(&[&[1, 4, 11], &[2, 4, 11]])
+    );
     // Without partitions every interval meets every other; the columns
     // are ts, dur and one id per table.
     let r = tp

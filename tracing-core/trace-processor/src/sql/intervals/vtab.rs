@@ -7,8 +7,9 @@
 //! (`create.rs`). The modules' macros name the columns as upstream does.
 
 use std::ffi::c_int;
+use std::sync::{Arc, Mutex};
 
-use rusqlite::types::{Null, ValueRef};
+use rusqlite::types::{Null, Value, ValueRef};
 use rusqlite::vtab::{
     Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
     eponymous_only_module,
@@ -75,7 +76,13 @@ pub(crate) struct OpTab {
     visible: usize,
     /// How many hidden columns there are.
     hidden: usize,
+    /// The last call's arguments and rows: SQLite may run the call again
+    /// for each row of an outer loop, with the same arguments.
+    last: Arc<Mutex<Option<LastCall>>>,
 }
+
+/// A call's arguments (None: not given) and its rows.
+type LastCall = (Vec<Option<Value>>, Arc<Rows>);
 
 // SAFETY: `OpTab` is `#[repr(C)]` with `sqlite3_vtab` first, as
 // rusqlite's `VTab` contract requires.
@@ -105,6 +112,7 @@ unsafe impl<'vtab> VTab<'vtab> for OpTab {
                 op,
                 visible: cols.len(),
                 hidden: hidden.len(),
+                last: Arc::default(),
             },
         ))
     }
@@ -149,7 +157,8 @@ unsafe impl<'vtab> VTab<'vtab> for OpTab {
             base: rusqlite::ffi::sqlite3_vtab_cursor::default(),
             op: self.op,
             hidden: self.hidden,
-            rows: Rows::Create(Vec::new()),
+            last: self.last.clone(),
+            rows: Arc::new(Rows::Create(Vec::new())),
             pos: 0,
         })
     }
@@ -177,7 +186,8 @@ pub(crate) struct OpCursor {
     base: rusqlite::ffi::sqlite3_vtab_cursor,
     op: Op,
     hidden: usize,
-    rows: Rows,
+    last: Arc<Mutex<Option<LastCall>>>,
+    rows: Arc<Rows>,
     pos: usize,
 }
 
@@ -256,7 +266,7 @@ impl OpCursor {
 unsafe impl VTabCursor for OpCursor {
     fn filter(&mut self, idx_num: c_int, _idx_str: Option<&str>, args: &Filters<'_>) -> Result<()> {
         self.pos = 0;
-        self.rows = Rows::Create(Vec::new());
+        self.rows = Arc::new(Rows::Create(Vec::new()));
         let mut given = args.iter();
         let by_column: Vec<Option<ValueRef<'_>>> = (0..self.hidden)
             .map(|h| {
@@ -267,7 +277,24 @@ unsafe impl VTabCursor for OpCursor {
                 }
             })
             .collect();
-        self.rows = self.run(&by_column)?;
+        let owned: Vec<Option<Value>> = by_column.iter().map(|v| v.map(Value::from)).collect();
+        let cached = match self.last.lock() {
+            Ok(last) => last
+                .as_ref()
+                .filter(|(args, _)| *args == owned)
+                .map(|(_, rows)| rows.clone()),
+            Err(_) => None,
+        };
+        self.rows = match cached {
+            Some(rows) => rows,
+            None => {
+                let rows = Arc::new(self.run(&by_column)?);
+                if let Ok(mut last) = self.last.lock() {
+                    *last = Some((owned, rows.clone()));
+                }
+                rows
+            }
+        };
         Ok(())
     }
 
@@ -285,7 +312,7 @@ unsafe impl VTabCursor for OpCursor {
         let Ok(i) = usize::try_from(i) else {
             return ctx.set_result(&Null);
         };
-        match &self.rows {
+        match self.rows.as_ref() {
             Rows::Create(v) => match (v.get(r), i) {
                 (Some((ts, _)), 0) => ctx.set_result(ts),
                 (Some((_, dur)), 1) => ctx.set_result(dur),
