@@ -220,6 +220,21 @@ impl TrackResolution {
         let name = td.name().or(td.static_name()).or(td.atrace_name());
         let description = td.description().map(|s| cx.storage.strings.intern(s));
         let mut source_args = Vec::new();
+        // As upstream: how the UI orders the track's children, its rank
+        // among its siblings, then its description.
+        let ordering = match td.child_ordering_raw() {
+            Some(1) => Some("lexicographic"),
+            Some(2) => Some("chronological"),
+            Some(3) => Some("explicit"),
+            _ => None,
+        };
+        if let Some(o) = ordering {
+            let o = cx.storage.strings.intern(o);
+            source_args.push(("child_ordering", ArgValue::String(o)));
+        }
+        if let Some(rank) = td.sibling_order_rank() {
+            source_args.push(("sibling_order_rank", ArgValue::Int(i64::from(rank))));
+        }
         if let Some(desc) = description {
             source_args.push(("description", ArgValue::String(desc)));
         }

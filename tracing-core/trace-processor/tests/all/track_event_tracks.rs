@@ -280,3 +280,48 @@ fn streaming_profile_deltas_move_the_sequence_clock_and_saturate() {
         ]
     );
 }
+
+#[test]
+fn a_descriptors_child_ordering_and_sibling_rank_are_track_args() {
+    let descriptor = |uuid: u64, f: &dyn Fn(&mut zerotrace_protos::protos::TrackDescriptor<'_>)| {
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(0);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(uuid);
+            f(&mut td);
+        })
+    };
+    use zerotrace_protos::protos::track_descriptor::ChildTracksOrdering;
+    let t = trace(&[
+        descriptor(1, &|td| {
+            td.set_name("parent");
+            td.set_child_ordering(ChildTracksOrdering::Explicit);
+            td.set_sibling_order_rank(-10);
+        }),
+        descriptor(2, &|td| {
+            td.set_name("child");
+            td.set_parent_uuid(1);
+            td.set_sibling_order_rank(5);
+            td.set_description("about the child");
+        }),
+        event(10, |e| {
+            e.set_track_uuid(2);
+            e.set_name("a");
+            e.set_type(track_event::Type::Instant);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, extract_arg(source_arg_set_id, 'child_ordering'), \
+             extract_arg(source_arg_set_id, 'sibling_order_rank'), \
+             extract_arg(source_arg_set_id, 'description') FROM track ORDER BY name"
+        ),
+        vec![
+            vec![s("child"), Value::Null, Value::Int(5), s("about the child")],
+            vec![s("parent"), s("explicit"), Value::Int(-10), Value::Null],
+        ]
+    );
+}
