@@ -308,6 +308,20 @@ fn cpu_utilization_per_process_and_thread_agrees_with_sched_slice() {
             .collect::<Vec<_>>(),
         vec![(0, 0.75), (200, 0.5), (400, 0.5)]
     );
+    // The periods: those covering the trace, never more than `sched`'s
+    // 7 rows (upstream numbers them by its ids).
+    assert_eq!(
+        rows(&tp, "SELECT ts, ts_end FROM _partitions(200)"),
+        vec![
+            vec![i(0), i(200)],
+            vec![i(200), i(400)],
+            vec![i(400), i(600)]
+        ]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT count(*), max(ts) FROM _partitions(1)"),
+        vec![vec![i(7), i(6)]]
+    );
     let cycles = rows(&tp, "SELECT runtime, millicycles FROM cpu_cycles");
     assert_eq!(cycles, vec![vec![i(600), i(300_000 + 300_000)]]);
 }

@@ -25,14 +25,22 @@ CREATE PERFETTO FUNCTION _partition_count(size LONG)
 RETURNS LONG AS
 SELECT (_partition_start(trace_end(), $size) - _partition_start(trace_start(), $size)) / $size + 1;
 
+-- How many periods of `size` there are: those covering the trace, but
+-- never more than `sched` has rows (upstream numbers the periods by
+-- `sched`'s ids, which also bounds a tiny `size`).
+CREATE PERFETTO FUNCTION _zt_period_count(size LONG)
+RETURNS LONG AS
+SELECT min(_partition_count($size), (SELECT count(*) FROM sched));
+
 CREATE PERFETTO FUNCTION _partitions(size LONG)
 RETURNS TABLE(ts TIMESTAMP, ts_end LONG) AS
-WITH RECURSIVE period(ts, n) AS (
-  SELECT _partition_start(trace_start(), $size), 1
-  WHERE $size > 0
-  UNION ALL
-  SELECT ts + $size, n + 1 FROM period WHERE n < _partition_count($size)
-)
+WITH RECURSIVE
+  bound(k) AS MATERIALIZED (SELECT _zt_period_count($size) WHERE $size > 0),
+  period(ts, n) AS (
+    SELECT _partition_start(trace_start(), $size), 1 FROM bound WHERE k > 0
+    UNION ALL
+    SELECT period.ts + $size, period.n + 1 FROM period, bound WHERE period.n < bound.k
+  )
 SELECT ts, ts + $size AS ts_end FROM period;
 
 CREATE PERFETTO MACRO _interval_partitions(
@@ -56,17 +64,18 @@ CREATE PERFETTO MACRO _cpu_avg_utilization_per_period(
 RETURNS TableOrSubquery
 AS (
   WITH
-    _zt_period AS (
+    -- Computed once, not per interval.
+    _zt_period AS MATERIALIZED (
       SELECT
         $interval AS size,
         _partition_start(trace_start(), $interval) AS first_ts,
         _partition_start(trace_start(), $interval)
-          + _partition_count($interval) * ($interval) AS end_ts
+          + _zt_period_count($interval) * ($interval) AS end_ts
     ),
     _zt_piece AS (
       SELECT
-        _partition_start(i.ts, p.size) AS partition_ts,
-        min(i.ts_end, _partition_start(i.ts, p.size) + p.size) - i.ts AS dur
+        (i.ts / p.size) * p.size AS partition_ts,
+        min(i.ts_end, (i.ts / p.size) * p.size + p.size) - i.ts AS dur
       FROM $sched_table AS i, _zt_period AS p
       WHERE i.ts >= p.first_ts AND i.ts < p.end_ts
     )
