@@ -57,4 +57,6 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 #[cfg(test)]
+mod stdlib_tests;
+#[cfg(test)]
 mod tests;

@@ -324,6 +324,7 @@ impl Source {
     }
 
     /// The column named `name`.
+    #[cfg(test)]
     pub(crate) fn column(&self, name: &str) -> Option<&Column> {
         self.names
             .iter()

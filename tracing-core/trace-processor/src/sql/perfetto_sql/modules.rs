@@ -20,6 +20,10 @@ pub(crate) struct Module {
 /// written from the documented meaning of its tables and functions.
 pub(crate) const MODULES: &[Module] = &[
     Module {
+        key: "callstacks.stack_profile",
+        sql: include_str!("modules/callstacks_stack_profile.sql"),
+    },
+    Module {
         key: "counters.global_tracks",
         sql: include_str!("modules/counters_global_tracks.sql"),
     },
@@ -108,6 +112,14 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/linux_memory_process.sql"),
     },
     Module {
+        key: "linux.perf.counters",
+        sql: include_str!("modules/linux_perf_counters.sql"),
+    },
+    Module {
+        key: "linux.perf.samples",
+        sql: include_str!("modules/linux_perf_samples.sql"),
+    },
+    Module {
         key: "linux.threads",
         sql: include_str!("modules/linux_threads.sql"),
     },
@@ -162,6 +174,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "slices.with_context",
         sql: include_str!("modules/slices_with_context.sql"),
+    },
+    Module {
+        key: "stacks.cpu_profiling",
+        sql: include_str!("modules/stacks_cpu_profiling.sql"),
     },
     Module {
         key: "std.metasql.unparenthesize",

@@ -1,0 +1,178 @@
+//! Tests of the stdlib modules built on the stack profile tables
+//! (`callstacks.stack_profile`, `stacks.cpu_profiling`,
+//! `linux.perf.samples`, `linux.perf.counters`) over a small synthetic
+//! profile.
+
+use crate::storage::Storage;
+use crate::storage::profiling_rows::{
+    CallsiteRow, FrameRow, MappingRow, ProfilerSampleRow, ProfilerSessionRow, SymbolRow,
+};
+use crate::{TraceProcessor, Value};
+
+/// Callsites: 0 `main` > 1 (a frame whose symbols are `inner`, inlined
+/// into `outer`) > 2 `_Z3foov`; 0 > 3 (a frame without a name). Samples
+/// of session 0 (on time): 2, 2, 1, 3; of session 1 (on page faults): 0.
+fn trace() -> TraceProcessor {
+    let mut s = Storage::default();
+    let name = s.strings.intern("/lib/x.so");
+    let p = &mut s.profiling;
+    p.mappings.push(MappingRow {
+        name,
+        ..Default::default()
+    });
+    let frames = [("main", None), ("", Some(7)), ("_Z3foov", None), ("", None)];
+    for (n, set) in frames {
+        let name = s.strings.intern(n);
+        s.profiling.frames.push(FrameRow {
+            name,
+            mapping: 0,
+            symbol_set_id: set,
+            ..Default::default()
+        });
+    }
+    for n in ["inner", "outer"] {
+        let name = s.strings.intern(n);
+        s.profiling.symbols.push(SymbolRow {
+            symbol_set_id: 7,
+            name,
+            ..Default::default()
+        });
+    }
+    for (depth, parent_id, frame_id) in [
+        (0, None, 0),
+        (1, Some(0), 1),
+        (2, Some(1), 2),
+        (1, Some(0), 3),
+    ] {
+        s.profiling.callsites.push(CallsiteRow {
+            depth,
+            parent_id,
+            frame_id,
+        });
+    }
+    let source = s.strings.intern("linux.perf");
+    for unit in ["ns", "count"] {
+        let timebase_unit = s.strings.intern(unit);
+        s.profiling.sessions.push(ProfilerSessionRow {
+            source,
+            timebase_unit,
+            ..Default::default()
+        });
+    }
+    for (ts, callsite, session) in [(10, 2, 0), (20, 2, 0), (30, 1, 0), (40, 3, 0), (50, 0, 1)] {
+        s.profiling.samples.push(ProfilerSampleRow {
+            ts,
+            source,
+            callsite_id: Some(callsite),
+            session_id: Some(session),
+            ..Default::default()
+        });
+    }
+    TraceProcessor::from_storage(s).expect("engine")
+}
+
+fn rows(tp: &TraceProcessor, sql: &str) -> Vec<String> {
+    tp.query(sql)
+        .expect(sql)
+        .rows
+        .into_iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| match v {
+                    Value::Null => "NULL".to_owned(),
+                    Value::Int(i) => i.to_string(),
+                    Value::Real(f) => f.to_string(),
+                    Value::Text(t) => t.clone(),
+                    Value::Blob(_) => "blob".to_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn the_forest_unfolds_inlined_symbols_and_names_unknown_frames() {
+    let tp = trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE callstacks.stack_profile;
+             SELECT id, parent_id, name, callsite_id, is_leaf_function_in_callsite_frame
+             FROM _callstack_spc_forest ORDER BY id"
+        ),
+        vec![
+            "0 NULL main 0 1",
+            "1 2 inner 1 1",
+            "2 0 outer 1 0",
+            "3 1 foo() 2 1",
+            "4 0 unknown 3 1",
+        ]
+    );
+}
+
+#[test]
+fn cpu_profiling_keeps_time_based_sessions_and_counts_the_tree() {
+    let tp = trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE stacks.cpu_profiling;
+             SELECT ts, callsite_id, source FROM cpu_profiling_samples"
+        ),
+        vec![
+            "10 2 linux.perf",
+            "20 2 linux.perf",
+            "30 1 linux.perf",
+            "40 3 linux.perf"
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT id, parent_id, name, mapping_name, self_count, cumulative_count
+             FROM cpu_profiling_summary_tree ORDER BY id"
+        ),
+        vec![
+            "0 NULL main /lib/x.so 0 4",
+            "1 2 inner /lib/x.so 1 3",
+            "2 0 outer /lib/x.so 0 3",
+            "3 1 foo() /lib/x.so 2 2",
+            "4 0 unknown /lib/x.so 1 1",
+        ]
+    );
+}
+
+#[test]
+fn linux_perf_summary_tree_counts_every_perf_sample() {
+    let tp = trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE linux.perf.samples;
+             SELECT id, name, self_count, cumulative_count
+             FROM linux_perf_samples_summary_tree ORDER BY id"
+        ),
+        vec![
+            "0 main 1 5",
+            "1 inner 1 3",
+            "2 outer 0 3",
+            "3 foo() 2 2",
+            "4 unknown 1 1",
+        ]
+    );
+}
+
+#[test]
+fn linux_perf_counters_join_samples_without_counters_to_nothing() {
+    let tp = trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE linux.perf.counters;
+             SELECT count(*), linux_perf_counter_for_sample(0, 'cpu-clock')
+             FROM linux_perf_sample_with_counters"
+        ),
+        vec!["0 NULL"]
+    );
+}
