@@ -104,6 +104,17 @@ fn interval_intersect_by_partition_with_ids_and_partition_columns() {
         got,
         some(&[&[5, 5, 0, 10], &[8, 1, 0, 11], &[20, 5, 1, 10]])
     );
+    // The sets can be made from other column names and fed to the
+    // operator directly.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, dur, id_0, id_1 FROM __intrinsic_interval_intersect('()',
+               _interval_agg_with_col_names!((SELECT 9 AS i, 22 AS t, 100 AS d), (), i, t, d),
+               _interval_agg!((SELECT * FROM a WHERE cpu = 1), ()))"
+        ),
+        some(&[&[22, 8, 9, 1]])
+    );
     // A negative duration is refused, with upstream's words.
     let e = tp
         .query("SELECT * FROM _interval_intersect!((a, (SELECT 1 AS id, 0 AS ts, -5 AS dur)), ())")

@@ -6,8 +6,9 @@
 -- `_interval_intersect!((t0, t1, ...), (partition columns))` (columns
 -- ts, dur, id_0 ... id_<n-1>, then the partition columns),
 -- `_interval_intersect_single!(ts, dur, t)`,
--- `_interval_intersect_with_col_names!(...)`, `_interval_agg!(t, cols)`
--- and `interval_self_intersect!(t)`.
+-- `_interval_intersect_with_col_names!(...)`, `_interval_rename_cols!`,
+-- `_interval_agg!(t, cols)`, `_interval_agg_with_col_names!` and
+-- `interval_self_intersect!(t)`.
 
 -- A partition column as the aggregate takes it: its name, then the value.
 CREATE PERFETTO MACRO _zt_ii_partition_arg(col ColumnName)
@@ -31,6 +32,24 @@ RETURNS Expr
 AS (
   SELECT __intrinsic_interval_tree_intervals_agg(
     input.id, input.ts, input.dur
+    __intrinsic_token_apply_prefix!(_zt_ii_partition_arg, $agg_columns)
+  )
+  FROM $tab AS input
+);
+
+-- `_interval_agg!` of a table whose id, ts and dur columns have other
+-- names.
+CREATE PERFETTO MACRO _interval_agg_with_col_names(
+  tab TableOrSubquery,
+  agg_columns ColumnNameList,
+  id_col ColumnName,
+  ts_col ColumnName,
+  dur_col ColumnName
+)
+RETURNS Expr
+AS (
+  SELECT __intrinsic_interval_tree_intervals_agg(
+    input.$id_col, input.$ts_col, input.$dur_col
     __intrinsic_token_apply_prefix!(_zt_ii_partition_arg, $agg_columns)
   )
   FROM $tab AS input
@@ -78,7 +97,7 @@ AS (
 );
 
 -- A table's id, ts, dur and partition columns under the standard names.
-CREATE PERFETTO MACRO _zt_ii_standard_names(
+CREATE PERFETTO MACRO _interval_rename_cols(
   tab TableOrSubquery,
   agg_columns ColumnNameList,
   id_col ColumnName,
@@ -108,8 +127,8 @@ CREATE PERFETTO MACRO _interval_intersect_with_col_names(
 RETURNS TableOrSubquery
 AS _interval_intersect!(
   (
-    _zt_ii_standard_names!($tab1, $agg_columns, $id_col1, $ts_col1, $dur_col1),
-    _zt_ii_standard_names!($tab2, $agg_columns, $id_col2, $ts_col2, $dur_col2)
+    _interval_rename_cols!($tab1, $agg_columns, $id_col1, $ts_col1, $dur_col1),
+    _interval_rename_cols!($tab2, $agg_columns, $id_col2, $ts_col2, $dur_col2)
   ),
   $agg_columns
 );
