@@ -607,6 +607,25 @@ fn cpu_cycles_per_thread_slice_sum_the_frequencies_its_thread_ran_at() {
             i(40 * 1000 + 40 * 2000)
         ]]
     );
+    // The slice's thread states: it ran throughout, on CPU 0.
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE sched.thread_state_flattened;
+             SELECT ts, dur, name, cpu, state
+             FROM _get_flattened_thread_state((SELECT id FROM slice WHERE name = 'work'), NULL)"
+        ),
+        vec![vec![i(210), i(80), s("work"), i(0), s("Running")]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT slice_name, running, sleeping, dur, depth
+             FROM _get_flattened_thread_state_aggregated(NULL,
+               (SELECT utid FROM thread WHERE tid = 201))"
+        ),
+        vec![vec![s("work"), i(80), Value::Null, i(80), i(0)]]
+    );
     // Within [230, 330): the slice's part [230, 290).
     assert_eq!(
         rows(

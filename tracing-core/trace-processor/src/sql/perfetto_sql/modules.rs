@@ -140,6 +140,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/sched_thread_level_parallelism.sql"),
     },
     Module {
+        key: "sched.thread_state_flattened",
+        sql: include_str!("modules/sched_thread_state_flattened.sql"),
+    },
+    Module {
         key: "sched.time_in_state",
         sql: include_str!("modules/sched_time_in_state.sql"),
     },
