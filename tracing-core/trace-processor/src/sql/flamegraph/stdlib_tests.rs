@@ -5,7 +5,8 @@
 
 use crate::storage::Storage;
 use crate::storage::profiling_rows::{
-    CallsiteRow, FrameRow, MappingRow, ProfilerSampleRow, ProfilerSessionRow, SymbolRow,
+    CallsiteRow, FrameRow, HeapAllocationRow, HeapProfileRow, MappingRow, ProfilerSampleRow,
+    ProfilerSessionRow, SymbolRow,
 };
 use crate::{TraceProcessor, Value};
 
@@ -66,6 +67,30 @@ fn trace() -> TraceProcessor {
             callsite_id: Some(callsite),
             session_id: Some(session),
             ..Default::default()
+        });
+    }
+    let heap = s.strings.intern("malloc");
+    for (ts, ts_end) in [(100, 200), (300, 300)] {
+        s.profiling.heap_profiles.push(HeapProfileRow {
+            ts,
+            ts_end,
+            upid: 0,
+            heap_name: heap,
+        });
+    }
+    for (ts, callsite_id, count, size) in [
+        (200, 2, 1, 100),
+        (200, 2, -1, -40),
+        (200, 3, 1, 30),
+        (300, 1, 1, 8),
+    ] {
+        s.profiling.heap_allocations.push(HeapAllocationRow {
+            ts,
+            upid: 0,
+            heap_name: heap,
+            callsite_id,
+            count,
+            size,
         });
     }
     TraceProcessor::from_storage(s).expect("engine")
@@ -174,5 +199,58 @@ fn linux_perf_counters_join_samples_without_counters_to_nothing() {
              FROM linux_perf_sample_with_counters"
         ),
         vec!["0 NULL"]
+    );
+}
+
+#[test]
+fn heap_profile_intervals_window_each_dump_and_total_its_bytes() {
+    let tp = trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_profile.intervals;
+             SELECT id, upid, heap_name, ts, dur, retained, allocated, delta
+             FROM _android_heap_profile_intervals ORDER BY ts"
+        ),
+        vec!["0 0 malloc 100 100 30 130 90", "3 0 malloc 201 99 8 8 8"]
+    );
+}
+
+#[test]
+fn heap_profile_trees_total_sizes_per_callsite_and_below() {
+    let tp = trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_profile.summary_tree;
+             SELECT id, name, self_size, cumulative_size, self_alloc_size, cumulative_alloc_size
+             FROM android_heap_profile_summary_tree ORDER BY id"
+        ),
+        vec![
+            "0 main 0 106 0 146",
+            "1 inner 8 68 8 108",
+            "2 outer 8 76 8 116",
+            "3 foo() 60 60 100 100",
+            "4 unknown 30 30 30 30",
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_profile.callstacks;
+             SELECT id, self_size, self_count, self_alloc_size, self_alloc_count
+             FROM _android_heap_profile_callstacks_for_allocations!((
+               SELECT callsite_id, size, count,
+                 max(size, 0) AS alloc_size, max(count, 0) AS alloc_count
+               FROM heap_profile_allocation WHERE ts = 200
+             )) ORDER BY id"
+        ),
+        vec![
+            "0 0 0 0 0",
+            "1 0 0 0 0",
+            "2 0 0 0 0",
+            "3 60 0 100 1",
+            "4 30 1 30 1"
+        ]
     );
 }

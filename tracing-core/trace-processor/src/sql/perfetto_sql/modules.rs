@@ -20,6 +20,18 @@ pub(crate) struct Module {
 /// written from the documented meaning of its tables and functions.
 pub(crate) const MODULES: &[Module] = &[
     Module {
+        key: "android.memory.heap_profile.callstacks",
+        sql: include_str!("modules/android_memory_heap_profile_callstacks.sql"),
+    },
+    Module {
+        key: "android.memory.heap_profile.intervals",
+        sql: include_str!("modules/android_memory_heap_profile_intervals.sql"),
+    },
+    Module {
+        key: "android.memory.heap_profile.summary_tree",
+        sql: include_str!("modules/android_memory_heap_profile_summary_tree.sql"),
+    },
+    Module {
         key: "callstacks.stack_profile",
         sql: include_str!("modules/callstacks_stack_profile.sql"),
     },
