@@ -308,6 +308,49 @@ fn cpu_utilization_per_process_and_thread_agrees_with_sched_slice() {
             .collect::<Vec<_>>(),
         vec![(0, 0.75), (200, 0.5), (400, 0.5)]
     );
+    // Within [150, 350): app's 100 ran [150, 200) at 1 GHz; db's 200 ran
+    // [150, 350) at 0.5 GHz, its 201 [200, 250) at 1 GHz, [250, 300) at 2.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT p.pid, c.runtime, c.millicycles, c.min_freq, c.max_freq
+             FROM cpu_cycles_per_process_in_interval(150, 200) c JOIN process p USING (upid)
+             ORDER BY p.pid"
+        ),
+        vec![
+            vec![i(100), i(50), i(50 * 1000), i(1_000_000), i(1_000_000)],
+            vec![
+                i(200),
+                i(300),
+                i(200 * 500 + 50 * 1000 + 50 * 2000),
+                i(500_000),
+                i(2_000_000)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.tid, c.cpu, c.runtime FROM cpu_cycles_per_thread_per_cpu_in_interval(150, 200) c
+             JOIN thread t USING (utid) ORDER BY t.tid"
+        ),
+        vec![
+            vec![i(100), i(0), i(50)],
+            vec![i(200), i(1), i(200)],
+            vec![i(201), i(0), i(100)],
+        ]
+    );
+    // CPU 0 over [150, 450): 100 until 200 (left sleeping), 201 until 300
+    // (sleeping), the swapper until 400 (runnable), 101 from 400.
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE sched.time_in_state;
+             SELECT end_state, dur FROM sched_time_in_state_for_cpu_in_interval(0, 150, 300)
+             ORDER BY end_state"
+        ),
+        vec![vec![s("R"), i(100)], vec![s("S"), i(200)]]
+    );
     // The periods: those covering the trace, never more than `sched`'s
     // 7 rows (upstream numbers them by its ids).
     assert_eq!(
