@@ -1,16 +1,14 @@
 //! Intersecting tables of intervals, partition by partition: a row of the
 //! result is a span where one interval of every table overlaps, with the
-//! id of each, for every partition all the tables have. An instant (zero
-//! duration) overlaps an interval that holds it (its start counted, its
-//! end not) and an instant at the same time; the span of an overlap with
-//! an instant is the instant. Sans-IO: sets in, rows out.
+//! id of each, for every partition all the tables have (instants as
+//! `overlaps.rs` says). Sans-IO: sets in, rows out.
 //!
 //! Each partition starts from the table with the fewest intervals there
 //! and narrows the spans found so far by each next table in turn (fewest
-//! first); overlaps are found by a binary search on the running maximum of
-//! the ends, so sorted, non-overlapping tables cost a search per span.
+//! first), each span's overlaps found by `overlaps.rs`.
 
 use super::error::IntervalError;
+use super::overlaps::Finder;
 use super::set::{Interval, Key, Partition, PartitionedIntervals};
 
 /// The most tables one intersection takes.
@@ -183,58 +181,6 @@ fn push_partition(parts: &[&Partition], out: &mut Intersection) {
         out.ends.push(s.end);
         out.ids
             .extend_from_slice(s.ids.get(..out.tables).unwrap_or_default());
-    }
-}
-
-/// Finds the intervals of one sorted list that overlap a span.
-struct Finder<'a> {
-    intervals: &'a [Interval],
-    /// The largest end among the intervals up to each index.
-    max_end: Vec<i64>,
-}
-
-impl<'a> Finder<'a> {
-    fn new(intervals: &'a [Interval]) -> Self {
-        let mut max = i64::MIN;
-        let max_end = intervals
-            .iter()
-            .map(|iv| {
-                max = max.max(iv.end);
-                max
-            })
-            .collect();
-        Finder { intervals, max_end }
-    }
-
-    /// Calls `found(interval, start, end)` for each interval overlapping
-    /// `[s, e)` (an instant when `s == e`), with the overlap's span, in
-    /// the order of the intervals.
-    fn overlaps(&self, s: i64, e: i64, mut found: impl FnMut(&Interval, i64, i64)) {
-        let from = self.max_end.partition_point(|&m| m < s);
-        let instant = s == e;
-        for iv in self.intervals.get(from..).unwrap_or_default() {
-            if iv.start > e {
-                break;
-            }
-            let iv_instant = iv.start == iv.end;
-            let hit = match (instant, iv_instant) {
-                (true, true) => s == iv.start,
-                (true, false) => iv.start <= s && s < iv.end,
-                (false, true) => s <= iv.start && iv.start < e,
-                (false, false) => e > iv.start && s < iv.end,
-            };
-            if !hit {
-                continue;
-            }
-            let (start, end) = if instant {
-                (s, s)
-            } else if iv_instant {
-                (iv.start, iv.start)
-            } else {
-                (s.max(iv.start), e.min(iv.end))
-            };
-            found(iv, start, end);
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! the very query that calls them (a CTE's, a subquery's). An aggregate
 //! gathers each table's rows into an encoded set (`aggregate.rs`,
 //! `set.rs`), a table-valued function computes the rows
-//! (`vtab.rs` over `intersect.rs` and `create.rs`), and the modules'
+//! (`vtab.rs` over `intersect.rs`, with `overlaps.rs`, and `create.rs`), and the modules'
 //! macros (`perfetto_sql/modules/intervals_*.sql`) put them together
 //! under upstream's names. Typed errors in `error.rs`.
 
@@ -11,6 +11,7 @@ mod aggregate;
 mod create;
 mod error;
 mod intersect;
+mod overlaps;
 mod set;
 mod vtab;
 
