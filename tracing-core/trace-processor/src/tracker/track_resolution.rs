@@ -281,7 +281,7 @@ impl TrackResolution {
                 cx.processes
                     .set_process_name(cx.storage, upid, n, NamePriority::TrackDescriptor);
             }
-            let mut spec = TrackSpec::new(name, "process", EventType::Slice);
+            let mut spec = TrackSpec::new(name, "process_track_event", EventType::Slice);
             spec.upid = Some(upid);
             spec.source_args = source_args;
             let id = cx.tracks.create(cx.storage, &spec);
@@ -298,12 +298,24 @@ impl TrackResolution {
                 None => (None, None),
             };
             let counter = td.counter();
-            let (event_type, classification) = if counter.is_some() {
-                (EventType::Counter, "counter")
-            } else if td.has_state() {
-                (EventType::State, "state")
-            } else {
-                (EventType::Slice, "track_event")
+            // Upstream's type: the scope (the thread or process of its
+            // parent, else global), then the kind.
+            let (event_type, classification) = match (utid, upid) {
+                (Some(_), _) if counter.is_some() => {
+                    (EventType::Counter, "thread_counter_track_event")
+                }
+                (None, Some(_)) if counter.is_some() => {
+                    (EventType::Counter, "process_counter_track_event")
+                }
+                _ if counter.is_some() => (EventType::Counter, "global_counter_track_event"),
+                (Some(_), _) if td.has_state() => (EventType::State, "thread_state_track_event"),
+                (None, Some(_)) if td.has_state() => {
+                    (EventType::State, "process_state_track_event")
+                }
+                _ if td.has_state() => (EventType::State, "global_state_track_event"),
+                (Some(_), _) => (EventType::Slice, "thread_track_event"),
+                (None, Some(_)) => (EventType::Slice, "process_track_event"),
+                (None, None) => (EventType::Slice, "global_track_event"),
             };
             let mut unit: Option<String> = None;
             let mut counter_name: Option<&str> = name;

@@ -325,3 +325,59 @@ fn a_descriptors_child_ordering_and_sibling_rank_are_track_args() {
         ]
     );
 }
+
+#[test]
+fn descriptor_tracks_have_upstreams_types_by_scope_and_kind() {
+    let descriptor = |uuid: u64, f: &dyn Fn(&mut zerotrace_protos::protos::TrackDescriptor<'_>)| {
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(0);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(uuid);
+            f(&mut td);
+        })
+    };
+    let t = trace(&[
+        descriptor(1, &|td| {
+            td.set_name("global");
+        }),
+        descriptor(2, &|td| {
+            td.begin_process().set_pid(7);
+        }),
+        descriptor(3, &|td| {
+            td.set_name("in process");
+            td.set_parent_uuid(2);
+        }),
+        thread_descriptor(1, 4, 7, 8, "t"),
+        descriptor(5, &|td| {
+            td.set_name("in thread");
+            td.set_parent_uuid(4);
+        }),
+        descriptor(6, &|td| {
+            td.set_name("counter in thread");
+            td.set_parent_uuid(4);
+            td.begin_counter();
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    let types = rows(&tp, "SELECT name, type FROM track ORDER BY id");
+    for (name, ty) in [
+        ("global", "global_track_event"),
+        ("in process", "process_track_event"),
+        ("in thread", "thread_track_event"),
+        ("counter in thread", "thread_counter_track_event"),
+    ] {
+        assert!(
+            types.contains(&vec![s(name), s(ty)]),
+            "{name}: {ty} not in {types:?}"
+        );
+    }
+    // The process's own descriptor track.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT count(*) FROM track WHERE type = 'process_track_event' AND name IS NULL"
+        ),
+        vec![vec![Value::Int(1)]]
+    );
+}
