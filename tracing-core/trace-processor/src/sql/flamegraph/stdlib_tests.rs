@@ -10,23 +10,28 @@ use crate::storage::profiling_rows::{
 };
 use crate::{TraceProcessor, Value};
 
-/// Callsites: 0 `main` > 1 (a frame whose symbols are `inner`, inlined
+/// The mapping's build id.
+const BUILD_ID: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// Callsites (frame `i` at rel_pc 16 * i): 0 `main` > 1 (a frame whose symbols are `inner`, inlined
 /// into `outer`) > 2 `_Z3foov`; 0 > 3 (a frame without a name). Samples
 /// of session 0 (on time): 2, 2, 1, 3; of session 1 (on page faults): 0.
 fn trace() -> TraceProcessor {
     let mut s = Storage::default();
     let name = s.strings.intern("/lib/x.so");
-    let p = &mut s.profiling;
-    p.mappings.push(MappingRow {
+    let build_id = s.strings.intern(BUILD_ID);
+    s.profiling.mappings.push(MappingRow {
         name,
+        build_id,
         ..Default::default()
     });
     let frames = [("main", None), ("", Some(7)), ("_Z3foov", None), ("", None)];
-    for (n, set) in frames {
+    for (i, (n, set)) in frames.into_iter().enumerate() {
         let name = s.strings.intern(n);
         s.profiling.frames.push(FrameRow {
             name,
             mapping: 0,
+            rel_pc: 16 * i as i64,
             symbol_set_id: set,
             ..Default::default()
         });
@@ -252,5 +257,31 @@ fn heap_profile_trees_total_sizes_per_callsite_and_below() {
             "3 60 0 100 1",
             "4 30 1 30 1"
         ]
+    );
+}
+
+#[test]
+fn symbolization_candidates_are_the_unsymbolized_frames_reached() {
+    let tp = trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE stacks.symbolization_candidates;
+             SELECT upid, module, build_id = (SELECT build_id FROM stack_profile_mapping),
+               rel_pc, breakpad_module_id
+             FROM _stacks_symbolization_candidates ORDER BY rel_pc"
+        ),
+        vec![
+            "0 /lib/x.so 1 0 NULL",
+            "0 /lib/x.so 1 32 NULL",
+            "0 /lib/x.so 1 48 NULL"
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            &format!("SELECT _to_breakpad_module('/data/app/libchrome.so', '{BUILD_ID}')")
+        ),
+        vec!["67452301ab89efcd0123456789abcdef0"]
     );
 }

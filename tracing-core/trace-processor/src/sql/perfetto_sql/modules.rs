@@ -196,6 +196,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/stacks_cpu_profiling.sql"),
     },
     Module {
+        key: "stacks.symbolization_candidates",
+        sql: include_str!("modules/stacks_symbolization_candidates.sql"),
+    },
+    Module {
         key: "std.metasql.unparenthesize",
         sql: include_str!("modules/std_metasql_unparenthesize.sql"),
     },
