@@ -9,7 +9,7 @@
 
 use super::error::IntervalError;
 use super::overlaps::Finder;
-use super::set::{Interval, Key, Partition, PartitionedIntervals};
+use super::set::{Key, Partition, PartitionedIntervals};
 
 /// The most tables one intersection takes.
 pub(crate) const MAX_TABLES: usize = 15;
@@ -187,6 +187,7 @@ fn push_partition(parts: &[&Partition], out: &mut Intersection) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::intervals::set::Interval;
 
     fn set(cols: &[&str], rows: &[(&[Key], i64, i64, i64)]) -> Option<PartitionedIntervals> {
         let mut s = PartitionedIntervals::new(cols.iter().map(|c| c.to_string()).collect());
