@@ -17,6 +17,7 @@ mod functions;
 mod intervals;
 mod math_functions;
 mod perfetto_sql;
+mod prelude;
 pub mod public_schema;
 pub(crate) mod read_plan;
 #[cfg(test)]
@@ -126,6 +127,7 @@ impl Engine {
                 Some(t.clone()),
             )?;
         }
+        prelude::register(&conn, args.clone())?;
         if let Some(args) = args {
             functions::register(&conn, args)?;
         }
