@@ -7,7 +7,8 @@
 -- the run's last sample too (unless its ts is 0); the others add nothing.
 -- Columns: id, ts, dur, track_id, value (DOUBLE), next_value (the next
 -- kept sample's, NULL for the last) and delta_value (the change from the
--- previous kept sample, NULL for the first). Rows by track_id, then ts.
+-- previous kept sample, NULL for the first). Rows by track_id, then ts
+-- (samples at the same ts in id order).
 
 CREATE PERFETTO MACRO counter_leading_intervals(counter_table TableOrSubquery)
 RETURNS TableOrSubquery
@@ -31,7 +32,7 @@ AS (
         lag(value, 2) OVER _zt_ci_w AS before_2,
         lead(value, 1) OVER _zt_ci_w AS after_1
       FROM _zt_ci_input
-      WINDOW _zt_ci_w AS (PARTITION BY track_id ORDER BY ts)
+      WINDOW _zt_ci_w AS (PARTITION BY track_id ORDER BY ts, id)
     ),
     _zt_ci_kept AS (
       SELECT id, ts, track_id, value
@@ -52,6 +53,6 @@ AS (
     lead(value) OVER _zt_ci_k AS next_value,
     value - lag(value) OVER _zt_ci_k AS delta_value
   FROM _zt_ci_kept
-  WINDOW _zt_ci_k AS (PARTITION BY track_id ORDER BY ts)
-  ORDER BY track_id, ts
+  WINDOW _zt_ci_k AS (PARTITION BY track_id ORDER BY ts, id)
+  ORDER BY track_id, ts, id
 );
