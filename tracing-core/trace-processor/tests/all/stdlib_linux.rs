@@ -678,3 +678,59 @@ fn cpu_cycles_per_thread_slice_sum_the_frequencies_its_thread_ran_at() {
         vec![vec![s("work"), i(20 * 1000 + 40 * 2000)]]
     );
 }
+
+/// Every module here includes on one of our own recordings and on an empty
+/// trace, and each public table reads.
+#[test]
+fn every_linux_module_includes_on_our_recording_and_on_an_empty_trace() {
+    const TABLES: &[(&str, &str)] = &[
+        ("counters.global_tracks", "SELECT 1"),
+        (
+            "linux.block_io",
+            "linux_active_block_io_operations_by_device",
+        ),
+        ("linux.cpu.frequency", "cpu_frequency_counters"),
+        ("linux.cpu.idle_stats", "cpu_idle_stats"),
+        (
+            "linux.cpu.idle_time_in_state",
+            "linux_cpu_idle_time_in_state_counters",
+        ),
+        ("linux.cpu.utilization.process", "cpu_cycles_per_process"),
+        ("linux.cpu.utilization.slice", "cpu_cycles_per_thread_slice"),
+        ("linux.cpu.utilization.system", "cpu_utilization_per_second"),
+        ("linux.cpu.utilization.thread", "cpu_cycles_per_thread"),
+        ("linux.devfreq", "linux_devfreq_dsu_counter"),
+        (
+            "linux.memory.high_watermark",
+            "memory_rss_high_watermark_per_process",
+        ),
+        ("linux.memory.process", "memory_rss_and_swap_per_process"),
+        ("linux.threads", "linux_kernel_threads"),
+        ("sched.latency", "sched_latency_for_running_interval"),
+        (
+            "sched.thread_level_parallelism",
+            "sched_uninterruptible_sleep_thread_count",
+        ),
+        ("sched.thread_state_flattened", "__span_joined_thread"),
+        ("sched.time_in_state", "sched_percentage_of_time_in_state"),
+        ("sched.with_context", "sched_with_thread_process"),
+        ("std.traceinfo.trace", "_metadata_by_trace"),
+    ];
+    let recording = TraceProcessor::from_bytes(include_bytes!(
+        "../../../tests/vectors/genuine-session.pftrace"
+    ))
+    .expect("recording");
+    let empty = TraceProcessor::from_bytes(&[]).expect("empty trace");
+    for tp in [&recording, &empty] {
+        for (module, table) in TABLES {
+            let from = if table.starts_with("SELECT") {
+                (*table).to_owned()
+            } else {
+                format!("SELECT count(*) FROM {table}")
+            };
+            if let Err(e) = tp.query(&format!("INCLUDE PERFETTO MODULE {module}; {from}")) {
+                panic!("{module}: {e}");
+            }
+        }
+    }
+}
