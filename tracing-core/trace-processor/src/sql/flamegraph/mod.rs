@@ -22,6 +22,8 @@ use rusqlite::Connection;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::ValueRef;
 
+use super::perfetto_sql::nested::NestedDb;
+
 fn config_fn(ctx: &Context<'_>) -> rusqlite::Result<String> {
     let mut texts = Vec::with_capacity(ctx.len());
     for i in 0..ctx.len() {
@@ -49,10 +51,13 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
             format!("{} must constrain a flamegraph", vtab::FIND).into(),
         ))
     })?;
+    // SAFETY: the handle is used only by the module registered on `conn`
+    // just below, which SQLite drops before it closes the connection.
+    let db = unsafe { NestedDb::of(conn) };
     conn.create_module(
         "__intrinsic_flamegraph",
         vtab::module(),
-        Some(Arc::new(vtab::Registry::default())),
+        Some(Arc::new(vtab::Registry::new(db))),
     )
 }
 

@@ -13,18 +13,19 @@ use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rusqlite::types::{Null, ValueRef};
+use rusqlite::ffi;
+use rusqlite::types::{Null, Value, ValueRef};
 use rusqlite::vtab::{
     Context, CreateVTab, Filters, IndexConstraintOp, IndexInfo, Module, VTab, VTabConnection,
     VTabCursor, VTabKind, read_only_module,
 };
-use rusqlite::{Connection, ffi};
 
 use super::build::{Built, OutColumn, build, resolve};
 use super::config;
 use super::error::FlamegraphError;
 use super::layout::{self, Layout};
 use super::source::{Cell, NONE, Source};
+use crate::sql::perfetto_sql::nested::NestedDb;
 
 /// The function whose constraint selects the super-root.
 pub(crate) const FIND: &str = "__intrinsic_flamegraph_find";
@@ -51,12 +52,22 @@ const SUPER_ROOT_PLAN: c_int = 1;
 
 /// The sources of the flamegraph tables created on a connection, by
 /// `schema.table`, so that a reconnect finds what the create loaded.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Registry {
+    /// The connection the tables live on.
+    db: NestedDb,
     sources: Mutex<HashMap<String, Arc<Source>>>,
 }
 
 impl Registry {
+    /// The registry of the tables of the connection `db` is the handle of.
+    pub(crate) fn new(db: NestedDb) -> Self {
+        Registry {
+            db,
+            sources: Mutex::new(HashMap::new()),
+        }
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, Arc<Source>>) -> R) -> R {
         let mut guard = self.sources.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut guard)
@@ -90,24 +101,26 @@ fn arguments(args: &[&[u8]]) -> rusqlite::Result<(String, String)> {
     Ok((format!("{}.{}", text(1), text(2)), text(3)))
 }
 
-/// Runs `SELECT * FROM query` and loads its rows.
-fn load(conn: &Connection, query: &str) -> rusqlite::Result<Source> {
-    let mut stmt = conn.prepare(&format!("SELECT * FROM {query}"))?;
-    let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
-    let mut columns: Vec<Vec<Cell>> = vec![Vec::new(); names.len()];
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        for (i, col) in columns.iter_mut().enumerate() {
-            col.push(match row.get_ref(i)? {
-                ValueRef::Null => Cell::Null,
-                ValueRef::Integer(v) => Cell::Int(v),
-                ValueRef::Real(v) => Cell::Real(v),
-                ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
-                ValueRef::Blob(_) => Cell::Blob,
+/// Runs `SELECT * FROM query` on the connection creating the table (on
+/// its raw handle: a rusqlite `Connection` over it would drop the
+/// connection's authorizer when dropped) and loads its rows.
+fn load(db: NestedDb, query: &str) -> rusqlite::Result<Source> {
+    let rows = db
+        .query(&format!("SELECT * FROM {query}"), &[], usize::MAX / 2)
+        .map_err(|e| module_error(&e))?;
+    let mut columns: Vec<Vec<Cell>> = vec![Vec::with_capacity(rows.rows.len()); rows.columns.len()];
+    for row in rows.rows {
+        for (col, v) in columns.iter_mut().zip(row) {
+            col.push(match v {
+                Value::Null => Cell::Null,
+                Value::Integer(v) => Cell::Int(v),
+                Value::Real(v) => Cell::Real(v),
+                Value::Text(t) => Cell::Text(t),
+                Value::Blob(_) => Cell::Blob,
             });
         }
     }
-    Ok(Source::new(names, columns)?)
+    Ok(Source::new(rows.columns, columns)?)
 }
 
 fn quote(name: &str) -> String {
@@ -137,7 +150,7 @@ fn schema(source: &Source) -> String {
 
 impl FlamegraphTab {
     fn open_with(
-        db: &mut VTabConnection,
+        _db: &mut VTabConnection,
         registry: Option<&Arc<Registry>>,
         args: &[&[u8]],
         reuse: bool,
@@ -154,12 +167,7 @@ impl FlamegraphTab {
         let source = match known {
             Some(s) => s,
             None => {
-                // SAFETY: the handle is the connection that is creating
-                // this table; the `Connection` made from it does not own it
-                // (it is not closed on drop) and is dropped before return.
-                let conn = unsafe { Connection::from_handle(db.handle()) }?;
-                let source = Arc::new(load(&conn, &query)?);
-                drop(conn);
+                let source = Arc::new(load(registry.db, &query)?);
                 registry.with(|m| m.insert(key.clone(), source.clone()));
                 source
             }

@@ -30,7 +30,7 @@ mod intrinsic_macros;
 mod legacy;
 mod macros;
 mod modules;
-mod nested;
+pub(crate) mod nested;
 mod statement;
 mod table_functions;
 mod tables;
