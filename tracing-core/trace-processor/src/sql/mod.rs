@@ -127,7 +127,7 @@ impl Engine {
                 Some(t.clone()),
             )?;
         }
-        prelude::register(&conn, args.clone())?;
+        prelude::register(&conn, &all)?;
         if let Some(args) = args {
             functions::register(&conn, args)?;
         }

@@ -2,13 +2,23 @@
 //! without an `INCLUDE`) that no other file of `sql/` provides, one file
 //! each: `__intrinsic_arg_set_to_json` (`arg_set_to_json.rs`), the window
 //! functions `LAST_NON_NULL` (`last_non_null.rs`) and `INTERNAL_LAYOUT`
-//! (`internal_layout.rs`), and the table `__intrinsic_trace_diagnostics`
-//! (`trace_diagnostics.rs`).
+//! (`internal_layout.rs`), the aggregate `VALUE_AT_MAX_TS`
+//! (`value_at_max_ts.rs`), the metadata lookups `extract_metadata` and
+//! its scoped forms (`extract_metadata.rs`), the table `__intrinsic_trace_diagnostics`
+//! (`trace_diagnostics.rs`), and the table-valued operators (on
+//! `table_function.rs`): `directly_connected_flow`, `following_flow`,
+//! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
+//! (`slice_layout.rs`).
 
 mod arg_set_to_json;
+mod connected_flow;
+mod extract_metadata;
 mod internal_layout;
 mod last_non_null;
+mod slice_layout;
+mod table_function;
 mod trace_diagnostics;
+mod value_at_max_ts;
 
 use std::sync::Arc;
 
@@ -16,14 +26,25 @@ use rusqlite::Connection;
 
 use super::table::Table;
 
-/// Registers the prelude's functions and tables; `args` is
-/// `__intrinsic_args` when the trace has that table.
-pub fn register(conn: &Connection, args: Option<Arc<Table>>) -> rusqlite::Result<()> {
-    if let Some(args) = args {
+/// Registers the prelude's functions and tables over the trace's tables
+/// `all` (each operator only when the tables it reads are there).
+pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
+    let table = |name: &str| all.iter().find(|t| t.name == name).cloned();
+    if let Some(args) = table("__intrinsic_args") {
         arg_set_to_json::register(conn, args)?;
+    }
+    if let Some(metadata) = table("__intrinsic_metadata") {
+        extract_metadata::register(conn, metadata)?;
+    }
+    if let Some(slices) = table("__intrinsic_slice") {
+        if let Some(flows) = table("__intrinsic_flow") {
+            connected_flow::register(conn, slices.clone(), flows)?;
+        }
+        slice_layout::register(conn, slices)?;
     }
     last_non_null::register(conn)?;
     internal_layout::register(conn)?;
+    value_at_max_ts::register(conn)?;
     trace_diagnostics::register(conn)?;
     Ok(())
 }
