@@ -126,7 +126,8 @@ fn model(tp: &TraceProcessor, path: &str) -> Result<Model, CliError> {
         path,
         "SELECT t.id, t.name, t.parent_id, \
            COALESCE(tt.utid, tct.utid), COALESCE(pt.upid, pct.upid), ct.id IS NOT NULL, \
-           t.type = 'track_event' \
+           (t.type IN ('track_event', 'global_track_event', 'thread_track_event') \
+            OR (t.type = 'process_track_event' AND t.parent_id IS NOT NULL)) \
          FROM track t \
          LEFT JOIN thread_track tt ON tt.id = t.id \
          LEFT JOIN process_track pt ON pt.id = t.id \
@@ -344,7 +345,8 @@ fn counter_events(tp: &TraceProcessor, path: &str, model: &Model) -> Result<Time
         tp,
         path,
         "SELECT c.ts, c.track_id, c.value FROM counter c \
-         JOIN counter_track t ON c.track_id = t.id WHERE t.type = 'counter' \
+         JOIN counter_track t ON c.track_id = t.id \
+         WHERE t.type GLOB '*_counter_track_event' \
          ORDER BY c.ts, c.id",
     )? {
         let (Some(ts), Some(track)) = (int(r.first()), int(r.get(1))) else {

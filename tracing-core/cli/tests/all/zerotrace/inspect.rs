@@ -281,6 +281,40 @@ fn dump_stats_and_convert_inflate_compressed_packets() {
     assert_eq!(events.iter().filter(|e| e["ph"] == "E").count(), 1);
 }
 
+/// TrackEvent counter tracks (typed `*_counter_track_event`, as upstream)
+/// become `C` events named after their track.
+#[test]
+fn convert_writes_track_event_counters() {
+    let trace = protoc_encode_trace(
+        r#"
+        packet {
+          trusted_packet_sequence_id: 3
+          timestamp: 1000
+          track_descriptor { uuid: 20 name: "mem" counter { } }
+        }
+        packet {
+          trusted_packet_sequence_id: 3
+          timestamp: 2000
+          track_event { type: TYPE_COUNTER track_uuid: 20 counter_value: 5 }
+        }
+        "#,
+    );
+    let path = dir("convert-counter").join("t.pftrace");
+    std::fs::write(&path, &trace).unwrap();
+    let o = zerotrace().arg("convert").arg(&path).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["ph"] == "C" && e["name"] == "mem")
+            .count(),
+        1,
+        "{v}"
+    );
+}
+
 /// `convert` writes what the trace processor derives, not what a decoder
 /// of the packets alone would: times converted to the trace clock
 /// through a clock snapshot, a thread named by `process_tree`, an
