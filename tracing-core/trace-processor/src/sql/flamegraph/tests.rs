@@ -193,5 +193,8 @@ fn loading_a_source_keeps_the_connection_s_file_guard() {
     let path = std::env::temp_dir().join(format!("zt-flamegraph-guard-{}.db", std::process::id()));
     let attached = tp.query(&format!("ATTACH DATABASE '{}' AS x", path.display()));
     let _ = std::fs::remove_file(&path);
-    assert!(attached.is_err(), "SQL reached a file after a flamegraph load");
+    assert!(
+        attached.is_err(),
+        "SQL reached a file after a flamegraph load"
+    );
 }
