@@ -45,6 +45,8 @@ pub mod rpc;
 mod sequence_state;
 #[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "sql")]
+mod sql_package;
 mod storage;
 pub mod tables;
 pub mod trace_ids;
@@ -68,6 +70,8 @@ pub use sql::catalog::ColumnInfo;
 pub use sql::public_schema::{ColumnType, PublicTable};
 #[cfg(feature = "sql")]
 pub use sql::{QueryResult, Value};
+#[cfg(feature = "sql")]
+pub use sql_package::{SqlPackage, SqlPackageError};
 pub use storage::Storage;
 pub use storage::work::LoadWork;
 
@@ -173,6 +177,14 @@ impl TraceProcessor {
     /// Whether this trace's SQL may read and write files.
     pub fn sql_file_access(&self) -> bool {
         self.engine.sql_file_access()
+    }
+
+    /// Registers a user's package of PerfettoSQL modules
+    /// (`--add-sql-package`), so that `INCLUDE PERFETTO MODULE pkg.a.b`
+    /// runs its file `a/b.sql`; refused when the package's name equals,
+    /// or is above or below, a built-in or already registered package's.
+    pub fn add_sql_package(&self, package: SqlPackage) -> Result<(), SqlPackageError> {
+        self.engine.add_sql_package(package)
     }
 
     /// Loads a trace from a reader, plain or gzip-compressed.

@@ -43,6 +43,7 @@ mod relay;
 mod relay_netns;
 mod sql;
 mod sql_budget;
+mod sql_packages;
 mod text_configs;
 mod tp_httpd;
 mod tp_httpd_guards;

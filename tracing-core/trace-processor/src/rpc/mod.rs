@@ -115,6 +115,8 @@ pub struct RpcSession {
     version: String,
     limits: BatchLimits,
     load_options: LoadOptions,
+    /// Users' SQL packages every trace loaded later gets (`--add-sql-package`).
+    sql_packages: Vec<crate::SqlPackage>,
     rx: FrameReader,
     rx_seq: i64,
     tx_seq: i64,
@@ -143,6 +145,7 @@ impl RpcSession {
             version: format!("zerotrace v{}", env!("CARGO_PKG_VERSION")),
             limits: BatchLimits::default(),
             load_options: LoadOptions::default(),
+            sql_packages: Vec::new(),
             rx: FrameReader::default(),
             rx_seq: 0,
             tx_seq: 0,
@@ -187,6 +190,20 @@ impl RpcSession {
     /// What traces loaded over `/parse` keep (`--no-ftrace-raw`).
     pub fn set_load_options(&mut self, options: LoadOptions) {
         self.load_options = options;
+    }
+
+    /// The users' SQL packages that traces loaded over `/parse` (and
+    /// after a reset) get, as the one given on the command line got them.
+    pub fn set_sql_packages(&mut self, packages: Vec<crate::SqlPackage>) {
+        self.sql_packages = packages;
+    }
+
+    /// `tp` with the users' SQL packages registered.
+    fn with_packages(&self, tp: TraceProcessor) -> Result<TraceProcessor, String> {
+        for p in &self.sql_packages {
+            tp.add_sql_package(p.clone()).map_err(|e| e.to_string())?;
+        }
+        Ok(tp)
     }
 
     /// `/status`: an encoded `StatusResult`.
@@ -252,12 +269,15 @@ impl RpcSession {
                     .map_err(crate::Error::from)
                     .and_then(|storage| {
                         TraceProcessor::from_storage_with_options(storage, self.load_options)
-                    }) {
+                    })
+                    .map_err(|e| e.to_string())
+                    .and_then(|tp| self.with_packages(tp))
+                {
                     Ok(tp) => {
                         let initial = InitialObjects::of(&tp);
                         (Trace::Ready(Box::new(tp), initial), Ok(()))
                     }
-                    Err(e) => (Trace::Failed(e.to_string()), Err(e.to_string())),
+                    Err(e) => (Trace::Failed(e.clone()), Err(e)),
                 }
             }
             Trace::Failed(e) => (Trace::Failed(e.clone()), Err(e)),
@@ -425,12 +445,15 @@ impl RpcSession {
             Some(TraceProcessorMethod::TpmResetTraceProcessor) => {
                 self.eof = false;
                 self.name = None;
-                self.trace = match TraceProcessor::from_bytes(&[]) {
+                self.trace = match TraceProcessor::from_bytes(&[])
+                    .map_err(|e| e.to_string())
+                    .and_then(|tp| self.with_packages(tp))
+                {
                     Ok(tp) => {
                         let initial = InitialObjects::of(&tp);
                         Trace::Ready(Box::new(tp), initial)
                     }
-                    Err(e) => Trace::Failed(e.to_string()),
+                    Err(e) => Trace::Failed(e),
                 };
                 self.trace_changed();
                 out(&self.response(method, |_| {}));

@@ -25,13 +25,17 @@
 //! trace cut short loads what it can, with a warning on stderr naming the
 //! byte and what was dropped. A directory's files that are not traces are
 //! skipped (`trace_set.rs`, the rule `export` follows). SQL reads and
-//! writes no file unless `--allow-sql-file-access`. While a
+//! writes no file unless `--allow-sql-file-access`. `--add-sql-package
+//! PATH[@PACKAGE]` registers a directory of the user's `.sql` files as
+//! modules for `INCLUDE PERFETTO MODULE` (`packages.rs`), on the trace
+//! queried and on every trace the RPC loads later. While a
 //! large trace loads, a progress line is drawn on stderr when it is a
 //! terminal (`progress.rs`).
 
 mod errors;
 mod format;
 mod many;
+mod packages;
 mod progress;
 mod prompt;
 mod serve;
@@ -111,6 +115,16 @@ pub struct SqlArgs {
     /// turn it on for SQL you do not trust.
     #[arg(long = "allow-sql-file-access")]
     pub allow_sql_file_access: bool,
+    /// Register the `.sql` files under directory PATH as modules of package
+    /// PACKAGE (the directory's name when not given), so that `INCLUDE
+    /// PERFETTO MODULE PACKAGE.a.b` runs PATH/a/b.sql; repeatable. A name
+    /// that clashes with a built-in package is refused.
+    #[arg(long = "add-sql-package", value_name = "PATH[@PACKAGE]")]
+    pub add_sql_package: Vec<String>,
+    /// Upstream's development features switch (Perfetto's Python client
+    /// passes it when asked): accepted; zerotrace has no features behind it.
+    #[arg(long = "dev")]
+    pub dev: bool,
     /// With --httpd: stop each query of a client that runs longer than
     /// SECONDS (its answer's error names the limit); no limit by default.
     #[arg(long = "query-timeout", value_name = "SECONDS", requires = "httpd")]
@@ -132,6 +146,7 @@ impl SqlArgs {
 
 /// Runs the command.
 pub fn run(args: &SqlArgs) -> Result<(), CliError> {
+    let sql_packages = packages::read(&args.add_sql_package)?;
     if let Some(addr) = &args.httpd {
         if args.traces.len() > 1 {
             return Err(CliError::Usage("--httpd serves one trace".into()));
@@ -145,6 +160,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
             },
             args.load_options(),
             serve::query_timeout(args.query_timeout)?,
+            sql_packages,
         );
     }
     let one = match args.traces.as_slice() {
@@ -166,6 +182,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
             args.load_options(),
         )?,
     };
+    packages::add(&tp, &sql_packages)?;
     match sql {
         Some(sql) => {
             let result = tp

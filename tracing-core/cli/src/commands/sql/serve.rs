@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use zerotrace_trace_processor::rpc::RpcSession;
-use zerotrace_trace_processor::{LoadOptions, Loader, TraceProcessor};
+use zerotrace_trace_processor::{LoadOptions, Loader, SqlPackage, TraceProcessor};
 
 use super::load;
 use crate::commands::CliError;
@@ -28,13 +28,15 @@ pub fn query_timeout(seconds: Option<f64>) -> Result<Option<Duration>, CliError>
 
 /// Loads `trace` (when given) and serves it on `addr` until killed;
 /// `load` says what it and the traces sent later keep, `query_timeout`
-/// how long a client's query may run.
+/// how long a client's query may run, `sql_packages` the users' packages
+/// every trace it serves gets.
 pub fn serve(
     trace: Option<&Path>,
     addr: &str,
     options: ServerOptions,
     load_options: LoadOptions,
     query_timeout: Option<Duration>,
+    sql_packages: Vec<SqlPackage>,
 ) -> Result<(), CliError> {
     let mut session = match trace {
         Some(path) => {
@@ -43,6 +45,7 @@ pub fn serve(
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             );
+            super::packages::add(&tp, &sql_packages)?;
             RpcSession::with_trace(tp, Some(name))
         }
         None => {
@@ -53,10 +56,12 @@ pub fn serve(
                 load_options,
             )
             .map_err(|e| CliError::Usage(e.to_string()))?;
+            super::packages::add(&tp, &sql_packages)?;
             RpcSession::with_trace(tp, None)
         }
     };
     session.set_load_options(load_options);
+    session.set_sql_packages(sql_packages);
     session.set_query_timeout(query_timeout);
     let server = Server::bind(addr, session, options).map_err(|e| match e {
         BindError::Io(e) => CliError::io(addr, e),

@@ -2,7 +2,8 @@
 //! no terminal in it: a line of input in, text for stdout and stderr out.
 //! Statements may span lines and run when their `;` arrives; a line
 //! starting with `.` between statements is a dot command (`.help`,
-//! `.tables`, `.schema`, `.format`, `.read`, `.quit`). At the prompt each
+//! `.tables`, `.schema`, `.modules`, `.format`, `.read`, `.quit`). At the
+//! prompt each
 //! result is followed by its row count and the time the query took, and
 //! an error leaves the prompt running; a script stops at its first error.
 //! The rustyline driver (`prompt.rs`) and the stdin reader (`mod.rs`) are
@@ -68,6 +69,9 @@ Statements end with `;` and may span lines. Commands:
   .help                      this text
   .tables                    the tables and views
   .schema [TABLE]            the columns and types of TABLE (or of every table)
+  .modules [PREFIX]          the modules INCLUDE PERFETTO MODULE can name (built-in
+                             and --add-sql-package), each with its public tables,
+                             views, functions and macros
   .format [table|csv|json]   how results print (without an argument: the current one)
   .read FILE                 run the statements and commands in FILE
   .quit                      leave (also .exit, or Ctrl-D)
@@ -207,6 +211,7 @@ impl<'a> Session<'a> {
                 Err(e) => return self.command_error(&e.to_string(), o),
             },
             ".schema" => return self.schema(arg, o),
+            ".modules" => return self.modules(arg, o),
             ".format" if arg.is_empty() => {
                 o.out.push_str(self.format.name());
                 o.out.push('\n');
@@ -254,6 +259,41 @@ impl<'a> Session<'a> {
                 o.out.push_str(line.trim_end());
                 o.out.push('\n');
             }
+        }
+        Step::Continue
+    }
+
+    /// `.modules [PREFIX]`: each module (whose name starts with PREFIX),
+    /// then its public objects indented, read from the module index table
+    /// (`__intrinsic_stdlib_objects`).
+    fn modules(&mut self, prefix: &str, o: &mut Output) -> Step {
+        let index = match self.tp.query(
+            "SELECT module, object_type, name FROM __intrinsic_stdlib_objects WHERE exposed = 1",
+        ) {
+            Ok(r) => r,
+            Err(e) => return self.command_error(&format!(".modules: {e}"), o),
+        };
+        let text = |v: &zerotrace_trace_processor::Value| match v {
+            zerotrace_trace_processor::Value::Text(t) => t.clone(),
+            _ => String::new(),
+        };
+        for row in &index.rows {
+            let [module, kind, name] = [0, 1, 2].map(|i| row.get(i).map(text).unwrap_or_default());
+            if !module.starts_with(prefix) {
+                continue;
+            }
+            let line = if kind == "MODULE" {
+                format!(
+                    "{module}
+"
+                )
+            } else {
+                format!(
+                    "  {kind:<14} {name}
+"
+                )
+            };
+            o.out.push_str(&line);
         }
         Step::Continue
     }
@@ -444,6 +484,28 @@ mod tests {
         assert_eq!(step, Step::Quit);
         let (_, step) = feed(&mut s, &["  .exit"]);
         assert_eq!(step, Step::Quit);
+    }
+
+    #[test]
+    fn modules_lists_each_module_with_its_public_objects() {
+        let tp = tp();
+        let mut s = Session::new(&tp, Format::Table, true, ticking());
+        let (o, _) = feed(&mut s, &[".modules time.conversion"]);
+        assert!(
+            o.out.starts_with("time.conversion\n  FUNCTION "),
+            "{}",
+            o.out
+        );
+        assert!(o.out.contains("  FUNCTION       time_to_ns\n"), "{}", o.out);
+        let (o, _) = feed(&mut s, &[".modules"]);
+        assert!(o.out.lines().any(|l| l == "time.conversion"), "{}", o.out);
+        assert!(o.out.lines().any(|l| l == "slices.with_context"));
+        assert!(
+            o.out.contains("  VIEW           thread_slice\n"),
+            "{}",
+            o.out
+        );
+        assert!(o.err.is_empty(), "{}", o.err);
     }
 
     #[test]

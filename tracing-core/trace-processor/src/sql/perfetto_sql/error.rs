@@ -157,6 +157,20 @@ pub(crate) enum PerfettoSqlError {
         /// The error.
         message: String,
     },
+    /// An error in the text of a module of a user's package.
+    #[error("in module '{key}' ({file}, line {line}, column {column}): {message}")]
+    InUserModule {
+        /// The module.
+        key: String,
+        /// The file it was read from.
+        file: String,
+        /// The line (1-based) the error points at.
+        line: usize,
+        /// The column (1-based, in bytes).
+        column: usize,
+        /// The error.
+        message: String,
+    },
     /// SQLite refused what a PerfettoSQL statement asked of it.
     #[error("{statement}: {message}")]
     Sqlite {

@@ -22,15 +22,18 @@
 //! `table_functions.rs`, `nested.rs` (bodies run inside a call),
 //! `legacy.rs` (`CREATE_FUNCTION`, `EXPERIMENTAL_MEMOIZE`),
 //! `tables.rs` (tables, views, indexes), `modules.rs` (the module registry,
-//! with `modules/*.sql`), `error.rs`.
+//! with `modules/*.sql`), `packages.rs` (users' packages beside it),
+//! `module_index.rs` (the `__intrinsic_stdlib_objects` table), `error.rs`.
 
 mod error;
 mod functions;
 mod intrinsic_macros;
 mod legacy;
 mod macros;
+mod module_index;
 mod modules;
 pub(crate) mod nested;
+mod packages;
 mod statement;
 mod table_functions;
 mod tables;
@@ -66,6 +69,8 @@ pub(crate) struct Piece<'a> {
 pub(crate) struct PerfettoSql {
     /// The modules `INCLUDE` can name.
     modules: &'static [modules::Module],
+    /// The users' packages (`--add-sql-package`), searched beside `modules`.
+    user: packages::UserPackages,
     macros: RefCell<macros::Macros>,
     /// Created functions' names (lower case).
     functions: RefCell<HashSet<String>>,
@@ -73,14 +78,15 @@ pub(crate) struct PerfettoSql {
     /// for any number).
     scalars: RefCell<Vec<(String, i32)>>,
     /// Modules included (run to their end).
-    included: RefCell<HashSet<&'static str>>,
+    included: RefCell<HashSet<String>>,
     /// Modules being included, outermost first.
-    including: RefCell<Vec<&'static str>>,
+    including: RefCell<Vec<String>>,
     /// Created functions' calls in progress.
     depth: Arc<AtomicUsize>,
     /// `CREATE_FUNCTION` and `EXPERIMENTAL_MEMOIZE` (`legacy.rs`).
     legacy: legacy::Legacy,
-    /// Whether `legacy`'s functions are registered on the connection.
+    /// Whether `legacy`'s functions (and the module index table) are
+    /// registered on the connection.
     legacy_registered: Cell<bool>,
 }
 
@@ -98,6 +104,7 @@ impl PerfettoSql {
     fn with_modules(modules: &'static [modules::Module]) -> Self {
         PerfettoSql {
             modules,
+            user: packages::UserPackages::default(),
             macros: RefCell::default(),
             functions: RefCell::default(),
             scalars: RefCell::default(),
@@ -107,6 +114,15 @@ impl PerfettoSql {
             legacy: legacy::Legacy::default(),
             legacy_registered: Cell::new(false),
         }
+    }
+
+    /// Registers a user's package beside the built-in modules, unless its
+    /// name clashes with a built-in or earlier package.
+    pub(crate) fn add_package(
+        &self,
+        package: crate::sql_package::SqlPackage,
+    ) -> Result<(), crate::sql_package::SqlPackageError> {
+        packages::register(self.modules, &self.user, package)
     }
 
     /// Runs every statement of `sql` on `conn` in order: PerfettoSQL's
@@ -119,6 +135,7 @@ impl PerfettoSql {
     ) -> Result<(), Error> {
         if !self.legacy_registered.get() {
             self.legacy.register(conn)?;
+            module_index::register(conn, self.modules, self.user.clone())?;
             self.legacy_registered.set(true);
         }
         let toks = tokens::tokenize(sql).map_err(|e| {
@@ -379,28 +396,27 @@ impl PerfettoSql {
 
     /// `INCLUDE PERFETTO MODULE key`, the statement at byte `start`.
     fn include(&self, conn: &Connection, key: &str, start: usize) -> Result<(), Error> {
-        let found = modules::resolve(self.modules, key).map_err(|e| e.at(Some(start)))?;
+        let user = packages::snapshot(&self.user);
+        let found =
+            packages::resolve(self.modules, &user, key).map_err(|e| e.at(Some(start)))?;
         for m in found {
-            if self.included.borrow().contains(m.key) {
+            if self.included.borrow().contains(&m.key) {
                 continue;
             }
             if self.including.borrow().contains(&m.key) {
                 let mut cycle = self.including.borrow().join(" -> ");
                 cycle.push_str(" -> ");
-                cycle.push_str(m.key);
-                return Err(PerfettoSqlError::IncludeCycle {
-                    key: m.key.to_owned(),
-                    cycle,
-                }
-                .at(Some(start)));
+                cycle.push_str(&m.key);
+                return Err(PerfettoSqlError::IncludeCycle { key: m.key, cycle }.at(Some(start)));
             }
-            self.including.borrow_mut().push(m.key);
-            let result = self.run(conn, m.sql, &mut |p: Piece<'_>| {
+            self.including.borrow_mut().push(m.key.clone());
+            let text = m.sql.as_str();
+            let result = self.run(conn, text, &mut |p: Piece<'_>| {
                 if p.done {
                     return Ok(());
                 }
                 // An error with no place points at its statement.
-                run_silently(conn, p.text, m.key).map_err(|e| match e {
+                run_silently(conn, p.text, &m.key).map_err(|e| match e {
                     Error::Sql {
                         message,
                         offset: None,
@@ -414,12 +430,26 @@ impl PerfettoSql {
             self.including.borrow_mut().pop();
             if let Err(e) = result {
                 let (message, offset) = error::parts(&e);
-                return Err(PerfettoSqlError::InModule {
-                    key: m.key.to_owned(),
-                    offset: offset.unwrap_or(0),
-                    message,
-                }
-                .at(Some(start)));
+                let offset = offset.unwrap_or(0);
+                let err = match m.file {
+                    // A user's module: the file and the line.
+                    Some(file) => {
+                        let (line, column) = packages::line_and_column(text, offset);
+                        PerfettoSqlError::InUserModule {
+                            key: m.key,
+                            file: file.display().to_string(),
+                            line,
+                            column,
+                            message,
+                        }
+                    }
+                    None => PerfettoSqlError::InModule {
+                        key: m.key,
+                        offset,
+                        message,
+                    },
+                };
+                return Err(err.at(Some(start)));
             }
             self.included.borrow_mut().insert(m.key);
         }
