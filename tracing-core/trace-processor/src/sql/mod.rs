@@ -164,6 +164,7 @@ impl Engine {
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;
+        prelude::register_empty_views(&conn)?;
         let file_access = FileAccess::install(&conn)?;
         Ok(Engine {
             conn,

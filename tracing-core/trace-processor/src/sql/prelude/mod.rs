@@ -8,10 +8,12 @@
 //! (`trace_diagnostics.rs`), and the table-valued operators (on
 //! `table_function.rs`): `directly_connected_flow`, `following_flow`,
 //! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
-//! (`slice_layout.rs`).
+//! (`slice_layout.rs`); and, empty with upstream's columns, the public views
+//! whose importers we lack (`empty_views.rs`).
 
 mod arg_set_to_json;
 mod connected_flow;
+mod empty_views;
 mod extract_metadata;
 mod internal_layout;
 mod last_non_null;
@@ -47,4 +49,10 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
     value_at_max_ts::register(conn)?;
     trace_diagnostics::register(conn)?;
     Ok(())
+}
+
+/// Creates the empty views of the public names no table or view has;
+/// called after every other view is created.
+pub fn register_empty_views(conn: &Connection) -> rusqlite::Result<()> {
+    empty_views::register(conn)
 }

@@ -1,0 +1,528 @@
+//! The prelude's public views whose importers zerotrace does not have
+//! (Android's frame timeline, heap graphs, logs, packages, protolog,
+//! SurfaceFlinger and WindowManager, GPU render stages, memory snapshots,
+//! Instruments samples, ...). Each exists with upstream's name and
+//! columns, in upstream's order, and no rows, as upstream's are on a
+//! trace without that data, so that a query or module that names one
+//! runs instead of failing. A view that gains an importer moves out of
+//! this list and becomes a projection of its table.
+
+use rusqlite::Connection;
+
+/// (view, its columns as (name, SQLite type)).
+type EmptyView = (&'static str, &'static [(&'static str, &'static str)]);
+
+/// The views, by name.
+const VIEWS: &[EmptyView] = &[
+    (
+        "actual_frame_timeline_slice",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("dur", "INTEGER"),
+            ("track_id", "INTEGER"),
+            ("category", "TEXT"),
+            ("name", "TEXT"),
+            ("depth", "INTEGER"),
+            ("parent_id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("display_frame_token", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("surface_frame_token", "INTEGER"),
+            ("layer_name", "TEXT"),
+            ("present_type", "TEXT"),
+            ("on_time_finish", "INTEGER"),
+            ("gpu_composition", "INTEGER"),
+            ("jank_type", "TEXT"),
+            ("jank_severity_type", "TEXT"),
+            ("prediction_type", "TEXT"),
+            ("jank_tag", "TEXT"),
+            ("jank_tag_experimental", "TEXT"),
+            ("jank_score", "REAL"),
+            ("latched_unsignaled_count", "INTEGER"),
+            ("addressable_unsignaled_latch_count", "INTEGER"),
+            ("latched_fence_state", "TEXT"),
+        ],
+    ),
+    (
+        "android_dumpstate",
+        &[
+            ("id", "INTEGER"),
+            ("section", "TEXT"),
+            ("service", "TEXT"),
+            ("line", "TEXT"),
+        ],
+    ),
+    (
+        "android_game_intervention_list",
+        &[
+            ("id", "INTEGER"),
+            ("package_name", "TEXT"),
+            ("uid", "INTEGER"),
+            ("current_mode", "INTEGER"),
+            ("standard_mode_supported", "INTEGER"),
+            ("standard_mode_downscale", "REAL"),
+            ("standard_mode_use_angle", "INTEGER"),
+            ("standard_mode_fps", "REAL"),
+            ("perf_mode_supported", "INTEGER"),
+            ("perf_mode_downscale", "REAL"),
+            ("perf_mode_use_angle", "INTEGER"),
+            ("perf_mode_fps", "REAL"),
+            ("battery_mode_supported", "INTEGER"),
+            ("battery_mode_downscale", "REAL"),
+            ("battery_mode_use_angle", "INTEGER"),
+            ("battery_mode_fps", "REAL"),
+        ],
+    ),
+    (
+        "android_logs",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("utid", "INTEGER"),
+            ("prio", "INTEGER"),
+            ("tag", "TEXT"),
+            ("msg", "TEXT"),
+        ],
+    ),
+    (
+        "expected_frame_timeline_slice",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("dur", "INTEGER"),
+            ("track_id", "INTEGER"),
+            ("category", "TEXT"),
+            ("name", "TEXT"),
+            ("depth", "INTEGER"),
+            ("parent_id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("display_frame_token", "INTEGER"),
+            ("surface_frame_token", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("layer_name", "TEXT"),
+        ],
+    ),
+    (
+        "experimental_missing_chrome_processes",
+        &[
+            ("id", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("reliable_from", "INTEGER"),
+        ],
+    ),
+    (
+        "filedescriptor",
+        &[
+            ("id", "INTEGER"),
+            ("ufd", "INTEGER"),
+            ("fd", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("path", "TEXT"),
+        ],
+    ),
+    (
+        "frame_slice",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("dur", "INTEGER"),
+            ("track_id", "INTEGER"),
+            ("category", "TEXT"),
+            ("name", "TEXT"),
+            ("depth", "INTEGER"),
+            ("parent_id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("layer_name", "TEXT"),
+            ("frame_number", "INTEGER"),
+            ("queue_to_acquire_time", "INTEGER"),
+            ("acquire_to_latch_time", "INTEGER"),
+            ("latch_to_present_time", "INTEGER"),
+        ],
+    ),
+    (
+        "gpu",
+        &[
+            ("id", "INTEGER"),
+            ("ugpu", "INTEGER"),
+            ("gpu", "INTEGER"),
+            ("name", "TEXT"),
+            ("vendor", "TEXT"),
+            ("model", "TEXT"),
+            ("architecture", "TEXT"),
+            ("uuid", "TEXT"),
+            ("pci_bdf", "TEXT"),
+            ("machine_id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+        ],
+    ),
+    (
+        "gpu_counter_group",
+        &[
+            ("id", "INTEGER"),
+            ("group_id", "INTEGER"),
+            ("track_id", "INTEGER"),
+            ("name", "TEXT"),
+            ("description", "TEXT"),
+        ],
+    ),
+    (
+        "gpu_slice",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("dur", "INTEGER"),
+            ("track_id", "INTEGER"),
+            ("category", "TEXT"),
+            ("name", "TEXT"),
+            ("depth", "INTEGER"),
+            ("parent_id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("context_id", "INTEGER"),
+            ("render_target", "INTEGER"),
+            ("render_target_name", "TEXT"),
+            ("render_pass", "INTEGER"),
+            ("render_pass_name", "TEXT"),
+            ("command_buffer", "INTEGER"),
+            ("command_buffer_name", "TEXT"),
+            ("frame_id", "INTEGER"),
+            ("submission_id", "INTEGER"),
+            ("hw_queue_id", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("render_subpasses", "TEXT"),
+            ("render_stage_category", "INTEGER"),
+        ],
+    ),
+    (
+        "heap_graph_class",
+        &[
+            ("id", "INTEGER"),
+            ("name", "TEXT"),
+            ("deobfuscated_name", "TEXT"),
+            ("location", "TEXT"),
+            ("superclass_id", "INTEGER"),
+            ("classloader_id", "INTEGER"),
+            ("kind", "TEXT"),
+        ],
+    ),
+    (
+        "heap_graph_object",
+        &[
+            ("id", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("graph_sample_ts", "INTEGER"),
+            ("self_size", "INTEGER"),
+            ("native_size", "INTEGER"),
+            ("reference_set_id", "INTEGER"),
+            ("reachable", "INTEGER"),
+            ("heap_type", "TEXT"),
+            ("type_id", "INTEGER"),
+            ("root_type", "TEXT"),
+            ("root_distance", "INTEGER"),
+            ("object_data_id", "INTEGER"),
+        ],
+    ),
+    (
+        "heap_graph_object_data",
+        &[
+            ("id", "INTEGER"),
+            ("field_set_id", "INTEGER"),
+            ("value_string", "TEXT"),
+            ("array_element_type", "TEXT"),
+            ("array_element_count", "INTEGER"),
+            ("array_data_id", "INTEGER"),
+            ("array_data_hash", "INTEGER"),
+        ],
+    ),
+    (
+        "heap_graph_primitive",
+        &[
+            ("id", "INTEGER"),
+            ("field_set_id", "INTEGER"),
+            ("field_name", "TEXT"),
+            ("field_type", "TEXT"),
+            ("bool_value", "INTEGER"),
+            ("byte_value", "INTEGER"),
+            ("char_value", "INTEGER"),
+            ("short_value", "INTEGER"),
+            ("int_value", "INTEGER"),
+            ("long_value", "INTEGER"),
+            ("float_value", "REAL"),
+            ("double_value", "REAL"),
+        ],
+    ),
+    (
+        "heap_graph_reference",
+        &[
+            ("id", "INTEGER"),
+            ("reference_set_id", "INTEGER"),
+            ("owner_id", "INTEGER"),
+            ("owned_id", "INTEGER"),
+            ("field_name", "TEXT"),
+            ("field_type_name", "TEXT"),
+            ("deobfuscated_field_name", "TEXT"),
+        ],
+    ),
+    (
+        "instruments_sample",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("utid", "INTEGER"),
+            ("callsite_id", "INTEGER"),
+            ("cpu", "INTEGER"),
+        ],
+    ),
+    (
+        "logs",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("utid", "INTEGER"),
+            ("prio", "INTEGER"),
+            ("log_source", "TEXT"),
+            ("tag", "TEXT"),
+            ("msg", "TEXT"),
+            ("arg_set_id", "INTEGER"),
+        ],
+    ),
+    (
+        "memory_snapshot",
+        &[
+            ("id", "INTEGER"),
+            ("timestamp", "INTEGER"),
+            ("track_id", "INTEGER"),
+            ("detail_level", "TEXT"),
+        ],
+    ),
+    (
+        "memory_snapshot_edge",
+        &[
+            ("id", "INTEGER"),
+            ("source_node_id", "INTEGER"),
+            ("target_node_id", "INTEGER"),
+            ("importance", "INTEGER"),
+        ],
+    ),
+    (
+        "memory_snapshot_node",
+        &[
+            ("id", "INTEGER"),
+            ("process_snapshot_id", "INTEGER"),
+            ("parent_node_id", "INTEGER"),
+            ("path", "TEXT"),
+            ("size", "INTEGER"),
+            ("effective_size", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+        ],
+    ),
+    (
+        "package_list",
+        &[
+            ("id", "INTEGER"),
+            ("package_name", "TEXT"),
+            ("uid", "INTEGER"),
+            ("debuggable", "INTEGER"),
+            ("profileable_from_shell", "INTEGER"),
+            ("version_code", "INTEGER"),
+        ],
+    ),
+    (
+        "process_memory_mappings",
+        &[
+            ("id", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("path", "TEXT"),
+            ("aggregate_count", "INTEGER"),
+            ("is_deleted", "INTEGER"),
+            ("size_kb", "INTEGER"),
+            ("rss_kb", "INTEGER"),
+            ("anonymous_kb", "INTEGER"),
+            ("swap_kb", "INTEGER"),
+            ("shared_clean_kb", "INTEGER"),
+            ("shared_dirty_kb", "INTEGER"),
+            ("private_clean_kb", "INTEGER"),
+            ("private_dirty_kb", "INTEGER"),
+            ("locked_kb", "INTEGER"),
+            ("pss_kb", "INTEGER"),
+            ("pss_dirty_kb", "INTEGER"),
+            ("swap_pss_kb", "INTEGER"),
+        ],
+    ),
+    (
+        "process_memory_snapshot",
+        &[
+            ("id", "INTEGER"),
+            ("snapshot_id", "INTEGER"),
+            ("upid", "INTEGER"),
+        ],
+    ),
+    (
+        "protolog",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("level", "TEXT"),
+            ("tag", "TEXT"),
+            ("message", "TEXT"),
+            ("stacktrace", "TEXT"),
+            ("location", "TEXT"),
+        ],
+    ),
+    (
+        "spurious_sched_wakeup",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("thread_state_id", "INTEGER"),
+            ("irq_context", "INTEGER"),
+            ("utid", "INTEGER"),
+            ("waker_utid", "INTEGER"),
+        ],
+    ),
+    (
+        "surfaceflinger_layer",
+        &[
+            ("id", "INTEGER"),
+            ("snapshot_id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("base64_proto_id", "INTEGER"),
+            ("layer_id", "INTEGER"),
+            ("layer_name", "TEXT"),
+            ("is_visible", "INTEGER"),
+            ("parent", "INTEGER"),
+            ("corner_radius_tl", "REAL"),
+            ("corner_radius_tr", "REAL"),
+            ("corner_radius_bl", "REAL"),
+            ("corner_radius_br", "REAL"),
+            ("hwc_composition_type", "INTEGER"),
+            ("is_hidden_by_policy", "INTEGER"),
+            ("z_order_relative_of", "INTEGER"),
+            ("is_missing_z_parent", "INTEGER"),
+            ("layer_rect_id", "INTEGER"),
+            ("input_rect_id", "INTEGER"),
+        ],
+    ),
+    (
+        "surfaceflinger_layers_snapshot",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("base64_proto_id", "INTEGER"),
+            ("sequence_id", "INTEGER"),
+            ("has_invalid_elapsed_ts", "INTEGER"),
+        ],
+    ),
+    (
+        "surfaceflinger_transactions",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("base64_proto_id", "INTEGER"),
+            ("vsync_id", "INTEGER"),
+        ],
+    ),
+    ("trace_metrics", &[("name", "TEXT")]),
+    (
+        "vulkan_memory_allocations",
+        &[
+            ("id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("source", "TEXT"),
+            ("operation", "TEXT"),
+            ("timestamp", "INTEGER"),
+            ("upid", "INTEGER"),
+            ("device", "INTEGER"),
+            ("device_memory", "INTEGER"),
+            ("memory_type", "INTEGER"),
+            ("heap", "INTEGER"),
+            ("function_name", "TEXT"),
+            ("object_handle", "INTEGER"),
+            ("memory_address", "INTEGER"),
+            ("memory_size", "INTEGER"),
+            ("scope", "TEXT"),
+        ],
+    ),
+    (
+        "window_manager_shell_transition_handlers",
+        &[
+            ("id", "INTEGER"),
+            ("handler_id", "INTEGER"),
+            ("handler_name", "TEXT"),
+            ("base64_proto_id", "INTEGER"),
+        ],
+    ),
+    (
+        "window_manager_shell_transitions",
+        &[
+            ("id", "INTEGER"),
+            ("ts", "INTEGER"),
+            ("transition_id", "INTEGER"),
+            ("arg_set_id", "INTEGER"),
+            ("transition_type", "INTEGER"),
+            ("send_time_ns", "INTEGER"),
+            ("dispatch_time_ns", "INTEGER"),
+            ("duration_ns", "INTEGER"),
+            ("finish_time_ns", "INTEGER"),
+            ("shell_abort_time_ns", "INTEGER"),
+            ("wm_abort_time_ns", "INTEGER"),
+            ("merge_time_ns", "INTEGER"),
+            ("create_time_ns", "INTEGER"),
+            ("handler", "INTEGER"),
+            ("status", "TEXT"),
+            ("flags", "INTEGER"),
+            ("start_transaction_id", "INTEGER"),
+            ("finish_transaction_id", "INTEGER"),
+        ],
+    ),
+];
+
+/// The statement that creates `view` with `columns` and no rows.
+fn statement(view: &str, columns: &[(&str, &str)]) -> String {
+    let cols: Vec<String> = columns
+        .iter()
+        .map(|(name, ty)| format!("CAST(NULL AS {ty}) AS \"{name}\""))
+        .collect();
+    format!(
+        "CREATE VIEW IF NOT EXISTS \"{view}\" AS SELECT {} WHERE 0;",
+        cols.join(", ")
+    )
+}
+
+/// Creates every view of the list that no table or view already has the
+/// name of.
+pub fn register(conn: &Connection) -> rusqlite::Result<()> {
+    let mut sql = String::new();
+    for (view, columns) in VIEWS {
+        sql.push_str(&statement(view, columns));
+    }
+    conn.execute_batch(&sql)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VIEWS;
+    use crate::storage::Storage;
+    use crate::{TraceProcessor, Value};
+
+    #[test]
+    fn each_view_has_upstreams_columns_and_no_rows() {
+        let tp = TraceProcessor::from_storage(Storage::default()).expect("engine");
+        for (view, columns) in VIEWS {
+            let r = tp
+                .query(&format!("SELECT * FROM {view}"))
+                .expect("view exists");
+            let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
+            assert_eq!(r.columns, names, "{view}");
+            assert!(r.rows.is_empty(), "{view}");
+        }
+        let r = tp
+            .query("SELECT COUNT(*) FROM heap_graph_object JOIN gpu_slice USING (id)")
+            .expect("query");
+        assert_eq!(r.rows, vec![vec![Value::Int(0)]]);
+    }
+}
