@@ -8,9 +8,11 @@
 //! (`trace_diagnostics.rs`), and the table-valued operators (on
 //! `table_function.rs`): `directly_connected_flow`, `following_flow`,
 //! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
-//! (`slice_layout.rs`); and, empty with upstream's columns, the public views
+//! (`slice_layout.rs`), `experimental_ancestor_stack_profile_callsite`
+//! (`ancestor_callsite.rs`); and, empty with upstream's columns, the public views
 //! whose importers we lack (`empty_views.rs`).
 
+mod ancestor_callsite;
 mod arg_set_to_json;
 mod connected_flow;
 mod empty_views;
@@ -43,6 +45,9 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
             connected_flow::register(conn, slices.clone(), flows)?;
         }
         slice_layout::register(conn, slices)?;
+    }
+    if let Some(callsites) = table("__intrinsic_stack_profile_callsite") {
+        ancestor_callsite::register(conn, callsites)?;
     }
     last_non_null::register(conn)?;
     internal_layout::register(conn)?;
