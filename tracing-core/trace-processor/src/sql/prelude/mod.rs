@@ -9,7 +9,7 @@
 //! `table_function.rs`): `directly_connected_flow`, `following_flow`,
 //! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
 //! (`slice_layout.rs`), `experimental_ancestor_stack_profile_callsite`
-//! (`ancestor_callsite.rs`); and, empty with upstream's columns, the public views
+//! (`ancestor_callsite.rs`), `experimental_flat_slice` (`flat_slice.rs`); and, empty with upstream's columns, the public views
 //! whose importers we lack (`empty_views.rs`).
 
 mod ancestor_callsite;
@@ -17,6 +17,7 @@ mod arg_set_to_json;
 mod connected_flow;
 mod empty_views;
 mod extract_metadata;
+mod flat_slice;
 mod internal_layout;
 mod last_non_null;
 mod slice_layout;
@@ -44,6 +45,7 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
         if let Some(flows) = table("__intrinsic_flow") {
             connected_flow::register(conn, slices.clone(), flows)?;
         }
+        flat_slice::register(conn, slices.clone())?;
         slice_layout::register(conn, slices)?;
     }
     if let Some(callsites) = table("__intrinsic_stack_profile_callsite") {
