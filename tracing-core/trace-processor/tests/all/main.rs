@@ -27,6 +27,7 @@ mod query_pushdown;
 mod sched;
 mod sql_file_access;
 mod stdlib_linux;
+mod stdlib_modules;
 mod sys_stats;
 mod systrace;
 mod track_event_callstacks;

@@ -72,7 +72,7 @@ fn rpc_error(s: &mut RpcSession, sql: &str) -> Option<String> {
 #[test]
 fn perfetto_sql_statements_run_and_their_errors_say_where() {
     let tp = TraceProcessor::from_bytes(&[]).unwrap();
-    let sql = "SELECT 1;\n  INCLUDE PERFETTO MODULE android.startup.startups;";
+    let sql = "SELECT 1;\n  INCLUDE PERFETTO MODULE no_such_package.startups;";
     match tp.query(sql) {
         Err(Error::Sql {
             message,
@@ -80,7 +80,7 @@ fn perfetto_sql_statements_run_and_their_errors_say_where() {
         }) => {
             assert_eq!(
                 message,
-                "INCLUDE: Package 'android.startup.startups' not found"
+                "INCLUDE: Package 'no_such_package.startups' not found"
             );
             assert!(sql[o..].starts_with("INCLUDE"), "{o}");
         }

@@ -436,12 +436,10 @@ fn the_shipped_time_conversion_module_converts_both_ways() {
     )
     .unwrap();
     assert_eq!(ints(&rows), [[1, 3_000_000, 2, 120, 1]]);
-    run(
-        &p,
-        &c,
-        "INCLUDE PERFETTO MODULE time.*; INCLUDE PERFETTO MODULE *",
-    )
-    .unwrap();
+    // A wildcard includes what it names; `*` (every module, most of which
+    // read trace tables this bare connection lacks) is included on real
+    // engines in tests/all/stdlib_modules.rs.
+    run(&p, &c, "INCLUDE PERFETTO MODULE time.*").unwrap();
 }
 
 #[test]
