@@ -76,7 +76,7 @@ pub fn suites() -> impl Iterator<Item = (&'static str, Suite)> {
 /// the relay) is safe code whose tests took most of the lib's time under
 /// Miri. `filters_name_every_unsafe_module` keeps the lists in step with
 /// the sources.
-const UNSAFE_MODULES: &[(&str, &str, &[&str])] = &[
+pub const UNSAFE_MODULES: &[(&str, &str, &[&str])] = &[
     ("zerotrace-core", "tracing-core/src", CORE_UNSAFE_MODULES),
     (
         "zerotrace-heap-profile",

@@ -5,7 +5,9 @@
 //! CI runs the short list: the suites that drive the unsafe code itself
 //! (the stream writer and its delegates, the shared memory views, the
 //! arbiter and TraceWriter, real SMB mappings between processes and
-//! threads; the heap profiler's unit tests). `--full` runs every test binary of the three crates, as before
+//! threads; of zerotrace-core's and the heap profiler's unit tests, those
+//! of the modules with `unsafe` code, as Miri's short run takes them).
+//! `--full` runs every test binary of the three crates, as before
 //! an issue touching that code closes. Most suites are modules of their
 //! package's combined test binary (`tests/all/`, see `suites.rs`): that
 //! binary runs once, with the modules' filters (with `--full`, whole but
@@ -140,7 +142,18 @@ pub fn run(root: &Path, full: bool) -> Result<bool, String> {
             };
             let listed = SHORT.iter().any(|(p, s)| *p == package && is_it(s));
             let never = NEVER.iter().any(|(p, s)| *p == package && is_it(s));
-            (!never && (full || listed)).then(Vec::new)
+            // The short run of a lib's unit tests takes the modules that
+            // hold `unsafe` code, as Miri's does: the rest is safe code,
+            // whose model tests took more than ten minutes under memcheck
+            // unoptimised (the heap profiler's live_blocks).
+            let unsafe_only = match (full, target) {
+                (false, None) => crate::miri::UNSAFE_MODULES
+                    .iter()
+                    .find(|(p, _, _)| *p == package)
+                    .map(|(_, _, modules)| modules.iter().map(|m| (*m).to_owned()).collect()),
+                _ => None,
+            };
+            (!never && (full || listed)).then(|| unsafe_only.unwrap_or_default())
         };
         if let Some(args) = args {
             let what = format!("{package} {}", target.unwrap_or("lib"));
