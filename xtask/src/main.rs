@@ -307,6 +307,11 @@ enum Task {
         /// them (CI: the ones `cargo test` built).
         #[arg(long, value_name = "DIR")]
         bins: Option<PathBuf>,
+        /// Only make the venv (target/tp-python/venv, with `perfetto`,
+        /// `pandas` and `duckdb`) and print its interpreter: CI makes it
+        /// once before tp-python and tp-parquet run side by side.
+        #[arg(long)]
+        venv_only: bool,
     },
     /// DuckDB (PyPI, in tp-python's venv) over the Parquet dataset
     /// `zerotrace export` writes: every answer must equal `zerotrace sql`'s,
@@ -634,11 +639,24 @@ fn main() -> ExitCode {
             }
         }
         Task::TpPython {
+            venv_only: true, ..
+        } => match tp_python::venv_python(&workspace_root().join("target").join("tp-python")) {
+            Ok(python) => {
+                println!("tp-python: venv interpreter {}", python.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::TpPython {
             traces,
             cases,
             python,
             throughput,
             bins,
+            venv_only: false,
         } => {
             let opts = tp_python::Options {
                 python,
