@@ -397,8 +397,7 @@ impl PerfettoSql {
     /// `INCLUDE PERFETTO MODULE key`, the statement at byte `start`.
     fn include(&self, conn: &Connection, key: &str, start: usize) -> Result<(), Error> {
         let user = packages::snapshot(&self.user);
-        let found =
-            packages::resolve(self.modules, &user, key).map_err(|e| e.at(Some(start)))?;
+        let found = packages::resolve(self.modules, &user, key).map_err(|e| e.at(Some(start)))?;
         for m in found {
             if self.included.borrow().contains(&m.key) {
                 continue;
