@@ -9,7 +9,9 @@
 //! `table_function.rs`): `directly_connected_flow`, `following_flow`,
 //! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
 //! (`slice_layout.rs`), `experimental_ancestor_stack_profile_callsite`
-//! (`ancestor_callsite.rs`), `experimental_flat_slice` (`flat_slice.rs`); and, empty with upstream's columns, the public views
+//! (`ancestor_callsite.rs`), `experimental_flat_slice` (`flat_slice.rs`);
+//! `CAT_STACKS` and the `STACK_FROM_STACK_PROFILE_*` builders
+//! (`stack_functions.rs`); and, empty with upstream's columns, the public views
 //! whose importers we lack (`empty_views.rs`).
 
 mod ancestor_callsite;
@@ -21,6 +23,7 @@ mod flat_slice;
 mod internal_layout;
 mod last_non_null;
 mod slice_layout;
+mod stack_functions;
 mod table_function;
 mod trace_diagnostics;
 mod value_at_max_ts;
@@ -51,6 +54,11 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
     if let Some(callsites) = table("__intrinsic_stack_profile_callsite") {
         ancestor_callsite::register(conn, callsites)?;
     }
+    stack_functions::register(
+        conn,
+        table("__intrinsic_stack_profile_frame"),
+        table("__intrinsic_stack_profile_callsite"),
+    )?;
     last_non_null::register(conn)?;
     internal_layout::register(conn)?;
     value_at_max_ts::register(conn)?;
