@@ -568,14 +568,14 @@ fn include_perfetto_module_runs_a_module_and_names_an_unknown_one() {
         .arg(&path)
         .args([
             "-Q",
-            "INCLUDE PERFETTO MODULE android.startup.startups; SELECT 1",
+            "INCLUDE PERFETTO MODULE no_such_package.startups; SELECT 1",
         ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("line 1, column 1: INCLUDE: Package 'android.startup.startups' not found"),
+        err.contains("line 1, column 1: INCLUDE: Package 'no_such_package.startups' not found"),
         "{err}"
     );
     let o = zerotrace()

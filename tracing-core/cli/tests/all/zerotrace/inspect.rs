@@ -127,7 +127,7 @@ fn dump_names_the_fields_of_the_genuine_trace() {
     let counted = tp_support::rows(
         &tp,
         "SELECT (SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM counter c \
-         JOIN counter_track t ON c.track_id = t.id WHERE t.type = 'counter')",
+         JOIN counter_track t ON c.track_id = t.id WHERE t.type GLOB '*counter_track_event')",
     );
     assert!(events > 0);
     assert_eq!(
