@@ -13,6 +13,7 @@ mod build;
 mod config;
 mod error;
 mod layout;
+mod resolve;
 mod source;
 mod vtab;
 
