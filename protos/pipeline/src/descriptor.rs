@@ -12,7 +12,10 @@ use prost::Message;
 use prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet};
 use protozero_codegen::{Generated, GeneratedFile};
 
-use crate::{DESCRIPTOR_FILE, DESCRIPTOR_ROOTS, PipelineError};
+use crate::{
+    DESCRIPTOR_FILE, DESCRIPTOR_ROOTS, PipelineError, WINSCOPE_DESCRIPTOR_FILE,
+    WINSCOPE_DESCRIPTOR_ROOTS,
+};
 
 /// Upstream's roots merged with every file of `ours`.
 pub(crate) fn generate(upstream_root: &Path, ours: &Path) -> Result<Generated, PipelineError> {
@@ -26,6 +29,19 @@ pub(crate) fn generate(upstream_root: &Path, ours: &Path) -> Result<Generated, P
         files: vec![GeneratedFile {
             path: PathBuf::from(DESCRIPTOR_FILE),
             contents: merged.encode_to_vec(),
+        }],
+    })
+}
+
+/// The trace processor's Winscope set: upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`]
+/// with their imports, as `protoc` compiles them (nothing of ours merged:
+/// the flattener names fields as upstream's own descriptors name them).
+pub(crate) fn generate_winscope(upstream_root: &Path) -> Result<Generated, PipelineError> {
+    let set = compile(upstream_root, WINSCOPE_DESCRIPTOR_ROOTS)?;
+    Ok(Generated {
+        files: vec![GeneratedFile {
+            path: PathBuf::from(WINSCOPE_DESCRIPTOR_FILE),
+            contents: set.encode_to_vec(),
         }],
     })
 }
