@@ -18,6 +18,7 @@ mod perf_support;
 
 mod hostile_traces;
 mod loading;
+mod graphics;
 mod machines;
 mod metadata;
 mod own_recordings;
@@ -26,6 +27,7 @@ mod profiling;
 mod query_pushdown;
 mod sched;
 mod sql_file_access;
+mod stdlib_android;
 mod stdlib_linux;
 mod stdlib_modules;
 mod sys_stats;

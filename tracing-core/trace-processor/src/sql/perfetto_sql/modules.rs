@@ -20,6 +20,26 @@ pub(crate) struct Module {
 /// written from the documented meaning of its tables and functions.
 pub(crate) const MODULES: &[Module] = &[
     Module {
+        key: "android.battery",
+        sql: include_str!("modules/android_battery.sql"),
+    },
+    Module {
+        key: "android.battery_stats",
+        sql: include_str!("modules/android_battery_stats.sql"),
+    },
+    Module {
+        key: "android.cpu.cluster_type",
+        sql: include_str!("modules/android_cpu_cluster_type.sql"),
+    },
+    Module {
+        key: "android.device",
+        sql: include_str!("modules/android_device.sql"),
+    },
+    Module {
+        key: "android.dvfs",
+        sql: include_str!("modules/android_dvfs.sql"),
+    },
+    Module {
         key: "android.memory.heap_profile.callstacks",
         sql: include_str!("modules/android_memory_heap_profile_callstacks.sql"),
     },
@@ -30,6 +50,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.memory.heap_profile.summary_tree",
         sql: include_str!("modules/android_memory_heap_profile_summary_tree.sql"),
+    },
+    Module {
+        key: "android.suspend",
+        sql: include_str!("modules/android_suspend.sql"),
     },
     Module {
         key: "callstacks.stack_profile",
