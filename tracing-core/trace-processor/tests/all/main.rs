@@ -18,7 +18,6 @@ mod perf_support;
 
 mod hostile_traces;
 mod loading;
-mod graphics;
 mod machines;
 mod metadata;
 mod own_recordings;
