@@ -10,6 +10,7 @@ mod cpu_info;
 mod debug_annotations;
 mod deobfuscation;
 mod descriptor;
+mod android_power;
 mod display_state;
 mod f2fs_iostat;
 pub(crate) mod ftrace;
@@ -87,6 +88,8 @@ pub struct Parser {
     pub sched: crate::tracker::sched::SchedTracker,
     /// The profiling parsers' state.
     pub profiling: profiling::ProfilingState,
+    /// Android's power data's descriptors (rails, consumers, entity states).
+    pub power: android_power::PowerState,
 }
 
 impl Parser {
@@ -116,6 +119,7 @@ impl Parser {
             machine: 0,
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
+            power: android_power::PowerState::default(),
         }
     }
 

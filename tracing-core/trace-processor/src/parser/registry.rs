@@ -7,8 +7,9 @@
 
 use super::importer::Importer;
 use super::{
-    chrome_metadata, concurrent_sessions, cpu_info, descriptor, display_state, ftrace_stats,
-    process_stats, process_tree, profiling, service, sys_stats, system_info, track_event,
+    android_power, chrome_metadata, concurrent_sessions, cpu_info, descriptor, display_state,
+    ftrace_stats, process_stats, process_tree, profiling, service, sys_stats, system_info,
+    track_event,
 };
 
 /// Every parser module's list.
@@ -26,6 +27,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     chrome_metadata::IMPORTERS,
     profiling::IMPORTERS,
     service::IMPORTERS,
+    android_power::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

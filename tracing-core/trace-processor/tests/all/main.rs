@@ -16,6 +16,7 @@ mod heap_support;
 #[path = "../../../cli/tests/perf_support/mod.rs"]
 mod perf_support;
 
+mod android_power;
 mod hostile_traces;
 mod loading;
 mod machines;

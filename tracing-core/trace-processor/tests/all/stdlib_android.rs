@@ -72,11 +72,11 @@ fn battery_stats_values_are_named_per_state() {
         rows(
             &tp,
             "INCLUDE PERFETTO MODULE android.battery_stats;
-             SELECT android_battery_stats_counter_to_string('battery_stats.audio', 1),
-               android_battery_stats_counter_to_string('battery_stats.wifi_suppl', 8),
-               android_battery_stats_counter_to_string('battery_stats.data_conn', 13),
-               android_battery_stats_counter_to_string('battery_stats.phone_state', 7),
-               android_battery_stats_counter_to_string('battery_stats.plugged', 2),
+             SELECT android_battery_stats_counter_to_string('battery_stats.audio', 1.0),
+               android_battery_stats_counter_to_string('battery_stats.wifi_suppl', 8.0),
+               android_battery_stats_counter_to_string('battery_stats.data_conn', 13.0),
+               android_battery_stats_counter_to_string('battery_stats.phone_state', 7.5),
+               android_battery_stats_counter_to_string('battery_stats.plugged', 2.0),
                (SELECT count(*) FROM android_battery_stats_state),
                (SELECT count(*) FROM android_battery_stats_event_slices)"
         ),
@@ -85,7 +85,7 @@ fn battery_stats_values_are_named_per_state() {
             s("4-way-handshake"),
             s("4G (LTE)"),
             s("unknown"),
-            s("2"),
+            Value::Real(2.0),
             i(0),
             i(0)
         ]]
