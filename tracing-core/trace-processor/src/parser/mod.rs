@@ -13,6 +13,8 @@ mod descriptor;
 mod android_power;
 mod display_state;
 mod f2fs_iostat;
+mod fields;
+mod frame_timeline;
 pub(crate) mod ftrace;
 mod ftrace_raw;
 mod ftrace_registry;
@@ -90,6 +92,8 @@ pub struct Parser {
     pub profiling: profiling::ProfilingState,
     /// Android's power data's descriptors (rails, consumers, entity states).
     pub power: android_power::PowerState,
+    /// The frame timeline's open cookies and pending flows.
+    pub frame_timeline: frame_timeline::FrameTimelineState,
 }
 
 impl Parser {
@@ -120,6 +124,7 @@ impl Parser {
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
             power: android_power::PowerState::default(),
+            frame_timeline: Default::default(),
         }
     }
 

@@ -32,6 +32,7 @@ mod to_ftrace;
 mod trace_bounds;
 pub(crate) mod union;
 mod views;
+mod views_graphics;
 mod views_sched;
 mod vtab;
 
@@ -163,6 +164,7 @@ impl Engine {
         conn.execute_batch(&crate::tables::views::statements())?;
         conn.execute_batch(views::VIEWS)?;
         conn.execute_batch(views_sched::VIEWS)?;
+        conn.execute_batch(views_graphics::VIEWS)?;
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;
         prelude::register_empty_views(&conn)?;
         let file_access = FileAccess::install(&conn)?;

@@ -19,6 +19,7 @@ mod perf_support;
 mod android_power;
 mod hostile_traces;
 mod loading;
+mod graphics;
 mod machines;
 mod metadata;
 mod own_recordings;
