@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
-use zerotrace_trace_processor::{TraceProcessor, shell_csv};
+use zerotrace_trace_processor::{TraceProcessor, shell_csv_all};
 
 /// How long one case may take by default (load and query; the slowest
 /// case takes well under a second).
@@ -136,8 +136,10 @@ pub fn run_case(dir: &Path) -> Option<String> {
         Ok(tp) => tp,
         Err(e) => return Some(format!("load: {e}")),
     };
-    match tp.query(&sql) {
-        Ok(r) => compare(&shell_csv(&r), &expected),
+    // Every statement's result set, as the shell prints a query of
+    // several statements.
+    match tp.query_outputs(&sql) {
+        Ok(r) => compare(&shell_csv_all(&r), &expected),
         Err(e) => Some(format!("query: {e}")),
     }
 }

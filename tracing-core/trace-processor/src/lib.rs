@@ -63,7 +63,7 @@ pub use load::budget::LoadBudget;
 pub use load_options::LoadOptions;
 pub use load_warning::LoadWarning;
 #[cfg(feature = "sql")]
-pub use output::{c_double, shell_csv};
+pub use output::{c_double, shell_csv, shell_csv_all};
 #[cfg(feature = "sql")]
 pub use sql::catalog::ColumnInfo;
 #[cfg(feature = "sql")]
@@ -195,6 +195,13 @@ impl TraceProcessor {
     /// Runs SQL (several statements allowed); the last statement's rows.
     pub fn query(&self, sql: &str) -> Result<QueryResult, Error> {
         self.engine.query(sql)
+    }
+
+    /// Runs SQL (several statements allowed); the result set of every
+    /// statement that has output, in order: what `trace_processor_shell
+    /// -q` prints ([`shell_csv_all`]).
+    pub fn query_outputs(&self, sql: &str) -> Result<Vec<QueryResult>, Error> {
+        self.engine.query_outputs(sql)
     }
 
     /// Every public table and view with its columns' types (the internal

@@ -46,6 +46,12 @@ pub fn shell_csv(r: &QueryResult) -> String {
     out
 }
 
+/// Several results as the shell prints a query of several statements:
+/// each in [`shell_csv`]'s form, one blank line between two.
+pub fn shell_csv_all(results: &[QueryResult]) -> String {
+    results.iter().map(shell_csv).collect::<Vec<_>>().join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +71,24 @@ mod tests {
         );
         assert_eq!(c_double(f64::INFINITY), "inf");
         assert_eq!(c_double(1e20), "100000000000000000000.000000");
+    }
+
+    #[test]
+    #[cfg(feature = "sql")]
+    fn every_statement_with_output_is_printed_as_the_shell_prints_it() {
+        let tp = crate::TraceProcessor::from_storage(crate::storage::Storage::default())
+            .expect("engine");
+        let r = tp
+            .query_outputs(
+                "CREATE PERFETTO TABLE foo AS SELECT 42 AS x;\n\
+                 SELECT x FROM foo;\n\
+                 CREATE TABLE plain(y);\n\
+                 SELECT 1 AS suppress_query_output;\n\
+                 SELECT CREATE_FUNCTION('f(x INT)', 'INT', 'SELECT $x');\n\
+                 SELECT f(7) AS y WHERE 0;\n\
+                 SELECT f(43) AS y;",
+            )
+            .expect("query");
+        assert_eq!(shell_csv_all(&r), "\"x\"\n42\n\n\"y\"\n\n\"y\"\n43\n");
     }
 }

@@ -275,23 +275,61 @@ impl Engine {
             last = if piece.done {
                 QueryResult::default()
             } else {
-                self.run_statements(piece.text)?
+                self.run_statements(piece.text, &mut |_, _| {})?
             };
             Ok(())
         })?;
         Ok(last)
     }
 
-    /// Runs the SQLite statements of `sql`; the last one's rows.
-    fn run_statements(&self, sql: &str) -> Result<QueryResult, Error> {
+    /// Runs every statement of `sql` in order; the result set of each
+    /// statement that has output, in order, as `trace_processor_shell`
+    /// prints them for `-q`: statements without columns (`CREATE …`,
+    /// PerfettoSQL's) have none, nor has a statement whose one column is
+    /// named `suppress_query_output`, nor a call of a function that returns
+    /// nothing (`RUN_METRIC`, `CREATE_FUNCTION`, ...).
+    pub fn query_outputs(&self, sql: &str) -> Result<Vec<QueryResult>, Error> {
+        self.file_access.forget();
+        let mut outputs = Vec::new();
+        self.perfetto
+            .run(&self.conn, sql, &mut |piece| {
+                if !piece.done {
+                    self.run_statements(piece.text, &mut |r, void| {
+                        let suppressed = r.columns.len() == 1
+                            && (void || r.columns[0] == "suppress_query_output");
+                        if !r.columns.is_empty() && !suppressed {
+                            outputs.push(r.clone());
+                        }
+                    })?;
+                }
+                Ok(())
+            })
+            .map_err(|e| self.file_access.explain(e))?;
+        Ok(outputs)
+    }
+
+    /// Runs the SQLite statements of `sql`; the last one's rows. `each` is
+    /// given every statement's result, with whether its first row's value
+    /// came from a function that returns nothing
+    /// ([`perfetto_sql::mark_void`]).
+    fn run_statements(
+        &self,
+        sql: &str,
+        each: &mut dyn FnMut(&QueryResult, bool),
+    ) -> Result<QueryResult, Error> {
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         let mut last = QueryResult::default();
         while let Some(mut stmt) = batch.next().map_err(|e| prepare_error(e, sql))? {
             let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
             let n = columns.len();
             let mut rows = Vec::new();
+            let mut void = false;
+            perfetto_sql::take_void();
             let mut q = stmt.raw_query();
             while let Some(row) = q.next()? {
+                if rows.is_empty() {
+                    void = perfetto_sql::take_void();
+                }
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
                     out.push(match row.get_ref(i)? {
@@ -305,6 +343,7 @@ impl Engine {
                 rows.push(out);
             }
             last = QueryResult { columns, rows };
+            each(&last, void);
         }
         Ok(last)
     }

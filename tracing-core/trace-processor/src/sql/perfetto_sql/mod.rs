@@ -96,6 +96,26 @@ impl Default for PerfettoSql {
     }
 }
 
+thread_local! {
+    /// Whether a function that returns nothing ran since the last
+    /// [`take_void`] on this thread (SQLite calls functions on the thread
+    /// that steps the statement).
+    static VOID_CALLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Said by a function that returns nothing (upstream's void functions:
+/// `CREATE_FUNCTION`, `EXPERIMENTAL_MEMOIZE`, `RUN_METRIC`, ...): its
+/// statement's one column is no output, as `trace_processor_shell` treats
+/// it.
+pub(crate) fn mark_void() {
+    VOID_CALLED.with(|v| v.set(true));
+}
+
+/// Whether a function that returns nothing ran since the last call.
+pub(crate) fn take_void() -> bool {
+    VOID_CALLED.with(|v| v.replace(false))
+}
+
 /// What a plain statement's runner is given.
 pub(crate) type Exec<'e> = dyn FnMut(Piece<'_>) -> Result<(), Error> + 'e;
 
@@ -201,6 +221,7 @@ impl PerfettoSql {
                 name,
                 params,
                 body,
+                ..
             } => {
                 let body = sql.get(body.0..body.1).unwrap_or_default().to_owned();
                 self.macros
@@ -242,6 +263,7 @@ impl PerfettoSql {
                 args,
                 returns,
                 body,
+                ..
             } => {
                 let statement = "CREATE PERFETTO FUNCTION";
                 let key = name.to_ascii_lowercase();

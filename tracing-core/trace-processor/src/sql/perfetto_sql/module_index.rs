@@ -92,6 +92,7 @@ fn objects(sql: &str) -> Vec<Object> {
                 name,
                 args,
                 returns,
+                return_name,
                 ..
             }) => {
                 let args = args
@@ -99,11 +100,11 @@ fn objects(sql: &str) -> Vec<Object> {
                     .map(|(p, _)| (p.name.clone(), p.ty.clone()))
                     .collect();
                 match returns {
-                    Returns::Scalar(t) => Object {
+                    Returns::Scalar(_) => Object {
                         kind: "FUNCTION",
                         name,
                         description,
-                        return_type: t.name().to_owned(),
+                        return_type: return_name,
                         args,
                         cols: Vec::new(),
                     },
@@ -117,37 +118,121 @@ fn objects(sql: &str) -> Vec<Object> {
                     },
                 }
             }
-            Ok(Parsed::CreateMacro { name, params, .. }) => Object {
+            Ok(Parsed::CreateMacro {
+                name,
+                params,
+                param_types,
+                returns,
+                ..
+            }) => Object {
                 kind: "MACRO",
                 name,
                 description,
-                return_type: String::new(),
-                args: params.into_iter().map(|p| (p, String::new())).collect(),
+                return_type: returns,
+                args: params.into_iter().zip(param_types).collect(),
                 cols: Vec::new(),
             },
             _ => continue,
         };
         out.push(object);
     }
+    // Upstream lists a module's tables and views, then its functions,
+    // then its macros, each in the text's order.
+    out.sort_by_key(|o| match o.kind {
+        "TABLE" | "VIEW" => 0,
+        "MACRO" => 2,
+        _ => 1,
+    });
     out
 }
 
-/// The `--` comment lines that end `gap` (the text between two
-/// statements), joined with newlines, the `--` and one space removed.
+/// The block of `--` comment lines that ends `gap` (the text between two
+/// statements), each line without its `--` and trimmed, the non-empty
+/// ones joined with spaces, as upstream's index reads a description.
 fn comment_before(gap: &str) -> String {
     let mut lines: Vec<&str> = Vec::new();
+    let mut seen = false;
     for line in gap.lines().rev() {
         let line = line.trim();
-        if line.is_empty() && lines.is_empty() {
+        if line.is_empty() && !seen {
             continue;
         }
         match line.strip_prefix("--") {
-            Some(c) => lines.push(c.strip_prefix(' ').unwrap_or(c).trim_end()),
+            Some(c) => {
+                seen = true;
+                let c = c.trim();
+                if !c.is_empty() {
+                    lines.push(c);
+                }
+            }
             None => break,
         }
     }
     lines.reverse();
-    lines.join("\n")
+    lines.join(" ")
+}
+
+/// The first 160 bytes of `description` (cut on a character boundary), as
+/// upstream's short description.
+fn short_description(description: &str) -> &str {
+    let mut end = description.len().min(160);
+    while !description.is_char_boundary(end) {
+        end -= 1;
+    }
+    description.get(..end).unwrap_or_default()
+}
+
+/// The words a search for the object finds it by: package, module and
+/// name with dots and underscores as spaces (the name left out when it is
+/// the module's).
+fn search_aliases(package: &str, module: &str, name: &str) -> String {
+    let mut s = format!("{package} {module}");
+    if !name.is_empty() && name != module {
+        s.push(' ');
+        s.push_str(name);
+    }
+    s.replace(['.', '_'], " ")
+}
+
+/// One object's summary, as upstream's index writes it: a line per
+/// fact, then its arguments, return type and columns.
+fn summary(package: &str, key: &str, kind: &str, exposed: bool, o: Option<&Object>) -> String {
+    let name = o.map_or(key, |o| o.name.as_str());
+    let qualified = if kind == "MODULE" {
+        key.to_owned()
+    } else {
+        format!("{key}.{name}")
+    };
+    let mut s = format!("Package: {package}\nModule: {key}");
+    if kind != "MODULE" {
+        s.push_str(&format!("\nName: {name}"));
+    }
+    s.push_str(&format!(
+        "\nQualified name: {qualified}\nSearch aliases: {}\nKind: {} {kind}",
+        search_aliases(package, key, name),
+        if exposed { "public" } else { "internal" }
+    ));
+    let Some(o) = o else {
+        return s;
+    };
+    if !o.description.is_empty() {
+        s.push_str(&format!("\nDescription: {}", o.description));
+    }
+    let list = |s: &mut String, heading: &str, entries: &[(String, String)]| {
+        if entries.is_empty() {
+            return;
+        }
+        s.push_str(&format!("\n{heading}:"));
+        for (n, t) in entries {
+            s.push_str(&format!("\n- {n} ({t})"));
+        }
+    };
+    list(&mut s, "Arguments", &o.args);
+    if !o.return_type.is_empty() {
+        s.push_str(&format!("\nReturns: {}", o.return_type));
+    }
+    list(&mut s, "Columns", &o.cols);
+    s
 }
 
 /// `[{"name": …, "type": …, "description": ""}, …]`.
@@ -163,19 +248,13 @@ fn entries(pairs: &[(String, String)]) -> String {
 fn module_rows(package: &str, key: &str, sql: &str, out: &mut Vec<Row>) {
     let row = |name: &str, kind: &str, exposed: bool, o: Option<&Object>| -> Row {
         let description = o.map(|o| o.description.as_str()).unwrap_or_default();
-        let short = description.split("\n\n").next().unwrap_or_default();
-        let short = short.replace('\n', " ");
+        let short = short_description(description).to_owned();
         let qualified = if kind == "MODULE" {
             key.to_owned()
         } else {
             format!("{key}.{name}")
         };
-        let summary = format!(
-            "{kind} {qualified} ({}) in package {package}{}{}",
-            if exposed { "public" } else { "internal" },
-            if short.is_empty() { "" } else { ": " },
-            short
-        );
+        let summary = summary(package, key, kind, exposed, o);
         [
             package.to_owned(),
             key.to_owned(),
@@ -401,7 +480,7 @@ mod tests {
             ]
         );
         let o = objects(sql);
-        assert_eq!(o[0].description, "A table.\nSecond line.");
+        assert_eq!(o[0].description, "A table. Second line.");
         assert_eq!(
             o[0].cols,
             [("a".into(), "LONG".into()), ("b".into(), "STRING".into())]
@@ -410,6 +489,8 @@ mod tests {
         assert_eq!(o[2].description, "Adds one.");
         assert_eq!(o[2].return_type, "LONG");
         assert_eq!(o[2].args, [("x".into(), "LONG".into())]);
+        assert_eq!(o[4].return_type, "Expr");
+        assert_eq!(o[4].args, [("e".into(), "Expr".into())]);
         let mut rows = Vec::new();
         module_rows("p", "p.m", sql, &mut rows);
         assert_eq!(rows.len(), 6);
@@ -420,5 +501,38 @@ mod tests {
             rows[1][12],
             r#"[{"description":"","name":"a","type":"LONG"},{"description":"","name":"b","type":"STRING"}]"#
         );
+    }
+
+    #[test]
+    fn objects_come_grouped_with_types_as_written_and_upstreams_summary() {
+        let sql = "CREATE PERFETTO MACRO _m(x ColumnName, y ColumnName) RETURNS _ProjectionFragment AS $x;\n\
+                   -- Unrelated.\n\n\
+                   -- Nanoseconds\n--\n-- as a time.\n\
+                   CREATE PERFETTO FUNCTION time_from_ns(nanos LONG) RETURNS TIMESTAMP AS SELECT $nanos;\n\
+                   CREATE PERFETTO VIEW v AS SELECT 1 AS a;";
+        let o = objects(sql);
+        let kinds: Vec<&str> = o.iter().map(|o| o.kind).collect();
+        assert_eq!(kinds, ["VIEW", "FUNCTION", "MACRO"]);
+        assert_eq!(o[1].return_type, "TIMESTAMP");
+        assert_eq!(o[1].description, "Nanoseconds as a time.");
+        assert_eq!(o[2].return_type, "_ProjectionFragment");
+        assert_eq!(
+            o[2].args,
+            [
+                ("x".into(), "ColumnName".into()),
+                ("y".into(), "ColumnName".into())
+            ]
+        );
+        let mut rows = Vec::new();
+        module_rows("time", "time.conversion", sql, &mut rows);
+        assert_eq!(
+            rows[2][7],
+            "Package: time\nModule: time.conversion\nName: time_from_ns\n\
+             Qualified name: time.conversion.time_from_ns\n\
+             Search aliases: time time conversion time from ns\nKind: public FUNCTION\n\
+             Description: Nanoseconds as a time.\nArguments:\n- nanos (LONG)\nReturns: TIMESTAMP"
+        );
+        assert_eq!(rows[2][6], "Nanoseconds as a time.");
+        assert_eq!(short_description(&"é".repeat(100)).len(), 160);
     }
 }

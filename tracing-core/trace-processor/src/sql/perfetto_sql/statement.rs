@@ -74,6 +74,9 @@ pub(crate) enum Parsed {
         args: Vec<(Param, ArgType)>,
         /// What it returns.
         returns: Returns,
+        /// The return type as written (`TIMESTAMP`, `TABLE`), for the
+        /// module index.
+        return_name: String,
         /// How it computes it.
         body: Body,
     },
@@ -85,6 +88,10 @@ pub(crate) enum Parsed {
         name: String,
         /// The parameters' names.
         params: Vec<String>,
+        /// The parameters' types as written (`ColumnName`, `Expr`, ...).
+        param_types: Vec<String>,
+        /// The type after `RETURNS` as written.
+        returns: String,
         /// The body, up to the statement's end.
         body: Span,
     },
@@ -181,15 +188,18 @@ pub(crate) fn parse(sql: &str, stmt: &Statement) -> Result<Parsed, ParseError> {
         "function" => c.function(replace),
         "macro" => {
             let name = c.name()?;
-            let params = c.params(false)?.into_iter().map(|p| p.name).collect();
+            let (params, param_types) =
+                c.params(false)?.into_iter().map(|p| (p.name, p.ty)).unzip();
             c.word("returns", "RETURNS")?;
-            c.name()?;
+            let returns = c.name()?;
             c.word("as", "AS")?;
             let body = c.rest()?;
             Ok(Parsed::CreateMacro {
                 replace,
                 name,
                 params,
+                param_types,
+                returns,
                 body,
             })
         }
@@ -421,12 +431,14 @@ impl Cursor<'_> {
             args.push((p, ty));
         }
         self.word("returns", "RETURNS")?;
+        let mut return_name = "TABLE".to_owned();
         let returns = if self.peek_word("table") {
             self.at += 1;
             Returns::Table(self.params(false)?)
         } else {
             let at = self.here();
             let ty = self.name()?;
+            return_name.clone_from(&ty);
             let ty = ArgType::parse(&ty).ok_or((
                 PerfettoSqlError::UnknownType {
                     statement: self.statement,
@@ -454,6 +466,7 @@ impl Cursor<'_> {
             name,
             args,
             returns,
+            return_name,
             body,
         })
     }

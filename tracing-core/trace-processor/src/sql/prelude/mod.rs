@@ -9,7 +9,8 @@
 //! `table_function.rs`): `directly_connected_flow`, `following_flow`,
 //! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
 //! (`slice_layout.rs`), `experimental_ancestor_stack_profile_callsite`
-//! (`ancestor_callsite.rs`), `experimental_flat_slice` (`flat_slice.rs`);
+//! (`ancestor_callsite.rs`), `experimental_flat_slice` (`flat_slice.rs`), `perfetto_table_info`
+//! (`table_info.rs`), `__intrinsic_zstd_compress` (`zstd_compress.rs`);
 //! `CAT_STACKS` and the `STACK_FROM_STACK_PROFILE_*` builders
 //! (`stack_functions.rs`); and, empty with upstream's columns, the public views
 //! whose importers we lack (`empty_views.rs`).
@@ -25,8 +26,10 @@ mod last_non_null;
 mod slice_layout;
 mod stack_functions;
 mod table_function;
+mod table_info;
 mod trace_diagnostics;
 mod value_at_max_ts;
+mod zstd_compress;
 
 use std::sync::Arc;
 
@@ -63,6 +66,8 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
     internal_layout::register(conn)?;
     value_at_max_ts::register(conn)?;
     trace_diagnostics::register(conn)?;
+    table_info::register(conn)?;
+    zstd_compress::register(conn)?;
     Ok(())
 }
 

@@ -10,10 +10,12 @@
 -- `_interval_agg!(t, cols)`, `_interval_agg_with_col_names!` and
 -- `interval_self_intersect!(t)`.
 
--- A partition column as the aggregate takes it: its name, then the value.
-CREATE PERFETTO MACRO _zt_ii_partition_arg(col ColumnName)
+-- A partition column as the aggregate takes it: the name of `x`, then the
+-- value of column `y` (called with the same column twice; the name and
+-- signature are upstream's, which other SQL may call).
+CREATE PERFETTO MACRO _ii_df_agg(x ColumnName, y ColumnName)
 RETURNS _ProjectionFragment
-AS __intrinsic_stringify!($col), input.$col;
+AS __intrinsic_stringify!($x), input.$y;
 
 -- The first of two arguments.
 CREATE PERFETTO MACRO _zt_ii_first(keep Expr, drop Expr)
@@ -32,7 +34,7 @@ RETURNS Expr
 AS (
   SELECT __intrinsic_interval_tree_intervals_agg(
     input.id, input.ts, input.dur
-    __intrinsic_token_apply_prefix!(_zt_ii_partition_arg, $agg_columns)
+    __intrinsic_token_apply_prefix!(_ii_df_agg, $agg_columns, $agg_columns)
   )
   FROM $tab AS input
 );
@@ -50,7 +52,7 @@ RETURNS Expr
 AS (
   SELECT __intrinsic_interval_tree_intervals_agg(
     input.$id_col, input.$ts_col, input.$dur_col
-    __intrinsic_token_apply_prefix!(_zt_ii_partition_arg, $agg_columns)
+    __intrinsic_token_apply_prefix!(_ii_df_agg, $agg_columns, $agg_columns)
   )
   FROM $tab AS input
 );
