@@ -18,6 +18,7 @@
 //! * [`intern`]: a sequence's interned mappings, frames and callstacks.
 //! * [`kernel_frames`]: kernel IPs named from kallsyms, written with no address.
 //! * [`packets`]: the packets written.
+//! * [`unwind_queue`]: the bounded hand-over of samples to the unwinder's thread.
 //! * [`unwind`]: user-space stack unwinding (DWARF CFI or the frame-pointer
 //!   chain) over `/proc/PID/maps` and the process's ELF files, and symbols.
 
@@ -38,5 +39,6 @@ pub mod kernel_frames;
 pub mod packets;
 pub mod records;
 pub mod ring;
+pub mod unwind_queue;
 /// User-space unwinding and symbols (the `zerotrace-unwind` crate).
 pub use zerotrace_unwind as unwind;

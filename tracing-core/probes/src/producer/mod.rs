@@ -17,6 +17,7 @@ pub mod ds_config;
 pub mod ftrace;
 pub mod perf;
 mod perf_scope;
+mod perf_unwinder;
 mod perf_user_stacks;
 pub mod probe;
 pub mod process_stats;

@@ -3,10 +3,12 @@
 //! ring buffers every `ring_buffer_read_period_ms`, turns each sample
 //! into a `perf_sample` with its interned callstack (kernel frames named
 //! from `/proc/kallsyms` and written without their address, user frames
-//! from the [`UserStacks`] unwinder) and
-//! reports every loss: kernel records lost, samples skipped, malformed
-//! records, and the guardrail stop when the instance's own footprint
-//! (`perf::footprint`, not the process's memory) passes
+//! from the [`UserStacks`] unwinder, which runs on a thread of its own
+//! from the start (`perf_unwinder`: the probes' thread never waits on
+//! unwinding)) and reports every loss: kernel records lost, samples
+//! skipped (out of scope, the unwind queue full, not unwound by the stop),
+//! malformed records, and the guardrail stop when the instance's own
+//! footprint (`perf::footprint`, not the process's memory) passes
 //! `max_daemon_memory_kb`.
 
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ use zerotrace_profiling::guardrail::MemoryGuardrail;
 use super::ds_config;
 pub use super::perf_scope::{Cmdline, ProcessSharding, cmdline_matches};
 use super::perf_scope::{ScopeState, read_cmdline};
+use super::perf_unwinder::UnwindWorker;
 use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::perf::abi::context;
@@ -31,6 +34,7 @@ use crate::perf::kernel_frames::kernel_frame;
 use crate::perf::packets::{self, Defaults, SampleHeader};
 use crate::perf::records::{Record, Sample, SampleLayout, parse_record};
 use crate::perf::ring::records;
+use crate::perf::unwind_queue::{self, Handover, NotUnwound, Task, UnwindJob, Unwound};
 use zerotrace_protos::protos::perf_events::PerfClock;
 use zerotrace_protos::protos::perf_sample::SampleSkipReason;
 use zerotrace_protos::upstream_tables::data_source_field;
@@ -289,8 +293,14 @@ pub struct PerfStats {
     pub samples: u64,
     /// Records the kernel lost (buffer full).
     pub kernel_records_lost: u64,
-    /// Samples skipped (not in scope, over the footprint limit).
+    /// Samples skipped (not in scope, over the footprint limit, the unwind
+    /// queue full, not unwound by the stop).
     pub skipped: u64,
+    /// Of those, samples the unwind queue had no room for.
+    pub unwind_queue_full: u64,
+    /// Of those, samples still queued for unwinding when the stop could
+    /// wait no longer ([`STOP_UNWIND_LIMIT`]).
+    pub unwind_abandoned: u64,
     /// Records that did not parse, and ring positions out of range.
     pub malformed: u64,
     /// Samples whose unwinding ended with an error.
@@ -309,13 +319,24 @@ pub type MemoryReader = fn(&Footprint) -> Option<u64>;
 /// How often the memory guardrail is checked (upstream's period).
 const MEMORY_CHECK_PERIOD_NS: u64 = 1_000_000_000;
 
+/// How long a stop waits for the unwinder to finish the samples queued
+/// (below the runtime's answer timeout, so the stop is answered in time).
+pub const STOP_UNWIND_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 struct PerfProbe {
     options: PerfOptions,
     layout: SampleLayout,
     events: Buffers,
     ctx: ProbeContext,
     interner: Interner,
-    unwinder: Box<dyn UserStacks>,
+    /// The unwinder while it runs on the probes' thread (before the start,
+    /// or where its thread could not be had).
+    unwinder: Option<Box<dyn UserStacks>>,
+    /// The unwinder's thread (from `start`).
+    worker: Option<UnwindWorker>,
+    /// Samples the unwinder's queue holds at once
+    /// ([`unwind_queue::CAPACITY`]).
+    unwind_capacity: usize,
     kernel_symbols: Option<KernelSymbols>,
     sharding: Option<ProcessSharding>,
     /// Keeps the session's shard choice for its other instances.
@@ -349,7 +370,9 @@ impl PerfProbe {
             events,
             ctx,
             interner: Interner::new(),
-            unwinder,
+            unwinder: Some(unwinder),
+            worker: None,
+            unwind_capacity: unwind_queue::CAPACITY,
             kernel_symbols: None,
             sharding,
             session_token: None,
@@ -393,14 +416,54 @@ impl PerfProbe {
     /// `max_enqueued_footprint_kb` bounds: samples past it are written
     /// unwound-less, as skipped.
     fn handle_queued(&mut self, sink: &mut dyn PacketSink, now_ns: u64) {
-        let Some(d) = &self.drain else { return };
-        let chunks: Vec<Chunk> = d.take();
-        let mut footprint = 0;
-        for c in chunks {
-            if c.malformed {
-                self.stats.malformed += 1;
+        if let Some(d) = &self.drain {
+            let chunks: Vec<Chunk> = d.take();
+            let mut footprint = 0;
+            for c in chunks {
+                if c.malformed {
+                    self.stats.malformed += 1;
+                }
+                self.handle_bytes(c.cpu, &c.bytes, sink, now_ns, &mut footprint);
             }
-            self.handle_bytes(c.cpu, &c.bytes, sink, now_ns, &mut footprint);
+        }
+        self.write_unwound(sink);
+    }
+
+    /// Writes the samples the unwinder's thread finished.
+    fn write_unwound(&mut self, sink: &mut dyn PacketSink) {
+        let done = self.worker.as_ref().map(UnwindWorker::take_done);
+        for u in done.unwrap_or_default() {
+            self.write_one_unwound(sink, &u);
+        }
+    }
+
+    fn write_one_unwound(&mut self, sink: &mut dyn PacketSink, u: &Unwound) {
+        if u.error.is_some() {
+            self.stats.unwind_errors += 1;
+        }
+        packets::write_sample(
+            sink,
+            &mut self.interner,
+            &u.header,
+            &u.counts,
+            Some(&u.frames),
+            u.error,
+        );
+        self.stats.samples += 1;
+    }
+
+    /// Writes samples that were queued for unwinding and never unwound,
+    /// as skipped by the unwinding stage.
+    fn write_not_unwound(&mut self, sink: &mut dyn PacketSink, samples: &[NotUnwound]) {
+        for n in samples {
+            packets::write_skipped(
+                sink,
+                &n.header,
+                &n.counts,
+                SampleSkipReason::ProfilerSkipUnwindStage,
+            );
+            self.stats.skipped += 1;
+            self.stats.unwind_abandoned += 1;
         }
     }
 
@@ -425,7 +488,7 @@ impl PerfProbe {
                 continue;
             };
             match parse_record(rec, &self.layout) {
-                Ok(Record::Sample(s)) => self.handle_sample(cpu, &s, footprint, sink),
+                Ok(Record::Sample(s)) => self.handle_sample(cpu, rec, &s, footprint, sink),
                 Ok(Record::Lost { lost, .. } | Record::LostSamples { lost }) => {
                     self.stats.kernel_records_lost += lost;
                     packets::write_records_lost(sink, now_ns, cpu, lost);
@@ -447,7 +510,11 @@ impl PerfProbe {
     /// match a `target_cmdline`; one in scope keeps its place, so that an
     /// `additional_cmdline_count` slot is not taken twice).
     fn forget(&mut self, pid: u32, exited: bool) {
-        self.unwinder.forget(pid);
+        if let Some(w) = &self.worker {
+            w.push_control(Task::Forget(pid));
+        } else if let Some(u) = &mut self.unwinder {
+            u.forget(pid);
+        }
         self.scope.forget(pid, exited);
         self.stats.processes_forgotten += 1;
     }
@@ -499,6 +566,7 @@ impl PerfProbe {
     fn handle_sample(
         &mut self,
         cpu: u32,
+        rec: &[u8],
         s: &Sample<'_>,
         footprint: &mut u64,
         sink: &mut dyn PacketSink,
@@ -537,7 +605,9 @@ impl PerfProbe {
         }
         let stack = s.stack_user.map_or(0, |b| b.len() as u64);
         let max = self.options.max_enqueued_footprint_bytes;
-        if max != 0 && footprint.saturating_add(stack) >= max {
+        // With the unwinder's thread, its queue weighs the stack bytes
+        // enqueued (as upstream's); else those of this pass.
+        if self.worker.is_none() && max != 0 && footprint.saturating_add(stack) >= max {
             packets::write_skipped(
                 sink,
                 &h,
@@ -571,15 +641,41 @@ impl PerfProbe {
             frames.extend(kernel.into_iter().map(|ip| kernel_frame(symbols, ip)));
         }
         // A kernel thread has kernel frames only, and no unwinding error.
-        let (user, error) = if kthread {
-            (Vec::new(), None)
-        } else {
-            self.unwinder.unwind(&UserInput {
+        if kthread {
+            packets::write_sample(sink, &mut self.interner, &h, &counts, Some(&frames), None);
+            self.stats.samples += 1;
+            return;
+        }
+        if let Some(w) = &self.worker {
+            let job = UnwindJob {
+                header: h,
+                counts,
+                record: rec.to_vec(),
+                kernel_frames: frames,
+                user_chain,
+                mode: cs.user_frames,
+                stack_bytes: stack,
+            };
+            if let Err(job) = w.push(job) {
+                packets::write_skipped(
+                    sink,
+                    &job.header,
+                    &job.counts,
+                    SampleSkipReason::ProfilerSkipUnwindEnqueue,
+                );
+                self.stats.skipped += 1;
+                self.stats.unwind_queue_full += 1;
+            }
+            return;
+        }
+        let (user, error) = match &mut self.unwinder {
+            Some(u) => u.unwind(&UserInput {
                 pid: h.pid,
                 sample: s,
                 fp_chain: &user_chain,
                 mode: cs.user_frames,
-            })
+            }),
+            None => (Vec::new(), None),
         };
         frames.extend(user);
         if error.is_some() {
@@ -613,7 +709,11 @@ impl PerfProbe {
             queued_bytes: self.drain.as_ref().map_or(0, Drain::queued_bytes),
             interned_entries: self.interner.len() as u64,
             scope_entries: self.scope.len() as u64,
-            unwinder_bytes: self.unwinder.footprint_bytes(),
+            unwinder_bytes: match (&self.worker, &self.unwinder) {
+                (Some(w), _) => w.footprint_bytes(),
+                (None, Some(u)) => u.footprint_bytes(),
+                (None, None) => 0,
+            },
         }
     }
 
@@ -637,6 +737,58 @@ impl PerfProbe {
         self.next_clear = (self.options.unwind_state_clear_period_ms != 0)
             .then(|| ms(self.options.unwind_state_clear_period_ms));
         self.next_memory_check = Some(now_ns.saturating_add(MEMORY_CHECK_PERIOD_NS));
+    }
+
+    /// Moves the unwinder to its own thread when samples have callstacks
+    /// to unwind (else, or where no thread can be had, it stays here).
+    fn start_unwinder(&mut self) {
+        if self.options.callstacks.is_none() {
+            return;
+        }
+        let Some(unwinder) = self.unwinder.take() else {
+            return;
+        };
+        let queue = Handover::new(
+            self.unwind_capacity,
+            self.options.max_enqueued_footprint_bytes,
+        );
+        match UnwindWorker::start(unwinder, self.layout, queue, self.ctx.wake.clone()) {
+            Ok(w) => self.worker = Some(w),
+            Err((unwinder, e)) => {
+                self.unwinder = Some(unwinder);
+                (self.ctx.log)(&format!(
+                    "{NAME}: no unwinder thread, unwinding on the probes' thread: {e}"
+                ));
+            }
+        }
+    }
+
+    /// Clears the unwinder's state (after the samples queued before).
+    fn clear_unwinder(&mut self) {
+        if let Some(w) = &self.worker {
+            w.push_control(Task::Clear);
+        } else if let Some(u) = &mut self.unwinder {
+            u.clear();
+        }
+    }
+
+    /// Stops the unwinder's thread once it unwound what was queued, or at
+    /// [`STOP_UNWIND_LIMIT`]: what it unwound is written, what it did not
+    /// is written as skipped, and the loss is said in the log.
+    fn finish_unwinder(&mut self, sink: &mut dyn PacketSink) {
+        let Some(w) = self.worker.take() else { return };
+        let (done, left) = w.finish(STOP_UNWIND_LIMIT);
+        for u in &done {
+            self.write_one_unwound(sink, u);
+        }
+        if !left.is_empty() {
+            (self.ctx.log)(&format!(
+                "{NAME}: {} samples not unwound within {STOP_UNWIND_LIMIT:?} of the stop: \
+                 written as skipped (unwind stage)",
+                left.len()
+            ));
+        }
+        self.write_not_unwound(sink, &left);
     }
 
     fn stop_events(&mut self) {
@@ -677,6 +829,7 @@ impl Probe for PerfProbe {
                 ));
             }
         }
+        self.start_unwinder();
     }
 
     fn next_deadline(&self) -> Option<u64> {
@@ -684,7 +837,9 @@ impl Probe for PerfProbe {
             return None;
         }
         // What the drain thread read is unwound now.
-        if self.drain.as_ref().is_some_and(Drain::has_chunks) {
+        if self.drain.as_ref().is_some_and(Drain::has_chunks)
+            || self.worker.as_ref().is_some_and(UnwindWorker::has_done)
+        {
             return Some(0);
         }
         self.next
@@ -711,7 +866,7 @@ impl Probe for PerfProbe {
             self.read_all(sink, now_ns);
         }
         if self.next_clear.is_some_and(|t| t <= now_ns) {
-            self.unwinder.clear();
+            self.clear_unwinder();
             self.next_clear =
                 Some(now_ns + u64::from(self.options.unwind_state_clear_period_ms) * 1_000_000);
         }
@@ -742,7 +897,15 @@ impl Probe for PerfProbe {
             }
         }
         self.drain = None;
+        self.finish_unwinder(sink);
         self.stopped = true;
+        let queue_full = self.stats.unwind_queue_full;
+        if queue_full > 0 {
+            (self.ctx.log)(&format!(
+                "{NAME}: {queue_full} samples found the unwind queue full: written as skipped \
+                 (unwind enqueue)"
+            ));
+        }
     }
 
     fn flush(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {

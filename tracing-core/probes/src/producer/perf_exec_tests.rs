@@ -63,10 +63,10 @@ fn after_an_exec_the_unwinder_reads_the_new_image() {
         c.begin_callstack_sampling().set_user_frames_raw(4);
     });
     let (mut p, _) = probe(o, &root);
-    p.unwinder = Box::new(DwarfStacks(
+    p.unwinder = Some(Box::new(DwarfStacks(
         crate::perf::unwind::Unwinder::with_proc_root(ProcRoot::at(&*root)),
         0,
-    ));
+    )));
     let sample = || {
         let mut b = Vec::new();
         b.extend(42u32.to_ne_bytes());

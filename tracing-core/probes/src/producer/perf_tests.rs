@@ -705,3 +705,6 @@ mod edges;
 
 #[path = "perf_exec_tests.rs"]
 mod exec;
+
+#[path = "perf_unwinder_tests.rs"]
+mod unwinder;

@@ -27,7 +27,7 @@ use super::probe::{DataSource, Probe, ProbeContext, ProbeStats};
 use super::{ds_config, ftrace, perf, process_stats, sys_stats, system_info};
 
 /// How long a stop or flush callback waits for the probes' thread.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often the probes' thread looks at the connection when idle.
 const CONNECTION_CHECK: Duration = Duration::from_millis(250);
 
