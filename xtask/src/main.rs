@@ -23,6 +23,7 @@ mod tp_data;
 mod tp_parquet;
 mod tp_python;
 mod tsan;
+mod unoptimised;
 mod valgrind;
 
 use std::path::PathBuf;

@@ -165,6 +165,7 @@ pub fn run(root: &Path, cases: u32, full: bool) -> Result<Option<bool>, std::io:
             println!("-- miri, {model}: {what}");
             let mut cmd = Command::new("cargo");
             cmd.args(["+nightly", "miri", "test", "-q", "-p", package]);
+            cmd.args(crate::unoptimised::configs(root));
             match suite.target() {
                 Some(t) => cmd.args(["--test", t]),
                 None => cmd.arg("--lib"),

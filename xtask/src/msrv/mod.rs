@@ -179,6 +179,7 @@ pub fn run(root: &Path) -> Result<Outcome, MsrvError> {
         let status = Command::new(toolchain.cargo())
             .current_dir(root)
             .args(["check", "--locked", "--quiet"])
+            .args(crate::unoptimised::configs(root))
             .args(args)
             .env("RUSTC", toolchain.rustc())
             .env("RUSTDOC", toolchain.rustdoc())
