@@ -25,6 +25,7 @@ mod module_symbols;
 mod perf_sample;
 mod process_stats;
 mod process_tree;
+mod proto_to_args;
 mod profile_packet;
 mod profiling;
 pub mod registry;
@@ -39,6 +40,7 @@ mod systrace;
 pub mod task_state;
 mod track_event;
 mod track_event_callstack;
+mod winscope;
 
 use crate::clock::ClockTracker;
 use crate::descriptors::Descriptors;
@@ -94,6 +96,8 @@ pub struct Parser {
     pub power: android_power::PowerState,
     /// The frame timeline's open cookies and pending flows.
     pub frame_timeline: frame_timeline::FrameTimelineState,
+    /// The Winscope importers' state.
+    pub winscope: winscope::WinscopeState,
 }
 
 impl Parser {
@@ -125,6 +129,7 @@ impl Parser {
             profiling: profiling::ProfilingState::default(),
             power: android_power::PowerState::default(),
             frame_timeline: Default::default(),
+            winscope: Default::default(),
         }
     }
 

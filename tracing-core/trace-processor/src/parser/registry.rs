@@ -9,7 +9,7 @@ use super::importer::Importer;
 use super::{
     android_power, chrome_metadata, concurrent_sessions, cpu_info, descriptor, display_state,
     ftrace_stats, process_stats, process_tree, profiling, service, sys_stats, system_info,
-    track_event, frame_timeline,
+    track_event, frame_timeline, winscope,
 };
 
 /// Every parser module's list.
@@ -29,6 +29,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     service::IMPORTERS,
     android_power::IMPORTERS,
     frame_timeline::IMPORTERS,
+    winscope::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

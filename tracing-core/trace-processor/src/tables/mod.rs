@@ -31,6 +31,7 @@ pub mod core;
 pub mod profiling;
 pub mod sched;
 pub mod views;
+pub mod winscope;
 
 #[cfg(feature = "sql")]
 use std::sync::Arc;
@@ -100,6 +101,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(args::TABLES)
         .chain(sched::TABLES)
         .chain(profiling::TABLES)
+        .chain(winscope::TABLES)
 }
 
 /// The docs listing of every declared table: its name, what it holds, the

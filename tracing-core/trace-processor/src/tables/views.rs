@@ -286,6 +286,10 @@ pub const PROJECTIONS: &[Projection] = &[
     Projection::of("heap_profile", &HeapProfileRow::TABLE),
     Projection::of("heap_graph", &HeapGraphRow::TABLE),
     Projection::of(
+        "surfaceflinger_transactions",
+        &super::winscope::SfTransactionsRow::TABLE,
+    ),
+    Projection::of(
         "heap_graph_thread_callsite",
         &HeapGraphThreadCallsiteRow::TABLE,
     ),

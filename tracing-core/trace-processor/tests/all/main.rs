@@ -36,3 +36,4 @@ mod systrace;
 mod track_event_callstacks;
 mod track_event_tracks;
 mod what_users_are_told;
+mod winscope;

@@ -56,6 +56,14 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_suspend.sql"),
     },
     Module {
+        key: "android.winscope.inputmethod",
+        sql: include_str!("modules/android_winscope_inputmethod.sql"),
+    },
+    Module {
+        key: "android.winscope.surfaceflinger",
+        sql: include_str!("modules/android_winscope_surfaceflinger.sql"),
+    },
+    Module {
         key: "callstacks.stack_profile",
         sql: include_str!("modules/callstacks_stack_profile.sql"),
     },

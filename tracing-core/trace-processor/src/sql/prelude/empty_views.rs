@@ -416,16 +416,6 @@ const VIEWS: &[EmptyView] = &[
             ("has_invalid_elapsed_ts", "INTEGER"),
         ],
     ),
-    (
-        "surfaceflinger_transactions",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-            ("base64_proto_id", "INTEGER"),
-            ("vsync_id", "INTEGER"),
-        ],
-    ),
     ("trace_metrics", &[("name", "TEXT")]),
     (
         "vulkan_memory_allocations",

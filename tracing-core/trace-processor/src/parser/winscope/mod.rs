@@ -1,0 +1,189 @@
+//! Winscope: Android's window-system traces (SurfaceFlinger transactions,
+//! the input method dumps, ...) as TracePacket fields. This module holds
+//! what their importers share: the schema they are flattened with (the
+//! Winscope descriptor set the schema pipeline generates), the sink that
+//! turns flattened fields into an arg set, the raw proto kept in base64,
+//! and the list of fields the importers claim; each packet kind's importer
+//! is its own file beside this one.
+
+mod inputmethod;
+mod sf_transactions;
+
+use std::sync::OnceLock;
+
+use base64::Engine as _;
+use prost_reflect::DescriptorPool;
+
+use super::Parser;
+use super::importer::{Importer, Input};
+use super::proto_to_args::{self, ArgSink, FlatValue, Options};
+use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::strings::StringPool;
+
+pub use sf_transactions::SfTransactionsState;
+
+/// What the Winscope importers keep between packets.
+#[derive(Debug, Default)]
+pub struct WinscopeState {
+    /// SurfaceFlinger transactions' flag sets.
+    pub sf_transactions: SfTransactionsState,
+}
+
+/// The Winscope schema, upstream's `winscope.proto` with its imports.
+static DESCRIPTOR_SET: &[u8] = include_bytes!("../../generated/winscope_descriptor.bin");
+
+/// The Winscope schema, decoded once (None if the embedded set were
+/// unreadable, which the tests rule out).
+pub fn pool() -> Option<&'static DescriptorPool> {
+    static POOL: OnceLock<Option<DescriptorPool>> = OnceLock::new();
+    POOL.get_or_init(|| DescriptorPool::decode(DESCRIPTOR_SET).ok())
+        .as_ref()
+}
+
+/// The full name of a Winscope message in the schema.
+pub fn message_name(short: &str) -> String {
+    format!("perfetto.protos.{short}")
+}
+
+/// TracePacket.surfaceflinger_transactions.
+const SURFACEFLINGER_TRANSACTIONS: u32 = 94;
+/// TracePacket.winscope_extensions.
+const WINSCOPE_EXTENSIONS: u32 = 112;
+
+/// The payloads this module imports.
+pub const IMPORTERS: &[(u32, Importer)] = &[
+    (SURFACEFLINGER_TRANSACTIONS, sf_transactions::import),
+    (WINSCOPE_EXTENSIONS, import_extensions),
+];
+
+/// WinscopeExtensionsImpl's fields.
+mod ext {
+    pub const INPUTMETHOD_CLIENTS: u32 = 1;
+    pub const INPUTMETHOD_SERVICE: u32 = 2;
+    pub const INPUTMETHOD_MANAGER_SERVICE: u32 = 3;
+}
+
+/// A `WinscopeExtensions` payload: its first known extension is imported
+/// (a packet carries one).
+fn import_extensions(p: &mut Parser, input: &Input<'_>) {
+    for field in protozero::Decoder::new(input.bytes) {
+        let Ok(field) = field else {
+            return;
+        };
+        let protozero::FieldValue::Bytes(bytes) = field.value else {
+            continue;
+        };
+        match field.id {
+            ext::INPUTMETHOD_CLIENTS => {
+                inputmethod::import(p, input.ts, bytes, inputmethod::Kind::Clients);
+                return;
+            }
+            ext::INPUTMETHOD_SERVICE => {
+                inputmethod::import(p, input.ts, bytes, inputmethod::Kind::Service);
+                return;
+            }
+            ext::INPUTMETHOD_MANAGER_SERVICE => {
+                inputmethod::import(p, input.ts, bytes, inputmethod::Kind::ManagerService);
+                return;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The string id of a proto's base64 text (upstream's `base64_proto_id`).
+pub fn base64_proto_id(strings: &mut StringPool, bytes: &[u8]) -> u32 {
+    let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+    strings.intern(&text).0
+}
+
+/// Flattened fields into an arg set being built (bytes as base64 text, as
+/// upstream's args show them).
+pub struct SetSink<'a> {
+    /// Where keys and strings are interned.
+    pub strings: &'a mut StringPool,
+    /// The set.
+    pub builder: &'a mut ArgSetBuilder,
+}
+
+impl ArgSink for SetSink<'_> {
+    fn add(&mut self, flat_key: &str, key: &str, value: FlatValue<'_>) {
+        let flat = self.strings.intern(flat_key);
+        let k = if key == flat_key {
+            flat
+        } else {
+            self.strings.intern(key)
+        };
+        let v = match value {
+            FlatValue::Int(x) => ArgValue::Int(x),
+            FlatValue::Uint(x) => ArgValue::Uint(x),
+            FlatValue::Real(x) => ArgValue::Real(x),
+            FlatValue::Bool(x) => ArgValue::Bool(x),
+            FlatValue::Str(s) => ArgValue::String(self.strings.intern(&s)),
+            FlatValue::Bytes(b) => ArgValue::String(
+                self.strings
+                    .intern(&base64::engine::general_purpose::STANDARD.encode(b)),
+            ),
+            FlatValue::Null => ArgValue::Null,
+        };
+        self.builder.add(flat, k, v);
+    }
+}
+
+/// Flattens a message of Winscope type `short` into `builder`; false
+/// when it could not be flattened completely.
+pub fn flatten_into(
+    strings: &mut StringPool,
+    builder: &mut ArgSetBuilder,
+    short: &str,
+    bytes: &[u8],
+    allowed_fields: Option<&[u32]>,
+) -> bool {
+    let Some(pool) = pool() else {
+        return false;
+    };
+    let Ok(desc) = proto_to_args::find_message(pool, &message_name(short)) else {
+        return false;
+    };
+    let mut sink = SetSink { strings, builder };
+    let options = Options {
+        allowed_fields,
+        add_defaults: false,
+    };
+    proto_to_args::flatten(&desc, bytes, options, &mut sink).is_ok()
+}
+
+/// Flattens a message of Winscope type `short` into a new arg set;
+/// counts `error_stat` when it could not be flattened completely.
+pub fn args_of(p: &mut Parser, short: &str, bytes: &[u8], error_stat: &str) -> Option<u32> {
+    let mut builder = ArgSetBuilder::default();
+    if !flatten_into(&mut p.storage.strings, &mut builder, short, bytes, None) {
+        p.storage.stats.incr(error_stat);
+    }
+    p.storage.args.add_set(&builder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_schema_has_the_winscope_messages() {
+        let pool = pool().expect("the embedded descriptor set decodes");
+        for m in [
+            "TransactionTraceEntry",
+            "LayerState",
+            "DisplayState",
+            "LayerCreationArgs",
+            "TransactionState",
+            "InputMethodClientsTraceProto",
+            "InputMethodServiceTraceProto",
+            "InputMethodManagerServiceTraceProto",
+        ] {
+            assert!(
+                pool.get_message_by_name(&message_name(m)).is_some(),
+                "{m} is missing"
+            );
+        }
+    }
+}

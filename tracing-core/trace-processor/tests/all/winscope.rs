@@ -1,0 +1,231 @@
+//! Winscope's packets (SurfaceFlinger transactions, the input method
+//! dumps) into upstream's Winscope tables and the `android.winscope.*`
+//! modules, checked against what the test wrote.
+
+use zerotrace_trace_processor::{TraceProcessor, Value};
+
+use crate::common;
+use common::{i, packet, rows, s, trace};
+
+/// `TracePacket.surfaceflinger_transactions`.
+const SF_TRANSACTIONS: u32 = 94;
+/// `TracePacket.winscope_extensions`.
+const WINSCOPE_EXTENSIONS: u32 = 112;
+
+fn load(packets: &[Vec<u8>]) -> TraceProcessor {
+    TraceProcessor::from_bytes(&trace(packets)).expect("trace")
+}
+
+fn null() -> Value {
+    Value::Null
+}
+
+/// One entry: a transaction changing layer 7 (position and alpha) and
+/// display 2 (its layer stack), a transaction changing nothing, an added
+/// layer, a destroyed layer and a removed display.
+fn transactions_trace() -> TraceProcessor {
+    load(&[packet(|p| {
+        p.set_timestamp(1000);
+        let mut e = p.message().begin_nested(SF_TRANSACTIONS);
+        e.append_int64(2, 77); // vsync_id
+        {
+            let mut t = e.begin_nested(3);
+            t.append_int32(1, 10); // pid
+            t.append_int32(2, 20); // uid
+            t.append_uint64(6, 5); // transaction_id
+            t.append_uint64(10, 99); // apply_token
+            {
+                let mut l = t.begin_nested(7);
+                l.append_uint32(1, 7); // layer_id
+                l.append_uint64(2, 0x1 | 0x8 | (0x4 << 32)); // what
+                l.append_float(3, 0.5); // x
+            }
+            {
+                let mut d = t.begin_nested(8);
+                d.append_int32(1, 2); // id
+                d.append_uint32(2, 0x2); // what
+            }
+        }
+        {
+            let mut t = e.begin_nested(3);
+            t.append_uint64(6, 6);
+        }
+        {
+            let mut a = e.begin_nested(4);
+            a.append_uint32(1, 8);
+            a.append_string(3, "new layer");
+        }
+        e.append_uint32(5, 3); // destroyed_layers
+        e.append_int32(7, 4); // removed_displays
+    })])
+}
+
+#[test]
+fn an_entry_becomes_a_row_and_each_change_a_row_with_its_flags() {
+    let tp = transactions_trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, vsync_id, base64_proto_id IS NOT NULL, arg_set_id IS NOT NULL
+             FROM surfaceflinger_transactions"
+        ),
+        vec![vec![i(1000), i(77), i(1), i(1)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.surfaceflinger;
+             SELECT snapshot_id, transaction_id, pid, uid, layer_id, display_id,
+                    flags_id, transaction_type
+             FROM android_surfaceflinger_transaction ORDER BY id"
+        ),
+        vec![
+            vec![
+                i(0),
+                i(5),
+                i(10),
+                i(20),
+                i(7),
+                null(),
+                i(0),
+                s("LAYER_CHANGED")
+            ],
+            vec![
+                i(0),
+                i(5),
+                i(10),
+                i(20),
+                null(),
+                i(2),
+                i(1),
+                s("DISPLAY_CHANGED")
+            ],
+            vec![i(0), i(6), i(0), i(0), null(), null(), null(), s("NOOP")],
+            vec![
+                i(0),
+                null(),
+                null(),
+                null(),
+                i(8),
+                null(),
+                null(),
+                s("LAYER_ADDED")
+            ],
+            vec![
+                i(0),
+                null(),
+                null(),
+                null(),
+                i(3),
+                null(),
+                null(),
+                s("LAYER_DESTROYED")
+            ],
+            vec![
+                i(0),
+                null(),
+                null(),
+                null(),
+                null(),
+                i(4),
+                null(),
+                s("DISPLAY_REMOVED")
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.surfaceflinger;
+             SELECT flags_id, flag FROM android_surfaceflinger_transaction_flag"
+        ),
+        vec![
+            vec![i(0), s("ePositionChanged")],
+            vec![i(0), s("eAlphaChanged")],
+            vec![i(0), s("eBackgroundColorChanged")],
+            vec![i(1), s("eLayerStackChanged")],
+        ]
+    );
+}
+
+#[test]
+fn a_change_has_its_fields_and_its_transactions_apply_token_as_args() {
+    let tp = transactions_trace();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT a.key, a.display_value FROM __intrinsic_surfaceflinger_transaction t
+             JOIN args a USING (arg_set_id)
+             WHERE t.transaction_type = 'LAYER_CHANGED' ORDER BY a.key"
+        ),
+        vec![
+            vec![s("apply_token"), s("99")],
+            vec![s("layer_id"), s("7")],
+            vec![s("what"), s("17179869193")],
+            vec![s("x"), s("0.5")],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT a.key, a.display_value FROM surfaceflinger_transactions t
+             JOIN args a USING (arg_set_id)
+             WHERE a.key LIKE 'transactions[0].layer_changes%' ORDER BY a.key"
+        ),
+        vec![
+            vec![s("transactions[0].layer_changes[0].layer_id"), s("7")],
+            vec![s("transactions[0].layer_changes[0].what"), s("17179869193")],
+            vec![s("transactions[0].layer_changes[0].x"), s("0.5")],
+        ]
+    );
+}
+
+#[test]
+fn input_method_dumps_become_rows_with_their_fields() {
+    let tp = load(&[
+        packet(|p| {
+            p.set_timestamp(10);
+            let mut w = p.message().begin_nested(WINSCOPE_EXTENSIONS);
+            let mut c = w.begin_nested(1); // inputmethod_clients
+            c.append_string(2, "a reason"); // where
+        }),
+        packet(|p| {
+            p.set_timestamp(20);
+            let mut w = p.message().begin_nested(WINSCOPE_EXTENSIONS);
+            let mut c = w.begin_nested(2); // inputmethod_service
+            c.append_string(2, "b reason");
+        }),
+        packet(|p| {
+            p.set_timestamp(30);
+            let mut w = p.message().begin_nested(WINSCOPE_EXTENSIONS);
+            let mut c = w.begin_nested(3); // inputmethod_manager_service
+            c.append_string(2, "c reason");
+        }),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.inputmethod;
+             SELECT 'clients', ts, key, display_value FROM android_inputmethod_clients
+               JOIN args USING (arg_set_id)
+             UNION ALL
+             SELECT 'service', ts, key, display_value FROM android_inputmethod_service
+               JOIN args USING (arg_set_id)
+             UNION ALL
+             SELECT 'manager', ts, key, display_value FROM android_inputmethod_manager_service
+               JOIN args USING (arg_set_id)"
+        ),
+        vec![
+            vec![s("clients"), i(10), s("where"), s("a reason")],
+            vec![s("service"), i(20), s("where"), s("b reason")],
+            vec![s("manager"), i(30), s("where"), s("c reason")],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT COUNT(*) FROM __intrinsic_inputmethod_clients WHERE base64_proto_id IS NOT NULL"
+        ),
+        vec![vec![i(1)]]
+    );
+}
