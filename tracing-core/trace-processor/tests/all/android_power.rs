@@ -175,6 +175,24 @@ fn power_rails_are_tracks_per_rail_and_session_with_readings_at_their_own_time()
             ],
         ]
     );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.power_rails;
+             SELECT power_rail_name, raw_power_rail_name, friendly_name, subsystem_name
+             FROM android_power_rails_metadata ORDER BY track_id"
+        ),
+        vec![
+            vec![
+                s("power.rails.cpu.mid"),
+                s("S4M_VDD_CPUCL1"),
+                s("cpu.mid"),
+                s("subsys")
+            ],
+            vec![s("power.RAIL_X_uws"), s("RAIL_X"), Value::Null, s("subsys")],
+            vec![s("power.RAIL_Y_uws"), s("RAIL_Y"), Value::Null, s("subsys")],
+        ]
+    );
     // Index 5 has no descriptor; the descriptor-only packets have no data.
     assert_eq!(stat(&tp, "power_rail_unknown_index"), vec![vec![i(1)]]);
     assert_eq!(stat(&tp, "power_rail_empty_packet"), vec![vec![i(2)]]);
@@ -246,6 +264,15 @@ fn energy_breakdowns_and_entity_residency_are_named_after_their_descriptors() {
                 r(1234.0)
             ],
         ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.entity_state_residency;
+             SELECT ts, entity_name, state_name, state_time_since_boot
+             FROM android_entity_state_residency"
+        ),
+        vec![vec![i(40), s("Bluetooth"), s("Idle"), i(1_234_000_000)]]
     );
     // The descriptor-only residency packet is counted as upstream counts it.
     assert_eq!(

@@ -40,6 +40,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_dvfs.sql"),
     },
     Module {
+        key: "android.entity_state_residency",
+        sql: include_str!("modules/android_entity_state_residency.sql"),
+    },
+    Module {
         key: "android.memory.heap_profile.callstacks",
         sql: include_str!("modules/android_memory_heap_profile_callstacks.sql"),
     },
@@ -50,6 +54,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.memory.heap_profile.summary_tree",
         sql: include_str!("modules/android_memory_heap_profile_summary_tree.sql"),
+    },
+    Module {
+        key: "android.power_rails",
+        sql: include_str!("modules/android_power_rails.sql"),
     },
     Module {
         key: "android.suspend",
