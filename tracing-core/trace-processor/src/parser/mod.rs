@@ -10,6 +10,7 @@ mod cpu_info;
 mod debug_annotations;
 mod deobfuscation;
 mod descriptor;
+mod android_cpu_per_uid;
 mod android_power;
 mod display_state;
 mod f2fs_iostat;
@@ -94,6 +95,8 @@ pub struct Parser {
     pub profiling: profiling::ProfilingState,
     /// Android's power data's descriptors (rails, consumers, entity states).
     pub power: android_power::PowerState,
+    /// CPU time per uid: incremental state, totals and pending values.
+    pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
     /// The frame timeline's open cookies and pending flows.
     pub frame_timeline: frame_timeline::FrameTimelineState,
     /// The Winscope importers' state.
@@ -128,6 +131,7 @@ impl Parser {
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
             power: android_power::PowerState::default(),
+            cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             frame_timeline: Default::default(),
             winscope: Default::default(),
         }
@@ -151,6 +155,7 @@ impl Parser {
     pub fn finish(mut self, generations: &[Generation]) -> Storage {
         profiling::finish(&mut self, generations);
         service::finish(&mut self);
+        android_cpu_per_uid::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
         self.storage.work.step(steps);
         self.storage

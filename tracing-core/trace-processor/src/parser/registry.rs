@@ -7,9 +7,9 @@
 
 use super::importer::Importer;
 use super::{
-    android_power, chrome_metadata, concurrent_sessions, cpu_info, descriptor, display_state,
-    ftrace_stats, process_stats, process_tree, profiling, service, sys_stats, system_info,
-    track_event, frame_timeline, winscope,
+    android_cpu_per_uid, android_power, chrome_metadata, concurrent_sessions, cpu_info, descriptor,
+    display_state, frame_timeline, ftrace_stats, process_stats, process_tree, profiling, service,
+    sys_stats, system_info, track_event, winscope,
 };
 
 /// Every parser module's list.
@@ -28,6 +28,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     profiling::IMPORTERS,
     service::IMPORTERS,
     android_power::IMPORTERS,
+    android_cpu_per_uid::IMPORTERS,
     frame_timeline::IMPORTERS,
     winscope::IMPORTERS,
 ];

@@ -97,6 +97,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     ));
     out.push(OomeDetailsRow::freeze(&p.oome_details, &strings));
     out.push(SmapsRow::freeze(&p.smaps, &strings));
+    out.extend(s.android.freeze(&strings));
     out.extend(s.winscope.freeze(&strings));
     out
 }

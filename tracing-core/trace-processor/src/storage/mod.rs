@@ -62,6 +62,8 @@ pub struct Storage {
     pub profile_facts: profile_facts::ProfileFacts,
     /// The work the load did (bounded per byte against hostile traces).
     pub work: work::LoadWork,
+    /// Android's own tables (`tables/android.rs`).
+    pub android: crate::tables::android::AndroidRows,
     /// The Winscope tables (`tables/winscope.rs`).
     pub winscope: crate::tables::winscope::WinscopeRows,
     /// What the load dropped, told to the user (`load_warning.rs`).

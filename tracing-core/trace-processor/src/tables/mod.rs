@@ -26,6 +26,7 @@
 //! (`sql/schema_agreement.rs`) checks each against its SQL and Parquet
 //! schemas.
 
+pub mod android;
 pub mod args;
 pub mod core;
 pub mod profiling;
@@ -101,6 +102,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(args::TABLES)
         .chain(sched::TABLES)
         .chain(profiling::TABLES)
+        .chain(android::TABLES)
         .chain(winscope::TABLES)
 }
 

@@ -17,6 +17,7 @@ mod heap_support;
 mod perf_support;
 
 mod android_power;
+mod android_system;
 mod hostile_traces;
 mod loading;
 mod graphics;

@@ -1,0 +1,104 @@
+//! Android's system packets (CPU time per uid, ...) into the tracks and
+//! tables upstream makes of them, checked against what the test wrote.
+
+use zerotrace_trace_processor::{TraceProcessor, Value};
+
+use crate::common;
+use common::{i, packet, rows, s, trace};
+
+/// `TracePacket.cpu_per_uid_data`.
+const CPU_PER_UID_DATA: u32 = 119;
+
+fn r(v: f64) -> Value {
+    Value::Real(v)
+}
+
+fn load(packets: &[Vec<u8>]) -> TraceProcessor {
+    TraceProcessor::from_bytes(&trace(packets)).expect("trace")
+}
+
+/// A `cpu_per_uid_data` packet at `ts` on sequence 1 (`clear`: its
+/// incremental state cleared first).
+fn cpu_per_uid(ts: u64, clear: bool, clusters: Option<u32>, data: &[(u32, &[u64])]) -> Vec<u8> {
+    packet(|p| {
+        p.set_timestamp(ts);
+        p.set_trusted_packet_sequence_id(1);
+        if clear {
+            p.set_incremental_state_cleared(true);
+        }
+        let mut m = p.message().begin_nested(CPU_PER_UID_DATA);
+        if let Some(c) = clusters {
+            m.append_uint32(1, c);
+        }
+        for (uid, _) in data {
+            m.append_uint32(2, *uid);
+        }
+        for (_, times) in data {
+            for t in *times {
+                m.append_uint64(3, *t);
+            }
+        }
+    })
+}
+
+#[test]
+fn cpu_per_uid_values_are_since_boot_then_increments_and_isolated_uids_are_grouped() {
+    // 90002 is first seen in the second packet: its since-boot time adds
+    // nothing to its group's time over the trace.
+    let tp = load(&[
+        cpu_per_uid(
+            100,
+            true,
+            Some(2),
+            &[(1000, &[10, 20]), (10_050, &[5, 0]), (90_001, &[7, 0])],
+        ),
+        cpu_per_uid(
+            200,
+            false,
+            None,
+            &[(1000, &[3, 0]), (10_050, &[0, 0]), (90_002, &[4, 0])],
+        ),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.ts, c.value FROM counter c JOIN counter_track t ON t.id = c.track_id
+             WHERE t.name GLOB 'CPU for UID 1000 *' OR t.name GLOB 'CPU for UID 90000 *'
+                OR t.name GLOB 'CPU for System*'
+             ORDER BY t.name, c.ts"
+        ),
+        vec![
+            vec![s("CPU for System CL0"), i(100), r(0.0)],
+            vec![s("CPU for System CL0"), i(200), r(3.0)],
+            vec![s("CPU for System CL1"), i(100), r(0.0)],
+            vec![s("CPU for UID 1000 CL0"), i(100), r(10.0)],
+            vec![s("CPU for UID 1000 CL0"), i(200), r(13.0)],
+            vec![s("CPU for UID 1000 CL1"), i(100), r(20.0)],
+            vec![s("CPU for UID 90000 CL0"), i(100), r(0.0)],
+            vec![s("CPU for UID 90000 CL1"), i(100), r(0.0)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT uid, cluster, total_cpu_millis FROM __intrinsic_android_cpu_per_uid_track
+             ORDER BY uid, cluster"
+        ),
+        vec![
+            vec![i(1000), i(0), i(3)],
+            vec![i(1000), i(1), i(0)],
+            vec![i(10_050), i(0), i(0)],
+            vec![i(10_050), i(1), i(0)],
+            vec![i(90_000), i(0), i(0)],
+            vec![i(90_000), i(1), i(0)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT unit, extract_arg(dimension_arg_set_id, 'uid') FROM counter_track
+             WHERE name = 'CPU for UID 1000 CL0'"
+        ),
+        vec![vec![s("ms"), i(1000)]]
+    );
+}
