@@ -20,6 +20,7 @@ pub(crate) mod ftrace;
 mod ftrace_raw;
 mod ftrace_registry;
 mod ftrace_stats;
+mod generic_kernel;
 mod heap_dump_facts;
 mod importer;
 mod module_symbols;
@@ -95,6 +96,8 @@ pub struct Parser {
     pub profiling: profiling::ProfilingState,
     /// Android's power data's descriptors (rails, consumers, entity states).
     pub power: android_power::PowerState,
+    /// The generic kernel task states' open slices.
+    pub generic_kernel: generic_kernel::GenericKernelState,
     /// CPU time per uid: incremental state, totals and pending values.
     pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
     /// The frame timeline's open cookies and pending flows.
@@ -131,6 +134,7 @@ impl Parser {
             sched: Default::default(),
             profiling: profiling::ProfilingState::default(),
             power: android_power::PowerState::default(),
+            generic_kernel: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             frame_timeline: Default::default(),
             winscope: Default::default(),

@@ -8,8 +8,8 @@
 use super::importer::Importer;
 use super::{
     android_cpu_per_uid, android_power, chrome_metadata, concurrent_sessions, cpu_info, descriptor,
-    display_state, frame_timeline, ftrace_stats, process_stats, process_tree, profiling, service,
-    sys_stats, system_info, track_event, winscope,
+    display_state, frame_timeline, ftrace_stats, generic_kernel, process_stats, process_tree,
+    profiling, service, sys_stats, system_info, track_event, winscope,
 };
 
 /// Every parser module's list.
@@ -31,6 +31,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_cpu_per_uid::IMPORTERS,
     frame_timeline::IMPORTERS,
     winscope::IMPORTERS,
+    generic_kernel::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

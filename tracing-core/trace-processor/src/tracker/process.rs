@@ -174,6 +174,54 @@ impl ProcessTracker {
         Some(utid)
     }
 
+    /// The live thread with this tid, if any (none once it or its process
+    /// ended).
+    pub fn thread_or_null(&mut self, storage: &Storage, tid: i64) -> Option<u32> {
+        self.live_thread(storage, tid)
+    }
+
+    /// Whether `utid` may still be alive: not ended, nor its process, nor
+    /// its pid taken by another process since.
+    pub fn is_thread_alive(&self, storage: &Storage, utid: u32) -> bool {
+        let Some(t) = storage.threads.get(utid as usize) else {
+            return false;
+        };
+        if t.end_ts.is_some() {
+            return false;
+        }
+        let Some(upid) = t.upid else {
+            return true;
+        };
+        let Some(p) = storage.processes.get(upid as usize) else {
+            return false;
+        };
+        if p.end_ts.is_some() {
+            return false;
+        }
+        self.pids
+            .get(&(self.machine, p.pid))
+            .is_none_or(|u| *u == upid)
+    }
+
+    /// The process with this pid, created without a main thread when none.
+    pub fn get_or_create_process_without_main_thread(
+        &mut self,
+        storage: &mut Storage,
+        pid: i64,
+    ) -> u32 {
+        if let Some(u) = self.pids.get(&(self.machine, pid)) {
+            return *u;
+        }
+        let upid = u32::try_from(storage.processes.len()).unwrap_or(u32::MAX);
+        storage.processes.push(ProcessRow {
+            pid,
+            machine_id: self.machine_id(),
+            ..ProcessRow::default()
+        });
+        self.pids.insert((self.machine, pid), upid);
+        upid
+    }
+
     /// The live thread with this tid, created (without a process) when none.
     pub fn get_or_create_thread(&mut self, storage: &mut Storage, tid: i64) -> u32 {
         match self.live_thread(storage, tid) {

@@ -155,6 +155,44 @@ impl SchedTracker {
         self.open(s, ts, utid, runnable, None, Some(waker), Some(0));
     }
 
+    /// A thread's new state as one event reports it (the generic kernel
+    /// packets): its open state closes at `ts` and `state` opens (`cpu`
+    /// for a running state). True when the closed state began at `ts`
+    /// too (two changes at one time, which upstream counts).
+    pub fn push_thread_state(
+        &mut self,
+        s: &mut Storage,
+        ts: i64,
+        utid: u32,
+        state: StrId,
+        cpu: Option<u32>,
+    ) -> bool {
+        self.ids(s);
+        self.close(s, ts, utid, false);
+        let same_ts = self
+            .threads
+            .get(&utid)
+            .and_then(|r| s.sched.thread_states.get(r.last))
+            .is_some_and(|r| r.ts == ts);
+        self.open(s, ts, utid, state, cpu, None, None);
+        same_ts
+    }
+
+    /// Replaces the state of `utid`'s open row (nothing when it has none).
+    pub fn update_pending_state(&mut self, s: &mut Storage, utid: u32, state: StrId) {
+        let Some(rows) = self.threads.get(&utid) else {
+            return;
+        };
+        if let Some(r) = s.sched.thread_states.get_mut(rows.last) {
+            r.state = state;
+        }
+    }
+
+    /// The state of `utid`'s last row, if it has one.
+    pub fn prev_state(&self, s: &Storage, utid: u32) -> Option<StrId> {
+        self.last_state(s, utid)
+    }
+
     /// Why `utid` last blocked: I/O wait and the kernel function.
     pub fn blocked_reason(
         &mut self,
