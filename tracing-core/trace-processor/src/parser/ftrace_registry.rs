@@ -9,7 +9,7 @@
 //! stops the build.
 
 use super::importer::FtraceHandler;
-use super::{cpu_freq_idle, f2fs_iostat, ftrace, sched};
+use super::{cpu_freq_idle, f2fs_iostat, ftrace, process_memory, sched};
 
 /// Every module's list.
 const MODULES: &[&[(u32, FtraceHandler)]] = &[
@@ -17,6 +17,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     cpu_freq_idle::FTRACE_HANDLERS,
     f2fs_iostat::FTRACE_HANDLERS,
     ftrace::FTRACE_HANDLERS,
+    process_memory::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

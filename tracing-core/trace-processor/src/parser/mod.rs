@@ -25,6 +25,7 @@ mod heap_dump_facts;
 mod importer;
 mod module_symbols;
 mod perf_sample;
+mod process_memory;
 mod process_stats;
 mod process_tree;
 mod proto_to_args;
@@ -98,6 +99,10 @@ pub struct Parser {
     pub power: android_power::PowerState,
     /// The generic kernel task states' open slices.
     pub generic_kernel: generic_kernel::GenericKernelState,
+    /// Process counters reported by threads, their tracks found at the end.
+    pub thread_counters: crate::tracker::thread_counters::ThreadCounters,
+    /// Which thread owns each mm (`rss_stat`).
+    pub mm_owners: process_memory::MmOwners,
     /// CPU time per uid: incremental state, totals and pending values.
     pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
     /// The frame timeline's open cookies and pending flows.
@@ -135,6 +140,8 @@ impl Parser {
             profiling: profiling::ProfilingState::default(),
             power: android_power::PowerState::default(),
             generic_kernel: Default::default(),
+            thread_counters: Default::default(),
+            mm_owners: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             frame_timeline: Default::default(),
             winscope: Default::default(),
@@ -159,6 +166,9 @@ impl Parser {
     pub fn finish(mut self, generations: &[Generation]) -> Storage {
         profiling::finish(&mut self, generations);
         service::finish(&mut self);
+        let machine = self.machine;
+        self.thread_counters
+            .resolve(&mut self.storage, &mut self.tracks, machine);
         android_cpu_per_uid::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
         self.storage.work.step(steps);
