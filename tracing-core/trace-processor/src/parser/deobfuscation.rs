@@ -4,7 +4,10 @@
 //! dex extracted in memory) and of JIT caches (`/memfd:` mappings):
 //! `class.method` obfuscated gets the deobfuscated name, ambiguous ones
 //! all of them joined by " | ". A `/data/app/` path without a package
-//! counts `deobfuscate_location_parse_error`.
+//! counts `deobfuscate_location_parse_error`. The maps also name the
+//! Java heap graph's classes (`heap_graph_class.deobfuscated_name`, array
+//! and class-object shapes kept) and fields
+//! (`heap_graph_reference.deobfuscated_field_name`).
 
 use crate::hash::HashMap;
 use std::collections::BTreeSet;
@@ -12,6 +15,7 @@ use std::collections::BTreeSet;
 use protozero::Decoder;
 
 use super::Parser;
+use crate::tracker::heap_graph::{denormalize_type, normalize_type};
 
 fn str_field(msg: &[u8], id: u32) -> &str {
     Decoder::new(msg)
@@ -51,7 +55,7 @@ fn package_from_app(location: &str) -> Option<&str> {
 
 /// Which package a frame's mapping belongs to: Ok(None) when not an
 /// app's, Err when an app's path does not name one.
-fn package_of(location: &str) -> Result<Option<String>, ()> {
+pub(crate) fn package_of(location: &str) -> Result<Option<String>, ()> {
     const IN_MEMORY_DEX: &str = "dex extracted in memory from ";
     if location.starts_with("/data/app/") {
         return package_from_app(location)
@@ -97,6 +101,9 @@ pub fn finish(p: &mut Parser) {
         }
     }
     for packet in &packets {
+        deobfuscate_heap_graph(p, packet);
+    }
+    for packet in &packets {
         let package = str_field(packet, 1);
         if package.is_empty() {
             continue;
@@ -107,12 +114,7 @@ pub fn finish(p: &mut Parser) {
             let obf_cls = str_field(cls, 1);
             let deobf_cls = str_field(cls, 2);
             for m in repeated(cls, 4) {
-                let deobf = str_field(m, 2);
-                let full = if deobf.contains('.') {
-                    deobf.to_owned()
-                } else {
-                    format!("{deobf_cls}.{deobf}")
-                };
+                let full = qualified(deobf_cls, str_field(m, 2));
                 methods
                     .entry(format!("{obf_cls}.{}", str_field(m, 1)))
                     .or_default()
@@ -135,6 +137,74 @@ pub fn finish(p: &mut Parser) {
             let id = p.storage.strings.intern(&joined);
             if let Some(f) = p.storage.profiling.frames.get_mut(*i) {
                 f.deobfuscated_name = id;
+            }
+        }
+    }
+}
+
+/// `class.member`'s deobfuscated name: the member's own when it is fully
+/// qualified (has a `.`), else the class's deobfuscated name before it.
+fn qualified(deobf_cls: &str, deobf_member: &str) -> String {
+    if deobf_member.contains('.') {
+        deobf_member.to_owned()
+    } else {
+        format!("{deobf_cls}.{deobf_member}")
+    }
+}
+
+/// Names the heap graph's classes (of no package, and of the map's
+/// package) and the references through the map's fields.
+fn deobfuscate_heap_graph(p: &mut Parser, packet: &[u8]) {
+    let package = str_field(packet, 1);
+    let package = (!package.is_empty()).then(|| package.to_owned());
+    for cls in repeated(packet, 3) {
+        let obf_cls = str_field(cls, 1);
+        let deobf_cls = str_field(cls, 2);
+        let mut keys = vec![(None, obf_cls.to_owned())];
+        if let Some(pkg) = &package {
+            keys.push((Some(pkg.clone()), obf_cls.to_owned()));
+        }
+        for key in keys {
+            let Some(rows) = p.profiling.heap_graph.class_rows.get(&key) else {
+                continue;
+            };
+            for &row in rows {
+                let Some(name) = p
+                    .storage
+                    .profiling
+                    .heap_graph_classes
+                    .get(row as usize)
+                    .and_then(|c| p.storage.strings.get(c.name))
+                else {
+                    continue;
+                };
+                let shape = normalize_type(name);
+                let deobf = denormalize_type(&shape, deobf_cls);
+                let id = p.storage.strings.intern(&deobf);
+                if let Some(c) = p.storage.profiling.heap_graph_classes.get_mut(row as usize) {
+                    c.deobfuscated_name = id;
+                }
+            }
+        }
+        for member in repeated(cls, 3) {
+            let obf = format!("{obf_cls}.{}", str_field(member, 1));
+            let Some(field) = p.storage.strings.find(&obf) else {
+                continue;
+            };
+            let Some(rows) = p.profiling.heap_graph.field_rows.get(&field) else {
+                continue;
+            };
+            let deobf = qualified(deobf_cls, str_field(member, 2));
+            let id = p.storage.strings.intern(&deobf);
+            for &row in rows {
+                if let Some(r) = p
+                    .storage
+                    .profiling
+                    .heap_graph_references
+                    .get_mut(row as usize)
+                {
+                    r.deobfuscated_field_name = id;
+                }
             }
         }
     }

@@ -22,6 +22,7 @@ mod ftrace_registry;
 mod ftrace_stats;
 mod generic_kernel;
 mod heap_dump_facts;
+mod heap_graph;
 mod importer;
 mod module_symbols;
 mod perf_sample;

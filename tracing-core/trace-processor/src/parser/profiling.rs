@@ -49,6 +49,8 @@ pub struct ProfilingState {
     pub stack_samples: stack_sample::StackSampleState,
     /// `DeobfuscationMapping`s, applied at the end.
     pub deobfuscation: Vec<Vec<u8>>,
+    /// Java heap dumps being read, and their rows by class and field.
+    pub heap_graph: crate::tracker::heap_graph::HeapGraphTracker,
 }
 
 /// The payloads this module imports.
@@ -82,6 +84,7 @@ pub const IMPORTERS: &[(u32, Importer)] = &[
 
 /// What runs once every packet has been parsed.
 pub fn finish(p: &mut Parser, generations: &[Generation]) {
+    super::heap_graph::finish(p);
     deobfuscation::finish(p);
     // Dumps the trace ended before closing: the views show them resolved
     // with what was defined. Upstream never resolves them, so what their

@@ -5,6 +5,7 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
+use super::heap_graph;
 use super::importer::Importer;
 use super::{
     android_cpu_per_uid, android_power, chrome_metadata, concurrent_sessions, cpu_info, descriptor,
@@ -32,6 +33,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     frame_timeline::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,
+    heap_graph::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

@@ -15,6 +15,10 @@ use crate::tables::profiling::{
     MappingRow, OomeDetailsRow, ProfilerSampleRow, ProfilerSessionRow, SmapsRow, SymbolRow,
     TaskContextRow,
 };
+use crate::tables::heap_graph::{
+    HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
+    HeapGraphReferenceRow,
+};
 use crate::tables::sched::{FtraceEventRow, SchedSliceRow, ThreadStateRow};
 
 use super::table::Table;
@@ -96,6 +100,20 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         &strings,
     ));
     out.push(OomeDetailsRow::freeze(&p.oome_details, &strings));
+    out.push(HeapGraphClassRow::freeze(&p.heap_graph_classes, &strings));
+    out.push(HeapGraphObjectRow::freeze(&p.heap_graph_objects, &strings));
+    out.push(HeapGraphObjectDataRow::freeze(
+        &p.heap_graph_object_data,
+        &strings,
+    ));
+    out.push(HeapGraphPrimitiveRow::freeze(
+        &p.heap_graph_primitives,
+        &strings,
+    ));
+    out.push(HeapGraphReferenceRow::freeze(
+        &p.heap_graph_references,
+        &strings,
+    ));
     out.push(SmapsRow::freeze(&p.smaps, &strings));
     out.extend(s.android.freeze(&strings));
     out.extend(s.winscope.freeze(&strings));

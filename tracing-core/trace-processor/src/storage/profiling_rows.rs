@@ -7,6 +7,10 @@ pub use crate::tables::profiling::{
     HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow, MappingRow, OomeDetailsRow,
     ProfilerSampleRow, ProfilerSessionRow, SmapsRow, SymbolRow, TaskContextRow,
 };
+pub use crate::tables::heap_graph::{
+    HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
+    HeapGraphReferenceRow,
+};
 
 /// Every profiling table of one trace.
 #[derive(Debug, Default)]
@@ -46,4 +50,14 @@ pub struct ProfilingRows {
     pub heap_graph_thread_callsites: Vec<HeapGraphThreadCallsiteRow>,
     /// `heap_graph_java_oome_details`.
     pub oome_details: Vec<OomeDetailsRow>,
+    /// `heap_graph_class`.
+    pub heap_graph_classes: Vec<HeapGraphClassRow>,
+    /// `heap_graph_object`.
+    pub heap_graph_objects: Vec<HeapGraphObjectRow>,
+    /// `heap_graph_object_data`.
+    pub heap_graph_object_data: Vec<HeapGraphObjectDataRow>,
+    /// `heap_graph_primitive`.
+    pub heap_graph_primitives: Vec<HeapGraphPrimitiveRow>,
+    /// `heap_graph_reference`.
+    pub heap_graph_references: Vec<HeapGraphReferenceRow>,
 }

@@ -29,6 +29,7 @@
 pub mod android;
 pub mod args;
 pub mod core;
+pub mod heap_graph;
 pub mod profiling;
 pub mod sched;
 pub mod views;
@@ -103,6 +104,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(sched::TABLES)
         .chain(profiling::TABLES)
         .chain(android::TABLES)
+        .chain(heap_graph::TABLES)
         .chain(winscope::TABLES)
 }
 

@@ -16,6 +16,10 @@ use super::profiling::{
     ExecutionContextRow, HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow,
     ProfilerSampleRow, ProfilerSessionRow, TaskContextRow,
 };
+use super::heap_graph::{
+    HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
+    HeapGraphReferenceRow,
+};
 use super::sched::{FtraceEventRow, SchedSliceRow, ThreadStateRow};
 
 /// A view over one table: `SELECT first, <the rest>, then FROM table
@@ -285,6 +289,11 @@ pub const PROJECTIONS: &[Projection] = &[
     },
     Projection::of("heap_profile", &HeapProfileRow::TABLE),
     Projection::of("heap_graph", &HeapGraphRow::TABLE),
+    Projection::of("heap_graph_class", &HeapGraphClassRow::TABLE),
+    Projection::of("heap_graph_object", &HeapGraphObjectRow::TABLE),
+    Projection::of("heap_graph_object_data", &HeapGraphObjectDataRow::TABLE),
+    Projection::of("heap_graph_primitive", &HeapGraphPrimitiveRow::TABLE),
+    Projection::of("heap_graph_reference", &HeapGraphReferenceRow::TABLE),
     Projection::of(
         "surfaceflinger_transactions",
         &super::winscope::SfTransactionsRow::TABLE,

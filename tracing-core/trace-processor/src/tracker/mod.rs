@@ -2,6 +2,7 @@
 //! tracks (and which track a TrackEvent goes on), slices, flows.
 
 pub mod flows;
+pub mod heap_graph;
 pub mod process;
 pub mod profiler_samples;
 pub mod sched;

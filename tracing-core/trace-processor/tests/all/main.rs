@@ -21,6 +21,7 @@ mod android_system;
 mod hostile_traces;
 mod loading;
 mod graphics;
+mod heap_graph;
 mod machines;
 mod metadata;
 mod own_recordings;

@@ -9,12 +9,12 @@
 //! `layout.rs`, `vtab.rs` (SQLite's side), `error.rs`.
 
 mod aggregate;
-mod build;
-mod config;
-mod error;
+pub(crate) mod build;
+pub(crate) mod config;
+pub(crate) mod error;
 mod layout;
-mod resolve;
-mod source;
+pub(crate) mod resolve;
+pub(crate) mod source;
 mod vtab;
 
 use std::sync::Arc;
@@ -60,6 +60,30 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
         vtab::module(),
         Some(Arc::new(vtab::Registry::new(db))),
     )
+}
+
+/// A top-down flamegraph of rows built in Rust (`names` as a source's
+/// columns, the fixed `id, parent_id, name, value` first; `columns[c][row]`),
+/// frames told apart by `grouping` and summing `values`: the merge the
+/// operator does, for other operators (`experimental_flamegraph`).
+pub(crate) fn top_down(
+    names: Vec<String>,
+    columns: Vec<Vec<source::Cell>>,
+    grouping: Vec<String>,
+    values: Vec<String>,
+) -> Result<(source::Source, build::Built), error::FlamegraphError> {
+    let source = source::Source::new(names, columns)?;
+    let query = config::Query {
+        view: config::View::TopDown,
+        view_pattern: None,
+        filters: Vec::new(),
+        grouping,
+        values,
+        aggregates: Vec::new(),
+    };
+    let resolved = resolve::resolve(&source, &query)?;
+    let built = build::build(&source, &resolved)?;
+    Ok((source, built))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The prelude's public views whose importers zerotrace does not have
-//! (Android's frame timeline, heap graphs, logs, packages, protolog,
+//! (Android's frame timeline, logs, packages, protolog,
 //! SurfaceFlinger and WindowManager, GPU render stages, memory snapshots,
 //! Instruments samples, ...). Each exists with upstream's name and
 //! columns, in upstream's order, and no rows, as upstream's are on a
@@ -192,76 +192,6 @@ const VIEWS: &[EmptyView] = &[
             ("upid", "INTEGER"),
             ("render_subpasses", "TEXT"),
             ("render_stage_category", "INTEGER"),
-        ],
-    ),
-    (
-        "heap_graph_class",
-        &[
-            ("id", "INTEGER"),
-            ("name", "TEXT"),
-            ("deobfuscated_name", "TEXT"),
-            ("location", "TEXT"),
-            ("superclass_id", "INTEGER"),
-            ("classloader_id", "INTEGER"),
-            ("kind", "TEXT"),
-        ],
-    ),
-    (
-        "heap_graph_object",
-        &[
-            ("id", "INTEGER"),
-            ("upid", "INTEGER"),
-            ("graph_sample_ts", "INTEGER"),
-            ("self_size", "INTEGER"),
-            ("native_size", "INTEGER"),
-            ("reference_set_id", "INTEGER"),
-            ("reachable", "INTEGER"),
-            ("heap_type", "TEXT"),
-            ("type_id", "INTEGER"),
-            ("root_type", "TEXT"),
-            ("root_distance", "INTEGER"),
-            ("object_data_id", "INTEGER"),
-        ],
-    ),
-    (
-        "heap_graph_object_data",
-        &[
-            ("id", "INTEGER"),
-            ("field_set_id", "INTEGER"),
-            ("value_string", "TEXT"),
-            ("array_element_type", "TEXT"),
-            ("array_element_count", "INTEGER"),
-            ("array_data_id", "INTEGER"),
-            ("array_data_hash", "INTEGER"),
-        ],
-    ),
-    (
-        "heap_graph_primitive",
-        &[
-            ("id", "INTEGER"),
-            ("field_set_id", "INTEGER"),
-            ("field_name", "TEXT"),
-            ("field_type", "TEXT"),
-            ("bool_value", "INTEGER"),
-            ("byte_value", "INTEGER"),
-            ("char_value", "INTEGER"),
-            ("short_value", "INTEGER"),
-            ("int_value", "INTEGER"),
-            ("long_value", "INTEGER"),
-            ("float_value", "REAL"),
-            ("double_value", "REAL"),
-        ],
-    ),
-    (
-        "heap_graph_reference",
-        &[
-            ("id", "INTEGER"),
-            ("reference_set_id", "INTEGER"),
-            ("owner_id", "INTEGER"),
-            ("owned_id", "INTEGER"),
-            ("field_name", "TEXT"),
-            ("field_type_name", "TEXT"),
-            ("deobfuscated_field_name", "TEXT"),
         ],
     ),
     (
@@ -511,7 +441,7 @@ mod tests {
             assert!(r.rows.is_empty(), "{view}");
         }
         let r = tp
-            .query("SELECT COUNT(*) FROM heap_graph_object JOIN gpu_slice USING (id)")
+            .query("SELECT COUNT(*) FROM instruments_sample JOIN gpu_slice USING (id)")
             .expect("query");
         assert_eq!(r.rows, vec![vec![Value::Int(0)]]);
     }

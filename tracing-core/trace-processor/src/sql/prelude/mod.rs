@@ -9,7 +9,9 @@
 //! `table_function.rs`): `directly_connected_flow`, `following_flow`,
 //! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
 //! (`slice_layout.rs`), `experimental_ancestor_stack_profile_callsite`
-//! (`ancestor_callsite.rs`), `experimental_flat_slice` (`flat_slice.rs`), `perfetto_table_info`
+//! (`ancestor_callsite.rs`), `experimental_flat_slice` (`flat_slice.rs`),
+//! `experimental_flamegraph` of a Java heap dump (`experimental_flamegraph.rs`),
+//! `perfetto_table_info`
 //! (`table_info.rs`), `__intrinsic_zstd_compress` (`zstd_compress.rs`);
 //! `CAT_STACKS` and the `STACK_FROM_STACK_PROFILE_*` builders
 //! (`stack_functions.rs`); and, empty with upstream's columns, the public views
@@ -19,6 +21,7 @@ mod ancestor_callsite;
 mod arg_set_to_json;
 mod connected_flow;
 mod empty_views;
+mod experimental_flamegraph;
 mod extract_metadata;
 mod flat_slice;
 mod internal_layout;
@@ -53,6 +56,14 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
         }
         flat_slice::register(conn, slices.clone())?;
         slice_layout::register(conn, slices)?;
+    }
+    if let (Some(objects), Some(classes), Some(references), Some(graphs)) = (
+        table("__intrinsic_heap_graph_object"),
+        table("__intrinsic_heap_graph_class"),
+        table("__intrinsic_heap_graph_reference"),
+        table("__intrinsic_heap_graph"),
+    ) {
+        experimental_flamegraph::register(conn, objects, classes, references, graphs)?;
     }
     if let Some(callsites) = table("__intrinsic_stack_profile_callsite") {
         ancestor_callsite::register(conn, callsites)?;

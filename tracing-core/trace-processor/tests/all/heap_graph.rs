@@ -1,0 +1,419 @@
+//! Java heap graphs end to end on small traces written with protozero: a
+//! dump split over packets (ids as deltas, sizes and field names left to
+//! the classes, superclass fields, roots, the zygote heap as VM-internal
+//! roots, reachability), its deobfuscation, a truncated dump, and the
+//! `experimental_flamegraph` operator over it.
+
+use protozero::Message;
+use zerotrace_protos::protos::TracePacket;
+use zerotrace_trace_processor::{TraceProcessor, Value};
+
+use crate::common;
+use common::{i, rows, s, trace};
+
+const NULL: Value = Value::Null;
+
+/// One packet's bytes, written by `f`.
+fn packet(f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut p = TracePacket::from_message(w.root());
+        f(p.message());
+    }
+    w.finish().expect("heap writer")
+}
+
+fn interned(m: &mut Message<'_>, field: u32, iid: u64, text: &str) {
+    let mut e = m.begin_nested(field);
+    e.append_uint64(1, iid);
+    e.append_bytes(2, text.as_bytes());
+}
+
+/// (id, class name, location, object size, superclass, kind, fields).
+type TypeSpec<'a> = (u64, &'a str, Option<u64>, u64, u64, u64, &'a [u64]);
+
+fn types(g: &mut Message<'_>, specs: &[TypeSpec<'_>]) {
+    for (id, name, location, size, sup, kind, fields) in specs {
+        let mut t = g.begin_nested(9);
+        t.append_uint64(1, *id);
+        if let Some(l) = location {
+            t.append_uint64(2, *l);
+        }
+        t.append_bytes(3, name.as_bytes());
+        t.append_uint64(4, *size);
+        if *sup != 0 {
+            t.append_uint64(5, *sup);
+        }
+        for f in *fields {
+            t.append_uint64(6, *f);
+        }
+        t.append_uint64(7, *kind);
+    }
+}
+
+/// An object: (id or delta, is delta, type, self size, heap type,
+/// referred objects, their field ids).
+type ObjSpec<'a> = (u64, bool, u64, u64, Option<u64>, &'a [u64], &'a [u64]);
+
+fn objects(g: &mut Message<'_>, specs: &[ObjSpec<'_>]) {
+    for (id, delta, ty, size, heap, refs, fields) in specs {
+        let mut o = g.begin_nested(2);
+        o.append_uint64(if *delta { 7 } else { 1 }, *id);
+        o.append_uint64(2, *ty);
+        o.append_uint64(3, *size);
+        for f in *fields {
+            o.append_uint64(4, *f);
+        }
+        for r in *refs {
+            o.append_uint64(5, *r);
+        }
+        if let Some(h) = heap {
+            o.append_uint64(9, *h);
+        }
+    }
+}
+
+fn root(g: &mut Message<'_>, root_type: u64, ids: &[u64]) {
+    let mut r = g.begin_nested(7);
+    for id in ids {
+        r.append_uint64(1, *id);
+    }
+    r.append_uint64(2, root_type);
+}
+
+/// A dump of pid 2 (upid 1: 0 is the idle process) at 10 in two packets: a root `a` (obfuscated, its
+/// field `a.b` naming its reference) referring to a `Foo` whose size the
+/// class gives, an unreachable `Foo`, a zygote `Parcel`, and the class
+/// objects of `Sub` and `Super` linked by `java.lang.Class.superClass`.
+fn dump() -> Vec<Vec<u8>> {
+    let first = packet(|p| {
+        p.append_uint64(8, 10);
+        p.append_uint32(10, 9);
+        let mut g = p.begin_nested(56);
+        g.append_int32(1, 2);
+        objects(
+            &mut g,
+            &[
+                (0x10, false, 1, 64, Some(1), &[0x11], &[]),
+                (1, true, 2, 0, None, &[], &[]),
+                (1, true, 2, 0, None, &[], &[]),
+                (0x20, false, 3, 16, Some(2), &[], &[]),
+            ],
+        );
+        g.append_uint64(5, 1);
+        g.append_uint64(6, 0);
+    });
+    let second = packet(|p| {
+        p.append_uint64(8, 10);
+        p.append_uint32(10, 9);
+        let mut g = p.begin_nested(56);
+        g.append_int32(1, 2);
+        objects(
+            &mut g,
+            &[
+                (0x30, false, 4, 8, Some(1), &[0x31], &[7]),
+                (0x31, false, 5, 8, Some(1), &[], &[]),
+            ],
+        );
+        types(
+            &mut g,
+            &[
+                (1, "a", Some(1), 64, 0, 1, &[5]),
+                (2, "Foo", None, 32, 0, 1, &[]),
+                (3, "android.os.Parcel", None, 16, 0, 1, &[]),
+                (4, "java.lang.Class<Sub>", None, 8, 0, 5, &[]),
+                (5, "java.lang.Class<Super>", None, 8, 0, 5, &[]),
+                (6, "Sub", None, 8, 0, 1, &[]),
+                (7, "Super", None, 8, 0, 1, &[]),
+            ],
+        );
+        interned(&mut g, 4, 5, "Foo a.b");
+        interned(&mut g, 4, 7, "java.lang.Class java.lang.Class.superClass");
+        interned(&mut g, 8, 1, "/data/app/com.example.app-1/base.apk");
+        root(&mut g, 3, &[0x10]);
+        g.append_uint64(5, 0);
+        g.append_uint64(6, 1);
+    });
+    vec![first, second]
+}
+
+fn mapping() -> Vec<u8> {
+    packet(|p| {
+        let mut m = p.begin_nested(64);
+        m.append_bytes(1, b"com.example.app");
+        let mut c = m.begin_nested(3);
+        c.append_bytes(1, b"a");
+        c.append_bytes(2, b"com.example.Real");
+        let mut f = c.begin_nested(3);
+        f.append_bytes(1, b"b");
+        f.append_bytes(2, b"child");
+    })
+}
+
+fn load(packets: Vec<Vec<u8>>) -> TraceProcessor {
+    TraceProcessor::from_bytes(&trace(&packets)).expect("trace loads")
+}
+
+#[test]
+fn a_dump_over_two_packets_becomes_objects_classes_and_references() {
+    let mut packets = Vec::new();
+    packets.extend(dump());
+    let tp = load(packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT o.id, o.upid, o.graph_sample_ts, o.self_size, o.reference_set_id, \
+             o.reachable, o.heap_type, c.name, o.root_type \
+             FROM heap_graph_object o JOIN heap_graph_class c ON o.type_id = c.id ORDER BY o.id"
+        ),
+        vec![
+            vec![
+                i(0),
+                i(1),
+                i(10),
+                i(64),
+                i(0),
+                i(1),
+                s("HEAP_TYPE_APP"),
+                s("a"),
+                s("ROOT_JAVA_FRAME")
+            ],
+            vec![
+                i(1),
+                i(1),
+                i(10),
+                i(32),
+                NULL,
+                i(1),
+                s("HEAP_TYPE_APP"),
+                s("Foo"),
+                NULL
+            ],
+            vec![
+                i(2),
+                i(1),
+                i(10),
+                i(32),
+                NULL,
+                i(0),
+                s("HEAP_TYPE_APP"),
+                s("Foo"),
+                NULL
+            ],
+            vec![
+                i(3),
+                i(1),
+                i(10),
+                i(16),
+                NULL,
+                i(1),
+                s("HEAP_TYPE_ZYGOTE"),
+                s("android.os.Parcel"),
+                s("ROOT_VM_INTERNAL")
+            ],
+            vec![
+                i(4),
+                i(1),
+                i(10),
+                i(8),
+                i(1),
+                i(0),
+                s("HEAP_TYPE_APP"),
+                s("java.lang.Class<Sub>"),
+                NULL
+            ],
+            vec![
+                i(5),
+                i(1),
+                i(10),
+                i(8),
+                NULL,
+                i(0),
+                s("HEAP_TYPE_APP"),
+                s("java.lang.Class<Super>"),
+                NULL
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT id, reference_set_id, owner_id, owned_id, field_name, field_type_name \
+             FROM heap_graph_reference ORDER BY id"
+        ),
+        vec![
+            vec![i(0), i(0), i(0), i(1), s("a.b"), s("Foo")],
+            vec![
+                i(1),
+                i(1),
+                i(4),
+                i(5),
+                s("java.lang.Class.superClass"),
+                s("java.lang.Class")
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT c.name, c.location, c.kind, s.name FROM heap_graph_class c \
+             LEFT JOIN heap_graph_class s ON c.superclass_id = s.id ORDER BY c.id"
+        ),
+        vec![
+            vec![
+                s("a"),
+                s("/data/app/com.example.app-1/base.apk"),
+                s("KIND_NORMAL"),
+                NULL
+            ],
+            vec![s("Foo"), NULL, s("KIND_NORMAL"), NULL],
+            vec![s("android.os.Parcel"), NULL, s("KIND_NORMAL"), NULL],
+            vec![s("java.lang.Class<Sub>"), NULL, s("KIND_CLASS"), NULL],
+            vec![s("java.lang.Class<Super>"), NULL, s("KIND_CLASS"), NULL],
+            vec![s("Sub"), NULL, s("KIND_NORMAL"), s("Super")],
+            vec![s("Super"), NULL, s("KIND_NORMAL"), NULL],
+        ]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT ts, upid, truncated, heap_size FROM heap_graph"),
+        vec![vec![i(10), i(1), i(0), NULL]]
+    );
+}
+
+#[test]
+fn mappings_name_the_dumps_classes_and_fields() {
+    let mut packets = Vec::new();
+    packets.extend(dump());
+    packets.push(mapping());
+    let tp = load(packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, deobfuscated_name FROM heap_graph_class \
+             WHERE deobfuscated_name IS NOT NULL"
+        ),
+        vec![vec![s("a"), s("com.example.Real")]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT field_name, deobfuscated_field_name FROM heap_graph_reference \
+             WHERE deobfuscated_field_name IS NOT NULL"
+        ),
+        vec![vec![s("a.b"), s("com.example.Real.child")]]
+    );
+}
+
+#[test]
+fn a_dump_missing_its_first_packet_is_truncated_and_counted() {
+    let lone = packet(|p| {
+        p.append_uint64(8, 10);
+        p.append_uint32(10, 9);
+        let mut g = p.begin_nested(56);
+        g.append_int32(1, 2);
+        g.append_uint64(6, 1);
+    });
+    let tp = load(vec![lone]);
+    assert_eq!(
+        rows(&tp, "SELECT truncated FROM heap_graph"),
+        vec![vec![i(1)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT sum(value) FROM stats WHERE name = 'heap_graph_missing_packet'"
+        ),
+        vec![vec![i(1)]]
+    );
+}
+
+#[test]
+fn the_flamegraph_hangs_objects_under_the_first_object_reaching_them() {
+    let mut packets = dump();
+    packets.push(mapping());
+    let tp = load(packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT id, depth, name, map_name, count, cumulative_count, size, cumulative_size, \
+             parent_id FROM experimental_flamegraph('graph', 10, NULL, 1, NULL, NULL)"
+        ),
+        vec![
+            vec![
+                i(0),
+                i(0),
+                s("com.example.Real [ROOT_JAVA_FRAME]"),
+                s("JAVA"),
+                i(1),
+                i(2),
+                i(64),
+                i(96),
+                NULL
+            ],
+            vec![
+                i(1),
+                i(1),
+                s("Foo"),
+                s("JAVA"),
+                i(1),
+                i(1),
+                i(32),
+                i(32),
+                i(0)
+            ],
+            vec![
+                i(2),
+                i(0),
+                s("android.os.Parcel [ROOT_VM_INTERNAL]"),
+                s("JAVA"),
+                i(1),
+                i(1),
+                i(16),
+                i(16),
+                NULL
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, cumulative_size FROM experimental_flamegraph('graph', 10, NULL, 1, NULL, 'foo')"
+        ),
+        vec![
+            vec![s("com.example.Real [ROOT_JAVA_FRAME]"), i(96)],
+            vec![s("Foo"), i(32)],
+        ]
+    );
+    let err = tp
+        .query("SELECT * FROM experimental_flamegraph('graph', NULL, NULL, 1, NULL, NULL)")
+        .expect_err("no ts");
+    assert!(
+        err.to_string().contains("ts and upid must be present"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_truncated_dump_without_roots_has_an_error_frame() {
+    let lone = packet(|p| {
+        p.append_uint64(8, 10);
+        p.append_uint32(10, 9);
+        let mut g = p.begin_nested(56);
+        g.append_int32(1, 2);
+        g.append_uint64(6, 1);
+    });
+    let tp = load(vec![lone]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT depth, name, count, size FROM experimental_flamegraph('graph', \
+             (SELECT ts FROM heap_graph), NULL, (SELECT upid FROM heap_graph), NULL, NULL)"
+        ),
+        vec![vec![
+            i(0),
+            s("ERROR: INCOMPLETE GRAPH (try increasing buffer size)"),
+            i(1),
+            i(1)
+        ]]
+    );
+}
