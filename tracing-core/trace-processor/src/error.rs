@@ -60,6 +60,21 @@ pub enum TraceError {
     /// `push` after `finish`.
     #[error("the trace was already finished")]
     AlreadyFinished,
+    /// A Chrome JSON trace whose JSON does not read at this offset.
+    #[error("JSON trace: {message} at byte {offset}")]
+    Json {
+        /// Byte offset in the (decompressed) input.
+        offset: u64,
+        /// What was wrong.
+        message: String,
+    },
+    /// Content of no format the trace processor reads: what it looked
+    /// like.
+    #[error("unknown trace format: the file starts with {seen}")]
+    UnknownFormat {
+        /// A description of the first bytes.
+        seen: String,
+    },
 }
 
 /// Any error of the trace processor.

@@ -23,11 +23,13 @@
 //! (`Storage::work`), which the trackers' steps join in the parsers.
 
 pub mod budget;
+pub mod format;
 pub mod ftrace_bundle;
 mod ftrace_queue;
 #[cfg(test)]
 mod ftrace_walks_once;
 pub mod inflate;
+pub mod json;
 mod machines;
 mod packet_time;
 pub mod remote_clock;
@@ -85,8 +87,21 @@ struct Deferred {
     packet: Packet,
 }
 
+/// What the loader found the trace to be (`format.rs`).
+#[derive(Debug)]
+enum Content {
+    /// Its first bytes, until there are enough to tell.
+    Sniffing(Vec<u8>),
+    /// A protobuf `Trace`: the loading core below.
+    Proto,
+    /// Chrome JSON.
+    Json(Box<json::JsonLoad>),
+}
+
 /// The loading core: bytes in, [`Storage`] out.
 pub struct Loader {
+    /// The trace's format, once told.
+    content: Content,
     tokenizer: TraceTokenizer,
     sequences: HashMap<u32, SequenceState>,
     generations: Vec<Generation>,
@@ -152,6 +167,7 @@ impl Default for Loader {
         // The host; other machines join as their packets are read.
         storage.machines = vec![crate::storage::rows::MachineRow::default()];
         Loader {
+            content: Content::Sniffing(Vec::new()),
             tokenizer: TraceTokenizer::default(),
             sequences: HashMap::default(),
             // Generation 0: packets without a sequence.
@@ -259,6 +275,63 @@ impl Loader {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        match &mut self.content {
+            Content::Proto => self.push_proto(data),
+            Content::Json(_) => self.push_text(data),
+            Content::Sniffing(head) => {
+                head.extend_from_slice(data);
+                if head.len() < format::LOOKAHEAD {
+                    return Ok(());
+                }
+                self.told()
+            }
+        }
+    }
+
+    /// Tells the format from the bytes held, and feeds them to its reader.
+    fn told(&mut self) -> Result<(), TraceError> {
+        let Content::Sniffing(head) = std::mem::replace(&mut self.content, Content::Proto) else {
+            return Ok(());
+        };
+        match format::sniff(&head) {
+            Ok(format::Format::Json) => {
+                self.content = Content::Json(Box::default());
+                // A JSON trace's pid 0 and tid 0 are no swapper.
+                self.parser.processes = crate::tracker::process::ProcessTracker::default();
+                if let Some(t) = self.parser.storage.threads.get_mut(0) {
+                    t.name = crate::storage::strings::StrId::NULL;
+                }
+                self.push_text(&head)
+            }
+            Ok(_) => self.push_proto(&head),
+            Err(seen) => {
+                let e = TraceError::UnknownFormat { seen };
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Feeds a text format's reader.
+    fn push_text(&mut self, data: &[u8]) -> Result<(), TraceError> {
+        self.bytes_pushed += data.len() as u64;
+        self.parser.storage.work.take(data.len() as u64);
+        self.identity.on_bytes(data);
+        let res = match &mut self.content {
+            Content::Json(j) => j.push(&mut self.parser, data).and_then(|()| {
+                let taken = self.bytes_pushed.saturating_add(j.held_bytes());
+                self.budget.check_bytes(taken)
+            }),
+            _ => Ok(()),
+        };
+        if let Err(e) = &res {
+            self.failed = Some(e.clone());
+        }
+        res
+    }
+
+    /// Feeds the protobuf loading core.
+    fn push_proto(&mut self, data: &[u8]) -> Result<(), TraceError> {
         self.bytes_pushed += data.len() as u64;
         self.parser.storage.work.take(data.len() as u64);
         if let Err(e) = self.check_budget() {
@@ -287,6 +360,20 @@ impl Loader {
     pub fn finish(mut self) -> Result<Storage, TraceError> {
         if let Some(e) = self.failed.take() {
             return Err(e);
+        }
+        if matches!(self.content, Content::Sniffing(_)) {
+            self.told()?;
+        }
+        if let Content::Json(j) = std::mem::replace(&mut self.content, Content::Proto) {
+            j.finish(&mut self.parser)?;
+            self.identity
+                .write(&mut self.parser.storage, self.parser.clocks.trace_clock());
+            let Loader {
+                parser,
+                generations,
+                ..
+            } = self;
+            return Ok(parser.finish(&generations));
         }
         if self.tokenizer.pending_len() > 0 {
             // A truncated last packet: what came before it still loads.

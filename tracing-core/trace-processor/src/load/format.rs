@@ -1,0 +1,112 @@
+//! Which format a trace is in, told by its first bytes as Perfetto tells
+//! it (never by a file name): Chrome JSON (an object or array whose first
+//! member is a quoted key), systrace text (`# tracer`, `TRACE:`, an HTML
+//! systrace page, a `cpus=` header, a line starting with a space), the
+//! protobuf `Trace` (the tag of `Trace.packet`). Anything else gets an
+//! error that says what the bytes looked like.
+
+/// Bytes looked at to tell the format.
+pub const LOOKAHEAD: usize = 128;
+
+/// A trace's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Perfetto's protobuf `Trace`.
+    Proto,
+    /// Chrome's JSON trace format.
+    Json,
+    /// Systrace / ftrace text.
+    Systrace,
+}
+
+/// The tag of `Trace.packet` (field 1, length-delimited).
+const TRACE_PACKET_TAG: u8 = 0x0a;
+
+/// The format of a trace starting with `head` (at least [`LOOKAHEAD`]
+/// bytes unless the trace is shorter); what the bytes look like when no
+/// format fits.
+pub fn sniff(head: &[u8]) -> Result<Format, String> {
+    let head = head.get(..LOOKAHEAD).unwrap_or(head);
+    if head.is_empty() {
+        // An empty trace is an empty protobuf trace.
+        return Ok(Format::Proto);
+    }
+    let compact: Vec<u8> = head
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace() && *b != 0x0b)
+        .collect();
+    if compact.starts_with(b"{\"") || compact.starts_with(b"[{\"") {
+        return Ok(Format::Json);
+    }
+    let contains = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    let lower: Vec<u8> = head.to_ascii_lowercase();
+    if contains(b"# tracer")
+        || lower.starts_with(b"<!doctype html>")
+        || lower.starts_with(b"<html>")
+        || contains(b"TRACE:\n")
+        || head.starts_with(b"cpus=")
+        || head.starts_with(b" ")
+    {
+        return Ok(Format::Systrace);
+    }
+    if head.first() == Some(&TRACE_PACKET_TAG) {
+        return Ok(Format::Proto);
+    }
+    Err(describe(head))
+}
+
+/// What unreadable first bytes look like.
+fn describe(head: &[u8]) -> String {
+    let known: &[(&[u8], &str)] = &[
+        (b"PK\x03\x04", "a zip archive"),
+        (b"\x28\xb5\x2f\xfd", "a zstd stream"),
+        (b"SIMPLEPERF", "a simpleperf record file"),
+        (b"PERFILE2", "a perf.data file"),
+        (b"\x89PNG", "a PNG image"),
+    ];
+    let hex: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let hex = hex.join(" ");
+    for (magic, what) in known {
+        if head.starts_with(magic) {
+            return format!("{what} ({hex}), which is not read yet");
+        }
+    }
+    if head.get(257..262) == Some(b"ustar") {
+        return format!("a tar archive ({hex}), which is not read yet");
+    }
+    let text = head
+        .iter()
+        .take(32)
+        .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace());
+    if text {
+        let shown: String = String::from_utf8_lossy(head.get(..32).unwrap_or(head))
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        return format!(
+            "text that is neither JSON nor systrace: {:?}",
+            shown.trim_end()
+        );
+    }
+    format!("bytes {hex}, which are no protobuf trace (its first byte is 0x0a)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_by_content() {
+        assert_eq!(sniff(b"\n  [ {\"ph\": \"X\"}]"), Ok(Format::Json));
+        assert_eq!(sniff(b"{\"traceEvents\": []}"), Ok(Format::Json));
+        assert_eq!(sniff(b"# tracer: nop\n#\n"), Ok(Format::Systrace));
+        assert_eq!(sniff(b"TRACE:\n# tracer"), Ok(Format::Systrace));
+        assert_eq!(sniff(b"\x0a\x02\x08\x01"), Ok(Format::Proto));
+        assert_eq!(sniff(b""), Ok(Format::Proto));
+        let zip = sniff(b"PK\x03\x04\x14\x00").unwrap_err();
+        assert!(zip.contains("zip archive"), "{zip}");
+        let text = sniff(b"hello world").unwrap_err();
+        assert!(text.contains("hello world"), "{text}");
+    }
+}

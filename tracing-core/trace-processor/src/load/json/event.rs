@@ -1,0 +1,333 @@
+//! One Chrome JSON trace event, read from its object into the few fields
+//! the importer uses (phase, times, pid/tid, ids, scope, flow bits) with
+//! Perfetto's rules for each: times in microseconds (numbers or numbers in
+//! strings) become nanoseconds, a pid or tid given as a string names a
+//! process or thread, `id`/`id2` make the async cookie, `args` stays as its
+//! raw bytes until the event is parsed.
+
+use crate::storage::Storage;
+use crate::storage::strings::StrId;
+
+use super::scan::{self, Fields, ScanError, Value};
+
+/// An `id`, `bind_id` or `id2` member: a string or an integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Id {
+    /// A string id (interned).
+    Str(StrId),
+    /// An integer id.
+    Int(u64),
+}
+
+/// Which kind of id made an async event's cookie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CookieKind {
+    /// `id`, or `id2.global`: one track per cookie across processes.
+    Global,
+    /// `id2.local`: scoped to the event's process.
+    Local,
+}
+
+/// An instant's scope (`s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// None given (the thread).
+    #[default]
+    None,
+    /// `g`.
+    Global,
+    /// `p`.
+    Process,
+    /// `t`.
+    Thread,
+}
+
+/// One event, ready to be sorted and parsed.
+#[derive(Debug, Clone, Default)]
+pub struct JsonEvent {
+    /// The phase's first character.
+    pub phase: u8,
+    /// Duration (ns) of `X` and `T` events.
+    pub dur: Option<i64>,
+    /// Thread time (ns).
+    pub tts: Option<i64>,
+    /// Thread duration (ns).
+    pub tdur: Option<i64>,
+    /// Process id (a string pid: its interned id, see `pid_name`).
+    pub pid: i64,
+    /// Thread id (likewise).
+    pub tid: i64,
+    /// The pid was given.
+    pub pid_exists: bool,
+    /// The tid was given.
+    pub tid_exists: bool,
+    /// The pid was a string: the process's name.
+    pub pid_name: Option<StrId>,
+    /// The tid was a string: the thread's name.
+    pub tid_name: Option<StrId>,
+    /// Category (NULL when none or empty).
+    pub cat: StrId,
+    /// Name (NULL when none or empty).
+    pub name: StrId,
+    /// `id`.
+    pub id: Option<Id>,
+    /// `bind_id` (v2 flows).
+    pub bind_id: Option<Id>,
+    /// `flow_in`.
+    pub flow_in: bool,
+    /// `flow_out`.
+    pub flow_out: bool,
+    /// `s`.
+    pub scope: Scope,
+    /// `bp` was `e`.
+    pub bind_enclosing: bool,
+    /// The async cookie and what made it.
+    pub cookie: Option<(CookieKind, i64)>,
+    /// `args`, when an object: its bytes.
+    pub args: Option<Box<[u8]>>,
+}
+
+/// What reading an event gave.
+#[derive(Debug)]
+pub enum Read {
+    /// An event, at its time (ns).
+    Event(i64, JsonEvent),
+    /// Nothing to keep (an object without a phase, ...); the stat to
+    /// count, if any.
+    Skip(Option<&'static str>),
+    /// A time that does not read stops the reading of the trace, as
+    /// upstream's reader stalls on it; the stat to count.
+    Stall(&'static str),
+}
+
+/// A time (µs in the trace) in ns, as upstream converts it: an integral
+/// value exactly, a fractional one rounded.
+pub fn coerce_ts(v: &Value<'_>) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(i.wrapping_mul(1000)),
+        Value::Float(d) => Some(if *d == d.trunc() {
+            (*d as i64).wrapping_mul(1000)
+        } else {
+            (d * 1000.0).round() as i64
+        }),
+        Value::Str(s) => {
+            let b = s.as_bytes();
+            // The string must hold exactly one number.
+            let mut text = Vec::with_capacity(b.len() + 1);
+            text.extend_from_slice(b);
+            text.push(b'"');
+            match scan::value(&text, 0) {
+                Ok((n @ (Value::Int(_) | Value::Float(_)), end)) if end == b.len() => coerce_ts(&n),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A pid or tid as a u32, or 0 when out of range (upstream's coercion).
+fn coerce_u32(n: i64) -> i64 {
+    if (0..=i64::from(u32::MAX)).contains(&n) {
+        n
+    } else {
+        0
+    }
+}
+
+/// An `id`-like member.
+fn extract_id(storage: &mut Storage, v: &Value<'_>) -> Option<Id> {
+    match v {
+        Value::Str(s) => Some(Id::Str(storage.strings.intern(s))),
+        Value::Int(i) => Some(Id::Int(*i as u64)),
+        _ => None,
+    }
+}
+
+/// `id2`'s `local` and `global`.
+fn parse_id2(storage: &mut Storage, obj: &[u8]) -> Result<(Option<Id>, Option<Id>), ScanError> {
+    let mut f = Fields::new(obj, 0)?;
+    let (mut local, mut global) = (None, None);
+    while let Some((k, v)) = f.next_field()? {
+        match &*k {
+            "local" => local = extract_id(storage, &v),
+            "global" => global = extract_id(storage, &v),
+            _ => {}
+        }
+    }
+    Ok((local, global))
+}
+
+/// A cookie from the category and an id, the same for the same pair.
+fn cookie(cat: StrId, id: Id, storage: &Storage) -> i64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    cat.0.hash(&mut h);
+    match id {
+        Id::Str(s) => {
+            0u8.hash(&mut h);
+            storage.strings.get(s).unwrap_or("").hash(&mut h);
+        }
+        Id::Int(i) => {
+            1u8.hash(&mut h);
+            i.hash(&mut h);
+        }
+    }
+    h.finish() as i64
+}
+
+/// Reads the event object `obj` (complete). An error is JSON that does
+/// not read (the trace is broken there).
+pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
+    let mut f = Fields::new(obj, 0)?;
+    let mut e = JsonEvent::default();
+    let mut ts: Option<i64> = None;
+    let (mut id2_local, mut id2_global) = (None, None);
+    let mut saw_field = false;
+    while let Some((k, v)) = f.next_field()? {
+        saw_field = true;
+        match &*k {
+            "ph" => e.phase = v.as_str().and_then(|s| s.bytes().next()).unwrap_or(0),
+            "ts" => ts = coerce_ts(&v),
+            "dur" => match coerce_ts(&v) {
+                Some(d) => e.dur = Some(d),
+                None => return Ok(Read::Stall("json_tokenizer_failure")),
+            },
+            "tts" => match coerce_ts(&v) {
+                Some(d) => e.tts = Some(d),
+                None => return Ok(Read::Stall("json_tokenizer_failure")),
+            },
+            "tdur" => match coerce_ts(&v) {
+                Some(d) => e.tdur = Some(d),
+                None => return Ok(Read::Stall("json_tokenizer_failure")),
+            },
+            "pid" | "tid" => {
+                let (num, name) = match &v {
+                    Value::Str(s) => {
+                        let id = storage.strings.intern(s);
+                        (Some(i64::from(id.0)), Some(id))
+                    }
+                    Value::Int(i) => (Some(coerce_u32(*i)), None),
+                    Value::Float(d) => (Some(coerce_u32(*d as i64)), None),
+                    _ => (None, None),
+                };
+                if let Some(n) = num {
+                    if &*k == "pid" {
+                        e.pid = n;
+                        e.pid_name = name;
+                        e.pid_exists = true;
+                    } else {
+                        e.tid = n;
+                        e.tid_name = name;
+                        e.tid_exists = true;
+                    }
+                }
+            }
+            "id" => {
+                if let Some(id) = extract_id(storage, &v) {
+                    e.id = Some(id);
+                }
+            }
+            "bind_id" => {
+                if let Some(id) = extract_id(storage, &v) {
+                    e.bind_id = Some(id);
+                }
+            }
+            "cat" => e.cat = storage.strings.intern(v.as_str().unwrap_or("")),
+            "name" => e.name = storage.strings.intern(v.as_str().unwrap_or("")),
+            "flow_in" => {
+                if let Value::Bool(b) = v {
+                    e.flow_in = b;
+                }
+            }
+            "flow_out" => {
+                if let Value::Bool(b) = v {
+                    e.flow_out = b;
+                }
+            }
+            "s" => match &v {
+                Value::Str(s) if s == "p" => e.scope = Scope::Process,
+                Value::Str(s) if s == "t" => e.scope = Scope::Thread,
+                Value::Str(s) if s == "g" => e.scope = Scope::Global,
+                Value::Str(_) => {}
+                _ => e.scope = Scope::None,
+            },
+            "bp" => e.bind_enclosing = v.as_str() == Some("e"),
+            "args" => {
+                if let Value::Object(o) = v {
+                    e.args = Some(o.into());
+                }
+            }
+            "id2" => {
+                if let Value::Object(o) = v {
+                    match parse_id2(storage, o) {
+                        Ok((l, g)) => {
+                            id2_local = l;
+                            id2_global = g;
+                        }
+                        Err(_) => storage.stats.incr("json_tokenizer_failure"),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if e.phase == 0 {
+        return Ok(Read::Skip(saw_field.then_some("json_tokenizer_failure")));
+    }
+    let ts = match ts {
+        Some(t) => t,
+        None if e.phase == b'M' => 0,
+        None => return Ok(Read::Skip(Some("json_tokenizer_failure"))),
+    };
+    if e.tid == 0 && e.pid != 0 && e.tid_name.is_none() {
+        e.tid = e.pid;
+    }
+    e.cookie = match e.id {
+        Some(id) => Some((CookieKind::Global, cookie(e.cat, id, storage))),
+        None => match (id2_global, id2_local) {
+            (Some(g), _) => Some((CookieKind::Global, cookie(e.cat, g, storage))),
+            (None, Some(l)) => Some((CookieKind::Local, cookie(e.cat, l, storage))),
+            (None, None) => None,
+        },
+    };
+    Ok(Read::Event(ts, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_one(s: &str) -> (i64, JsonEvent) {
+        let mut st = Storage::default();
+        match read(&mut st, s.as_bytes()).unwrap() {
+            Read::Event(ts, e) => (ts, e),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn times_are_microseconds_as_numbers_or_strings() {
+        let (ts, e) = read_one(r#"{"ph":"X","ts":5.1,"dur":"500.1","pid":3}"#);
+        assert_eq!(ts, 5100);
+        assert_eq!(e.dur, Some(500_100));
+        assert_eq!((e.pid, e.tid), (3, 3));
+        let mut st = Storage::default();
+        assert!(matches!(
+            read(&mut st, br#"{"ph":"X","ts":"5x","pid":3}"#).unwrap(),
+            Read::Skip(Some("json_tokenizer_failure"))
+        ));
+        assert!(matches!(
+            read(&mut st, br#"{"ph":"X","ts":1,"dur":"5x"}"#).unwrap(),
+            Read::Stall(_)
+        ));
+    }
+
+    #[test]
+    fn ids_make_cookies_per_category() {
+        let (_, a) = read_one(r#"{"ph":"b","ts":1,"cat":"c","id":"0x1"}"#);
+        let (_, b) = read_one(r#"{"ph":"e","ts":2,"cat":"c","id":"0x1"}"#);
+        let (_, c) = read_one(r#"{"ph":"b","ts":1,"cat":"c","id2":{"local":"0x1"}}"#);
+        assert_eq!(a.cookie, b.cookie);
+        assert_eq!(c.cookie.map(|c| c.0), Some(CookieKind::Local));
+    }
+}

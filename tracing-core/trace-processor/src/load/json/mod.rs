@@ -1,0 +1,555 @@
+//! Chrome's JSON trace format (what `tracing-chrome`, browsers, PyTorch
+//! write): an array of events, or an object holding `traceEvents` beside
+//! `metadata`, `displayTimeUnit`, `systemTraceEvents` and other keys. The
+//! bytes arrive in chunks split anywhere; they are read as they come, one
+//! event object at a time (never the whole file as one tree), each event
+//! kept in a compact form until the end of the trace, when the events are
+//! sorted by time as Perfetto sorts them (at one time, end events first and
+//! longer complete events before shorter ones, once the trace has complete
+//! events) and parsed into the tables through the trackers.
+//!
+//! `scan.rs` reads JSON leniently, `event.rs` turns an event object into
+//! its fields, `args.rs` its `args` into an arg set, `slices.rs` keeps the
+//! slice stacks, `parse.rs` puts each event into the tables.
+
+pub mod args;
+pub mod event;
+pub mod parse;
+pub mod scan;
+pub mod slices;
+
+use crate::error::TraceError;
+use crate::parser::Parser;
+
+use event::{JsonEvent, Read};
+use scan::{ScanError, Value};
+
+/// Where in the document the reading is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Position {
+    /// Before the first `{` or `[`.
+    Start,
+    /// Between the keys of the outer object.
+    DictKey,
+    /// Inside the `traceEvents` array (or the outer array).
+    Events,
+    /// Inside the `systemTraceEvents` string.
+    SystemTrace,
+    /// Past the end of the document.
+    Eof,
+    /// Stopped at an event whose time does not read.
+    Stalled,
+}
+
+/// The streaming reader of one JSON trace.
+#[derive(Debug)]
+pub struct JsonLoad {
+    /// Bytes read but not yet consumed (at most the item being read).
+    pending: Vec<u8>,
+    /// Bytes consumed before `pending`.
+    offset: u64,
+    position: Position,
+    /// The document is a bare array of events.
+    array_only: bool,
+    /// Events read, with their times.
+    events: Vec<(i64, JsonEvent)>,
+    /// A complete (`X`) event was read: equal times sort by phase.
+    saw_complete: bool,
+    /// The text of `systemTraceEvents` read so far, line by line.
+    system_lines: Vec<String>,
+    /// The line of `systemTraceEvents` being read.
+    system_line: Vec<u8>,
+}
+
+impl Default for JsonLoad {
+    fn default() -> Self {
+        JsonLoad {
+            pending: Vec::new(),
+            offset: 0,
+            position: Position::Start,
+            array_only: false,
+            events: Vec::new(),
+            saw_complete: false,
+            system_lines: Vec::new(),
+            system_line: Vec::new(),
+        }
+    }
+}
+
+fn broken(offset: u64, message: impl Into<String>) -> TraceError {
+    TraceError::Json {
+        offset,
+        message: message.into(),
+    }
+}
+
+impl JsonLoad {
+    /// Memory held: bytes waiting and the events read.
+    pub fn held_bytes(&self) -> u64 {
+        let per_event = std::mem::size_of::<(i64, JsonEvent)>() as u64;
+        let args: u64 = self
+            .events
+            .iter()
+            .map(|(_, e)| e.args.as_ref().map_or(0, |a| a.len() as u64))
+            .sum::<u64>();
+        (self.pending.len() as u64)
+            .saturating_add(per_event.saturating_mul(self.events.len() as u64))
+            .saturating_add(args)
+    }
+
+    /// Reads the next bytes.
+    pub fn push(&mut self, p: &mut Parser, data: &[u8]) -> Result<(), TraceError> {
+        if matches!(self.position, Position::Eof | Position::Stalled) {
+            if let (Position::Eof, Some(i)) =
+                (self.position, data.iter().position(|&b| !scan::is_space(b)))
+            {
+                return Err(broken(
+                    self.offset + i as u64,
+                    "data after the end of the JSON document",
+                ));
+            }
+            self.offset += data.len() as u64;
+            return Ok(());
+        }
+        self.pending.extend_from_slice(data);
+        let consumed = self.run(p)?;
+        self.pending.drain(..consumed);
+        self.offset += consumed as u64;
+        Ok(())
+    }
+
+    /// Consumes what it can of `pending`; how many bytes.
+    fn run(&mut self, p: &mut Parser) -> Result<usize, TraceError> {
+        let buf = std::mem::take(&mut self.pending);
+        let res = self.run_on(p, &buf);
+        self.pending = buf;
+        res
+    }
+
+    fn err_at(&self, pos: usize, e: ScanError) -> TraceError {
+        match e {
+            ScanError::Incomplete => broken(self.offset + pos as u64, "incomplete JSON"),
+            ScanError::Invalid(m) => broken(self.offset + pos as u64, m),
+        }
+    }
+
+    fn run_on(&mut self, p: &mut Parser, buf: &[u8]) -> Result<usize, TraceError> {
+        let mut pos = 0;
+        loop {
+            match self.position {
+                Position::Start => {
+                    pos = scan::skip_space(buf, pos);
+                    match buf.get(pos) {
+                        None => return Ok(pos),
+                        Some(b'{') => self.position = Position::DictKey,
+                        Some(b'[') => {
+                            self.array_only = true;
+                            self.position = Position::Events;
+                        }
+                        Some(_) => {
+                            return Err(broken(
+                                self.offset + pos as u64,
+                                "a JSON trace starts with '{' or '['",
+                            ));
+                        }
+                    }
+                    pos += 1;
+                }
+                Position::DictKey => {
+                    while buf
+                        .get(pos)
+                        .is_some_and(|&b| scan::is_space(b) || b == b',')
+                    {
+                        pos += 1;
+                    }
+                    match buf.get(pos) {
+                        None => return Ok(pos),
+                        Some(b'}') => {
+                            self.position = Position::Eof;
+                            pos += 1;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    let (key, after_key) = match scan::string(buf, pos) {
+                        Ok(k) => k,
+                        Err(ScanError::Incomplete) => return Ok(pos),
+                        Err(e) => return Err(self.err_at(pos, e)),
+                    };
+                    let colon = scan::skip_space(buf, after_key);
+                    match buf.get(colon) {
+                        None => return Ok(pos),
+                        Some(b':') => {}
+                        Some(_) => return Err(broken(self.offset + colon as u64, "expected ':'")),
+                    }
+                    let vpos = scan::skip_space(buf, colon + 1);
+                    if vpos >= buf.len() {
+                        return Ok(pos);
+                    }
+                    match &*key {
+                        "traceEvents" => {
+                            if buf.get(vpos) != Some(&b'[') {
+                                return Err(broken(
+                                    self.offset + vpos as u64,
+                                    "traceEvents is not an array",
+                                ));
+                            }
+                            self.position = Position::Events;
+                            pos = vpos + 1;
+                        }
+                        "systemTraceEvents" => {
+                            if buf.get(vpos) != Some(&b'"') {
+                                return Err(broken(
+                                    self.offset + vpos as u64,
+                                    "systemTraceEvents is not a string",
+                                ));
+                            }
+                            self.position = Position::SystemTrace;
+                            pos = vpos + 1;
+                        }
+                        other => {
+                            let (v, end) = match scan::value(buf, vpos) {
+                                Ok(v) => v,
+                                Err(ScanError::Incomplete) => return Ok(pos),
+                                Err(e) => return Err(self.err_at(vpos, e)),
+                            };
+                            match other {
+                                "displayTimeUnit" => {
+                                    // Only how the UI shows times: counted.
+                                    p.storage.stats.incr("json_display_time_unit");
+                                }
+                                "metadata" => {
+                                    if let Value::Object(o) = v {
+                                        metadata(p, o);
+                                    }
+                                }
+                                _ => {}
+                            }
+                            pos = end;
+                        }
+                    }
+                }
+                Position::Events => {
+                    pos = scan::skip_space(buf, pos);
+                    if buf.get(pos) == Some(&b',') {
+                        pos = scan::skip_space(buf, pos + 1);
+                    }
+                    match buf.get(pos) {
+                        None => return Ok(pos),
+                        Some(b']') => {
+                            pos += 1;
+                            self.position = if self.array_only {
+                                Position::Eof
+                            } else {
+                                Position::DictKey
+                            };
+                            continue;
+                        }
+                        Some(b'{') => {}
+                        Some(_) => {
+                            return Err(broken(
+                                self.offset + pos as u64,
+                                "expected an event object",
+                            ));
+                        }
+                    }
+                    let end = match scan::block_end(buf, pos) {
+                        Ok((_, end)) => end,
+                        Err(ScanError::Incomplete) => return Ok(pos),
+                        Err(e) => return Err(self.err_at(pos, e)),
+                    };
+                    let obj = buf.get(pos..end).unwrap_or(&[]);
+                    p.storage.work.step(1);
+                    match event::read(&mut p.storage, obj) {
+                        Ok(Read::Event(ts, e)) => {
+                            if ts < 0 {
+                                p.storage
+                                    .stats
+                                    .incr("trace_sorter_negative_timestamp_dropped");
+                            } else {
+                                self.saw_complete |= e.phase == b'X';
+                                self.events.push((ts, e));
+                            }
+                        }
+                        Ok(Read::Skip(stat)) => {
+                            if let Some(s) = stat {
+                                p.storage.stats.incr(s);
+                            }
+                        }
+                        Ok(Read::Stall(stat)) => {
+                            p.storage.stats.incr(stat);
+                            self.position = Position::Stalled;
+                            return Ok(buf.len());
+                        }
+                        Err(e) => return Err(self.err_at(pos, e)),
+                    }
+                    pos = end;
+                }
+                Position::SystemTrace => {
+                    // Lines end at an escaped newline; the string at its
+                    // closing quote.
+                    let mut i = pos;
+                    loop {
+                        let Some(&c) = buf.get(i) else {
+                            self.take_system_bytes(buf.get(pos..i).unwrap_or(&[]));
+                            return Ok(i);
+                        };
+                        if c == b'"' {
+                            self.take_system_bytes(buf.get(pos..i).unwrap_or(&[]));
+                            self.end_system_line();
+                            self.position = Position::DictKey;
+                            pos = i + 1;
+                            break;
+                        }
+                        if c == b'\\' {
+                            let Some(&n) = buf.get(i + 1) else {
+                                self.take_system_bytes(buf.get(pos..i).unwrap_or(&[]));
+                                return Ok(i);
+                            };
+                            self.take_system_bytes(buf.get(pos..i).unwrap_or(&[]));
+                            match n {
+                                b'n' => self.end_system_line(),
+                                b't' => self.system_line.push(b'\t'),
+                                b'r' => self.system_line.push(b'\r'),
+                                b'"' | b'\\' | b'/' => self.system_line.push(n),
+                                _ => {}
+                            }
+                            i += 2;
+                            pos = i;
+                            continue;
+                        }
+                        i += 1;
+                    }
+                }
+                Position::Eof => {
+                    let rest = scan::skip_space(buf, pos);
+                    if rest < buf.len() {
+                        return Err(broken(
+                            self.offset + rest as u64,
+                            "data after the end of the JSON document",
+                        ));
+                    }
+                    return Ok(buf.len());
+                }
+                Position::Stalled => return Ok(buf.len()),
+            }
+        }
+    }
+
+    fn take_system_bytes(&mut self, b: &[u8]) {
+        self.system_line.extend_from_slice(b);
+    }
+
+    fn end_system_line(&mut self) {
+        let line = String::from_utf8_lossy(&self.system_line).into_owned();
+        self.system_line.clear();
+        if !line.is_empty() && !line.starts_with('#') {
+            self.system_lines.push(line);
+        }
+    }
+
+    /// The end of the trace: sorts the events and parses them.
+    pub fn finish(mut self, p: &mut Parser) -> Result<(), TraceError> {
+        let complete = self.position == Position::Eof
+            || (self.array_only && matches!(self.position, Position::Events | Position::Stalled));
+        if !complete {
+            // The offset of what was left unread (the last byte at most).
+            let total = self.offset + self.pending.len() as u64;
+            return Err(broken(
+                self.offset.min(total.saturating_sub(1)),
+                "the JSON trace is incomplete",
+            ));
+        }
+        let mut events = std::mem::take(&mut self.events);
+        if self.saw_complete {
+            let key = |e: &JsonEvent| match e.phase {
+                b'E' => i64::MIN,
+                b'X' => i64::MAX.saturating_sub(e.dur.unwrap_or(0)),
+                _ => i64::MAX,
+            };
+            events.sort_by_key(|(ts, e)| (*ts, key(e)));
+        } else {
+            events.sort_by_key(|(ts, _)| *ts);
+        }
+        let mut parser = parse::JsonParser::default();
+        for (ts, e) in &events {
+            parser.parse(p, *ts, e);
+            p.storage.work.step(1);
+        }
+        parser.finish(p);
+        if !self.system_lines.is_empty() {
+            // Systrace text inside a JSON trace is not read yet: counted.
+            p.storage
+                .stats
+                .add("systrace_parse_failure", self.system_lines.len() as i64);
+        }
+        Ok(())
+    }
+}
+
+/// The `metadata` object: each member as `json_metadata.<key>`.
+fn metadata(p: &mut Parser, obj: &[u8]) {
+    let Ok(mut f) = scan::Fields::new(obj, 0) else {
+        return;
+    };
+    while let Ok(Some((k, v))) = f.next_field() {
+        let name = format!("json_metadata.{k}");
+        match v {
+            Value::Bool(b) => p.storage.set_metadata_int(&name, i64::from(b)),
+            Value::Int(i) => p.storage.set_metadata_int(&name, i),
+            Value::Float(d) => {
+                if d == d.trunc() && d.abs() < 9.2e18 {
+                    p.storage.set_metadata_int(&name, d as i64);
+                } else {
+                    p.storage.set_metadata_str(&name, &format_g(d));
+                }
+            }
+            Value::Str(s) => p.storage.set_metadata_str(&name, &s),
+            Value::Object(raw) | Value::Array(raw) => {
+                p.storage
+                    .set_metadata_str(&name, &String::from_utf8_lossy(raw));
+            }
+            Value::Null => {}
+        }
+    }
+}
+
+/// A double as C's `%g` prints it (six significant digits).
+fn format_g(d: f64) -> String {
+    if d == 0.0 {
+        return "0".to_owned();
+    }
+    let exp = d.abs().log10().floor() as i32;
+    if (-5..6).contains(&exp) {
+        let decimals = (5 - exp).max(0) as usize;
+        let s = format!("{d:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    } else {
+        let s = format!("{d:.5e}");
+        // Rust writes 1.50000e7; C writes 1.5e+07.
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
+        let ev: i32 = e.parse().unwrap_or(0);
+        format!("{m}e{}{:02}", if ev < 0 { '-' } else { '+' }, ev.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Loader;
+    use crate::storage::Storage;
+
+    /// Loads `text` pushed in chunks of `step` bytes.
+    fn load(text: &str, step: usize) -> Storage {
+        let mut l = Loader::new();
+        for c in text.as_bytes().chunks(step) {
+            l.push(c).unwrap();
+        }
+        l.finish().unwrap()
+    }
+
+    fn name(st: &Storage, id: crate::storage::strings::StrId) -> &str {
+        st.strings.get(id).unwrap_or("")
+    }
+
+    const TRACE: &str = r#"
+    {"traceEvents": [
+      {"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"worker"}},
+      {"ph":"M","pid":1,"name":"process_name","args":{"name":"app"}},
+      {"ph":"B","pid":1,"tid":2,"ts":10,"name":"outer","cat":"c","args":{"a":1}},
+      {"ph":"X","pid":1,"tid":2,"ts":11,"dur":2.5,"name":"inner","cat":"c"},
+      {"ph":"E","pid":1,"tid":2,"ts":20,"args":{"b":"x"}},
+      {"ph":"C","pid":1,"tid":2,"ts":12,"name":"mem","args":{"used":5,"free":"7.5"}},
+      {"ph":"b","pid":1,"tid":2,"ts":13,"name":"async","cat":"c","id":"0x5"},
+      {"ph":"e","pid":1,"tid":2,"ts":15,"name":"async","cat":"c","id":"0x5"},
+    ],
+    "displayTimeUnit": "ns",
+    "metadata": {"version": 3}}"#;
+
+    /// A Chrome JSON trace loads into the same tables as a protobuf one
+    /// would fill: thread slices nested with their args (an end's merged
+    /// in), counters per arg key on the process, async slices on their own
+    /// track, names from metadata events; pushed whole or a byte at a time.
+    #[test]
+    fn a_chrome_json_trace_fills_slices_counters_and_names() {
+        for step in [TRACE.len(), 1, 7] {
+            let st = load(TRACE, step);
+            let slices: Vec<(i64, i64, &str, u32)> = st
+                .slices
+                .iter()
+                .map(|s| (s.ts, s.dur, name(&st, s.name), s.depth))
+                .collect();
+            assert_eq!(
+                slices,
+                vec![
+                    (10_000, 10_000, "outer", 0),
+                    (11_000, 2_500, "inner", 1),
+                    (13_000, 2_000, "async", 0),
+                ],
+                "step {step}"
+            );
+            let outer_args: Vec<&str> = st
+                .args
+                .set(st.slices[0].arg_set_id.unwrap())
+                .map(|a| name(&st, a.key))
+                .collect();
+            assert_eq!(outer_args, ["args.a", "args.b"]);
+            let thread = st.threads.iter().find(|t| t.tid == 2).unwrap();
+            assert_eq!(name(&st, thread.name), "worker");
+            let process = st.processes.iter().find(|p| p.pid == 1).unwrap();
+            assert_eq!(name(&st, process.name), "app");
+            let counters: Vec<(&str, f64)> = st
+                .counters
+                .iter()
+                .map(|c| (name(&st, st.tracks[c.track_id as usize].name), c.value))
+                .collect();
+            assert_eq!(counters, vec![("mem used", 5.0), ("mem free", 7.5)]);
+            assert_eq!(
+                name(
+                    &st,
+                    st.tracks[st.slices[2].track_id as usize].classification
+                ),
+                "legacy_async_global_slice"
+            );
+            assert_eq!(st.metadata_int("json_metadata.version"), Some(3));
+        }
+    }
+
+    /// Upstream's order of events at one time: an end before a begin, and
+    /// (once the trace has complete events) the longer complete event
+    /// first, so that the shorter nests in it whatever the file's order.
+    #[test]
+    fn equal_times_sort_ends_first_and_longer_complete_events_first() {
+        let st = load(
+            r#"[{"name":"Child","ph":"X","ts":1,"dur":5,"pid":1},
+                {"name":"Parent","ph":"X","ts":1,"dur":10,"pid":1,"tid":1}]"#,
+            usize::MAX,
+        );
+        let got: Vec<(&str, u32)> = st
+            .slices
+            .iter()
+            .map(|s| (name(&st, s.name), s.depth))
+            .collect();
+        assert_eq!(got, vec![("Parent", 0), ("Child", 1)]);
+    }
+
+    /// A bare array cut short loads what it holds; an object cut short is
+    /// an error naming the offset.
+    #[test]
+    fn a_truncated_array_loads_and_a_truncated_object_fails() {
+        let st = load(r#"[{"name":"a","ph":"X","ts":1,"dur":1,"pid":1},"#, 3);
+        assert_eq!(st.slices.len(), 1);
+        let mut l = Loader::new();
+        l.push(br#"{"traceEvents":[{"name":"a","ph":"X","ts":1,"dur":1,"pid":1}"#)
+            .unwrap();
+        assert!(matches!(l.finish(), Err(crate::TraceError::Json { .. })));
+    }
+}

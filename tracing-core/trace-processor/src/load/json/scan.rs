@@ -1,0 +1,468 @@
+//! The JSON of Chrome's trace format, read as Perfetto reads it: leniently
+//! (trailing commas pass, an unknown escape is dropped), one value at a
+//! time over bytes that may end anywhere, so that the streaming reader can
+//! tell "the value goes on in the next chunk" from "this is not JSON".
+//! Objects and arrays nested in a value are not built: they are handed
+//! back as their raw bytes and read again only by who needs them (args,
+//! `id2`), so an event costs no tree.
+
+use std::borrow::Cow;
+
+/// One JSON value; objects and arrays as their bytes (brackets included).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A number written without fraction or exponent that fits an i64.
+    Int(i64),
+    /// Any other number.
+    Float(f64),
+    /// A string, unescaped.
+    Str(Cow<'a, str>),
+    /// An object's bytes, `{` to `}`.
+    Object(&'a [u8]),
+    /// An array's bytes, `[` to `]`.
+    Array(&'a [u8]),
+}
+
+impl<'a> Value<'a> {
+    /// The string, when the value is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Why a value could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanError {
+    /// The bytes end inside the value: more may follow.
+    Incomplete,
+    /// The bytes are not JSON here.
+    Invalid(String),
+}
+
+/// A read: the value and the position just past it.
+pub type Scanned<'a, T> = Result<(T, usize), ScanError>;
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, ScanError> {
+    Err(ScanError::Invalid(msg.into()))
+}
+
+/// Whether `b` is JSON whitespace.
+pub fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The first position at or after `pos` that is not whitespace.
+pub fn skip_space(buf: &[u8], mut pos: usize) -> usize {
+    while buf.get(pos).copied().is_some_and(is_space) {
+        pos += 1;
+    }
+    pos
+}
+
+/// The end (just past the closing quote) of the string opening at `pos`,
+/// and whether it holds a backslash.
+fn string_end(buf: &[u8], pos: usize) -> Scanned<'static, bool> {
+    if buf.get(pos) != Some(&b'"') {
+        return invalid("expected '\"'");
+    }
+    let mut i = pos + 1;
+    let mut escapes = false;
+    loop {
+        let rel = memchr2(b'"', b'\\', buf.get(i..).unwrap_or(&[])).ok_or(ScanError::Incomplete)?;
+        i += rel;
+        if buf.get(i) == Some(&b'\\') {
+            escapes = true;
+            // The escaped byte, whatever it is, is skipped.
+            i += 2;
+            if i > buf.len() {
+                return Err(ScanError::Incomplete);
+            }
+            continue;
+        }
+        return Ok((escapes, i + 1));
+    }
+}
+
+/// The first of two bytes in `hay`.
+fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&c| c == a || c == b)
+}
+
+/// Unescapes a string's contents (between its quotes).
+fn unescape(raw: &[u8]) -> Result<String, ScanError> {
+    let mut out: Vec<u8> = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while let Some(&c) = raw.get(i) {
+        i += 1;
+        if c != b'\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&e) = raw.get(i) else { break };
+        i += 1;
+        match e {
+            b'"' | b'\\' | b'/' => out.push(e),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'u' => {
+                let hex = raw
+                    .get(i..i + 4)
+                    .ok_or_else(|| ScanError::Invalid("short \\u escape".to_owned()))?;
+                i += 4;
+                let hex = std::str::from_utf8(hex)
+                    .ok()
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| ScanError::Invalid("bad \\u escape".to_owned()))?;
+                // Surrogates (halves of a pair) are refused, as upstream does.
+                let ch = char::from_u32(hex)
+                    .ok_or_else(|| ScanError::Invalid("surrogate in \\u escape".to_owned()))?;
+                let mut b = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+            }
+            // Any other escaped byte is dropped.
+            _ => {}
+        }
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The string opening at `pos`, unescaped.
+pub fn string(buf: &[u8], pos: usize) -> Scanned<'_, Cow<'_, str>> {
+    let (escapes, end) = string_end(buf, pos)?;
+    let raw = buf.get(pos + 1..end - 1).unwrap_or(&[]);
+    let s = if escapes {
+        Cow::Owned(unescape(raw)?)
+    } else {
+        String::from_utf8_lossy(raw)
+    };
+    Ok((s, end))
+}
+
+/// The end (just past the closing bracket) of the object or array opening
+/// at `pos`; strings inside are skipped whole.
+pub fn block_end(buf: &[u8], pos: usize) -> Scanned<'static, ()> {
+    let (open, close) = match buf.get(pos) {
+        Some(b'{') => (b'{', b'}'),
+        Some(b'[') => (b'[', b']'),
+        _ => return invalid("expected '{' or '['"),
+    };
+    let mut depth: u32 = 0;
+    let mut i = pos;
+    while let Some(&c) = buf.get(i) {
+        if c == b'"' {
+            i = string_end(buf, i)?.1;
+            continue;
+        }
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Ok(((), i + 1));
+            }
+        }
+        i += 1;
+    }
+    Err(ScanError::Incomplete)
+}
+
+/// A number's text as upstream reads it: an integer when written as one
+/// and within i64, else a double built from its parts.
+fn number(buf: &[u8], pos: usize) -> Scanned<'static, Value<'static>> {
+    let mut i = pos;
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while buf.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - s
+    };
+    if buf.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match buf.get(i) {
+        Some(b'0') => {
+            i += 1;
+            if buf.get(i).is_some_and(u8::is_ascii_digit) {
+                return invalid("leading zero in number");
+            }
+        }
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        Some(_) => return invalid("expected a digit"),
+        None => return Err(ScanError::Incomplete),
+    }
+    let mut int_like = true;
+    if buf.get(i) == Some(&b'.') {
+        int_like = false;
+        i += 1;
+        if digits(&mut i) == 0 && i < buf.len() {
+            return invalid("expected a digit after '.'");
+        }
+    }
+    if matches!(buf.get(i), Some(b'e' | b'E')) {
+        int_like = false;
+        i += 1;
+        if matches!(buf.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 && i < buf.len() {
+            return invalid("expected a digit after 'e'");
+        }
+    }
+    // A number ending the bytes may go on in the next chunk.
+    if i >= buf.len() {
+        return Err(ScanError::Incomplete);
+    }
+    let text = std::str::from_utf8(buf.get(pos..i).unwrap_or(&[])).unwrap_or("");
+    Ok((parse_number(text, int_like)?, i))
+}
+
+/// A number from its text (already checked to be one).
+pub fn parse_number(text: &str, int_like: bool) -> Result<Value<'static>, ScanError> {
+    if int_like {
+        if let Ok(v) = text.parse::<i64>() {
+            return Ok(Value::Int(v));
+        }
+    }
+    let (neg, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exp) = match rest.find(['e', 'E']) {
+        Some(p) => (&rest[..p], Some(&rest[p + 1..])),
+        None => (rest, None),
+    };
+    let (int_part, frac) = match mantissa.find('.') {
+        Some(p) => (&mantissa[..p], &mantissa[p + 1..]),
+        None => (mantissa, ""),
+    };
+    let mut int_v: f64 = 0.0;
+    for d in int_part.bytes() {
+        int_v = int_v * 10.0 + f64::from(d - b'0');
+    }
+    let mut frac_v: i64 = 0;
+    let mut divisor: u64 = 1;
+    for d in frac.bytes() {
+        frac_v = frac_v.wrapping_mul(10).wrapping_add(i64::from(d - b'0'));
+        divisor = divisor.wrapping_mul(10);
+    }
+    let mut out = int_v + frac_v as f64 / divisor as f64;
+    if let Some(e) = exp {
+        let (eneg, digits) = match e.as_bytes().first() {
+            Some(b'-') => (true, &e[1..]),
+            Some(b'+') => (false, &e[1..]),
+            _ => (false, e),
+        };
+        let mut ev: i64 = 0;
+        for d in digits.bytes() {
+            ev = ev.saturating_mul(10).saturating_add(i64::from(d - b'0'));
+        }
+        let p = 10f64.powf(ev as f64);
+        if eneg {
+            out /= p;
+        } else if ev > 0 {
+            out *= p;
+        }
+    }
+    if !out.is_finite() {
+        return invalid(format!("number out of range: {text}"));
+    }
+    Ok(Value::Float(if neg { -out } else { out }))
+}
+
+/// The value starting at `pos` (no whitespace before it).
+pub fn value(buf: &[u8], pos: usize) -> Scanned<'_, Value<'_>> {
+    let word = |w: &[u8], v: Value<'static>| -> Scanned<'static, Value<'static>> {
+        match buf.get(pos..pos + w.len()) {
+            None if buf.len() - pos < w.len() && w.starts_with(&buf[pos..]) => {
+                Err(ScanError::Incomplete)
+            }
+            Some(s) if s == w => Ok((v, pos + w.len())),
+            _ => invalid("unexpected token"),
+        }
+    };
+    match buf.get(pos) {
+        None => Err(ScanError::Incomplete),
+        Some(b'{') => {
+            let (_, end) = block_end(buf, pos)?;
+            Ok((Value::Object(&buf[pos..end]), end))
+        }
+        Some(b'[') => {
+            let (_, end) = block_end(buf, pos)?;
+            Ok((Value::Array(&buf[pos..end]), end))
+        }
+        Some(b'"') => {
+            let (s, end) = string(buf, pos)?;
+            Ok((Value::Str(s), end))
+        }
+        Some(b't') => word(b"true", Value::Bool(true)),
+        Some(b'f') => word(b"false", Value::Bool(false)),
+        Some(b'n') => word(b"null", Value::Null),
+        Some(_) => number(buf, pos),
+    }
+}
+
+/// Reads the fields of one object, in order, without descending into
+/// nested objects and arrays; a comma before the closing brace passes.
+#[derive(Debug)]
+pub struct Fields<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    done: bool,
+}
+
+impl<'a> Fields<'a> {
+    /// The fields of the object opening at `pos` (whitespace may precede).
+    pub fn new(buf: &'a [u8], pos: usize) -> Result<Self, ScanError> {
+        let pos = skip_space(buf, pos);
+        match buf.get(pos) {
+            Some(b'{') => Ok(Fields {
+                buf,
+                pos: pos + 1,
+                done: false,
+            }),
+            Some(_) => invalid("expected '{'"),
+            None => Err(ScanError::Incomplete),
+        }
+    }
+
+    /// The next field, or None at the closing brace.
+    #[allow(clippy::type_complexity)]
+    pub fn next_field(&mut self) -> Result<Option<(Cow<'a, str>, Value<'a>)>, ScanError> {
+        if self.done {
+            return Ok(None);
+        }
+        let buf = self.buf;
+        let mut pos = skip_space(buf, self.pos);
+        match buf.get(pos) {
+            None => return Err(ScanError::Incomplete),
+            Some(b'}') => {
+                self.pos = pos + 1;
+                self.done = true;
+                return Ok(None);
+            }
+            Some(b'"') => {}
+            Some(_) => return invalid("expected a key"),
+        }
+        let (key, next) = string(buf, pos)?;
+        pos = skip_space(buf, next);
+        match buf.get(pos) {
+            None => return Err(ScanError::Incomplete),
+            Some(b':') => {}
+            Some(_) => return invalid("expected ':'"),
+        }
+        pos = skip_space(buf, pos + 1);
+        let (v, next) = value(buf, pos)?;
+        pos = skip_space(buf, next);
+        match buf.get(pos) {
+            None => return Err(ScanError::Incomplete),
+            Some(b',') => pos += 1,
+            Some(b'}') => {}
+            Some(_) => return invalid("expected ',' or '}'"),
+        }
+        self.pos = pos;
+        Ok(Some((key, v)))
+    }
+}
+
+/// Reads the elements of one array, in order; a trailing comma passes.
+#[derive(Debug)]
+pub struct Elements<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    done: bool,
+}
+
+impl<'a> Elements<'a> {
+    /// The elements of the array opening at `pos`.
+    pub fn new(buf: &'a [u8], pos: usize) -> Result<Self, ScanError> {
+        let pos = skip_space(buf, pos);
+        match buf.get(pos) {
+            Some(b'[') => Ok(Elements {
+                buf,
+                pos: pos + 1,
+                done: false,
+            }),
+            Some(_) => invalid("expected '['"),
+            None => Err(ScanError::Incomplete),
+        }
+    }
+
+    /// The next element, or None at the closing bracket.
+    pub fn next_element(&mut self) -> Result<Option<Value<'a>>, ScanError> {
+        if self.done {
+            return Ok(None);
+        }
+        let buf = self.buf;
+        let pos = skip_space(buf, self.pos);
+        match buf.get(pos) {
+            None => return Err(ScanError::Incomplete),
+            Some(b']') => {
+                self.pos = pos + 1;
+                self.done = true;
+                return Ok(None);
+            }
+            Some(_) => {}
+        }
+        let (v, next) = value(buf, pos)?;
+        let mut pos = skip_space(buf, next);
+        match buf.get(pos) {
+            None => return Err(ScanError::Incomplete),
+            Some(b',') => pos += 1,
+            Some(b']') => {}
+            Some(_) => return invalid("expected ',' or ']'"),
+        }
+        self.pos = pos;
+        Ok(Some(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_in_order_with_a_trailing_comma_and_raw_nested_values() {
+        let buf = br#"{"b": 1, "a": [1, {"x": "]"}], "c": {"d": 2.5}, "e": "q\"\u00e9",}"#;
+        let mut f = Fields::new(buf, 0).unwrap();
+        let mut got = Vec::new();
+        while let Some((k, v)) = f.next_field().unwrap() {
+            got.push((k.into_owned(), v));
+        }
+        assert_eq!(got[0], ("b".to_owned(), Value::Int(1)));
+        assert_eq!(
+            got[1],
+            ("a".to_owned(), Value::Array(br#"[1, {"x": "]"}]"#))
+        );
+        assert_eq!(got[2], ("c".to_owned(), Value::Object(br#"{"d": 2.5}"#)));
+        assert_eq!(got[3], ("e".to_owned(), Value::Str("q\"é".into())));
+    }
+
+    #[test]
+    fn a_value_cut_short_is_incomplete_and_a_wrong_one_invalid() {
+        assert_eq!(value(b"12", 0), Err(ScanError::Incomplete));
+        assert_eq!(value(b"12,", 0), Ok((Value::Int(12), 2)));
+        assert_eq!(value(b"tr", 0), Err(ScanError::Incomplete));
+        assert!(matches!(value(b"tx", 0), Err(ScanError::Invalid(_))));
+        assert_eq!(value(b"\"ab", 0), Err(ScanError::Incomplete));
+        assert_eq!(value(b"{\"a\": [", 0), Err(ScanError::Incomplete));
+        assert_eq!(value(b"5.1 ", 0), Ok((Value::Float(5.1), 3)));
+        // Past i64: a double.
+        assert!(matches!(
+            value(b"99999999999999999999 ", 0),
+            Ok((Value::Float(d), 20)) if (d - 1e20).abs() < 1e6
+        ));
+    }
+}
