@@ -104,6 +104,71 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_android_motion_events`: one motion event the
+    /// input dispatcher saw.
+    pub struct AndroidMotionEventRow in "__intrinsic_android_motion_events" {
+        /// The event's id.
+        event_id: u32,
+        /// The packet's time.
+        ts: i64,
+        /// The event's fields.
+        arg_set_id: Option<u32>,
+        /// The string id of the event's proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// The input source.
+        source: Option<u32>,
+        /// The action.
+        action: Option<i64>,
+        /// The device.
+        device_id: Option<i64>,
+        /// The display.
+        display_id: Option<i64>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_android_key_events`: one key event the input
+    /// dispatcher saw.
+    pub struct AndroidKeyEventRow in "__intrinsic_android_key_events" {
+        /// The event's id.
+        event_id: u32,
+        /// The packet's time.
+        ts: i64,
+        /// The event's fields.
+        arg_set_id: Option<u32>,
+        /// The string id of the event's proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// The input source.
+        source: Option<u32>,
+        /// The action.
+        action: Option<i64>,
+        /// The device.
+        device_id: Option<i64>,
+        /// The display.
+        display_id: Option<i64>,
+        /// The key.
+        key_code: Option<i64>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_android_input_event_dispatch`: one input
+    /// event sent to one window.
+    pub struct AndroidInputEventDispatchRow in "__intrinsic_android_input_event_dispatch" {
+        /// The event's id.
+        event_id: u32,
+        /// The dispatch's fields.
+        arg_set_id: Option<u32>,
+        /// The vsync the window's frame was drawn at.
+        vsync_id: i64,
+        /// The window.
+        window_id: i32,
+        /// The string id of the dispatch's proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+    }
+}
+
 /// The Winscope tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct WinscopeRows {
@@ -119,6 +184,12 @@ pub struct WinscopeRows {
     pub inputmethod_manager_service: Vec<InputMethodManagerServiceRow>,
     /// `__intrinsic_inputmethod_service`.
     pub inputmethod_service: Vec<InputMethodServiceRow>,
+    /// `__intrinsic_android_motion_events`.
+    pub motion_events: Vec<AndroidMotionEventRow>,
+    /// `__intrinsic_android_key_events`.
+    pub key_events: Vec<AndroidKeyEventRow>,
+    /// `__intrinsic_android_input_event_dispatch`.
+    pub input_event_dispatch: Vec<AndroidInputEventDispatchRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -135,6 +206,9 @@ impl WinscopeRows {
             InputMethodClientsRow::freeze(&self.inputmethod_clients, strings),
             InputMethodManagerServiceRow::freeze(&self.inputmethod_manager_service, strings),
             InputMethodServiceRow::freeze(&self.inputmethod_service, strings),
+            AndroidMotionEventRow::freeze(&self.motion_events, strings),
+            AndroidKeyEventRow::freeze(&self.key_events, strings),
+            AndroidInputEventDispatchRow::freeze(&self.input_event_dispatch, strings),
         ]
     }
 }
@@ -147,4 +221,7 @@ pub const TABLES: &[super::TableDecl] = &[
     InputMethodClientsRow::TABLE,
     InputMethodManagerServiceRow::TABLE,
     InputMethodServiceRow::TABLE,
+    AndroidMotionEventRow::TABLE,
+    AndroidKeyEventRow::TABLE,
+    AndroidInputEventDispatchRow::TABLE,
 ];

@@ -229,3 +229,64 @@ fn input_method_dumps_become_rows_with_their_fields() {
         vec![vec![i(1)]]
     );
 }
+
+#[test]
+fn input_events_become_rows_of_their_kind_with_their_fields() {
+    let ext = |ts: u64, kind: u32, f: &dyn Fn(&mut protozero::Message<'_>)| {
+        packet(|p| {
+            p.set_timestamp(ts);
+            let mut w = p.message().begin_nested(WINSCOPE_EXTENSIONS);
+            let mut e = w.begin_nested(5); // android_input_event
+            let mut m = e.begin_nested(kind);
+            f(&mut m);
+        })
+    };
+    let tp = load(&[
+        ext(100, 1, &|m| {
+            m.append_fixed32(1, 11); // event_id
+            m.append_uint32(3, 4098); // source
+            m.append_int32(4, 2); // action
+            m.append_sint32(6, -1); // display_id
+        }),
+        ext(200, 3, &|m| {
+            m.append_fixed32(1, 12);
+            m.append_int32(8, 29); // key_code
+        }),
+        ext(300, 5, &|m| {
+            m.append_fixed32(1, 11);
+            m.append_int64(2, 5000); // vsync_id
+            m.append_int32(3, 42); // window_id
+        }),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.input;
+             SELECT event_id, ts, source, action, device_id, display_id
+             FROM android_motion_events"
+        ),
+        vec![vec![i(11), i(100), i(4098), i(2), i(0), i(-1)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.input;
+             SELECT event_id, ts, key_code FROM android_key_events"
+        ),
+        vec![vec![i(12), i(200), i(29)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.input;
+             SELECT d.event_id, d.vsync_id, d.window_id, a.key, a.display_value
+             FROM android_input_event_dispatch d JOIN args a USING (arg_set_id)
+             ORDER BY a.key"
+        ),
+        vec![
+            vec![i(11), i(5000), i(42), s("event_id"), s("11")],
+            vec![i(11), i(5000), i(42), s("vsync_id"), s("5000")],
+            vec![i(11), i(5000), i(42), s("window_id"), s("42")],
+        ]
+    );
+}

@@ -6,6 +6,7 @@
 //! and the list of fields the importers claim; each packet kind's importer
 //! is its own file beside this one.
 
+mod input_event;
 mod inputmethod;
 mod sf_transactions;
 
@@ -61,6 +62,7 @@ mod ext {
     pub const INPUTMETHOD_CLIENTS: u32 = 1;
     pub const INPUTMETHOD_SERVICE: u32 = 2;
     pub const INPUTMETHOD_MANAGER_SERVICE: u32 = 3;
+    pub const ANDROID_INPUT_EVENT: u32 = 5;
 }
 
 /// A `WinscopeExtensions` payload: its first known extension is imported
@@ -84,6 +86,10 @@ fn import_extensions(p: &mut Parser, input: &Input<'_>) {
             }
             ext::INPUTMETHOD_MANAGER_SERVICE => {
                 inputmethod::import(p, input.ts, bytes, inputmethod::Kind::ManagerService);
+                return;
+            }
+            ext::ANDROID_INPUT_EVENT => {
+                input_event::import(p, input.ts, bytes);
                 return;
             }
             _ => {}

@@ -44,6 +44,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_entity_state_residency.sql"),
     },
     Module {
+        key: "android.input",
+        sql: include_str!("modules/android_input.sql"),
+    },
+    Module {
         key: "android.memory.heap_profile.callstacks",
         sql: include_str!("modules/android_memory_heap_profile_callstacks.sql"),
     },
