@@ -109,6 +109,11 @@ pub struct RuntimeStats {
     pub stopped: u64,
     /// Instances dropped because the connection was lost.
     pub dropped: u64,
+    /// Stops and flushes answered to the service before the probes' thread
+    /// had done them (it was busy past the answer timeout): their data
+    /// came late or not at all. Said in the log; the service counts such a
+    /// flush as failed (`traced_flushes_failed`) when it gave up first.
+    pub late_answers: u64,
     /// The sum of the stopped and dropped instances' counts.
     pub totals: ProbeStats,
 }
@@ -162,13 +167,18 @@ impl ProbesProducer {
         let stats = Arc::new(Mutex::new(RuntimeStats::default()));
         for source in &registry.sources {
             let tx = commands.clone();
+            let answers = Answers {
+                stats: stats.clone(),
+                log: options.context.log.clone(),
+                timeout: ANSWER_TIMEOUT,
+            };
             client.register_data_source(
                 DataSourceSpec {
                     name: source.name().into(),
                     will_notify_on_stop: true,
                     ..DataSourceSpec::default()
                 },
-                move |event| on_event(&tx, event),
+                move |event| on_event(&tx, event, &answers),
             )?;
         }
         (options.context.log)(&format!(
@@ -224,21 +234,38 @@ impl Drop for ProbesProducer {
     }
 }
 
+/// How the client's thread waits for the probes' thread to do a stop or a
+/// flush, and where it says that it could wait no longer.
+struct Answers {
+    stats: Arc<Mutex<RuntimeStats>>,
+    log: super::probe::Logger,
+    timeout: Duration,
+}
+
 /// A data source callback (on the client's thread): hands the event to
-/// the probes' thread, and for a stop or flush waits until it is done.
-fn on_event(tx: &Sender<Command>, event: &DataSourceEvent) {
-    let answered = |make: fn(u64, SyncSender<()>) -> Command, id: u64| {
+/// the probes' thread, and for a stop or flush waits until it is done, or
+/// for `answers.timeout`: an answer given without it is counted
+/// ([`RuntimeStats::late_answers`]) and said in the log.
+fn on_event(tx: &Sender<Command>, event: &DataSourceEvent, answers: &Answers) {
+    let answered = |make: fn(u64, SyncSender<()>) -> Command, i: &Instance, what: &str| {
         let (done, wait) = mpsc::sync_channel(1);
-        if tx.send(make(id, done)).is_ok() {
-            let _ = wait.recv_timeout(ANSWER_TIMEOUT);
+        if tx.send(make(i.id, done)).is_ok()
+            && wait.recv_timeout(answers.timeout) == Err(RecvTimeoutError::Timeout)
+        {
+            lock(&answers.stats).late_answers += 1;
+            (answers.log)(&format!(
+                "{}: instance {}: {what} answered before it was done: the probes' thread \
+                 was busy for {:?}; its data comes late or is lost",
+                i.name, i.id, answers.timeout
+            ));
         }
     };
     match event {
         DataSourceEvent::Start(i) => {
             let _ = tx.send(Command::Start(i.clone()));
         }
-        DataSourceEvent::Stop(i) => answered(Command::Stop, i.id),
-        DataSourceEvent::Flush(i) => answered(Command::Flush, i.id),
+        DataSourceEvent::Stop(i) => answered(Command::Stop, i, "stop"),
+        DataSourceEvent::Flush(i) => answered(Command::Flush, i, "flush"),
         DataSourceEvent::ClearIncrementalState(i) => {
             let _ = tx.send(Command::ClearIncrementalState(i.id));
         }
@@ -443,5 +470,60 @@ impl Driver {
         t.packets = t.packets.saturating_add(s.packets);
         t.read_errors = t.read_errors.saturating_add(s.read_errors);
         t.skipped_polls = t.skipped_polls.saturating_add(s.skipped_polls);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers(timeout: Duration) -> (Answers, Arc<Mutex<Vec<String>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let l = lines.clone();
+        let a = Answers {
+            stats: Arc::default(),
+            log: Arc::new(move |line| lock(&l).push(line.to_string())),
+            timeout,
+        };
+        (a, lines)
+    }
+
+    fn instance() -> Instance {
+        Instance {
+            id: 7,
+            name: "linux.perf".into(),
+            target_buffer: 0,
+            config: Vec::new(),
+        }
+    }
+
+    /// A flush the probes' thread does not do (it is busy: nothing takes
+    /// the command) is answered at the timeout, counted and said.
+    #[test]
+    fn a_flush_the_probes_thread_does_not_do_is_counted_and_said() {
+        let (tx, rx) = mpsc::channel();
+        let (a, lines) = answers(Duration::ZERO);
+        on_event(&tx, &DataSourceEvent::Flush(instance()), &a);
+        assert!(matches!(rx.try_recv(), Ok(Command::Flush(7, _))));
+        assert_eq!(lock(&a.stats).late_answers, 1);
+        let lines = lock(&lines);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].starts_with("linux.perf: instance 7: flush answered before"));
+    }
+
+    /// A flush done before the wait is not late.
+    #[test]
+    fn a_flush_done_in_time_is_not_counted() {
+        let (tx, rx) = mpsc::channel::<Command>();
+        let (a, lines) = answers(Duration::from_secs(3600));
+        let probes = std::thread::spawn(move || {
+            if let Ok(Command::Flush(_, done)) = rx.recv() {
+                let _ = done.send(());
+            }
+        });
+        on_event(&tx, &DataSourceEvent::Flush(instance()), &a);
+        probes.join().unwrap();
+        assert_eq!(lock(&a.stats).late_answers, 0);
+        assert!(lock(&lines).is_empty());
     }
 }
