@@ -9,7 +9,7 @@
 //! stops the build.
 
 use super::importer::FtraceHandler;
-use super::{cpu_freq_idle, f2fs_iostat, ftrace, process_memory, sched};
+use super::{cpu_freq_idle, f2fs_iostat, ftrace, network, process_memory, sched};
 
 /// Every module's list.
 const MODULES: &[&[(u32, FtraceHandler)]] = &[
@@ -18,6 +18,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     f2fs_iostat::FTRACE_HANDLERS,
     ftrace::FTRACE_HANDLERS,
     process_memory::FTRACE_HANDLERS,
+    network::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

@@ -25,6 +25,7 @@ mod heap_dump_facts;
 mod heap_graph;
 mod importer;
 mod module_symbols;
+mod network;
 mod perf_sample;
 mod process_memory;
 mod process_stats;
@@ -104,6 +105,8 @@ pub struct Parser {
     pub thread_counters: crate::tracker::thread_counters::ThreadCounters,
     /// Which thread owns each mm (`rss_stat`).
     pub mm_owners: process_memory::MmOwners,
+    /// The network events' running totals and TCP streams.
+    pub network: network::NetworkState,
     /// CPU time per uid: incremental state, totals and pending values.
     pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
     /// The frame timeline's open cookies and pending flows.
@@ -143,6 +146,7 @@ impl Parser {
             generic_kernel: Default::default(),
             thread_counters: Default::default(),
             mm_owners: Default::default(),
+            network: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             frame_timeline: Default::default(),
             winscope: Default::default(),
