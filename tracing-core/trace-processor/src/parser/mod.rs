@@ -43,6 +43,7 @@ mod sys_stats;
 mod system_info;
 mod systrace;
 pub mod task_state;
+mod trace_diagnostics;
 mod track_event;
 mod track_event_callstack;
 mod winscope;

@@ -164,6 +164,7 @@ pub fn finish(p: &mut Parser) {
     let Some(config) = p.trace_config.take() else {
         return;
     };
+    super::trace_diagnostics::run(&mut p.storage, &config);
     let cfg = zerotrace_protos::protos::TraceConfigDecoder::new(&config);
     if cfg.write_into_file() != Some(true) {
         return;

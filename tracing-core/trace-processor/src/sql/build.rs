@@ -66,6 +66,10 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.push(CpuFreqRow::freeze(&s.cpu_freqs, &strings));
     out.push(MachineRow::freeze(&s.machines, &strings));
     out.push(ClockSnapshotRow::freeze(&s.clock_snapshots, &strings));
+    out.push(crate::tables::core::TraceDiagnosticRow::freeze(
+        &s.trace_diagnostics,
+        &strings,
+    ));
     let sc = &s.sched;
     out.push(SchedSliceRow::freeze(&sc.slices, &strings));
     out.push(ThreadStateRow::freeze(&sc.thread_states, &strings));

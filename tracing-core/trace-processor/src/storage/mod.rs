@@ -54,6 +54,8 @@ pub struct Storage {
     pub cpu_freqs: Vec<CpuFreqRow>,
     /// `machine`.
     pub machines: Vec<MachineRow>,
+    /// `__intrinsic_trace_diagnostics`.
+    pub trace_diagnostics: Vec<crate::tables::core::TraceDiagnosticRow>,
     /// `sched_slice`, `thread_state`, `ftrace_event`.
     pub sched: sched_rows::SchedRows,
     /// The profiling tables.

@@ -332,6 +332,25 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_trace_diagnostics`: a problem found in how
+    /// the trace was recorded (`parser/trace_diagnostics.rs`).
+    pub struct TraceDiagnosticRow in "__intrinsic_trace_diagnostics" {
+        /// The rule's key (upstream's).
+        key: StrId,
+        /// A short title.
+        title: StrId,
+        /// What was found.
+        description: StrId,
+        /// What to change.
+        remediation: StrId,
+        /// How sure the rule is, in [0, 1].
+        confidence: f64,
+        /// The trace it concerns.
+        trace_id: Option<u32>,
+    }
+}
+
 /// The core tables' declarations.
 pub const TABLES: &[super::TableDecl] = &[
     SliceRow::TABLE,
@@ -348,4 +367,5 @@ pub const TABLES: &[super::TableDecl] = &[
     CpuFreqRow::TABLE,
     MachineRow::TABLE,
     ClockSnapshotRow::TABLE,
+    TraceDiagnosticRow::TABLE,
 ];

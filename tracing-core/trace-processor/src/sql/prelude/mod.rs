@@ -4,8 +4,7 @@
 //! functions `LAST_NON_NULL` (`last_non_null.rs`) and `INTERNAL_LAYOUT`
 //! (`internal_layout.rs`), the aggregate `VALUE_AT_MAX_TS`
 //! (`value_at_max_ts.rs`), the metadata lookups `extract_metadata` and
-//! its scoped forms (`extract_metadata.rs`), the table `__intrinsic_trace_diagnostics`
-//! (`trace_diagnostics.rs`), and the table-valued operators (on
+//! its scoped forms (`extract_metadata.rs`), and the table-valued operators (on
 //! `table_function.rs`): `directly_connected_flow`, `following_flow`,
 //! `preceding_flow` (`connected_flow.rs`) and `experimental_slice_layout`
 //! (`slice_layout.rs`), `experimental_ancestor_stack_profile_callsite`
@@ -30,7 +29,6 @@ mod slice_layout;
 mod stack_functions;
 mod table_function;
 mod table_info;
-mod trace_diagnostics;
 mod value_at_max_ts;
 mod zstd_compress;
 
@@ -76,7 +74,6 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
     last_non_null::register(conn)?;
     internal_layout::register(conn)?;
     value_at_max_ts::register(conn)?;
-    trace_diagnostics::register(conn)?;
     table_info::register(conn)?;
     zstd_compress::register(conn)?;
     Ok(())
