@@ -12,6 +12,7 @@ mod deobfuscation;
 mod descriptor;
 mod android_cpu_per_uid;
 mod android_power;
+mod android_system_property;
 mod display_state;
 mod f2fs_iostat;
 mod fields;

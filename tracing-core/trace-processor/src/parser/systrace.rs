@@ -237,6 +237,19 @@ fn track_slice(p: &mut Parser, ts: i64, tid: i64, point: &Point<'_>) {
         p.storage.args.add_set(&args)
     };
     match point.phase {
+        // The device's state has a global track of its own.
+        'N' if point.track == "DeviceStateChanged" => {
+            let track = super::android_system_property::device_state_track(p);
+            p.slices.instant(
+                &mut p.storage,
+                SliceRow {
+                    ts,
+                    track_id: track,
+                    name,
+                    ..SliceRow::default()
+                },
+            );
+        }
         'N' => {
             let Some(track) = async_track(p, classification, upid, point.track, 0, true) else {
                 return;
@@ -360,6 +373,27 @@ pub fn apply(
                 p.storage.stats.incr("systrace_parse_failure");
                 return;
             };
+            // The screen state and battery stats have global tracks.
+            if name == "ScreenState" {
+                let track = super::android_system_property::screen_state_track(p);
+                p.storage.counters.push(CounterRow {
+                    ts,
+                    track_id: track,
+                    value,
+                    arg_set_id: None,
+                });
+                return;
+            }
+            if name.starts_with("battery_stats.") {
+                let track = super::android_system_property::battery_stats_track(p, name);
+                p.storage.counters.push(CounterRow {
+                    ts,
+                    track_id: track,
+                    value,
+                    arg_set_id: None,
+                });
+                return;
+            }
             let upid = p.processes.get_or_create_process(&mut p.storage, tgid);
             let track =
                 p.tracks

@@ -102,3 +102,57 @@ fn cpu_per_uid_values_are_since_boot_then_increments_and_isolated_uids_are_group
         vec![vec![s("ms"), i(1000)]]
     );
 }
+
+/// `TracePacket.android_system_property`.
+const ANDROID_SYSTEM_PROPERTY: u32 = 86;
+
+#[test]
+fn system_properties_land_on_the_tracks_atrace_fills() {
+    let props = packet(|p| {
+        p.set_timestamp(1000);
+        let mut m = p.message().begin_nested(ANDROID_SYSTEM_PROPERTY);
+        for (name, value) in [
+            ("debug.tracing.screen_state", "2"),
+            ("debug.tracing.device_state", "folded"),
+            ("debug.tracing.battery_stats.audio", "1"),
+            ("debug.tracing.plug_type", "3"),
+            ("debug.tracing.mcc", "not a number"),
+            ("unrelated.property", "5"),
+        ] {
+            let mut kv = m.begin_nested(1);
+            kv.append_string(1, name);
+            kv.append_string(2, value);
+        }
+    });
+    let tp = load(&[props]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, t.type, c.ts, c.value FROM counter c
+             JOIN counter_track t ON t.id = c.track_id ORDER BY t.name"
+        ),
+        vec![
+            vec![s("PlugType"), s("sysprop_counter"), i(1000), r(3.0)],
+            vec![s("ScreenState"), s("screen_state"), i(1000), r(2.0)],
+            vec![
+                s("battery_stats.audio"),
+                s("battery_stats"),
+                i(1000),
+                r(1.0)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, t.type, s.ts, s.dur, s.name FROM slice s JOIN track t ON t.id = s.track_id"
+        ),
+        vec![vec![
+            s("DeviceStateChanged"),
+            s("android_device_state"),
+            i(1000),
+            i(0),
+            s("folded")
+        ]]
+    );
+}
