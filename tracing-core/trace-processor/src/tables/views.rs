@@ -299,6 +299,11 @@ pub const PROJECTIONS: &[Projection] = &[
         &super::winscope::SfTransactionsRow::TABLE,
     ),
     Projection::of(
+        "surfaceflinger_layers_snapshot",
+        &super::winscope::SfLayersSnapshotRow::TABLE,
+    ),
+    Projection::of("surfaceflinger_layer", &super::winscope::SfLayerRow::TABLE),
+    Projection::of(
         "heap_graph_thread_callsite",
         &HeapGraphThreadCallsiteRow::TABLE,
     ),

@@ -169,6 +169,152 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_surfaceflinger_layers_snapshot`: one dump of
+    /// SurfaceFlinger's layers.
+    pub struct SfLayersSnapshotRow in "__intrinsic_surfaceflinger_layers_snapshot" sorted by ts,
+        views ["surfaceflinger_layers_snapshot"] {
+        /// When it was taken.
+        ts: i64,
+        /// The snapshot's fields (but its layers).
+        arg_set_id: Option<u32>,
+        /// The string id of the snapshot's proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// The packet's sequence.
+        sequence_id: u32,
+        /// Whether the snapshot had no elapsed time.
+        has_invalid_elapsed_ts: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_surfaceflinger_layer`: one layer of one
+    /// snapshot.
+    pub struct SfLayerRow in "__intrinsic_surfaceflinger_layer", views ["surfaceflinger_layer"] {
+        /// The snapshot.
+        snapshot_id: u32,
+        /// The layer's fields.
+        arg_set_id: Option<u32>,
+        /// The string id of the layer's proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// The layer's id.
+        layer_id: Option<i64>,
+        /// Its name.
+        layer_name: StrId,
+        /// Whether it is visible (not computed yet: 0).
+        is_visible: i64,
+        /// Its parent layer.
+        parent: Option<i64>,
+        /// Corner radius, top left.
+        corner_radius_tl: Option<f64>,
+        /// Corner radius, top right.
+        corner_radius_tr: Option<f64>,
+        /// Corner radius, bottom left.
+        corner_radius_bl: Option<f64>,
+        /// Corner radius, bottom right.
+        corner_radius_br: Option<f64>,
+        /// The hardware composer's composition type.
+        hwc_composition_type: Option<i64>,
+        /// Whether policy hides it (the hidden flag, or the offscreen root).
+        is_hidden_by_policy: i64,
+        /// The layer it is z-ordered relative to.
+        z_order_relative_of: Option<i64>,
+        /// Whether that layer is missing from the snapshot.
+        is_missing_z_parent: i64,
+        /// Its rect (`__intrinsic_winscope_trace_rect`).
+        layer_rect_id: Option<u32>,
+        /// Its input rect (`__intrinsic_winscope_trace_rect`).
+        input_rect_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_surfaceflinger_display`: one display of one
+    /// snapshot.
+    pub struct SfDisplayRow in "__intrinsic_surfaceflinger_display" {
+        /// The snapshot.
+        snapshot_id: u32,
+        /// Whether the display is on.
+        is_on: i64,
+        /// Whether it is virtual.
+        is_virtual: i64,
+        /// Its rect (`__intrinsic_winscope_trace_rect`).
+        trace_rect_id: u32,
+        /// Its id.
+        display_id: i64,
+        /// Its name.
+        display_name: StrId,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_winscope_rect`: one distinct rectangle.
+    pub struct WinscopeRectRow in "__intrinsic_winscope_rect" {
+        /// Left.
+        x: f64,
+        /// Top.
+        y: f64,
+        /// Width.
+        w: f64,
+        /// Height.
+        h: f64,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_winscope_transform`: one distinct transform.
+    pub struct WinscopeTransformRow in "__intrinsic_winscope_transform" {
+        /// Scale x.
+        dsdx: f64,
+        /// Skew.
+        dtdx: f64,
+        /// Translation x.
+        tx: f64,
+        /// Skew.
+        dtdy: f64,
+        /// Scale y.
+        dsdy: f64,
+        /// Translation y.
+        ty: f64,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_winscope_trace_rect`: a rectangle as one
+    /// entry of a trace shows it.
+    pub struct WinscopeTraceRectRow in "__intrinsic_winscope_trace_rect" {
+        /// The rectangle.
+        rect_id: u32,
+        /// Its group (a display's layer stack).
+        group_id: u32,
+        /// Its depth.
+        depth: u32,
+        /// Whether it is a spy window's.
+        is_spy: i64,
+        /// Whether it is visible.
+        is_visible: i64,
+        /// Its opacity.
+        opacity: Option<f64>,
+        /// Its transform.
+        transform_id: u32,
+        /// Its border's width.
+        border_width: Option<f64>,
+        /// Its border's colour.
+        border_color: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_winscope_fill_region`: one rectangle of a
+    /// trace rect's fill region.
+    pub struct WinscopeFillRegionRow in "__intrinsic_winscope_fill_region" {
+        /// The trace rect.
+        trace_rect_id: u32,
+        /// The rectangle.
+        rect_id: u32,
+    }
+}
+
 /// The Winscope tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct WinscopeRows {
@@ -190,6 +336,20 @@ pub struct WinscopeRows {
     pub key_events: Vec<AndroidKeyEventRow>,
     /// `__intrinsic_android_input_event_dispatch`.
     pub input_event_dispatch: Vec<AndroidInputEventDispatchRow>,
+    /// `__intrinsic_surfaceflinger_layers_snapshot`.
+    pub sf_snapshots: Vec<SfLayersSnapshotRow>,
+    /// `__intrinsic_surfaceflinger_layer`.
+    pub sf_layers: Vec<SfLayerRow>,
+    /// `__intrinsic_surfaceflinger_display`.
+    pub sf_displays: Vec<SfDisplayRow>,
+    /// `__intrinsic_winscope_rect`.
+    pub rects: Vec<WinscopeRectRow>,
+    /// `__intrinsic_winscope_transform`.
+    pub transforms: Vec<WinscopeTransformRow>,
+    /// `__intrinsic_winscope_trace_rect`.
+    pub trace_rects: Vec<WinscopeTraceRectRow>,
+    /// `__intrinsic_winscope_fill_region`.
+    pub fill_regions: Vec<WinscopeFillRegionRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -209,6 +369,13 @@ impl WinscopeRows {
             AndroidMotionEventRow::freeze(&self.motion_events, strings),
             AndroidKeyEventRow::freeze(&self.key_events, strings),
             AndroidInputEventDispatchRow::freeze(&self.input_event_dispatch, strings),
+            SfLayersSnapshotRow::freeze(&self.sf_snapshots, strings),
+            SfLayerRow::freeze(&self.sf_layers, strings),
+            SfDisplayRow::freeze(&self.sf_displays, strings),
+            WinscopeRectRow::freeze(&self.rects, strings),
+            WinscopeTransformRow::freeze(&self.transforms, strings),
+            WinscopeTraceRectRow::freeze(&self.trace_rects, strings),
+            WinscopeFillRegionRow::freeze(&self.fill_regions, strings),
         ]
     }
 }
@@ -224,4 +391,11 @@ pub const TABLES: &[super::TableDecl] = &[
     AndroidMotionEventRow::TABLE,
     AndroidKeyEventRow::TABLE,
     AndroidInputEventDispatchRow::TABLE,
+    SfLayersSnapshotRow::TABLE,
+    SfLayerRow::TABLE,
+    SfDisplayRow::TABLE,
+    WinscopeRectRow::TABLE,
+    WinscopeTransformRow::TABLE,
+    WinscopeTraceRectRow::TABLE,
+    WinscopeFillRegionRow::TABLE,
 ];

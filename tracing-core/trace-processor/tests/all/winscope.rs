@@ -290,3 +290,81 @@ fn input_events_become_rows_of_their_kind_with_their_fields() {
         ]
     );
 }
+
+#[test]
+fn a_layers_snapshot_becomes_a_row_and_each_layer_a_row() {
+    let tp = load(&[packet(|p| {
+        p.set_timestamp(500);
+        let mut snap = p.message().begin_nested(93); // surfaceflinger_layers_snapshot
+        snap.append_sfixed64(1, 123); // elapsed_realtime_nanos
+        let mut layers = snap.begin_nested(3);
+        {
+            let mut l = layers.begin_nested(1);
+            l.append_int32(1, 1); // id
+            l.append_string(2, "root");
+            l.append_uint32(22, 1); // flags: hidden
+            l.append_float(41, 2.0); // corner_radius
+        }
+        {
+            let mut l = layers.begin_nested(1);
+            l.append_int32(1, 2);
+            l.append_string(2, "child");
+            l.append_int32(25, 1); // parent
+            l.append_int32(26, 9); // z_order_relative_of: missing
+        }
+    })]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, has_invalid_elapsed_ts, base64_proto_id IS NOT NULL
+             FROM surfaceflinger_layers_snapshot"
+        ),
+        vec![vec![i(500), i(0), i(1)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT snapshot_id, layer_id, layer_name, parent, corner_radius_tl,
+                    is_hidden_by_policy, z_order_relative_of, is_missing_z_parent
+             FROM surfaceflinger_layer ORDER BY id"
+        ),
+        vec![
+            vec![
+                i(0),
+                i(1),
+                s("root"),
+                null(),
+                Value::Real(2.0),
+                i(1),
+                null(),
+                i(0)
+            ],
+            vec![
+                i(0),
+                i(2),
+                s("child"),
+                i(1),
+                Value::Real(0.0),
+                i(0),
+                i(9),
+                i(1)
+            ],
+        ]
+    );
+    // The snapshot's args leave its layers out; each layer has its own.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT key FROM surfaceflinger_layers_snapshot JOIN args USING (arg_set_id)"
+        ),
+        vec![vec![s("elapsed_realtime_nanos")]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT display_value FROM surfaceflinger_layer JOIN args USING (arg_set_id)
+             WHERE layer_id = 2 AND key = 'name'"
+        ),
+        vec![vec![s("child")]]
+    );
+}

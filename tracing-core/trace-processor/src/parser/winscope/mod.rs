@@ -8,6 +8,7 @@
 
 mod input_event;
 mod inputmethod;
+mod sf_layers;
 mod sf_transactions;
 
 use std::sync::OnceLock;
@@ -46,6 +47,8 @@ pub fn message_name(short: &str) -> String {
     format!("perfetto.protos.{short}")
 }
 
+/// TracePacket.surfaceflinger_layers_snapshot.
+const SURFACEFLINGER_LAYERS_SNAPSHOT: u32 = 93;
 /// TracePacket.surfaceflinger_transactions.
 const SURFACEFLINGER_TRANSACTIONS: u32 = 94;
 /// TracePacket.winscope_extensions.
@@ -53,6 +56,7 @@ const WINSCOPE_EXTENSIONS: u32 = 112;
 
 /// The payloads this module imports.
 pub const IMPORTERS: &[(u32, Importer)] = &[
+    (SURFACEFLINGER_LAYERS_SNAPSHOT, sf_layers::import),
     (SURFACEFLINGER_TRANSACTIONS, sf_transactions::import),
     (WINSCOPE_EXTENSIONS, import_extensions),
 ];

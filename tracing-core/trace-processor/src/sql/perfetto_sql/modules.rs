@@ -72,6 +72,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_winscope_inputmethod.sql"),
     },
     Module {
+        key: "android.winscope.rect",
+        sql: include_str!("modules/android_winscope_rect.sql"),
+    },
+    Module {
         key: "android.winscope.surfaceflinger",
         sql: include_str!("modules/android_winscope_surfaceflinger.sql"),
     },

@@ -44,3 +44,32 @@ CREATE PERFETTO VIEW android_surfaceflinger_transaction_flag(
   flag STRING
 ) AS
 SELECT flags_id, flag FROM __intrinsic_surfaceflinger_transaction_flag;
+
+CREATE PERFETTO VIEW android_surfaceflinger_display(
+  -- The display's row.
+  id LONG,
+  -- The layers snapshot it belongs to.
+  snapshot_id LONG,
+  -- Whether it is on.
+  is_on LONG,
+  -- Whether it is virtual.
+  is_virtual LONG,
+  -- Its rect (an `android_winscope_trace_rect` row).
+  trace_rect_id LONG,
+  -- Its id.
+  display_id LONG,
+  -- Its name.
+  display_name STRING
+) AS
+SELECT id, snapshot_id, is_on, is_virtual, trace_rect_id, display_id, display_name
+FROM __intrinsic_surfaceflinger_display;
+
+CREATE PERFETTO VIEW android_winscope_fill_region(
+  -- The region rectangle's row.
+  id LONG,
+  -- The trace rect it fills.
+  trace_rect_id LONG,
+  -- The rectangle.
+  rect_id LONG
+) AS
+SELECT id, trace_rect_id, rect_id FROM __intrinsic_winscope_fill_region;
