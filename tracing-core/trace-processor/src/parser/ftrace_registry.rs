@@ -9,7 +9,7 @@
 //! stops the build.
 
 use super::importer::FtraceHandler;
-use super::{cpu_freq_idle, f2fs_iostat, ftrace, network, process_memory, sched};
+use super::{cpu_freq_idle, cros_ec, f2fs_iostat, ftrace, network, process_memory, sched, ufs};
 
 /// Every module's list.
 const MODULES: &[&[(u32, FtraceHandler)]] = &[
@@ -19,6 +19,8 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     ftrace::FTRACE_HANDLERS,
     process_memory::FTRACE_HANDLERS,
     network::FTRACE_HANDLERS,
+    ufs::FTRACE_HANDLERS,
+    cros_ec::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

@@ -5,6 +5,7 @@
 mod art_process_metadata;
 mod chrome_metadata;
 mod concurrent_sessions;
+mod cros_ec;
 mod cpu_freq_idle;
 mod cpu_info;
 mod debug_annotations;
@@ -47,6 +48,7 @@ pub mod task_state;
 mod trace_diagnostics;
 mod track_event;
 mod track_event_callstack;
+mod ufs;
 mod winscope;
 
 use crate::clock::ClockTracker;
