@@ -12,6 +12,7 @@ mod debug_annotations;
 mod deobfuscation;
 mod descriptor;
 mod android_cpu_per_uid;
+mod android_packages;
 mod android_power;
 mod android_system_property;
 mod display_state;
@@ -113,6 +114,8 @@ pub struct Parser {
     pub network: network::NetworkState,
     /// CPU time per uid: incremental state, totals and pending values.
     pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
+    /// The package names and user ids already imported.
+    pub packages: android_packages::PackagesState,
     /// The frame timeline's open cookies and pending flows.
     pub frame_timeline: frame_timeline::FrameTimelineState,
     /// The Winscope importers' state.
@@ -152,6 +155,7 @@ impl Parser {
             mm_owners: Default::default(),
             network: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
+            packages: android_packages::PackagesState::default(),
             frame_timeline: Default::default(),
             winscope: Default::default(),
         }

@@ -8,7 +8,7 @@
 use super::heap_graph;
 use super::importer::Importer;
 use super::{
-    android_cpu_per_uid, android_power, android_system_property, chrome_metadata,
+    android_cpu_per_uid, android_packages, android_power, android_system_property, chrome_metadata,
     concurrent_sessions, cpu_info, descriptor, display_state, frame_timeline, ftrace_stats,
     generic_kernel, process_stats, process_tree, profiling, service, sys_stats, system_info,
     track_event, winscope,
@@ -32,6 +32,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_power::IMPORTERS,
     android_cpu_per_uid::IMPORTERS,
     android_system_property::IMPORTERS,
+    android_packages::IMPORTERS,
     frame_timeline::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,

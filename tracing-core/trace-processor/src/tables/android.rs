@@ -1,8 +1,10 @@
 //! Android's own tables (upstream's `android_tables.py`) that the Android
-//! system importers fill: the CPU time per uid tracks. Each row's id is
-//! its index, as upstream's.
+//! system importers fill: the CPU time per uid tracks, the installed
+//! packages and the device's users. Each row's id is its index, as
+//! upstream's.
 
 use super::table;
+use crate::storage::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_android_cpu_per_uid_track`: one uid's CPU time
@@ -21,11 +23,42 @@ table! {
     }
 }
 
+table! {
+    /// A row of `package_list`: one installed package (the first entry of
+    /// each package name).
+    pub struct PackageListRow in "__intrinsic_package_list", views ["package_list"] {
+        /// The package's name.
+        package_name: StrId,
+        /// Its uid (the app id: the uid without its user part).
+        uid: i64,
+        /// Whether it is debuggable (0 or 1).
+        debuggable: i64,
+        /// Whether a shell may profile it (0 or 1).
+        profileable_from_shell: i64,
+        /// Its version code.
+        version_code: i64,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_android_user_list`: one user of the device.
+    pub struct AndroidUserListRow in "__intrinsic_android_user_list" {
+        /// The user's type (`android.os.usertype.full.SYSTEM`, ...).
+        user_type as "type": StrId,
+        /// The user's id.
+        android_user_id: i64,
+    }
+}
+
 /// The Android tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct AndroidRows {
     /// `__intrinsic_android_cpu_per_uid_track`.
     pub cpu_per_uid_tracks: Vec<AndroidCpuPerUidTrackRow>,
+    /// `__intrinsic_package_list`.
+    pub packages: Vec<PackageListRow>,
+    /// `__intrinsic_android_user_list`.
+    pub users: Vec<AndroidUserListRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -35,12 +68,17 @@ impl AndroidRows {
         &self,
         strings: &std::sync::Arc<crate::storage::strings::StringPool>,
     ) -> Vec<crate::sql::table::Table> {
-        vec![AndroidCpuPerUidTrackRow::freeze(
-            &self.cpu_per_uid_tracks,
-            strings,
-        )]
+        vec![
+            AndroidCpuPerUidTrackRow::freeze(&self.cpu_per_uid_tracks, strings),
+            PackageListRow::freeze(&self.packages, strings),
+            AndroidUserListRow::freeze(&self.users, strings),
+        ]
     }
 }
 
 /// The Android tables' declarations.
-pub const TABLES: &[super::TableDecl] = &[AndroidCpuPerUidTrackRow::TABLE];
+pub const TABLES: &[super::TableDecl] = &[
+    AndroidCpuPerUidTrackRow::TABLE,
+    PackageListRow::TABLE,
+    AndroidUserListRow::TABLE,
+];

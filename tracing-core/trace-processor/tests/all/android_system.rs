@@ -156,3 +156,102 @@ fn system_properties_land_on_the_tracks_atrace_fills() {
         ]]
     );
 }
+
+/// `TracePacket.packages_list`.
+const PACKAGES_LIST: u32 = 47;
+/// `TracePacket.user_list`.
+const USER_LIST: u32 = 123;
+
+#[test]
+fn packages_and_users_are_listed_once_and_uids_are_named() {
+    let packages = packet(|p| {
+        p.set_timestamp(1);
+        let mut m = p.message().begin_nested(PACKAGES_LIST);
+        for (name, uid) in [
+            ("com.android.providers.media", 10_010u64),
+            ("com.google.android.gms", 10_010),
+            ("com.example.app", 10_020),
+            ("com.example.app", 10_021),
+        ] {
+            let mut info = m.begin_nested(1);
+            info.append_string(1, name);
+            info.append_uint64(2, uid);
+            info.append_bool(3, true);
+            info.append_int64(5, 7);
+        }
+        m.append_bool(3, true);
+    });
+    let users = packet(|p| {
+        p.set_timestamp(2);
+        let mut m = p.message().begin_nested(USER_LIST);
+        for (kind, uid) in [
+            ("full.SYSTEM", 0),
+            ("profile.MANAGED", 10),
+            ("full.SECONDARY", 0),
+        ] {
+            let mut u = m.begin_nested(1);
+            u.append_string(1, kind);
+            u.append_int32(2, uid);
+        }
+        m.append_int32(2, -1);
+    });
+    let tp = load(&[packages, users]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT package_name, uid, debuggable, version_code FROM package_list ORDER BY id"
+        ),
+        vec![
+            vec![s("com.android.providers.media"), i(10_010), i(1), i(7)],
+            vec![s("com.google.android.gms"), i(10_010), i(1), i(7)],
+            vec![s("com.example.app"), i(10_020), i(1), i(7)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.package_lookup;
+             SELECT android_package_lookup(1010010), android_package_lookup(10020),
+                    android_package_lookup(1000), android_package_lookup(99001),
+                    android_package_lookup(12345), android_package_lookup(NULL)"
+        ),
+        vec![vec![
+            s("com.google.android.gms"),
+            s("com.example.app"),
+            s("AID_SYSTEM_USER"),
+            s("ISOLATED_UID"),
+            s("uid=12345"),
+            Value::Null
+        ]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.user_list;
+             SELECT android_user_id, type FROM android_user_list ORDER BY android_user_id"
+        ),
+        vec![
+            vec![i(0), s("full.SECONDARY")],
+            vec![i(10), s("profile.MANAGED")]
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, value FROM stats WHERE name IN
+               ('packages_list_has_read_errors', 'packages_list_has_parse_errors', 'user_list_errors')
+             ORDER BY name"
+        ),
+        vec![
+            vec![s("packages_list_has_parse_errors"), i(0)],
+            vec![s("packages_list_has_read_errors"), i(1)],
+            vec![s("user_list_errors"), i(1)],
+        ]
+    );
+    // Every module of this importer's tables includes and reads.
+    rows(
+        &tp,
+        "INCLUDE PERFETTO MODULE android.process_metadata;
+         SELECT * FROM android_process_metadata",
+    );
+}

@@ -60,12 +60,24 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_heap_profile_summary_tree.sql"),
     },
     Module {
+        key: "android.package_lookup",
+        sql: include_str!("modules/android_package_lookup.sql"),
+    },
+    Module {
         key: "android.power_rails",
         sql: include_str!("modules/android_power_rails.sql"),
     },
     Module {
+        key: "android.process_metadata",
+        sql: include_str!("modules/android_process_metadata.sql"),
+    },
+    Module {
         key: "android.suspend",
         sql: include_str!("modules/android_suspend.sql"),
+    },
+    Module {
+        key: "android.user_list",
+        sql: include_str!("modules/android_user_list.sql"),
     },
     Module {
         key: "android.winscope.inputmethod",
