@@ -14,6 +14,7 @@ mod demangle;
 mod file_access;
 mod flamegraph;
 mod functions;
+mod heap_graph;
 mod intervals;
 mod math_functions;
 mod perfetto_sql;

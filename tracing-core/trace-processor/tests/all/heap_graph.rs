@@ -385,7 +385,7 @@ fn the_flamegraph_hangs_objects_under_the_first_object_reaching_them() {
         ]
     );
     let err = tp
-        .query("SELECT * FROM experimental_flamegraph('graph', NULL, NULL, 1, NULL, NULL)")
+        .query("SELECT * FROM experimental_flamegraph('graph', NULL, '=10', 1, NULL, NULL)")
         .expect_err("no ts");
     assert!(
         err.to_string().contains("ts and upid must be present"),
@@ -415,5 +415,77 @@ fn a_truncated_dump_without_roots_has_an_error_frame() {
             i(1),
             i(1)
         ]]
+    );
+}
+
+#[test]
+fn the_heap_graph_modules_fold_the_dump_into_trees() {
+    let tp = load(dump());
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.dominator_tree;
+             SELECT id, idom_id, dominated_obj_count, dominated_size_bytes, depth
+             FROM heap_graph_dominator_tree ORDER BY id"
+        ),
+        vec![
+            vec![i(0), NULL, i(2), i(96), i(1)],
+            vec![i(1), i(0), i(1), i(32), i(2)],
+            vec![i(3), NULL, i(1), i(16), i(1)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.class_tree;
+             SELECT id, parent_id FROM _heap_graph_object_min_depth_tree ORDER BY id"
+        ),
+        vec![vec![i(0), NULL], vec![i(1), i(0)], vec![i(3), NULL]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.class_summary_tree;
+             SELECT t.name, p.name, t.root_type, t.self_count, t.self_size, t.cumulative_count,
+               t.cumulative_size
+             FROM android_heap_graph_class_summary_tree t
+             LEFT JOIN android_heap_graph_class_summary_tree p ON t.parent_id = p.id
+             ORDER BY t.name"
+        ),
+        vec![
+            vec![s("Foo"), s("a"), NULL, i(1), i(32), i(1), i(32)],
+            vec![s("a"), NULL, s("ROOT_JAVA_FRAME"), i(1), i(64), i(2), i(96)],
+            vec![
+                s("android.os.Parcel"),
+                NULL,
+                s("ROOT_VM_INTERNAL"),
+                i(1),
+                i(16),
+                i(1),
+                i(16)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.dominator_class_tree;
+             SELECT t.name, p.name, t.self_count FROM _heap_graph_dominator_class_tree t
+             LEFT JOIN _heap_graph_dominator_class_tree p ON t.parent_id = p.id
+             ORDER BY t.name"
+        ),
+        vec![
+            vec![s("Foo"), s("a"), i(1)],
+            vec![s("a"), NULL, i(1)],
+            vec![s("android.os.Parcel"), NULL, i(1)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.oome;
+             SELECT count(*) FROM android_heap_graph_java_oome_details"
+        ),
+        vec![vec![i(0)]]
     );
 }

@@ -48,6 +48,34 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_input.sql"),
     },
     Module {
+        key: "android.memory.heap_graph.class_summary_tree",
+        sql: include_str!("modules/android_memory_heap_graph_class_summary_tree.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.class_tree",
+        sql: include_str!("modules/android_memory_heap_graph_class_tree.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.dominator_class_tree",
+        sql: include_str!("modules/android_memory_heap_graph_dominator_class_tree.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.dominator_tree",
+        sql: include_str!("modules/android_memory_heap_graph_dominator_tree.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.excluded_refs",
+        sql: include_str!("modules/android_memory_heap_graph_excluded_refs.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.oome",
+        sql: include_str!("modules/android_memory_heap_graph_oome.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.raw_dominator_tree",
+        sql: include_str!("modules/android_memory_heap_graph_raw_dominator_tree.sql"),
+    },
+    Module {
         key: "android.memory.heap_profile.callstacks",
         sql: include_str!("modules/android_memory_heap_profile_callstacks.sql"),
     },

@@ -27,7 +27,7 @@ mod internal_layout;
 mod last_non_null;
 mod slice_layout;
 mod stack_functions;
-mod table_function;
+pub(crate) mod table_function;
 mod table_info;
 mod value_at_max_ts;
 mod zstd_compress;
@@ -61,6 +61,7 @@ pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
         table("__intrinsic_heap_graph_reference"),
         table("__intrinsic_heap_graph"),
     ) {
+        super::heap_graph::register(conn, objects.clone(), classes.clone(), references.clone())?;
         experimental_flamegraph::register(conn, objects, classes, references, graphs)?;
     }
     if let Some(callsites) = table("__intrinsic_stack_profile_callsite") {

@@ -1,0 +1,169 @@
+//! Which object keeps which alive: the dominator tree of the heap graph
+//! (upstream's `_raw_heap_graph_dominator_tree` and
+//! `heap_graph_dominator_tree`). A super-root points at every root; an
+//! object's immediate dominator is the last object every path from the
+//! super-root to it passes through (none when that is the super-root).
+//! Only reachable objects' references count. Computed with the iterative
+//! algorithm of Cooper, Harvey and Kennedy over a reverse postorder, then
+//! summarised per object: the objects and bytes it dominates and its depth
+//! (roots' children of the super-root are at depth 1).
+
+use super::graph::ObjectGraph;
+
+/// Each object's immediate dominator: `Some(None)` when the super-root
+/// dominates it alone, `None` when the super-root does not reach it.
+pub(crate) fn dominators(g: &ObjectGraph) -> Vec<Option<Option<usize>>> {
+    let n = g.len();
+    let root = n;
+    let succ = |v: usize| -> Vec<usize> {
+        if v == root {
+            (0..n).filter(|&i| g.root_type[i].is_some()).collect()
+        } else if g.reachable[v] {
+            g.edges[v].clone()
+        } else {
+            Vec::new()
+        }
+    };
+    // Postorder from the super-root, without recursion.
+    let mut post = vec![usize::MAX; n + 1];
+    let mut order = Vec::new();
+    let mut visited = vec![false; n + 1];
+    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(root, succ(root), 0)];
+    visited[root] = true;
+    while let Some((v, children, i)) = stack.last_mut() {
+        if let Some(&w) = children.get(*i) {
+            *i += 1;
+            if !visited[w] {
+                visited[w] = true;
+                let next = succ(w);
+                stack.push((w, next, 0));
+            }
+        } else {
+            post[*v] = order.len();
+            order.push(*v);
+            stack.pop();
+        }
+    }
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+    for &v in &order {
+        for w in succ(v) {
+            if visited[w] {
+                preds[w].push(v);
+            }
+        }
+    }
+    let mut idom = vec![usize::MAX; n + 1];
+    idom[root] = root;
+    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
+        while a != b {
+            while post[a] < post[b] {
+                a = idom[a];
+            }
+            while post[b] < post[a] {
+                b = idom[b];
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &v in order.iter().rev() {
+            if v == root {
+                continue;
+            }
+            let mut new = usize::MAX;
+            for &p in &preds[v] {
+                if idom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    p
+                } else {
+                    intersect(&idom, p, new)
+                };
+            }
+            if new != usize::MAX && idom[v] != new {
+                idom[v] = new;
+                changed = true;
+            }
+        }
+    }
+    (0..n)
+        .map(|v| match idom[v] {
+            usize::MAX => None,
+            d if d == root => Some(None),
+            d => Some(Some(d)),
+        })
+        .collect()
+}
+
+/// One object of the dominator tree, summarised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Dominated {
+    /// The object.
+    pub id: usize,
+    /// Its immediate dominator (None: a root of the tree).
+    pub idom: Option<usize>,
+    /// Objects it dominates, itself included.
+    pub count: i64,
+    /// Their bytes.
+    pub size: i64,
+    /// Their native bytes.
+    pub native_size: i64,
+    /// Depth in the tree, 1 for its roots.
+    pub depth: i64,
+}
+
+/// The dominator tree's objects by id, with what each dominates.
+pub(crate) fn summary(g: &ObjectGraph, idom: &[Option<Option<usize>>]) -> Vec<Dominated> {
+    let n = g.len();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut tops = Vec::new();
+    for (v, d) in idom.iter().enumerate() {
+        match d {
+            Some(Some(p)) => children[*p].push(v),
+            Some(None) => tops.push(v),
+            None => {}
+        }
+    }
+    let mut depth = vec![0i64; n];
+    let mut walk = Vec::new();
+    let mut stack: Vec<usize> = tops.clone();
+    for &t in &tops {
+        depth[t] = 1;
+    }
+    while let Some(v) = stack.pop() {
+        walk.push(v);
+        for &c in &children[v] {
+            depth[c] = depth[v] + 1;
+            stack.push(c);
+        }
+    }
+    let mut count = vec![0i64; n];
+    let mut size = vec![0i64; n];
+    let mut native = vec![0i64; n];
+    for &v in walk.iter().rev() {
+        count[v] += 1;
+        size[v] += g.self_size[v];
+        native[v] += g.native_size[v];
+        if let Some(Some(p)) = idom[v] {
+            count[p] += count[v];
+            size[p] += size[v];
+            native[p] += native[v];
+        }
+    }
+    (0..n)
+        .filter_map(|v| {
+            let d = idom[v]?;
+            Some(Dominated {
+                id: v,
+                idom: d,
+                count: count[v],
+                size: size[v],
+                native_size: native[v],
+                depth: depth[v],
+            })
+        })
+        .collect()
+}

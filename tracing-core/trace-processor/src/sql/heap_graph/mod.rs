@@ -1,0 +1,192 @@
+//! The heap graph's graph operators, which the `android.memory.heap_graph.*`
+//! modules are written over: `__intrinsic_heap_graph_min_depth_tree()`
+//! (each object's parent on a shortest path from the roots),
+//! `__intrinsic_heap_graph_dominator_tree()` (each object's immediate
+//! dominator, with what it dominates and its depth) and
+//! `__intrinsic_heap_graph_class_tree(tree)` (either tree, `'min_depth'`
+//! or `'dominator'`, folded into classes). One file per step: `graph.rs`
+//! (the objects and references), `dominators.rs`, `class_tree.rs`.
+
+mod class_tree;
+mod dominators;
+mod graph;
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use rusqlite::types::Value;
+
+use super::prelude::table_function::{self, TableFn};
+use super::table::Table;
+use graph::ObjectGraph;
+
+/// The tables the operators read.
+#[derive(Clone)]
+struct Tables {
+    objects: Arc<Table>,
+    classes: Arc<Table>,
+    references: Arc<Table>,
+}
+
+impl Tables {
+    fn graph(&self) -> ObjectGraph {
+        ObjectGraph::read(&self.objects, &self.classes, &self.references)
+    }
+}
+
+fn id(v: usize) -> Value {
+    Value::Integer(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+fn opt_id(v: Option<usize>) -> Value {
+    v.map_or(Value::Null, id)
+}
+
+fn opt_text(v: Option<String>) -> Value {
+    v.map_or(Value::Null, Value::Text)
+}
+
+/// `__intrinsic_heap_graph_min_depth_tree()`.
+struct MinDepthTree(Tables);
+
+impl TableFn for MinDepthTree {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![("id", "BIGINT"), ("parent_id", "BIGINT")]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn run(&self, _args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let parent = self.0.graph().min_depth_tree();
+        Ok(parent
+            .iter()
+            .enumerate()
+            .filter_map(|(v, p)| Some(vec![id(v), opt_id((*p)?)]))
+            .collect())
+    }
+}
+
+/// `__intrinsic_heap_graph_dominator_tree()`.
+struct DominatorTree(Tables);
+
+impl TableFn for DominatorTree {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("id", "BIGINT"),
+            ("idom_id", "BIGINT"),
+            ("dominated_obj_count", "BIGINT"),
+            ("dominated_size_bytes", "BIGINT"),
+            ("dominated_native_size_bytes", "BIGINT"),
+            ("depth", "BIGINT"),
+        ]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn run(&self, _args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let g = self.0.graph();
+        let idom = dominators::dominators(&g);
+        Ok(dominators::summary(&g, &idom)
+            .into_iter()
+            .map(|d| {
+                vec![
+                    id(d.id),
+                    opt_id(d.idom),
+                    Value::Integer(d.count),
+                    Value::Integer(d.size),
+                    Value::Integer(d.native_size),
+                    Value::Integer(d.depth),
+                ]
+            })
+            .collect())
+    }
+}
+
+/// `__intrinsic_heap_graph_class_tree(tree)`.
+struct ClassTree(Tables);
+
+impl TableFn for ClassTree {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("graph_sample_ts", "BIGINT"),
+            ("upid", "BIGINT"),
+            ("id", "BIGINT"),
+            ("parent_id", "BIGINT"),
+            ("name", "TEXT"),
+            ("root_type", "TEXT"),
+            ("heap_type", "TEXT"),
+            ("self_count", "BIGINT"),
+            ("self_size", "BIGINT"),
+            ("path_hash_stable", "BIGINT"),
+        ]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        vec!["tree"]
+    }
+
+    fn run(&self, args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let g = self.0.graph();
+        let parent = match args.first() {
+            Some(Value::Text(t)) if t == "min_depth" => g.min_depth_tree(),
+            Some(Value::Text(t)) if t == "dominator" => dominators::dominators(&g),
+            _ => {
+                return Err(
+                    "__intrinsic_heap_graph_class_tree: tree must be 'min_depth' or 'dominator'"
+                        .into(),
+                );
+            }
+        };
+        Ok(class_tree::class_tree(&g, &parent)
+            .into_iter()
+            .map(|c| {
+                vec![
+                    Value::Integer(c.graph_sample_ts),
+                    Value::Integer(c.upid),
+                    id(c.id),
+                    opt_id(c.parent_id),
+                    Value::Text(c.name),
+                    opt_text(c.root_type),
+                    opt_text(c.heap_type),
+                    Value::Integer(c.self_count),
+                    Value::Integer(c.self_size),
+                    Value::Integer(c.path_hash),
+                ]
+            })
+            .collect())
+    }
+}
+
+/// Registers the operators over the heap graph's object, class and
+/// reference tables.
+pub fn register(
+    conn: &Connection,
+    objects: Arc<Table>,
+    classes: Arc<Table>,
+    references: Arc<Table>,
+) -> rusqlite::Result<()> {
+    let t = Tables {
+        objects,
+        classes,
+        references,
+    };
+    table_function::register(
+        conn,
+        "__intrinsic_heap_graph_min_depth_tree",
+        Arc::new(MinDepthTree(t.clone())),
+    )?;
+    table_function::register(
+        conn,
+        "__intrinsic_heap_graph_dominator_tree",
+        Arc::new(DominatorTree(t.clone())),
+    )?;
+    table_function::register(
+        conn,
+        "__intrinsic_heap_graph_class_tree",
+        Arc::new(ClassTree(t)),
+    )
+}

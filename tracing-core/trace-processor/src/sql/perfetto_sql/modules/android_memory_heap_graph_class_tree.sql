@@ -1,0 +1,31 @@
+-- android.memory.heap_graph.class_tree, written for zerotrace: every Java
+-- heap dump's objects on shortest paths from the roots, and those paths
+-- folded into a tree of classes (computed by zerotrace's native operators
+-- in sql/heap_graph/).
+--   _heap_graph_object_min_depth_tree  (id, parent_id): the object that
+--     reaches each object first in a breadth-first walk from the roots.
+--   _heap_graph_class_tree  (graph_sample_ts, upid, id, parent_id, name,
+--     root_type, heap_type, self_count, self_size, path_hash_stable): one
+--     node per class path, its objects counted and their bytes summed.
+
+INCLUDE PERFETTO MODULE android.memory.heap_graph.excluded_refs;
+
+CREATE PERFETTO TABLE _heap_graph_object_min_depth_tree AS
+SELECT id, parent_id
+FROM __intrinsic_heap_graph_min_depth_tree()
+ORDER BY id;
+
+CREATE PERFETTO TABLE _heap_graph_class_tree AS
+SELECT
+  graph_sample_ts,
+  upid,
+  id,
+  parent_id,
+  name,
+  root_type,
+  heap_type,
+  self_count,
+  self_size,
+  path_hash_stable
+FROM __intrinsic_heap_graph_class_tree('min_depth')
+ORDER BY id;
