@@ -6,6 +6,7 @@ pub mod profile_facts;
 pub mod profiling_rows;
 pub mod rows;
 pub mod sched_rows;
+pub mod scopes;
 mod stat_vocabulary;
 pub mod stats;
 pub mod strings;

@@ -198,10 +198,14 @@ table! {
         int_value: Option<i64>,
         /// String value.
         str_value: StrId,
-        /// Machine (none: one machine's metadata).
-        machine_id: Option<u32> = |_| None,
-        /// Trace (none: one trace).
-        trace_id: Option<u32> = |_| None,
+        /// Machine (none for a key upstream keeps for the whole session or
+        /// per trace: `storage/scopes.rs`).
+        machine_id: Option<u32> = |r, strings| crate::storage::scopes::metadata_ids(
+            strings.get(r.name).unwrap_or_default()).0,
+        /// Trace (none for a key upstream keeps for the whole session or
+        /// per machine).
+        trace_id: Option<u32> = |r, strings| crate::storage::scopes::metadata_ids(
+            strings.get(r.name).unwrap_or_default()).1,
     }
 }
 
@@ -224,11 +228,20 @@ table! {
         value: i64,
         /// What it counts (left out, as the vocabulary leaves it).
         description: StrId = |_| StrId::NULL,
-        /// Machine (none: the host).
-        machine_id: Option<u32> = |_| None,
-        /// Trace (none: one trace).
-        trace_id: Option<u32> = |_| None,
+        /// Machine (none for a stat of the whole session:
+        /// `storage/scopes.rs`).
+        machine_id: Option<u32> = |r| stat_ids(r.stat).0,
+        /// Trace (none for a stat of the whole session).
+        trace_id: Option<u32> = |r| stat_ids(r.stat).1,
     }
+}
+
+/// `(machine_id, trace_id)` of stat `i`'s row.
+#[cfg(feature = "sql")]
+fn stat_ids(i: usize) -> (Option<u32>, Option<u32>) {
+    crate::storage::stats::STATS
+        .get(i)
+        .map_or((None, None), |d| crate::storage::scopes::stat_ids(d.0))
 }
 
 /// A text of stat `i`'s definition, as the pool holds it (NULL unless it
