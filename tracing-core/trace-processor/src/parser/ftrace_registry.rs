@@ -9,7 +9,9 @@
 //! stops the build.
 
 use super::importer::FtraceHandler;
-use super::{cpu_freq_idle, cros_ec, f2fs_iostat, ftrace, network, process_memory, sched, ufs};
+use super::{
+    cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network, process_memory, sched, ufs,
+};
 
 /// Every module's list.
 const MODULES: &[&[(u32, FtraceHandler)]] = &[
@@ -21,6 +23,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     network::FTRACE_HANDLERS,
     ufs::FTRACE_HANDLERS,
     cros_ec::FTRACE_HANDLERS,
+    dma_heap::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

@@ -16,6 +16,7 @@ mod android_packages;
 mod android_power;
 mod android_system_property;
 mod display_state;
+mod dma_heap;
 mod f2fs_iostat;
 mod fields;
 mod frame_timeline;
