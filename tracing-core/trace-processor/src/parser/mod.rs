@@ -12,6 +12,7 @@ mod debug_annotations;
 mod deobfuscation;
 mod descriptor;
 mod android_cpu_per_uid;
+mod android_game_intervention;
 mod android_packages;
 mod android_power;
 mod android_system_property;

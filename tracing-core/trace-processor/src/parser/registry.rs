@@ -8,10 +8,10 @@
 use super::heap_graph;
 use super::importer::Importer;
 use super::{
-    android_cpu_per_uid, android_packages, android_power, android_system_property, chrome_metadata,
-    concurrent_sessions, cpu_info, descriptor, display_state, frame_timeline, ftrace_stats,
-    generic_kernel, process_stats, process_tree, profiling, service, sys_stats, system_info,
-    track_event, winscope,
+    android_cpu_per_uid, android_game_intervention, android_packages, android_power,
+    android_system_property, chrome_metadata, concurrent_sessions, cpu_info, descriptor,
+    display_state, frame_timeline, ftrace_stats, generic_kernel, process_stats, process_tree,
+    profiling, service, sys_stats, system_info, track_event, winscope,
 };
 
 /// Every parser module's list.
@@ -33,6 +33,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_cpu_per_uid::IMPORTERS,
     android_system_property::IMPORTERS,
     android_packages::IMPORTERS,
+    android_game_intervention::IMPORTERS,
     frame_timeline::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,

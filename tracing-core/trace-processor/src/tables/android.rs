@@ -50,6 +50,44 @@ table! {
     }
 }
 
+table! {
+    /// A row of `android_game_intervention_list`: one game's modes and
+    /// the interventions each mode applies.
+    pub struct AndroidGameInterventionRow in "__intrinsic_android_game_intervention_list",
+        views ["android_game_intervention_list"] {
+        /// The game's package.
+        package_name: StrId,
+        /// Its uid.
+        uid: i64,
+        /// The mode it is in (1 standard, 2 performance, 3 battery).
+        current_mode: i64,
+        /// Whether it supports the standard mode (0 or 1).
+        standard_mode_supported: i64,
+        /// The standard mode's resolution downscale.
+        standard_mode_downscale: Option<f64>,
+        /// Whether the standard mode uses ANGLE.
+        standard_mode_use_angle: Option<i64>,
+        /// The standard mode's frame rate.
+        standard_mode_fps: Option<f64>,
+        /// Whether it supports the performance mode (0 or 1).
+        perf_mode_supported: i64,
+        /// The performance mode's resolution downscale.
+        perf_mode_downscale: Option<f64>,
+        /// Whether the performance mode uses ANGLE.
+        perf_mode_use_angle: Option<i64>,
+        /// The performance mode's frame rate.
+        perf_mode_fps: Option<f64>,
+        /// Whether it supports the battery mode (0 or 1).
+        battery_mode_supported: i64,
+        /// The battery mode's resolution downscale.
+        battery_mode_downscale: Option<f64>,
+        /// Whether the battery mode uses ANGLE.
+        battery_mode_use_angle: Option<i64>,
+        /// The battery mode's frame rate.
+        battery_mode_fps: Option<f64>,
+    }
+}
+
 /// The Android tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct AndroidRows {
@@ -59,6 +97,8 @@ pub struct AndroidRows {
     pub packages: Vec<PackageListRow>,
     /// `__intrinsic_android_user_list`.
     pub users: Vec<AndroidUserListRow>,
+    /// `__intrinsic_android_game_intervention_list`.
+    pub game_interventions: Vec<AndroidGameInterventionRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -72,6 +112,7 @@ impl AndroidRows {
             AndroidCpuPerUidTrackRow::freeze(&self.cpu_per_uid_tracks, strings),
             PackageListRow::freeze(&self.packages, strings),
             AndroidUserListRow::freeze(&self.users, strings),
+            AndroidGameInterventionRow::freeze(&self.game_interventions, strings),
         ]
     }
 }
@@ -81,4 +122,5 @@ pub const TABLES: &[super::TableDecl] = &[
     AndroidCpuPerUidTrackRow::TABLE,
     PackageListRow::TABLE,
     AndroidUserListRow::TABLE,
+    AndroidGameInterventionRow::TABLE,
 ];

@@ -126,6 +126,10 @@ const DESCRIPTION: &str = "extract_arg(source_arg_set_id, 'description') AS desc
 /// Every projection, in the order they are created.
 pub const PROJECTIONS: &[Projection] = &[
     Projection::of("package_list", &super::android::PackageListRow::TABLE),
+    Projection::of(
+        "android_game_intervention_list",
+        &super::android::AndroidGameInterventionRow::TABLE,
+    ),
     Projection {
         then: &["category AS cat", "id AS slice_id"],
         ..Projection::of("slice", &SliceRow::TABLE)

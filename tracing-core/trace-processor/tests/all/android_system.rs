@@ -255,3 +255,45 @@ fn packages_and_users_are_listed_once_and_uids_are_named() {
          SELECT * FROM android_process_metadata",
     );
 }
+
+/// `TracePacket.android_game_intervention_list`.
+const GAME_INTERVENTION_LIST: u32 = 83;
+
+#[test]
+fn game_interventions_are_one_row_per_game_with_each_supported_mode() {
+    let list = packet(|p| {
+        p.set_timestamp(1);
+        let mut m = p.message().begin_nested(GAME_INTERVENTION_LIST);
+        let mut game = m.begin_nested(1);
+        game.append_string(1, "com.test.game");
+        game.append_uint64(2, 10_042);
+        game.append_uint32(3, 2);
+        let mut perf = game.begin_nested(4);
+        perf.append_uint32(1, 2);
+        perf.append_bool(2, true);
+        perf.append_float(3, 0.5);
+        perf.append_float(4, 120.0);
+    });
+    let tp = load(&[list]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT package_name, uid, current_mode, standard_mode_supported,
+                    standard_mode_fps, perf_mode_supported, perf_mode_downscale,
+                    perf_mode_use_angle, perf_mode_fps, battery_mode_supported
+             FROM android_game_intervention_list"
+        ),
+        vec![vec![
+            s("com.test.game"),
+            i(10_042),
+            i(2),
+            i(0),
+            Value::Null,
+            i(1),
+            r(0.5),
+            i(1),
+            r(120.0),
+            i(0)
+        ]]
+    );
+}

@@ -54,27 +54,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     (
-        "android_game_intervention_list",
-        &[
-            ("id", "INTEGER"),
-            ("package_name", "TEXT"),
-            ("uid", "INTEGER"),
-            ("current_mode", "INTEGER"),
-            ("standard_mode_supported", "INTEGER"),
-            ("standard_mode_downscale", "REAL"),
-            ("standard_mode_use_angle", "INTEGER"),
-            ("standard_mode_fps", "REAL"),
-            ("perf_mode_supported", "INTEGER"),
-            ("perf_mode_downscale", "REAL"),
-            ("perf_mode_use_angle", "INTEGER"),
-            ("perf_mode_fps", "REAL"),
-            ("battery_mode_supported", "INTEGER"),
-            ("battery_mode_downscale", "REAL"),
-            ("battery_mode_use_angle", "INTEGER"),
-            ("battery_mode_fps", "REAL"),
-        ],
-    ),
-    (
         "android_logs",
         &[
             ("id", "INTEGER"),
