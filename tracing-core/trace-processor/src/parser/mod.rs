@@ -35,7 +35,7 @@ mod perf_sample;
 mod process_memory;
 mod process_stats;
 mod process_tree;
-mod proto_to_args;
+pub(crate) mod proto_to_args;
 mod profile_packet;
 mod profiling;
 pub mod registry;
@@ -52,7 +52,7 @@ mod trace_diagnostics;
 mod track_event;
 mod track_event_callstack;
 mod ufs;
-mod winscope;
+pub(crate) mod winscope;
 
 use crate::clock::ClockTracker;
 use crate::descriptors::Descriptors;

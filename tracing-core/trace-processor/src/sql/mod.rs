@@ -36,6 +36,7 @@ mod views;
 mod views_graphics;
 mod views_sched;
 mod vtab;
+mod winscope_args;
 
 use std::sync::Arc;
 
@@ -130,6 +131,7 @@ impl Engine {
             )?;
         }
         prelude::register(&conn, &all)?;
+        winscope_args::register(&conn, &all)?;
         if let Some(args) = args {
             functions::register(&conn, args)?;
         }

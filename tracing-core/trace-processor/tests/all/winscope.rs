@@ -368,3 +368,48 @@ fn a_layers_snapshot_becomes_a_row_and_each_layer_a_row() {
         vec![vec![s("child")]]
     );
 }
+
+#[test]
+fn raw_protos_flatten_again_with_their_defaults() {
+    let tp = load(&[packet(|p| {
+        p.set_timestamp(500);
+        let mut snap = p.message().begin_nested(93);
+        let mut layers = snap.begin_nested(3);
+        let mut l = layers.begin_nested(1);
+        l.append_int32(1, 4); // id
+        l.append_int32(10, 3); // z
+    })]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT key, int_value, string_value, real_value
+             FROM __intrinsic_winscope_proto_to_args_with_defaults('surfaceflinger_layer')
+             WHERE key IN ('id', 'z', 'name', 'is_opaque', 'children', 'transform',
+                           'hwc_composition_type', 'corner_radius')
+             ORDER BY key"
+        ),
+        vec![
+            vec![s("children"), null(), null(), null()],
+            vec![s("corner_radius"), null(), null(), Value::Real(0.0)],
+            vec![
+                s("hwc_composition_type"),
+                null(),
+                s("HWC_TYPE_UNSPECIFIED"),
+                null()
+            ],
+            vec![s("id"), i(4), null(), null()],
+            vec![s("is_opaque"), i(0), null(), null()],
+            vec![s("name"), null(), null(), null()],
+            vec![s("transform"), null(), null(), null()],
+            vec![s("z"), i(3), null(), null()],
+        ]
+    );
+    let err = tp
+        .query("SELECT * FROM __intrinsic_winscope_proto_to_args_with_defaults('slice')")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Failed to find __intrinsic_slice table"),
+        "{err}"
+    );
+}
