@@ -92,6 +92,35 @@ fn battery_stats_values_are_named_per_state() {
     );
 }
 
+#[test]
+fn oom_scores_and_lmk_reasons_are_named_as_android_names_them() {
+    let tp = cpus(&[]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.lmk;
+             SELECT android_oom_adj_score_to_bucket_name(250),
+                    android_oom_adj_score_to_bucket_name(100),
+                    android_oom_adj_score_to_bucket_name(-800),
+                    android_oom_adj_score_to_detailed_bucket_name(955, 10001),
+                    android_oom_adj_score_to_detailed_bucket_name(30, 10001),
+                    _android_lmk_kill_reason_string(3),
+                    _android_lmk_kill_reason_string(1500),
+                    (SELECT count(*) FROM android_lmk_events)"
+        ),
+        vec![vec![
+            s("background"),
+            s("bfgs"),
+            s("system"),
+            s("cached_app_lmk_first"),
+            s("unknown_app"),
+            s("LOW_MEM_AND_SWAP"),
+            s("VENDOR_REASON"),
+            i(0)
+        ]]
+    );
+}
+
 /// Every module here includes on an empty trace, and each public table
 /// reads.
 #[test]
@@ -101,6 +130,9 @@ fn every_android_module_includes_on_an_empty_trace() {
         ("android.cpu.cluster_type", "android_cpu_cluster_mapping"),
         ("android.device", "android_device_name"),
         ("android.dvfs", "android_dvfs_counter_residency"),
+        ("android.memory.dmabuf", "android_memory_cumulative_dmabuf"),
+        ("android.memory.lmk", "android_lmk_events"),
+        ("android.oom_adjuster", "android_oom_adj_intervals"),
         ("android.suspend", "android_suspend_state"),
     ];
     let tp = cpus(&[]);

@@ -48,6 +48,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_input.sql"),
     },
     Module {
+        key: "android.memory.dmabuf",
+        sql: include_str!("modules/android_memory_dmabuf.sql"),
+    },
+    Module {
         key: "android.memory.heap_graph.class_summary_tree",
         sql: include_str!("modules/android_memory_heap_graph_class_summary_tree.sql"),
     },
@@ -86,6 +90,14 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.memory.heap_profile.summary_tree",
         sql: include_str!("modules/android_memory_heap_profile_summary_tree.sql"),
+    },
+    Module {
+        key: "android.memory.lmk",
+        sql: include_str!("modules/android_memory_lmk.sql"),
+    },
+    Module {
+        key: "android.oom_adjuster",
+        sql: include_str!("modules/android_oom_adjuster.sql"),
     },
     Module {
         key: "android.package_lookup",
