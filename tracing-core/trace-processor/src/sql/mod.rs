@@ -37,6 +37,7 @@ mod views_graphics;
 mod views_sched;
 mod vtab;
 mod winscope_args;
+mod winscope_hierarchy;
 
 use std::sync::Arc;
 
@@ -132,6 +133,7 @@ impl Engine {
         }
         prelude::register(&conn, &all)?;
         winscope_args::register(&conn, &all)?;
+        winscope_hierarchy::register(&conn, &all)?;
         if let Some(args) = args {
             functions::register(&conn, args)?;
         }

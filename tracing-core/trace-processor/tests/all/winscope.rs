@@ -413,3 +413,44 @@ fn raw_protos_flatten_again_with_their_defaults() {
         "{err}"
     );
 }
+
+#[test]
+fn each_layers_path_from_the_root_is_answered() {
+    let layer = |l: &mut protozero::Message<'_>, id: i32, parent: Option<i32>| {
+        let mut m = l.begin_nested(1);
+        m.append_int32(1, id);
+        if let Some(p) = parent {
+            m.append_int32(25, p);
+        }
+    };
+    let tp = load(&[packet(|p| {
+        p.set_timestamp(500);
+        let mut snap = p.message().begin_nested(93);
+        let mut layers = snap.begin_nested(3);
+        layer(&mut layers, 1, None);
+        layer(&mut layers, 2, Some(1));
+        layer(&mut layers, 3, Some(2));
+        // Two layers each the other's parent: the path stops.
+        layer(&mut layers, 5, Some(6));
+        layer(&mut layers, 6, Some(5));
+    })]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT snapshot_id, layer_id, ancestor_id
+             FROM __intrinsic_winscope_surfaceflinger_hierarchy_path()"
+        ),
+        vec![
+            vec![i(0), i(1), i(1)],
+            vec![i(0), i(2), i(1)],
+            vec![i(0), i(2), i(2)],
+            vec![i(0), i(3), i(1)],
+            vec![i(0), i(3), i(2)],
+            vec![i(0), i(3), i(3)],
+            vec![i(0), i(5), i(6)],
+            vec![i(0), i(5), i(5)],
+            vec![i(0), i(6), i(5)],
+            vec![i(0), i(6), i(6)],
+        ]
+    );
+}
