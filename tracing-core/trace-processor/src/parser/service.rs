@@ -72,6 +72,7 @@ fn service_event(p: &mut Parser, input: &Input<'_>) {
 
 fn trace_stats(p: &mut Parser, input: &Input<'_>) {
     let stats = TraceStatsDecoder::new(input.bytes);
+    service_totals(p, &stats);
     for (i, b) in stats.buffer_stats().enumerate() {
         let i = i as i64;
         let st = &mut p.storage.stats;
@@ -97,6 +98,7 @@ fn trace_stats(p: &mut Parser, input: &Input<'_>) {
         set("traced_buf_chunks_overwritten", b.chunks_overwritten());
         set("traced_buf_chunks_discarded", b.chunks_discarded());
         set("traced_buf_chunks_read", b.chunks_read());
+        set("traced_buf_chunks_relocated", b.chunks_relocated());
         set(
             "traced_buf_chunks_committed_out_of_order",
             b.chunks_committed_out_of_order(),
@@ -111,6 +113,56 @@ fn trace_stats(p: &mut Parser, input: &Input<'_>) {
             "traced_buf_trace_writer_packet_loss",
             b.trace_writer_packet_loss(),
         );
+    }
+}
+
+/// The service's own counts of `TraceStats` (as upstream, each set, 0
+/// when absent), its packet filter's (with the bytes it cut from each
+/// buffer) and how the final flush went.
+fn service_totals(p: &mut Parser, stats: &TraceStatsDecoder<'_>) {
+    use zerotrace_protos::protos::trace_stats::FinalFlushOutcome;
+    let st = &mut p.storage.stats;
+    let mut set = |name: &str, v: Option<u64>| {
+        st.set(name, i64::try_from(v.unwrap_or(0)).unwrap_or(i64::MAX));
+    };
+    set(
+        "traced_producers_connected",
+        stats.producers_connected().map(u64::from),
+    );
+    set("traced_producers_seen", stats.producers_seen());
+    set(
+        "traced_data_sources_registered",
+        stats.data_sources_registered().map(u64::from),
+    );
+    set("traced_data_sources_seen", stats.data_sources_seen());
+    set(
+        "traced_tracing_sessions",
+        stats.tracing_sessions().map(u64::from),
+    );
+    set("traced_total_buffers", stats.total_buffers().map(u64::from));
+    set("traced_chunks_discarded", stats.chunks_discarded());
+    set("traced_patches_discarded", stats.patches_discarded());
+    set("traced_flushes_requested", stats.flushes_requested());
+    set("traced_flushes_succeeded", stats.flushes_succeeded());
+    set("traced_flushes_failed", stats.flushes_failed());
+    if let Some(f) = stats.filter_stats() {
+        set("filter_errors", f.errors());
+        set("filter_input_bytes", f.input_bytes());
+        set("filter_input_packets", f.input_packets());
+        set("filter_output_bytes", f.output_bytes());
+        set("filter_time_taken_ns", f.time_taken_ns());
+        for (i, v) in f.bytes_discarded_per_buffer().enumerate() {
+            st.set_indexed(
+                "traced_buf_bytes_filtered_out",
+                i as i64,
+                i64::try_from(v).unwrap_or(i64::MAX),
+            );
+        }
+    }
+    match stats.final_flush_outcome() {
+        Some(FinalFlushOutcome::FinalFlushSucceeded) => st.incr("traced_final_flush_succeeded"),
+        Some(FinalFlushOutcome::FinalFlushFailed) => st.incr("traced_final_flush_failed"),
+        _ => {}
     }
 }
 
@@ -183,5 +235,72 @@ pub fn finish(p: &mut Parser) {
                     .set_indexed("long_trace_mode_bytes_overwritten", i, v);
             }
         }
+    }
+}
+
+#[cfg(all(test, feature = "sql"))]
+mod tests {
+    use crate::{TraceProcessor, Value};
+
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    fn bytes_field(id: u32, b: &[u8], out: &mut Vec<u8>) {
+        varint(u64::from(id) << 3 | 2, out);
+        varint(b.len() as u64, out);
+        out.extend_from_slice(b);
+    }
+
+    fn int_field(id: u32, v: u64, out: &mut Vec<u8>) {
+        varint(u64::from(id) << 3, out);
+        varint(v, out);
+    }
+
+    #[test]
+    fn trace_stats_give_the_services_and_the_filters_counts() {
+        let mut filter = Vec::new();
+        int_field(1, 836, &mut filter); // input_packets
+        int_field(4, 12, &mut filter); // errors
+        int_field(20, 1, &mut filter); // bytes_discarded_per_buffer
+        int_field(20, 34, &mut filter);
+        let mut stats = Vec::new();
+        int_field(2, 3, &mut stats); // producers_connected
+        bytes_field(11, &filter, &mut stats); // filter_stats
+        int_field(15, 2, &mut stats); // final_flush_outcome: FAILED
+        let mut packet = Vec::new();
+        bytes_field(35, &stats, &mut packet);
+        let mut trace = Vec::new();
+        bytes_field(1, &packet, &mut trace);
+        let tp = TraceProcessor::from_bytes(&trace).expect("load");
+        let r = tp
+            .query(
+                "SELECT name, idx, value FROM stats WHERE name IN ('filter_errors', \
+                 'filter_input_packets', 'traced_buf_bytes_filtered_out', \
+                 'traced_producers_connected', 'traced_final_flush_failed') ORDER BY name, idx",
+            )
+            .expect("query");
+        let row = |n: &str, idx: Option<i64>, v: i64| {
+            vec![
+                Value::Text(n.into()),
+                idx.map_or(Value::Null, Value::Int),
+                Value::Int(v),
+            ]
+        };
+        assert_eq!(
+            r.rows,
+            [
+                row("filter_errors", None, 12),
+                row("filter_input_packets", None, 836),
+                row("traced_buf_bytes_filtered_out", Some(0), 1),
+                row("traced_buf_bytes_filtered_out", Some(1), 34),
+                row("traced_final_flush_failed", None, 1),
+                row("traced_producers_connected", None, 3),
+            ]
+        );
     }
 }
