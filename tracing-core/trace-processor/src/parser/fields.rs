@@ -30,11 +30,6 @@ impl<'a> Fields<'a> {
         self.slots.get(id as usize).copied().flatten()
     }
 
-    /// Whether field `id` was present.
-    pub fn has(&self, id: u32) -> bool {
-        self.get(id).is_some()
-    }
-
     /// A varint or fixed field as a signed integer (two's complement, as
     /// `int64`/`int32` fields are written).
     pub fn int(&self, id: u32) -> Option<i64> {
@@ -104,7 +99,7 @@ mod tests {
         assert_eq!(f.str(2).as_deref(), Some("ab"));
         assert_eq!(f.real(3), Some(1.5));
         assert_eq!(f.int32(4), Some(-1));
-        assert!(!f.has(5));
+        assert_eq!(f.uint(5), None);
         assert_eq!(f.int(2), None);
     }
 }

@@ -8,6 +8,7 @@
 //! in its module's list (and the list's line here); a field claimed twice
 //! stops the build.
 
+use super::gpu_mem_freq;
 use super::importer::FtraceHandler;
 use super::{
     cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network, process_memory, sched, ufs,
@@ -22,6 +23,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     process_memory::FTRACE_HANDLERS,
     network::FTRACE_HANDLERS,
     ufs::FTRACE_HANDLERS,
+    gpu_mem_freq::FTRACE_HANDLERS,
     cros_ec::FTRACE_HANDLERS,
     dma_heap::FTRACE_HANDLERS,
 ];

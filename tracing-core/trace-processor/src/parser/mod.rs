@@ -21,6 +21,7 @@ mod dma_heap;
 mod f2fs_iostat;
 mod fields;
 mod frame_timeline;
+mod gpu_mem_freq;
 pub(crate) mod ftrace;
 mod ftrace_raw;
 mod ftrace_registry;
@@ -120,6 +121,8 @@ pub struct Parser {
     pub packages: android_packages::PackagesState,
     /// The frame timeline's open cookies and pending flows.
     pub frame_timeline: frame_timeline::FrameTimelineState,
+    /// The GPUs seen (their `ugpu` numbers).
+    pub gpus: gpu_mem_freq::Gpus,
     /// The Winscope importers' state.
     pub winscope: winscope::WinscopeState,
 }
@@ -159,6 +162,7 @@ impl Parser {
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             packages: android_packages::PackagesState::default(),
             frame_timeline: Default::default(),
+            gpus: Default::default(),
             winscope: Default::default(),
         }
     }

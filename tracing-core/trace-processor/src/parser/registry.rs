@@ -5,6 +5,7 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
+use super::gpu_mem_freq;
 use super::heap_graph;
 use super::importer::Importer;
 use super::{
@@ -35,6 +36,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_packages::IMPORTERS,
     android_game_intervention::IMPORTERS,
     frame_timeline::IMPORTERS,
+    gpu_mem_freq::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,
     heap_graph::IMPORTERS,

@@ -155,3 +155,183 @@ fn frame_timeline_slices_carry_upstreams_columns_and_flow_to_their_display_frame
         vec![vec![i(1)]]
     );
 }
+
+/// atrace `print` events at (ts, tid, text) as one ftrace bundle.
+fn prints(events: &[(u64, u32, &str)]) -> Vec<u8> {
+    let events = events.to_vec();
+    packet(move |p| {
+        let m = p.message();
+        let mut b = m.begin_nested(1);
+        b.append_uint32(1, 0);
+        for (ts, pid, buf) in events {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, ts);
+            e.append_uint32(2, pid);
+            e.begin_nested(3).append_string(2, buf);
+        }
+    })
+}
+
+#[test]
+fn android_frames_match_the_apps_slices_to_the_frame_timeline() {
+    let packets = [
+        prints(&[
+            (100, 20, "B|20|Choreographer#doFrame 7\n"),
+            (150, 20, "E|20\n"),
+            (160, 21, "B|20|DrawFrame 7\n"),
+            (190, 21, "E|20\n"),
+        ]),
+        // Expected surface frame of token 7 from 90 to 120.
+        frame_event(90, 3, |m| {
+            m.append_int64(1, 1);
+            m.append_int64(2, 7);
+            m.append_int64(3, 8);
+            m.append_int32(4, 20);
+            m.append_string(5, "app#3");
+        }),
+        frame_end(120, 1),
+        // Actual surface frame of token 7 from 100 to 200.
+        frame_event(100, 4, |m| {
+            m.append_int64(1, 2);
+            m.append_int64(2, 7);
+            m.append_int64(3, 8);
+            m.append_int32(4, 20);
+            m.append_string(5, "app#3");
+        }),
+        frame_end(200, 2),
+    ];
+    let tp = TraceProcessor::from_bytes(&trace(&packets)).unwrap();
+    let r = tp
+        .query(
+            "INCLUDE PERFETTO MODULE android.frames.per_frame_metrics; \
+             SELECT f.frame_id, f.ts, f.dur, f.actual_frame_timeline_count, f.draw_frame_count, \
+               l.layer_id, o.overrun, v.app_vsync_delay, c.cpu_time \
+             FROM android_frames f JOIN android_frames_layers l USING (frame_id) \
+             JOIN android_frames_overrun o USING (frame_id) \
+             JOIN android_app_vsync_delay_per_frame v USING (frame_id) \
+             JOIN android_cpu_time_per_frame c USING (frame_id)",
+        )
+        .unwrap();
+    // CPU time: vsync delay 10 + doFrame 50 + DrawFrame 30.
+    assert_eq!(
+        r.rows,
+        vec![vec![
+            i(7),
+            i(100),
+            i(100),
+            i(1),
+            i(1),
+            i(3),
+            i(80),
+            i(10),
+            i(90)
+        ]]
+    );
+}
+
+/// ftrace events at (ts, pid, payload field, [(field, value)]) as one
+/// bundle of CPU 0.
+fn ftrace(events: &[(u64, u32, u32, Vec<(u32, u64)>)]) -> Vec<u8> {
+    let events = events.to_vec();
+    packet(move |p| {
+        let m = p.message();
+        let mut b = m.begin_nested(1);
+        b.append_uint32(1, 0);
+        for (ts, pid, field, values) in events {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, ts);
+            e.append_uint32(2, pid);
+            let mut body = e.begin_nested(field);
+            for (f, v) in values {
+                body.append_uint64(f, v);
+            }
+        }
+    })
+}
+
+/// A `GpuMemTotalEvent` packet.
+fn gpu_mem_total(ts: u64, gpu: u32, pid: u32, size: u64) -> Vec<u8> {
+    packet(move |p| {
+        p.set_timestamp(ts);
+        let mut e = p.message().begin_nested(71);
+        e.append_uint32(1, gpu);
+        e.append_uint32(2, pid);
+        e.append_uint64(3, size);
+    })
+}
+
+#[test]
+fn gpu_frequency_and_memory_become_gpu_counters_and_the_android_gpu_modules_read_them() {
+    let packets = [
+        ftrace(&[
+            (10, 1, 332, vec![(1, 0), (2, 585_000)]),
+            (20, 1, 332, vec![(1, 1), (2, 400_000)]),
+            (30, 1, 332, vec![(1, 0), (2, 0)]),
+            // kgsl reports kHz / 1000.
+            (40, 1, 509, vec![(1, 603), (2, 0)]),
+            // A total of a thread the trace does not know: dropped.
+            (45, 1, 340, vec![(1, 0), (2, 77), (3, 9)]),
+        ]),
+        gpu_mem_total(5, 0, 0, 123),
+        gpu_mem_total(6, 0, 42, 100),
+        gpu_mem_total(8, 0, 42, 233),
+        // The generic packet of GPU frequency.
+        packet(|p| {
+            p.set_timestamp(50);
+            let mut e = p.message().begin_nested(129);
+            e.append_uint32(1, 1);
+            e.append_uint32(2, 758_000);
+        }),
+    ];
+    let tp = TraceProcessor::from_bytes(&trace(&packets)).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, gpu_id, value, unit FROM counter c JOIN gpu_counter_track t \
+             ON c.track_id = t.id WHERE t.name = 'gpufreq' ORDER BY ts"
+        ),
+        vec![
+            vec![i(10), i(0), Value::Real(585_000.0), s("kHz")],
+            vec![i(20), i(1), Value::Real(400_000.0), s("kHz")],
+            vec![i(30), i(0), Value::Real(0.0), s("kHz")],
+            vec![i(40), i(0), Value::Real(603_000.0), s("kHz")],
+            vec![i(50), i(1), Value::Real(758_000.0), s("kHz")],
+        ]
+    );
+    let r = tp
+        .query(
+            "INCLUDE PERFETTO MODULE android.gpu.frequency; \
+             SELECT ts, dur, gpu_id, gpu_freq FROM android_gpu_frequency ORDER BY gpu_id, ts",
+        )
+        .unwrap();
+    assert_eq!(
+        r.rows,
+        vec![
+            vec![i(10), i(20), i(0), i(585_000)],
+            vec![i(30), i(10), i(0), i(0)],
+            vec![i(40), i(10), i(0), i(603_000)],
+            vec![i(20), i(30), i(1), i(400_000)],
+            vec![i(50), i(0), i(1), i(758_000)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.type, extract_arg(t.dimension_arg_set_id, 'upid') IS NULL, c.ts, c.value \
+             FROM counter c JOIN counter_track t \
+             ON c.track_id = t.id WHERE t.name = 'GPU Memory' ORDER BY c.ts"
+        ),
+        vec![
+            vec![s("gpu_memory"), i(1), i(5), Value::Real(123.0)],
+            vec![s("process_gpu_memory"), i(0), i(6), Value::Real(100.0)],
+            vec![s("process_gpu_memory"), i(0), i(8), Value::Real(233.0)],
+        ]
+    );
+    let r = tp
+        .query(
+            "INCLUDE PERFETTO MODULE android.gpu.memory; \
+             SELECT ts, gpu_memory FROM android_gpu_memory_per_process ORDER BY ts",
+        )
+        .unwrap();
+    assert_eq!(r.rows, vec![vec![i(6), i(100)], vec![i(8), i(233)]]);
+}

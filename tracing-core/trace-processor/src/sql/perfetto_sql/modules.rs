@@ -44,6 +44,26 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_entity_state_residency.sql"),
     },
     Module {
+        key: "android.frames.per_frame_metrics",
+        sql: include_str!("modules/android_frames_per_frame_metrics.sql"),
+    },
+    Module {
+        key: "android.frames.timeline",
+        sql: include_str!("modules/android_frames_timeline.sql"),
+    },
+    Module {
+        key: "android.frames.timeline_maxsdk28",
+        sql: include_str!("modules/android_frames_timeline_maxsdk28.sql"),
+    },
+    Module {
+        key: "android.gpu.frequency",
+        sql: include_str!("modules/android_gpu_frequency.sql"),
+    },
+    Module {
+        key: "android.gpu.memory",
+        sql: include_str!("modules/android_gpu_memory.sql"),
+    },
+    Module {
         key: "android.input",
         sql: include_str!("modules/android_input.sql"),
     },
