@@ -23,7 +23,8 @@ use crate::storage::strings::StrId;
 const NAME: &str = "__intrinsic_winscope_proto_to_args_with_defaults";
 
 /// The columns answered, in upstream's order.
-const COLUMNS: [(&str, &str); 7] = [
+const COLUMNS: [(&str, &str); 8] = [
+    ("id", "BIGINT"),
     ("base64_proto_id", "BIGINT"),
     ("flat_key", "TEXT"),
     ("key", "TEXT"),
@@ -206,8 +207,10 @@ impl TableFn for WithDefaults {
         }
         Ok(rows
             .into_iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(id, r)| {
                 vec![
+                    Value::Integer(id as i64),
                     Value::Integer(r.base64_proto_id),
                     Value::Text(r.flat_key),
                     Value::Text(r.key),

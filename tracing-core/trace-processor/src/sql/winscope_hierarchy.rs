@@ -1,6 +1,7 @@
 //! `__intrinsic_winscope_surfaceflinger_hierarchy_path()`: for each layer
 //! of each SurfaceFlinger layers snapshot, its path in the layer tree, one
-//! row per ancestor from the root down to the layer itself, read from the
+//! row per ancestor from the root down to the layer itself (rows numbered
+//! by `id`, as upstream's table functions number theirs), read from the
 //! snapshots' raw protos (a parent chain that loops is cut where it meets
 //! a layer already on the path).
 
@@ -70,6 +71,7 @@ fn paths(snapshot_id: i64, proto: &[u8], out: &mut Vec<Vec<Value>>) {
         }
         for ancestor in path.iter().rev() {
             out.push(vec![
+                Value::Integer(out.len() as i64),
                 Value::Integer(snapshot_id),
                 Value::Integer(i64::from(id as u32)),
                 Value::Integer(i64::from(*ancestor as u32)),
@@ -81,6 +83,7 @@ fn paths(snapshot_id: i64, proto: &[u8], out: &mut Vec<Vec<Value>>) {
 impl TableFn for HierarchyPaths {
     fn columns(&self) -> Vec<(&'static str, &'static str)> {
         vec![
+            ("id", "BIGINT"),
             ("snapshot_id", "BIGINT"),
             ("layer_id", "BIGINT"),
             ("ancestor_id", "BIGINT"),

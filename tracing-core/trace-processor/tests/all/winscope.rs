@@ -434,6 +434,15 @@ fn each_layers_path_from_the_root_is_answered() {
         layer(&mut layers, 5, Some(6));
         layer(&mut layers, 6, Some(5));
     })]);
+    // Rows are numbered as upstream numbers a table function's rows.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT COUNT(*), MIN(id), MAX(id)
+             FROM __intrinsic_winscope_surfaceflinger_hierarchy_path()"
+        ),
+        vec![vec![i(10), i(0), i(9)]]
+    );
     assert_eq!(
         rows(
             &tp,
