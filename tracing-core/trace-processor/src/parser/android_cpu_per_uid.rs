@@ -8,9 +8,7 @@
 //! time a sequence's incremental state names the uid and cluster, the
 //! increase since its previous packet after that. Isolated and shared-range
 //! uids are grouped onto their range's first uid, whose track sums them.
-//! Values are kept sparse as upstream keeps them: a track gets a value when
-//! it changes, and the value before a change is repeated at its last time
-//! when that time had no row.
+//! Values are kept sparse as upstream keeps them (`sparse_counters.rs`).
 
 use std::collections::BTreeMap;
 
@@ -20,8 +18,8 @@ use protozero::Decoder;
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use super::sparse_counters::SparseCounters;
 use crate::storage::args::ArgValue;
-use crate::storage::rows::CounterRow;
 use crate::tables::android::AndroidCpuPerUidTrackRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
@@ -39,14 +37,6 @@ struct GenerationState {
     last_values: BTreeMap<(u32, u32), u64>,
 }
 
-/// A sparse counter track's last value.
-#[derive(Debug, Clone, Copy)]
-struct Sparse {
-    value: f64,
-    ts: i64,
-    written: bool,
-}
-
 /// What the importer keeps across packets and to the end of the trace.
 #[derive(Debug, Default)]
 pub struct CpuPerUidState {
@@ -58,10 +48,8 @@ pub struct CpuPerUidState {
     /// System (uids below 10000) and app totals by cluster.
     system_totals: BTreeMap<u32, u64>,
     app_totals: BTreeMap<u32, u64>,
-    /// Each track's sparse state.
-    sparse: HashMap<u32, Sparse>,
-    /// The values to write, in the order they were decided.
-    pending: Vec<(i64, u32, f64)>,
+    /// The tracks' values, kept sparse.
+    sparse: SparseCounters,
 }
 
 /// The uid without its user part.
@@ -111,35 +99,8 @@ fn totals_track(p: &mut Parser, kind: &str, cluster: u32) -> u32 {
     p.tracks.interned_counter(&mut p.storage, &spec)
 }
 
-/// Records a value on a sparse track: written when it differs from the
-/// track's last, the last then first repeated at its time if unwritten.
 fn sparse_push(p: &mut Parser, ts: i64, track: u32, value: f64) {
-    let s = &mut p.cpu_per_uid;
-    match s.sparse.get_mut(&track) {
-        None => {
-            s.pending.push((ts, track, value));
-            s.sparse.insert(
-                track,
-                Sparse {
-                    value,
-                    ts,
-                    written: true,
-                },
-            );
-        }
-        Some(last) => {
-            let different = last.value != value;
-            if different && !last.written {
-                s.pending.push((last.ts, track, last.value));
-            }
-            last.written = different;
-            if different {
-                s.pending.push((ts, track, value));
-            }
-            last.value = value;
-            last.ts = ts;
-        }
-    }
+    p.cpu_per_uid.sparse.push(ts, track, value);
 }
 
 /// Reads a packed (or unpacked) list of varints.
@@ -235,16 +196,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
 /// The end of the trace: the values in time order, and the table of
 /// tracks.
 pub fn finish(p: &mut Parser) {
-    let mut pending = std::mem::take(&mut p.cpu_per_uid.pending);
-    pending.sort_by_key(|(ts, _, _)| *ts);
-    for (ts, track_id, value) in pending {
-        p.storage.counters.push(CounterRow {
-            ts,
-            track_id,
-            value,
-            arg_set_id: None,
-        });
-    }
+    p.cpu_per_uid.sparse.flush(&mut p.storage);
     let cumulative: Vec<_> = p
         .cpu_per_uid
         .cumulative

@@ -13,6 +13,7 @@ mod deobfuscation;
 mod descriptor;
 mod android_cpu_per_uid;
 mod android_game_intervention;
+mod android_kernel_wakelocks;
 mod android_packages;
 mod android_power;
 mod android_system_property;
@@ -43,6 +44,7 @@ pub mod registry;
 mod sched;
 mod service;
 mod smaps;
+mod sparse_counters;
 mod stack_sample;
 mod streaming_profile;
 mod sys_stats;
@@ -119,6 +121,8 @@ pub struct Parser {
     pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
     /// The package names and user ids already imported.
     pub packages: android_packages::PackagesState,
+    /// Kernel wakelocks: incremental state and pending values.
+    pub kernel_wakelocks: android_kernel_wakelocks::KernelWakelockState,
     /// The frame timeline's open cookies and pending flows.
     pub frame_timeline: frame_timeline::FrameTimelineState,
     /// The GPUs seen (their `ugpu` numbers).
@@ -161,6 +165,7 @@ impl Parser {
             network: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             packages: android_packages::PackagesState::default(),
+            kernel_wakelocks: android_kernel_wakelocks::KernelWakelockState::default(),
             frame_timeline: Default::default(),
             gpus: Default::default(),
             winscope: Default::default(),
@@ -189,6 +194,7 @@ impl Parser {
         self.thread_counters
             .resolve(&mut self.storage, &mut self.tracks, machine);
         android_cpu_per_uid::finish(&mut self);
+        android_kernel_wakelocks::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
         self.storage.work.step(steps);
         self.storage

@@ -9,10 +9,10 @@ use super::gpu_mem_freq;
 use super::heap_graph;
 use super::importer::Importer;
 use super::{
-    android_cpu_per_uid, android_game_intervention, android_packages, android_power,
-    android_system_property, chrome_metadata, concurrent_sessions, cpu_info, descriptor,
-    display_state, frame_timeline, ftrace_stats, generic_kernel, process_stats, process_tree,
-    profiling, service, sys_stats, system_info, track_event, winscope,
+    android_cpu_per_uid, android_game_intervention, android_kernel_wakelocks, android_packages,
+    android_power, android_system_property, chrome_metadata, concurrent_sessions, cpu_info,
+    descriptor, display_state, frame_timeline, ftrace_stats, generic_kernel, process_stats,
+    process_tree, profiling, service, sys_stats, system_info, track_event, winscope,
 };
 
 /// Every parser module's list.
@@ -35,6 +35,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_system_property::IMPORTERS,
     android_packages::IMPORTERS,
     android_game_intervention::IMPORTERS,
+    android_kernel_wakelocks::IMPORTERS,
     frame_timeline::IMPORTERS,
     gpu_mem_freq::IMPORTERS,
     winscope::IMPORTERS,

@@ -297,3 +297,76 @@ fn game_interventions_are_one_row_per_game_with_each_supported_mode() {
         ]]
     );
 }
+
+/// `TracePacket.kernel_wakelock_data`.
+const KERNEL_WAKELOCK_DATA: u32 = 115;
+
+fn wakelocks(ts: u64, clear: bool, described: &[(u32, &str, i32)], held: &[(u32, u64)]) -> Vec<u8> {
+    packet(|p| {
+        p.set_timestamp(ts);
+        p.set_trusted_packet_sequence_id(3);
+        if clear {
+            p.set_incremental_state_cleared(true);
+        }
+        let mut m = p.message().begin_nested(KERNEL_WAKELOCK_DATA);
+        for (id, name, kind) in described {
+            let mut w = m.begin_nested(1);
+            w.append_uint32(1, *id);
+            w.append_string(2, name);
+            w.append_int32(3, *kind);
+        }
+        for (id, _) in held {
+            m.append_uint32(2, *id);
+        }
+        for (_, ms) in held {
+            m.append_uint64(3, *ms);
+        }
+    })
+}
+
+#[test]
+fn kernel_wakelocks_report_the_time_held_since_the_trace_began() {
+    let tp = load(&[
+        wakelocks(
+            100,
+            true,
+            &[(1, "wl_a", 1), (2, "wl_b", 2)],
+            &[(1, 5), (2, 0)],
+        ),
+        wakelocks(200, false, &[(1, "again", 1)], &[(1, 3), (9, 1)]),
+        wakelocks(300, false, &[], &[(1, 0)]),
+        wakelocks(400, false, &[], &[(2, 2)]),
+    ]);
+    // wl_a: 5, 8, 8, 8 ms; wl_b: 0, 0, 0, 2 ms (repeated before it changes).
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, extract_arg(t.dimension_arg_set_id, 'wakelock_type'), c.ts, c.value
+             FROM counter c JOIN counter_track t ON t.id = c.track_id
+             WHERE t.type = 'android_kernel_wakelock' ORDER BY t.name, c.ts"
+        ),
+        vec![
+            vec![s("wl_a"), s("kernel"), i(100), r(5e6)],
+            vec![s("wl_a"), s("kernel"), i(200), r(8e6)],
+            vec![s("wl_b"), s("native"), i(100), r(0.0)],
+            vec![s("wl_b"), s("native"), i(300), r(0.0)],
+            vec![s("wl_b"), s("native"), i(400), r(2e6)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, value FROM stats WHERE name GLOB 'kernel_wakelock_*' AND value > 0
+             ORDER BY name"
+        ),
+        vec![
+            vec![s("kernel_wakelock_reused_id"), i(1)],
+            vec![s("kernel_wakelock_unknown_id"), i(1)],
+        ]
+    );
+    rows(
+        &tp,
+        "INCLUDE PERFETTO MODULE android.kernel_wakelocks;
+         SELECT * FROM android_kernel_wakelocks",
+    );
+}

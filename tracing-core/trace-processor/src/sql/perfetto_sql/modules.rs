@@ -68,6 +68,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_input.sql"),
     },
     Module {
+        key: "android.kernel_wakelocks",
+        sql: include_str!("modules/android_kernel_wakelocks.sql"),
+    },
+    Module {
         key: "android.memory.dmabuf",
         sql: include_str!("modules/android_memory_dmabuf.sql"),
     },
