@@ -11,7 +11,8 @@
 use super::gpu_mem_freq;
 use super::importer::FtraceHandler;
 use super::{
-    cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network, process_memory, sched, ufs,
+    cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network, process_memory, sched,
+    ufs,
 };
 
 /// Every module's list.
@@ -26,6 +27,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     gpu_mem_freq::FTRACE_HANDLERS,
     cros_ec::FTRACE_HANDLERS,
     dma_heap::FTRACE_HANDLERS,
+    cma::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

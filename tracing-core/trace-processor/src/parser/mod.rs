@@ -4,6 +4,7 @@
 
 mod art_process_metadata;
 mod chrome_metadata;
+mod cma;
 mod concurrent_sessions;
 mod cros_ec;
 mod cpu_freq_idle;
@@ -31,6 +32,7 @@ mod generic_kernel;
 mod heap_dump_facts;
 mod heap_graph;
 mod importer;
+mod interrupt_info;
 mod module_symbols;
 mod network;
 mod perf_sample;
@@ -117,6 +119,8 @@ pub struct Parser {
     pub mm_owners: process_memory::MmOwners,
     /// The network events' running totals and TCP streams.
     pub network: network::NetworkState,
+    /// The IRQs `interrupt_info` listed so far.
+    pub interrupt_mappings: interrupt_info::InterruptMappings,
     /// CPU time per uid: incremental state, totals and pending values.
     pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
     /// The package names and user ids already imported.
@@ -163,6 +167,7 @@ impl Parser {
             thread_counters: Default::default(),
             mm_owners: Default::default(),
             network: Default::default(),
+            interrupt_mappings: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             packages: android_packages::PackagesState::default(),
             kernel_wakelocks: android_kernel_wakelocks::KernelWakelockState::default(),

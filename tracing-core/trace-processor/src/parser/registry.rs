@@ -11,8 +11,8 @@ use super::importer::Importer;
 use super::{
     android_cpu_per_uid, android_game_intervention, android_kernel_wakelocks, android_packages,
     android_power, android_system_property, chrome_metadata, concurrent_sessions, cpu_info,
-    descriptor, display_state, frame_timeline, ftrace_stats, generic_kernel, process_stats,
-    process_tree, profiling, service, sys_stats, system_info, track_event, winscope,
+    descriptor, display_state, frame_timeline, ftrace_stats, generic_kernel, interrupt_info,
+    process_stats, process_tree, profiling, service, sys_stats, system_info, track_event, winscope,
 };
 
 /// Every parser module's list.
@@ -40,6 +40,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     gpu_mem_freq::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,
+    interrupt_info::IMPORTERS,
     heap_graph::IMPORTERS,
 ];
 

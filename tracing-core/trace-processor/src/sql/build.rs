@@ -19,7 +19,7 @@ use crate::tables::heap_graph::{
     HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
     HeapGraphReferenceRow,
 };
-use crate::tables::sched::{FtraceEventRow, SchedSliceRow, ThreadStateRow};
+use crate::tables::sched::{FtraceEventRow, InterruptMappingRow, SchedSliceRow, ThreadStateRow};
 
 use super::table::Table;
 
@@ -74,6 +74,10 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.push(SchedSliceRow::freeze(&sc.slices, &strings));
     out.push(ThreadStateRow::freeze(&sc.thread_states, &strings));
     out.push(FtraceEventRow::freeze(&sc.ftrace_events, &strings));
+    out.push(InterruptMappingRow::freeze(
+        &sc.interrupt_mappings,
+        &strings,
+    ));
     let p = &s.profiling;
     out.push(MappingRow::freeze(&p.mappings, &strings));
     out.push(FrameRow::freeze(&p.frames, &strings));

@@ -2,7 +2,9 @@
 //! trace is read, under the paths the parsers name them by (each table is
 //! declared once, in `tables/sched.rs`), and the storage of the three.
 
-pub use crate::tables::sched::{FtraceEventRow, SchedSliceRow, ThreadStateRow};
+pub use crate::tables::sched::{
+    FtraceEventRow, InterruptMappingRow, SchedSliceRow, ThreadStateRow,
+};
 
 /// The scheduling and raw ftrace tables.
 #[derive(Debug, Clone, Default)]
@@ -13,4 +15,6 @@ pub struct SchedRows {
     pub thread_states: Vec<ThreadStateRow>,
     /// `ftrace_event`.
     pub ftrace_events: Vec<FtraceEventRow>,
+    /// `_linux_interrupt_mapping`.
+    pub interrupt_mappings: Vec<InterruptMappingRow>,
 }

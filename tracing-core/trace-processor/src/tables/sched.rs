@@ -2,7 +2,8 @@
 //! `ftrace_tables.py`): `sched_slice` (one per CPU run of a thread),
 //! `thread_state` (what a thread was doing, between its switches and
 //! wakeups) and `ftrace_event` (every ftrace event with its fields as
-//! args). The views over them are in `sql/views_sched.rs`.
+//! args), and `_linux_interrupt_mapping` (the IRQs a trace names). The
+//! views over them are in `sql/views_sched.rs`.
 
 use super::table;
 use crate::storage::strings::StrId;
@@ -72,9 +73,23 @@ table! {
     }
 }
 
+table! {
+    /// A row of `_linux_interrupt_mapping`: an IRQ's number and name, as
+    /// the trace's `interrupt_info` listed them (`/proc/interrupts`).
+    pub struct InterruptMappingRow in "_linux_interrupt_mapping" {
+        /// The IRQ's number.
+        irq_id: u32,
+        /// Its name.
+        name: StrId,
+        /// The machine that listed it (NULL: the host).
+        machine_id: Option<u32>,
+    }
+}
+
 /// The sched tables' declarations.
 pub const TABLES: &[super::TableDecl] = &[
     SchedSliceRow::TABLE,
     ThreadStateRow::TABLE,
     FtraceEventRow::TABLE,
+    InterruptMappingRow::TABLE,
 ];

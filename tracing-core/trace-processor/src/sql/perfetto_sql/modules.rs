@@ -236,6 +236,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/linux_devfreq.sql"),
     },
     Module {
+        key: "linux.irqs",
+        sql: include_str!("modules/linux_irqs.sql"),
+    },
+    Module {
         key: "linux.memory.general",
         sql: include_str!("modules/linux_memory_general.sql"),
     },
