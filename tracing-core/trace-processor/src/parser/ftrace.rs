@@ -287,10 +287,7 @@ fn new_task(p: &mut Parser, e: &FtraceInput<'_>) {
             .start_new_process(&mut p.storage, ts, new_tid, comm);
         let source = p.processes.get_or_create_thread(&mut p.storage, source_tid);
         let new = p.processes.get_or_create_thread(&mut p.storage, new_tid);
-        let parent = p.storage.threads.get(source as usize).and_then(|t| t.upid);
-        if let (Some(parent), Some(row)) = (parent, p.storage.processes.get_mut(upid as usize)) {
-            row.parent_upid = Some(parent);
-        }
+        p.processes.set_parent_thread(&mut p.storage, upid, source);
         p.sched.new_task(&mut p.storage, ts, new, source);
     } else {
         let new = p

@@ -39,6 +39,13 @@ pub struct ProcessTracker {
     machine: u32,
     thread_name_priority: HashMap<u32, NamePriority>,
     process_name_priority: HashMap<u32, NamePriority>,
+    /// Threads known to share a process before either's process is known
+    /// (a CLONE_THREAD from a thread of unknown process): when one learns
+    /// its process, so does the other, as upstream resolves them.
+    pending_threads: Vec<(u32, u32)>,
+    /// Processes forked by a thread of unknown process (parent utid, child
+    /// upid): the child's parent is that thread's process once known.
+    pending_parents: Vec<(u32, u32)>,
 }
 
 impl ProcessTracker {
@@ -143,6 +150,10 @@ impl ProcessTracker {
                 let pid = storage.processes.get(upid as usize).map(|p| p.pid);
                 t.is_main_thread = Some(pid == Some(tid));
             }
+        }
+        if upid.is_none() {
+            // Same process as the source, whichever is known first.
+            self.pending_threads.push((source, utid));
         }
         self.set_thread_name(storage, utid, name, NamePriority::Ftrace);
         utid
@@ -292,7 +303,60 @@ impl ProcessTracker {
                 t.is_main_thread = Some(tid == pid);
             }
         }
+        let known = storage.threads.get(utid as usize).and_then(|t| t.upid);
+        if let Some(upid) = known {
+            self.resolve_pending(storage, utid, upid);
+        }
         utid
+    }
+
+    /// Process `child` was forked by thread `parent`: its parent is the
+    /// thread's process, now or once the thread's process is known.
+    pub fn set_parent_thread(&mut self, storage: &mut Storage, child: u32, parent: u32) {
+        match storage.threads.get(parent as usize).and_then(|t| t.upid) {
+            Some(pupid) => {
+                if let Some(row) = storage.processes.get_mut(child as usize) {
+                    row.parent_upid = Some(pupid);
+                }
+            }
+            None => self.pending_parents.push((parent, child)),
+        }
+    }
+
+    /// Thread `utid` now belongs to process `upid`: the threads known to
+    /// share its process and the processes it forked follow, and so on
+    /// from each of them.
+    fn resolve_pending(&mut self, storage: &mut Storage, utid: u32, upid: u32) {
+        if self.pending_threads.is_empty() && self.pending_parents.is_empty() {
+            return;
+        }
+        let pid = storage.processes.get(upid as usize).map(|p| p.pid);
+        let mut todo = vec![utid];
+        while let Some(u) = todo.pop() {
+            let (mine, rest): (Vec<_>, Vec<_>) =
+                self.pending_parents.drain(..).partition(|(t, _)| *t == u);
+            self.pending_parents = rest;
+            for (_, child) in mine {
+                if let Some(row) = storage.processes.get_mut(child as usize) {
+                    row.parent_upid = Some(upid);
+                }
+            }
+            let (mine, rest): (Vec<_>, Vec<_>) = self
+                .pending_threads
+                .drain(..)
+                .partition(|(a, b)| *a == u || *b == u);
+            self.pending_threads = rest;
+            for (a, b) in mine {
+                let other = if a == u { b } else { a };
+                if let Some(t) = storage.threads.get_mut(other as usize) {
+                    if t.upid.is_none() {
+                        t.upid = Some(upid);
+                        t.is_main_thread = Some(pid == Some(t.tid));
+                    }
+                }
+                todo.push(other);
+            }
+        }
     }
 
     /// Sets a thread's name if `priority` is at least the current one's.
@@ -360,6 +424,28 @@ mod tests {
         // tid 11 seen in another process: a new thread.
         assert_ne!(p.update_thread(&mut s, 11, 20), utid);
         assert_eq!(s.processes[0].pid, 0);
+    }
+
+    #[test]
+    fn threads_and_forks_of_a_thread_of_unknown_process_follow_it_once_known() {
+        let mut s = Storage::default();
+        let mut p = ProcessTracker::new(&mut s);
+        let name = StrId::NULL;
+        // 21 (process unknown) starts thread 22, which starts thread 23;
+        // 22 forks process 40.
+        let t22 = p.start_new_thread(&mut s, 1, 22, 21, name);
+        let t23 = p.start_new_thread(&mut s, 2, 23, 22, name);
+        let p40 = p.start_new_process(&mut s, 3, 40, name);
+        p.set_parent_thread(&mut s, p40, t22);
+        assert_eq!(s.threads[t22 as usize].upid, None);
+        assert_eq!(s.processes[p40 as usize].parent_upid, None);
+        // The process tree then says 21 is a thread of 20.
+        p.update_thread(&mut s, 21, 20);
+        let p20 = p.get_or_create_process(&mut s, 20);
+        assert_eq!(s.threads[t22 as usize].upid, Some(p20));
+        assert_eq!(s.threads[t23 as usize].upid, Some(p20));
+        assert_eq!(s.threads[t23 as usize].is_main_thread, Some(false));
+        assert_eq!(s.processes[p40 as usize].parent_upid, Some(p20));
     }
 
     #[test]
