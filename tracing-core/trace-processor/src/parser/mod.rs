@@ -23,6 +23,7 @@ mod dma_heap;
 mod f2fs_iostat;
 mod fields;
 mod frame_timeline;
+mod gpu_log_vulkan;
 mod gpu_mem_freq;
 pub(crate) mod ftrace;
 mod ftrace_raw;

@@ -5,6 +5,7 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
+use super::gpu_log_vulkan;
 use super::gpu_mem_freq;
 use super::heap_graph;
 use super::importer::Importer;
@@ -38,6 +39,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_kernel_wakelocks::IMPORTERS,
     frame_timeline::IMPORTERS,
     gpu_mem_freq::IMPORTERS,
+    gpu_log_vulkan::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,
     interrupt_info::IMPORTERS,

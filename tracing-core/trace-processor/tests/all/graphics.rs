@@ -335,3 +335,83 @@ fn gpu_frequency_and_memory_become_gpu_counters_and_the_android_gpu_modules_read
         .unwrap();
     assert_eq!(r.rows, vec![vec![i(6), i(100)], vec![i(8), i(233)]]);
 }
+
+#[test]
+fn gpu_log_lines_and_vulkan_queue_submits_are_gpu_slices_with_upstreams_args() {
+    let packets = [
+        packet(|p| {
+            p.set_timestamp(1);
+            let mut e = p.message().begin_nested(63);
+            e.append_int32(1, 4);
+            e.append_string(2, "tag0");
+            e.append_string(3, "message0");
+        }),
+        packet(|p| {
+            p.set_timestamp(2);
+            p.message().begin_nested(63).append_int32(1, 99);
+        }),
+        packet(|p| {
+            p.set_timestamp(10);
+            let mut e = p.message().begin_nested(65);
+            let mut s = e.begin_nested(2);
+            s.append_uint64(1, 2);
+            s.append_uint32(2, 42);
+            s.append_uint32(3, 43);
+            s.append_uint64(5, 200);
+            s.append_uint64(5, 300);
+            s.append_uint32(6, 7);
+        }),
+    ];
+    let tp = TraceProcessor::from_bytes(&trace(&packets)).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT g.name, g.scope, s.ts, s.dur, s.name, extract_arg(s.arg_set_id, 'tag'), \
+             extract_arg(s.arg_set_id, 'message'), s.command_buffer, \
+             extract_arg(s.arg_set_id, 'command_buffers[1]'), s.submission_id, \
+             extract_arg(s.arg_set_id, 'pid') \
+             FROM gpu_track g JOIN gpu_slice s ON g.id = s.track_id ORDER BY s.ts"
+        ),
+        vec![
+            vec![
+                s("GPU Log"),
+                s("gpu_log"),
+                i(1),
+                i(0),
+                s("WARNING"),
+                s("tag0"),
+                s("message0"),
+                NULL,
+                NULL,
+                NULL,
+                NULL
+            ],
+            vec![
+                s("GPU Log"),
+                s("gpu_log"),
+                i(2),
+                i(0),
+                s("UNKNOWN_SEVERITY"),
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+                NULL
+            ],
+            vec![
+                s("Vulkan Events"),
+                s("vulkan_events"),
+                i(10),
+                i(2),
+                s("vkQueueSubmit"),
+                NULL,
+                NULL,
+                i(200),
+                i(300),
+                i(7),
+                i(42)
+            ],
+        ]
+    );
+}
