@@ -24,6 +24,7 @@ mod decoder;
 pub mod derive_decoders;
 pub mod ftrace_page;
 mod ipc_frames;
+mod json_trace;
 mod perf_records;
 mod perf_unwind;
 mod procfs;
@@ -31,6 +32,7 @@ mod producer_endpoint;
 mod producer_port;
 mod smb_abi;
 pub mod support;
+mod systrace_text;
 mod text_config;
 pub mod trace_buffer;
 mod trace_config;
@@ -50,6 +52,7 @@ pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
 pub use ftrace_page::ftrace_page;
 pub use ipc_frames::ipc_frames;
+pub use json_trace::json_trace;
 pub use perf_records::perf_records;
 pub use perf_unwind::perf_unwind;
 pub use procfs::procfs;
@@ -57,6 +60,7 @@ pub use producer_endpoint::producer_endpoint;
 pub use producer_port::producer_port;
 pub use smb_abi::smb_abi;
 pub use support::{Cursor, FakeEnv, ScratchDir, World, scribble, with_stdout_silenced};
+pub use systrace_text::systrace_text;
 pub use text_config::text_config;
 pub use trace_buffer::trace_buffer;
 pub use trace_config::trace_config;
@@ -102,4 +106,6 @@ pub const TARGETS: &[Target] = &[
     ("perf_unwind", perf_unwind),
     ("trace_processor", trace_processor),
     ("trace_processor_time", trace_processor_time),
+    ("json_trace", json_trace),
+    ("systrace_text", systrace_text),
 ];

@@ -151,6 +151,8 @@ corpus_tests!(
     perf_unwind,
     trace_processor,
     trace_processor_time,
+    json_trace,
+    systrace_text,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,

@@ -38,6 +38,7 @@ mod sort_window_tests;
 pub mod sorter;
 mod state_packets;
 pub mod streaming_profile;
+pub mod systrace;
 pub mod tokenizer;
 pub mod trace_identity;
 pub mod track_event_times;
@@ -96,6 +97,8 @@ enum Content {
     Proto,
     /// Chrome JSON.
     Json(Box<json::JsonLoad>),
+    /// Systrace text.
+    Systrace(Box<systrace::SystraceLoad>),
 }
 
 /// The loading core: bytes in, [`Storage`] out.
@@ -277,7 +280,7 @@ impl Loader {
         }
         match &mut self.content {
             Content::Proto => self.push_proto(data),
-            Content::Json(_) => self.push_text(data),
+            Content::Json(_) | Content::Systrace(_) => self.push_text(data),
             Content::Sniffing(head) => {
                 head.extend_from_slice(data);
                 if head.len() < format::LOOKAHEAD {
@@ -303,7 +306,11 @@ impl Loader {
                 }
                 self.push_text(&head)
             }
-            Ok(_) => self.push_proto(&head),
+            Ok(format::Format::Systrace) => {
+                self.content = Content::Systrace(Box::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::Proto) => self.push_proto(&head),
             Err(seen) => {
                 let e = TraceError::UnknownFormat { seen };
                 self.failed = Some(e.clone());
@@ -322,6 +329,11 @@ impl Loader {
                 let taken = self.bytes_pushed.saturating_add(j.held_bytes());
                 self.budget.check_bytes(taken)
             }),
+            Content::Systrace(t) => {
+                t.push(&mut self.parser, data);
+                let taken = self.bytes_pushed.saturating_add(t.held_bytes());
+                self.budget.check_bytes(taken)
+            }
             _ => Ok(()),
         };
         if let Err(e) = &res {
@@ -364,8 +376,17 @@ impl Loader {
         if matches!(self.content, Content::Sniffing(_)) {
             self.told()?;
         }
-        if let Content::Json(j) = std::mem::replace(&mut self.content, Content::Proto) {
-            j.finish(&mut self.parser)?;
+        let text = match std::mem::replace(&mut self.content, Content::Proto) {
+            Content::Json(j) => Some(j.finish(&mut self.parser)),
+            Content::Systrace(t) => {
+                let lines = t.finish(&mut self.parser);
+                systrace::import(&mut self.parser, &lines);
+                Some(Ok(()))
+            }
+            _ => None,
+        };
+        if let Some(res) = text {
+            res?;
             self.identity
                 .write(&mut self.parser.storage, self.parser.clocks.trace_clock());
             let Loader {

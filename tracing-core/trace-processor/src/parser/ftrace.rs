@@ -141,6 +141,28 @@ pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Gener
     }
 }
 
+/// Imports one event read from ftrace's text (a systrace line made into
+/// its payload, field number `field`, by `load/systrace/`): the handler of
+/// the payload, without a raw `ftrace_event` row (upstream's text reader
+/// writes none).
+pub fn parse_text(p: &mut Parser, cpu: u32, tid: i64, field: u32, body: &[u8], ts: i64) {
+    if !p.saw_ftrace {
+        p.saw_ftrace = true;
+        p.processes.set_pid_zero_is_idle(&mut p.storage);
+    }
+    let generation = Generation::default();
+    if let Some(handle) = super::ftrace_registry::handler(field) {
+        let input = FtraceInput {
+            cpu,
+            ts,
+            tid,
+            body,
+            generation: &generation,
+        };
+        handle(p, &input);
+    }
+}
+
 fn print(p: &mut Parser, e: &FtraceInput<'_>) {
     if let Some(buf) = PrintFtraceEventDecoder::new(e.body).buf() {
         super::systrace::parse(p, e.ts, e.tid, buf);

@@ -371,18 +371,29 @@ impl JsonLoad {
         } else {
             events.sort_by_key(|(ts, _)| *ts);
         }
+        // The systrace text's lines, merged with the events by time (an
+        // event before a line of the same time).
+        let mut lines = Vec::new();
+        for l in &self.system_lines {
+            match super::systrace::line::tokenize(l) {
+                Some(line) => lines.push(line),
+                None => p.storage.stats.incr("systrace_parse_failure"),
+            }
+        }
+        lines.sort_by_key(|l| l.ts);
+        let mut lines = lines.into_iter().peekable();
         let mut parser = parse::JsonParser::default();
         for (ts, e) in &events {
+            while let Some(l) = lines.next_if(|l| l.ts < *ts) {
+                super::systrace::events::import(p, &l);
+            }
             parser.parse(p, *ts, e);
             p.storage.work.step(1);
         }
-        parser.finish(p);
-        if !self.system_lines.is_empty() {
-            // Systrace text inside a JSON trace is not read yet: counted.
-            p.storage
-                .stats
-                .add("systrace_parse_failure", self.system_lines.len() as i64);
+        for l in lines {
+            super::systrace::events::import(p, &l);
         }
+        parser.finish(p);
         Ok(())
     }
 }
