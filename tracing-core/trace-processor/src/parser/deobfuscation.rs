@@ -4,7 +4,12 @@
 //! dex extracted in memory) and of JIT caches (`/memfd:` mappings):
 //! `class.method` obfuscated gets the deobfuscated name, ambiguous ones
 //! all of them joined by " | ". A `/data/app/` path without a package
-//! counts `deobfuscate_location_parse_error`. The maps also name the
+//! counts `deobfuscate_location_parse_error`. A Java frame whose mapping
+//! names no package takes the package of the app (`package_list`) of a
+//! process whose allocations, samples or OOME stack use it. When a frame's
+//! symbols give its obfuscated line and R8's line ranges cover it, the
+//! covering methods become the frame's inline chain in
+//! `stack_profile_symbol`. The maps also name the
 //! Java heap graph's classes (`heap_graph_class.deobfuscated_name`, array
 //! and class-object shapes kept) and fields
 //! (`heap_graph_reference.deobfuscated_field_name`).
@@ -15,7 +20,9 @@ use std::collections::BTreeSet;
 use protozero::Decoder;
 
 use super::Parser;
-use crate::tracker::heap_graph::{denormalize_type, normalize_type};
+use crate::storage::profiling_rows::SymbolRow;
+use crate::storage::strings::StrId;
+use crate::tracker::heap_graph::{app_package, denormalize_type, normalize_type};
 
 fn str_field(msg: &[u8], id: u32) -> &str {
     Decoder::new(msg)
@@ -79,6 +86,7 @@ pub fn finish(p: &mut Parser) {
     }
     // (frame, name, package or "memfd") of every Java frame.
     let mut java: Vec<(usize, String, String)> = Vec::new();
+    let mut to_guess: BTreeSet<usize> = BTreeSet::new();
     for (i, frame) in p.storage.profiling.frames.iter().enumerate() {
         let name = p.storage.strings.get(frame.name).unwrap_or("");
         if !name.contains('.') {
@@ -96,9 +104,17 @@ pub fn finish(p: &mut Parser) {
             Ok(None) if mapping.starts_with("/memfd:") => {
                 java.push((i, name.to_owned(), "memfd".to_owned()));
             }
-            Ok(None) => {}
-            Err(()) => p.storage.stats.incr("deobfuscate_location_parse_error"),
+            Ok(None) => {
+                to_guess.insert(i);
+            }
+            Err(()) => {
+                p.storage.stats.incr("deobfuscate_location_parse_error");
+                to_guess.insert(i);
+            }
         }
+    }
+    if !to_guess.is_empty() {
+        guess_packages(p, &mut to_guess, &mut java);
     }
     for packet in &packets {
         deobfuscate_heap_graph(p, packet);
@@ -108,35 +124,170 @@ pub fn finish(p: &mut Parser) {
         if package.is_empty() {
             continue;
         }
-        // obfuscated "class.method" -> deobfuscated names.
-        let mut methods: HashMap<String, Vec<String>> = HashMap::default();
+        // obfuscated "class.method" -> its mappings.
+        let mut methods: HashMap<String, Vec<MethodMapping>> = HashMap::default();
         for cls in repeated(packet, 3) {
             let obf_cls = str_field(cls, 1);
             let deobf_cls = str_field(cls, 2);
             for m in repeated(cls, 4) {
-                let full = qualified(deobf_cls, str_field(m, 2));
+                let line = |id| {
+                    Decoder::new(m)
+                        .find_last(id)
+                        .and_then(|f| f.as_u64().ok())
+                        .map(|v| v as u32)
+                };
                 methods
                     .entry(format!("{obf_cls}.{}", str_field(m, 1)))
                     .or_default()
-                    .push(full);
+                    .push(MethodMapping {
+                        name: qualified(deobf_cls, str_field(m, 2)),
+                        obfuscated_start: line(3),
+                        obfuscated_end: line(4),
+                        source_start: line(5),
+                    });
             }
         }
         for (i, name, frame_package) in &java {
             if frame_package != package && frame_package != "memfd" {
                 continue;
             }
-            let Some(names) = methods.get(name) else {
+            let Some(mappings) = methods.get(name) else {
                 continue;
             };
-            let unique: BTreeSet<&String> = names.iter().collect();
-            let joined = unique
-                .into_iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>()
-                .join(" | ");
-            let id = p.storage.strings.intern(&joined);
-            if let Some(f) = p.storage.profiling.frames.get_mut(*i) {
-                f.deobfuscated_name = id;
+            deobfuscate_frame(p, *i, mappings);
+        }
+    }
+}
+
+/// One method of a map: its deobfuscated name and, for R8's inlined
+/// frames, the obfuscated lines it covers and its source line.
+struct MethodMapping {
+    name: String,
+    obfuscated_start: Option<u32>,
+    obfuscated_end: Option<u32>,
+    source_start: Option<u32>,
+}
+
+impl MethodMapping {
+    fn covers(&self, line: u32) -> bool {
+        self.obfuscated_start.is_none_or(|s| line >= s)
+            && self.obfuscated_end.is_none_or(|e| line <= e)
+    }
+}
+
+/// Names a frame from the mappings of its `class.method`: when its
+/// symbols give an obfuscated line that mappings cover, those mappings in
+/// order are its inline chain (new symbols, innermost first, all but the
+/// last inlined) and the last names it; else every distinct name, joined
+/// by " | " when more than one.
+fn deobfuscate_frame(p: &mut Parser, frame: usize, mappings: &[MethodMapping]) {
+    let line = p
+        .storage
+        .profiling
+        .frames
+        .get(frame)
+        .and_then(|f| f.symbol_set_id)
+        .and_then(|set| {
+            p.storage
+                .profiling
+                .symbols
+                .iter()
+                .find(|s| s.symbol_set_id == set && s.line_number.is_some())
+                .and_then(|s| s.line_number)
+        });
+    let chain: Vec<&MethodMapping> = match line {
+        Some(l) => mappings.iter().filter(|m| m.covers(l)).collect(),
+        None => Vec::new(),
+    };
+    if let Some(last) = chain.last() {
+        let set = u32::try_from(p.storage.profiling.symbols.len()).unwrap_or(u32::MAX);
+        for (k, m) in chain.iter().enumerate() {
+            let name = p.storage.strings.intern(&m.name);
+            p.storage.profiling.symbols.push(SymbolRow {
+                symbol_set_id: set,
+                name,
+                source_file: StrId::NULL,
+                line_number: m.source_start,
+                inlined: Some(u32::from(k + 1 < chain.len())),
+            });
+        }
+        let id = p.storage.strings.intern(&last.name);
+        if let Some(f) = p.storage.profiling.frames.get_mut(frame) {
+            f.symbol_set_id = Some(set);
+            f.deobfuscated_name = id;
+        }
+        return;
+    }
+    let unique: BTreeSet<&str> = mappings.iter().map(|m| m.name.as_str()).collect();
+    let joined = unique.into_iter().collect::<Vec<_>>().join(" | ");
+    let id = p.storage.strings.intern(&joined);
+    if let Some(f) = p.storage.profiling.frames.get_mut(frame) {
+        f.deobfuscated_name = id;
+    }
+}
+
+/// Gives the Java frames whose mapping names no package the package of
+/// the app of a process that used them (heapprofd allocations, samples,
+/// OOME stacks), through `package_list`.
+fn guess_packages(
+    p: &mut Parser,
+    to_guess: &mut BTreeSet<usize>,
+    java: &mut Vec<(usize, String, String)>,
+) {
+    let mut uses: Vec<(u32, u32)> = Vec::new();
+    let prof = &p.storage.profiling;
+    uses.extend(
+        prof.heap_allocations
+            .iter()
+            .map(|a| (a.upid, a.callsite_id)),
+    );
+    for s in &prof.samples {
+        let upid = s
+            .task_context_id
+            .and_then(|t| prof.task_contexts.get(t as usize))
+            .and_then(|t| t.upid);
+        if let (Some(upid), Some(cs)) = (upid, s.callsite_id) {
+            uses.push((upid, cs));
+        }
+    }
+    for t in &prof.heap_graph_thread_callsites {
+        let upid = prof
+            .heap_graphs
+            .get(t.heap_graph_id as usize)
+            .map(|g| g.upid);
+        if let (Some(upid), Some(cs)) = (upid, t.callsite_id) {
+            uses.push((upid, cs));
+        }
+    }
+    for (upid, callsite) in uses {
+        if to_guess.is_empty() {
+            return;
+        }
+        let Some(package) = app_package(&p.storage, upid) else {
+            continue;
+        };
+        let mut cur = Some(callsite);
+        let mut steps = 0usize;
+        while let Some(c) = cur {
+            let Some(row) = p.storage.profiling.callsites.get(c as usize) else {
+                break;
+            };
+            let frame = row.frame_id as usize;
+            if to_guess.remove(&frame) {
+                let name = p
+                    .storage
+                    .profiling
+                    .frames
+                    .get(frame)
+                    .and_then(|f| p.storage.strings.get(f.name))
+                    .unwrap_or("")
+                    .to_owned();
+                java.push((frame, name, package.clone()));
+            }
+            cur = row.parent_id;
+            steps += 1;
+            if steps > p.storage.profiling.callsites.len() {
+                break;
             }
         }
     }

@@ -72,6 +72,7 @@ pub fn parse(p: &mut Parser, bytes: &[u8]) {
                 } else {
                     line.line_number()
                 },
+                inlined: None,
             };
             p.storage.profiling.symbols.push(row);
             has_lines = true;

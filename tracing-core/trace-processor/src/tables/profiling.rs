@@ -73,8 +73,9 @@ table! {
         source_file: StrId,
         /// Line.
         line_number: Option<u32>,
-        /// Whether the symbol was inlined (not known: NULL).
-        inlined: Option<u32> = |_| None,
+        /// Whether the symbol was inlined into the next one of its set
+        /// (NULL when not known).
+        inlined: Option<u32>,
     }
 }
 

@@ -494,11 +494,10 @@ impl HeapGraphTracker {
             }
             let name = storage.strings.get(t.name).unwrap_or("");
             let normalized = normalize_type(name).name.to_owned();
-            // Upstream falls back to the app's package from
-            // `package_list`, which zerotrace does not import.
             let package = location
                 .and_then(|l| storage.strings.get(l))
-                .and_then(package_of);
+                .and_then(package_of)
+                .or_else(|| app_package(storage, s.upid));
             self.class_rows
                 .entry((package, normalized))
                 .or_default()
@@ -613,6 +612,18 @@ impl HeapGraphTracker {
             row += 1;
         }
     }
+}
+
+/// The package (`package_list`) whose uid is the process's app id.
+pub fn app_package(storage: &Storage, upid: u32) -> Option<String> {
+    let appid = storage.processes.get(upid as usize)?.android_appid?;
+    storage
+        .android
+        .packages
+        .iter()
+        .find(|pk| pk.uid == appid)
+        .and_then(|pk| storage.strings.get(pk.package_name))
+        .map(str::to_owned)
 }
 
 /// Adds the primitive fields a packet gives for a `Bitmap` object.

@@ -188,6 +188,7 @@ impl StackProfileTracker {
             name: storage.strings.intern(name),
             source_file: storage.strings.intern_opt(source_file),
             line_number: line,
+            inlined: None,
         };
         storage.profiling.symbols.push(row);
         set

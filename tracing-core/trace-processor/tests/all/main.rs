@@ -20,6 +20,7 @@ mod android_power;
 mod android_system;
 mod hostile_traces;
 mod loading;
+mod deobfuscation;
 mod graphics;
 mod heap_graph;
 mod machines;
