@@ -103,11 +103,7 @@ fn import_users(p: &mut Parser, input: &Input<'_>) {
                     }
                 }
             }
-            2 => {
-                if f.as_i32().unwrap_or(0) < 0 {
-                    p.storage.stats.incr("user_list_errors");
-                }
-            }
+            2 if f.as_i32().unwrap_or(0) < 0 => p.storage.stats.incr("user_list_errors"),
             _ => {}
         }
     }
