@@ -11,8 +11,8 @@
 use super::gpu_mem_freq;
 use super::importer::FtraceHandler;
 use super::{
-    cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network, process_memory, sched,
-    ufs,
+    android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network,
+    process_memory, sched, ufs,
 };
 
 /// Every module's list.
@@ -28,6 +28,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     cros_ec::FTRACE_HANDLERS,
     dma_heap::FTRACE_HANDLERS,
     cma::FTRACE_HANDLERS,
+    android_fs::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

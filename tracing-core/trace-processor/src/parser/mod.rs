@@ -13,6 +13,7 @@ mod debug_annotations;
 mod deobfuscation;
 mod descriptor;
 mod android_cpu_per_uid;
+mod android_fs;
 mod android_game_intervention;
 mod android_kernel_wakelocks;
 mod android_packages;
@@ -122,6 +123,8 @@ pub struct Parser {
     pub network: network::NetworkState,
     /// The IRQs `interrupt_info` listed so far.
     pub interrupt_mappings: interrupt_info::InterruptMappings,
+    /// The android_fs reads open, by inode and offset.
+    pub android_fs: android_fs::AndroidFsReads,
     /// CPU time per uid: incremental state, totals and pending values.
     pub cpu_per_uid: android_cpu_per_uid::CpuPerUidState,
     /// The package names and user ids already imported.
@@ -169,6 +172,7 @@ impl Parser {
             mm_owners: Default::default(),
             network: Default::default(),
             interrupt_mappings: Default::default(),
+            android_fs: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
             packages: android_packages::PackagesState::default(),
             kernel_wakelocks: android_kernel_wakelocks::KernelWakelockState::default(),
