@@ -552,6 +552,34 @@ mod tests {
         assert_eq!(got, vec![("Parent", 0), ("Child", 1)]);
     }
 
+    /// `process_sort_index` and `thread_sort_index` metadata events become
+    /// the `process_sort_index_hint` / `thread_sort_index_hint` args of
+    /// their process and thread, as upstream stores them.
+    #[test]
+    fn sort_index_events_become_hint_args() {
+        let st = load(
+            r#"[{"ph":"M","pid":30,"ts":1,"name":"process_sort_index","args":{"sort_index":-2}},
+                {"ph":"M","pid":30,"tid":31,"ts":2,"name":"thread_sort_index","args":{"sort_index":5.0}}]"#,
+            usize::MAX,
+        );
+        let arg = |set: Option<u32>, key: &str| {
+            st.args
+                .set(set?)
+                .find(|a| name(&st, a.key) == key)
+                .map(|a| a.value)
+        };
+        let process = st.processes.iter().find(|p| p.pid == 30).unwrap();
+        assert_eq!(
+            arg(process.arg_set_id, "process_sort_index_hint"),
+            Some(crate::storage::args::ArgValue::Int(-2))
+        );
+        let thread = st.threads.iter().find(|t| t.tid == 31).unwrap();
+        assert_eq!(
+            arg(thread.arg_set_id, "thread_sort_index_hint"),
+            Some(crate::storage::args::ArgValue::Int(5))
+        );
+    }
+
     /// A bare array cut short loads what it holds; an object cut short is
     /// an error naming the offset.
     #[test]

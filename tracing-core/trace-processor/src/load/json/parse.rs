@@ -33,6 +33,10 @@ pub struct JsonParser {
     overlapping: HashMap<u32, Vec<(u32, Vec<i64>)>>,
     /// Async tracks' first names, per (process scope, cookie).
     async_names: HashMap<(Option<u32>, i64), StrId>,
+    /// The UI's sort index hints of processes (by upid) and threads (by
+    /// utid), stored as args at the end.
+    process_sort: HashMap<u32, i64>,
+    thread_sort: HashMap<u32, i64>,
 }
 
 fn chrome_source(p: &mut Parser) -> Vec<(&'static str, ArgValue)> {
@@ -533,8 +537,23 @@ impl JsonParser {
                 }
             };
             if which.ends_with("sort_index") {
-                // Sort indices order the UI's tracks; the tables have no
-                // column for them.
+                if k != "sort_index" {
+                    continue;
+                }
+                let index = match v {
+                    Value::Int(i) => i as i32,
+                    Value::Float(d) => d as i64 as i32,
+                    _ => {
+                        p.storage.stats.incr("json_parser_failure");
+                        continue;
+                    }
+                };
+                if which == "process_sort_index" {
+                    let upid = p.processes.get_or_create_process(&mut p.storage, e.pid);
+                    self.process_sort.insert(upid, i64::from(index));
+                } else {
+                    self.thread_sort.insert(utid, i64::from(index));
+                }
                 continue;
             }
             if k != "name" {
@@ -557,8 +576,49 @@ impl JsonParser {
         }
     }
 
-    /// The end of the trace: the args of slices still on their stacks.
+    /// The end of the trace: the args of slices still on their stacks,
+    /// the sort index hints as args of their processes and threads.
     pub fn finish(&mut self, p: &mut Parser) {
         self.slices.flush(&mut p.storage);
+        let mut processes: Vec<(u32, i64)> = self.process_sort.drain().collect();
+        processes.sort_unstable();
+        for (upid, index) in processes {
+            let set = p
+                .storage
+                .processes
+                .get(upid as usize)
+                .and_then(|r| r.arg_set_id);
+            let set = Self::with_arg(p, set, "process_sort_index_hint", index);
+            if let Some(row) = p.storage.processes.get_mut(upid as usize) {
+                row.arg_set_id = set;
+            }
+        }
+        let mut threads: Vec<(u32, i64)> = self.thread_sort.drain().collect();
+        threads.sort_unstable();
+        for (utid, index) in threads {
+            let set = p
+                .storage
+                .threads
+                .get(utid as usize)
+                .and_then(|r| r.arg_set_id);
+            let set = Self::with_arg(p, set, "thread_sort_index_hint", index);
+            if let Some(row) = p.storage.threads.get_mut(utid as usize) {
+                row.arg_set_id = set;
+            }
+        }
+    }
+
+    /// The arg set `set` with one more integer arg.
+    fn with_arg(p: &mut Parser, set: Option<u32>, key: &str, value: i64) -> Option<u32> {
+        let mut b = ArgSetBuilder::default();
+        if let Some(set) = set {
+            let old: Vec<_> = p.storage.args.set(set).copied().collect();
+            for a in old {
+                b.add(a.flat_key, a.key, a.value);
+            }
+        }
+        let k = p.storage.strings.intern(key);
+        b.add(k, k, ArgValue::Int(value));
+        p.storage.args.add_set(&b)
     }
 }
