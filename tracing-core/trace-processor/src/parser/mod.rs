@@ -25,6 +25,7 @@ mod f2fs_iostat;
 mod fields;
 mod frame_timeline;
 mod gpu_log_vulkan;
+mod graphics_frame_event;
 mod gpu_mem_freq;
 pub(crate) mod ftrace;
 mod ftrace_raw;
@@ -135,6 +136,8 @@ pub struct Parser {
     pub frame_timeline: frame_timeline::FrameTimelineState,
     /// The GPUs seen (their `ugpu` numbers).
     pub gpus: gpu_mem_freq::Gpus,
+    /// The graphics frame events' buffers and phases.
+    pub graphics_frame: graphics_frame_event::GraphicsFrameState,
     /// The Winscope importers' state.
     pub winscope: winscope::WinscopeState,
 }
@@ -178,6 +181,7 @@ impl Parser {
             kernel_wakelocks: android_kernel_wakelocks::KernelWakelockState::default(),
             frame_timeline: Default::default(),
             gpus: Default::default(),
+            graphics_frame: Default::default(),
             winscope: Default::default(),
         }
     }

@@ -7,6 +7,7 @@
 
 use super::gpu_log_vulkan;
 use super::gpu_mem_freq;
+use super::graphics_frame_event;
 use super::heap_graph;
 use super::importer::Importer;
 use super::{
@@ -40,6 +41,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     frame_timeline::IMPORTERS,
     gpu_mem_freq::IMPORTERS,
     gpu_log_vulkan::IMPORTERS,
+    graphics_frame_event::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,
     interrupt_info::IMPORTERS,

@@ -415,3 +415,68 @@ fn gpu_log_lines_and_vulkan_queue_submits_are_gpu_slices_with_upstreams_args() {
         ]
     );
 }
+
+/// A graphics frame event of `kind` for buffer 1 of layer "L".
+fn buffer_event(ts: u64, kind: i32, frame: u32) -> Vec<u8> {
+    packet(move |p| {
+        p.set_timestamp(ts);
+        let mut e = p.message().begin_nested(57);
+        let mut b = e.begin_nested(1);
+        b.append_uint32(1, frame);
+        b.append_int32(2, kind);
+        b.append_string(3, "L");
+        b.append_uint32(5, 1);
+    })
+}
+
+#[test]
+fn graphics_frame_events_become_buffer_and_phase_slices() {
+    let packets = [
+        buffer_event(1, 1, 0),
+        buffer_event(4, 2, 11),
+        buffer_event(6, 4, 11),
+        buffer_event(8, 5, 11),
+        buffer_event(14, 8, 11),
+        // Dequeued twice: the first dequeue's phase is named "0".
+        buffer_event(20, 1, 0),
+        buffer_event(25, 1, 0),
+    ];
+    let tp = TraceProcessor::from_bytes(&trace(&packets)).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.ts, t.name, s.dur, s.name, s.frame_number, s.layer_name \
+             FROM gpu_track t JOIN frame_slice s ON s.track_id = t.id \
+             WHERE t.scope = 'graphics_frame_event' ORDER BY s.ts, t.name"
+        ),
+        vec![
+            vec![i(1), s("APP_1 L"), i(3), s("11"), i(11), s("L")],
+            vec![i(1), s("Buffer: 1 L"), i(0), s("Dequeue"), i(11), s("L")],
+            vec![i(4), s("Buffer: 1 L"), i(0), s("Queue"), i(11), s("L")],
+            vec![i(4), s("GPU_1 L"), i(2), s("11"), i(11), s("L")],
+            vec![
+                i(6),
+                s("Buffer: 1 L"),
+                i(0),
+                s("AcquireFenceSignaled"),
+                i(11),
+                s("L")
+            ],
+            vec![i(8), s("Buffer: 1 L"), i(0), s("Latch"), i(11), s("L")],
+            vec![i(8), s("SF_1 L"), i(6), s("11"), i(11), s("L")],
+            vec![
+                i(14),
+                s("Buffer: 1 L"),
+                i(0),
+                s("PresentFenceSignaled"),
+                i(11),
+                s("L")
+            ],
+            vec![i(14), s("Display_L"), i(-1), s("11"), i(11), s("L")],
+            vec![i(20), s("APP_1 L"), i(-1), s("0"), i(0), s("L")],
+            vec![i(20), s("Buffer: 1 L"), i(0), s("Dequeue"), i(0), s("L")],
+            vec![i(25), s("APP_1 L"), i(-1), s("25"), i(0), s("L")],
+            vec![i(25), s("Buffer: 1 L"), i(0), s("Dequeue"), i(0), s("L")],
+        ]
+    );
+}
