@@ -34,10 +34,17 @@ pub(crate) fn generate(upstream_root: &Path, ours: &Path) -> Result<Generated, P
 }
 
 /// The trace processor's Winscope set: upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`]
-/// with their imports, as `protoc` compiles them (nothing of ours merged:
-/// the flattener names fields as upstream's own descriptors name them).
-pub(crate) fn generate_winscope(upstream_root: &Path) -> Result<Generated, PipelineError> {
-    let set = compile(upstream_root, WINSCOPE_DESCRIPTOR_ROOTS)?;
+/// with their imports, as `protoc` compiles them, with the fields Android
+/// added since v51 that `newer` declares (`protos/winscope_newer`) merged in.
+pub(crate) fn generate_winscope(
+    upstream_root: &Path,
+    newer: &Path,
+) -> Result<Generated, PipelineError> {
+    let upstream = compile(upstream_root, WINSCOPE_DESCRIPTOR_ROOTS)?;
+    let mut newer_files = Vec::new();
+    proto_files(newer, newer, &mut newer_files)?;
+    let refs: Vec<&str> = newer_files.iter().map(String::as_str).collect();
+    let set = merge(upstream, &compile(newer, &refs)?);
     Ok(Generated {
         files: vec![GeneratedFile {
             path: PathBuf::from(WINSCOPE_DESCRIPTOR_FILE),

@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `protos/src/generated` | every file of `protos/proto` and the [`UPSTREAM_FILES`] upstream (`FtraceEvent` cut to [`FTRACE_EVENTS`]) as one schema, each message once; our descriptor set; the upstream tables of [`FIELD_TABLES`] and the probes' schema lists | `zerotrace-protos`, the one schema library of every crate |
 //! | `tracing-core/cli/src/generated` | upstream from [`DESCRIPTOR_ROOTS`] with `protos/proto`'s newer fields merged in | the command's text configs and named dumps |
-//! | `tracing-core/trace-processor/src/generated` | upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`] with their imports | the trace processor's Winscope proto-to-args flattener |
+//! | `tracing-core/trace-processor/src/generated` | upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`] with their imports and [`WINSCOPE_NEWER_PROTO_DIR`]'s newer fields merged in | the trace processor's Winscope proto-to-args flattener |
 //!
 //! Both sources are generated as one schema because they share a package
 //! (`perfetto.protos`) and some messages: our `TracePacket` carries the
@@ -64,6 +64,9 @@ pub const DESCRIPTOR_FILE: &str = "perfetto_descriptor.bin";
 /// Where the trace processor's Winscope descriptor set goes: the schema its
 /// proto-to-args flattener walks Android's window-system packets with.
 pub const WINSCOPE_DESCRIPTOR_OUT_DIR: &str = "tracing-core/trace-processor/src/generated";
+/// Our declarations of the Winscope fields newer than [`UPSTREAM_VERSION`],
+/// merged into the Winscope descriptor set, relative to the workspace root.
+pub const WINSCOPE_NEWER_PROTO_DIR: &str = "protos/winscope_newer";
 /// The Winscope descriptor set's file name in [`WINSCOPE_DESCRIPTOR_OUT_DIR`].
 pub const WINSCOPE_DESCRIPTOR_FILE: &str = "winscope_descriptor.bin";
 /// The upstream file whose imports make the Winscope descriptor set
@@ -278,7 +281,10 @@ pub fn generate(root: &Path, protoc: bool) -> Result<Outputs, PipelineError> {
             },
             Output {
                 dir: WINSCOPE_DESCRIPTOR_OUT_DIR,
-                generated: descriptor::generate_winscope(&upstream)?,
+                generated: descriptor::generate_winscope(
+                    &upstream,
+                    &root.join(WINSCOPE_NEWER_PROTO_DIR),
+                )?,
             },
         ],
     })

@@ -463,3 +463,33 @@ fn each_layers_path_from_the_root_is_answered() {
         ]
     );
 }
+
+#[test]
+fn fields_newer_than_perfettos_v51_schema_are_named() {
+    // TransactionState.transaction_barriers (11) came after v51.
+    let tp = load(&[packet(|p| {
+        p.set_timestamp(1000);
+        let mut e = p.message().begin_nested(SF_TRANSACTIONS);
+        let mut t = e.begin_nested(3);
+        t.append_uint64(6, 5);
+        {
+            let mut l = t.begin_nested(7);
+            l.append_uint32(1, 7);
+        }
+        let mut b = t.begin_nested(11);
+        b.append_string(1, "token");
+        b.append_uint32(2, 1);
+    })]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT a.key, a.display_value FROM __intrinsic_surfaceflinger_transaction t
+             JOIN args a USING (arg_set_id) WHERE a.key LIKE 'transaction_barriers%'
+             ORDER BY a.key"
+        ),
+        vec![
+            vec![s("transaction_barriers[0].barrier_token"), s("token")],
+            vec![s("transaction_barriers[0].kind"), s("1")],
+        ]
+    );
+}
