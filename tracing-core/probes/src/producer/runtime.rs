@@ -28,6 +28,9 @@ use super::{ds_config, ftrace, perf, process_stats, sys_stats, system_info};
 
 /// How long a stop or flush callback waits for the probes' thread.
 pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often a stop or flush callback that is still waiting sends the
+/// commits of the probes' writers (see [`Answers::commit`]).
+const COMMIT_SLICE: Duration = Duration::from_millis(10);
 /// How often the probes' thread looks at the connection when idle.
 const CONNECTION_CHECK: Duration = Duration::from_millis(250);
 
@@ -167,10 +170,18 @@ impl ProbesProducer {
         let stats = Arc::new(Mutex::new(RuntimeStats::default()));
         for source in &registry.sources {
             let tx = commands.clone();
+            // Weak: the client holds this callback.
+            let weak = Arc::downgrade(&client);
             let answers = Answers {
                 stats: stats.clone(),
                 log: options.context.log.clone(),
                 timeout: ANSWER_TIMEOUT,
+                slice: COMMIT_SLICE,
+                commit: Box::new(move || {
+                    if let Some(c) = weak.upgrade() {
+                        c.flush(None);
+                    }
+                }),
             };
             client.register_data_source(
                 DataSourceSpec {
@@ -240,18 +251,41 @@ struct Answers {
     stats: Arc<Mutex<RuntimeStats>>,
     log: super::probe::Logger,
     timeout: Duration,
+    /// How long each wait lasts before the commits are sent again.
+    slice: Duration,
+    /// Sends the commits of the probes' writers. The callback runs on the
+    /// client's thread that sends commits; while it waits, a writer of the
+    /// probes' thread that found the shared memory buffer full would wait
+    /// for it (the service frees chunks once told of them), and the
+    /// probes' thread could not answer: the two would wait on each other
+    /// until the timeout, every flush.
+    commit: Box<dyn Fn() + Send + Sync>,
+}
+
+impl Answers {
+    /// Waits for `wait` up to the timeout, sending the commits between
+    /// slices; whether it was answered.
+    fn wait(&self, wait: &Receiver<()>) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            match wait.recv_timeout(self.slice) {
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => return true,
+                Err(RecvTimeoutError::Timeout) if start.elapsed() >= self.timeout => return false,
+                Err(RecvTimeoutError::Timeout) => (self.commit)(),
+            }
+        }
+    }
 }
 
 /// A data source callback (on the client's thread): hands the event to
-/// the probes' thread, and for a stop or flush waits until it is done, or
+/// the probes' thread, and for a stop or flush waits until it is done
+/// (sending the probes' commits meanwhile, see [`Answers::commit`]), or
 /// for `answers.timeout`: an answer given without it is counted
 /// ([`RuntimeStats::late_answers`]) and said in the log.
 fn on_event(tx: &Sender<Command>, event: &DataSourceEvent, answers: &Answers) {
     let answered = |make: fn(u64, SyncSender<()>) -> Command, i: &Instance, what: &str| {
         let (done, wait) = mpsc::sync_channel(1);
-        if tx.send(make(i.id, done)).is_ok()
-            && wait.recv_timeout(answers.timeout) == Err(RecvTimeoutError::Timeout)
-        {
+        if tx.send(make(i.id, done)).is_ok() && !answers.wait(&wait) {
             lock(&answers.stats).late_answers += 1;
             (answers.log)(&format!(
                 "{}: instance {}: {what} answered before it was done: the probes' thread \
@@ -484,6 +518,8 @@ mod tests {
             stats: Arc::default(),
             log: Arc::new(move |line| lock(&l).push(line.to_string())),
             timeout,
+            slice: Duration::ZERO,
+            commit: Box::new(|| {}),
         };
         (a, lines)
     }
@@ -518,6 +554,33 @@ mod tests {
         let (a, lines) = answers(Duration::from_secs(3600));
         let probes = std::thread::spawn(move || {
             if let Ok(Command::Flush(_, done)) = rx.recv() {
+                let _ = done.send(());
+            }
+        });
+        on_event(&tx, &DataSourceEvent::Flush(instance()), &a);
+        probes.join().unwrap();
+        assert_eq!(lock(&a.stats).late_answers, 0);
+        assert!(lock(&lines).is_empty());
+    }
+
+    /// The probes' thread cannot answer until its writer gets a chunk,
+    /// which only the commits sent by the waiting callback free (a full
+    /// shared memory buffer): the callback sends them while it waits, and
+    /// the flush is answered in time. (Without them it would wait for the
+    /// whole timeout, a minute here, and count the flush late.)
+    #[test]
+    fn a_waiting_flush_sends_the_commits_the_probes_thread_waits_for() {
+        let (tx, rx) = mpsc::channel::<Command>();
+        let (committed, commits) = mpsc::channel::<()>();
+        let (mut a, lines) = answers(Duration::from_secs(60));
+        let committed = Mutex::new(committed);
+        a.commit = Box::new(move || {
+            let _ = lock(&committed).send(());
+        });
+        let probes = std::thread::spawn(move || {
+            if let Ok(Command::Flush(_, done)) = rx.recv() {
+                // Its writer waits for a free chunk: for a commit.
+                let _ = commits.recv();
                 let _ = done.send(());
             }
         });
