@@ -251,7 +251,7 @@ mod tests {
     }
 
     fn bytes_field(id: u32, b: &[u8], out: &mut Vec<u8>) {
-        varint(u64::from(id) << 3 | 2, out);
+        varint((u64::from(id) << 3) | 2, out);
         varint(b.len() as u64, out);
         out.extend_from_slice(b);
     }
