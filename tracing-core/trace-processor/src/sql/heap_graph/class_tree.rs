@@ -119,8 +119,8 @@ pub(crate) fn class_tree(g: &ObjectGraph, parent: &[Option<Option<usize>>]) -> V
         native_size: i64,
     }
     let mut by_path: BTreeMap<i64, Agg> = BTreeMap::new();
-    for v in 0..n {
-        let Some((p, pp)) = path[v] else {
+    for (v, at) in path.iter().enumerate() {
+        let Some((p, pp)) = *at else {
             continue;
         };
         let a = by_path.entry(p).or_default();

@@ -9,7 +9,7 @@
 
 mod class_tree;
 mod dominators;
-mod graph;
+pub(crate) mod graph;
 
 use std::sync::Arc;
 

@@ -12,7 +12,6 @@
 //! contains it (any case), their ancestors and their descendants, with
 //! cumulatives over what is kept. Upstream's errors for bad arguments.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rusqlite::Connection;
@@ -21,6 +20,7 @@ use rusqlite::types::Value;
 use super::table_function::{self, TableFn};
 use crate::sql::flamegraph::resolve::OutColumn;
 use crate::sql::flamegraph::source::{Cell as SrcCell, NONE};
+use crate::sql::heap_graph::graph::ObjectGraph;
 use crate::sql::table::{Cell, Table};
 
 /// The result's columns, in upstream's order (its hidden argument columns
@@ -80,45 +80,19 @@ fn int(t: &Table, row: usize, c: Option<usize>) -> Option<i64> {
     }
 }
 
-fn text(t: &Table, row: usize, c: Option<usize>) -> Option<&str> {
-    match t.cell(row, c?) {
-        Cell::Str(s) => Some(s),
-        _ => None,
-    }
-}
 
 impl Tables {
     /// The dump's flamegraph rows (before focusing).
     fn graph(&self, ts: i64, upid: i64) -> Result<Vec<Node>, String> {
-        let o = &*self.objects;
-        let (o_upid, o_ts, o_type, o_root, o_self, o_native, o_refs) = (
-            col(o, "upid"),
-            col(o, "graph_sample_ts"),
-            col(o, "type_id"),
-            col(o, "root_type"),
-            col(o, "self_size"),
-            col(o, "native_size"),
-            col(o, "reference_set_id"),
-        );
-        let c = &*self.classes;
-        let (c_name, c_deobf, c_kind) =
-            (col(c, "name"), col(c, "deobfuscated_name"), col(c, "kind"));
-        let r = &*self.references;
-        let (r_set, r_owned, r_field) = (
-            col(r, "reference_set_id"),
-            col(r, "owned_id"),
-            col(r, "field_name"),
-        );
-        let in_dump =
-            |row: usize| int(o, row, o_upid) == Some(upid) && int(o, row, o_ts) == Some(ts);
-        let class_of = |row: usize| int(o, row, o_type).and_then(|t| usize::try_from(t).ok());
-        let has_roots = (0..o.len).any(|row| in_dump(row) && text(o, row, o_root).is_some());
+        let g = ObjectGraph::read(&self.objects, &self.classes, &self.references);
+        let in_dump = |row: usize| g.upid[row] == upid && g.ts[row] == ts;
+        let has_roots = (0..g.len()).any(|row| in_dump(row) && g.root_type[row].is_some());
         if !has_roots {
-            let g = &*self.graphs;
-            let (g_upid, g_ts, g_trunc) = (col(g, "upid"), col(g, "ts"), col(g, "truncated"));
-            let truncated = (0..g.len)
-                .find(|&row| int(g, row, g_upid) == Some(upid) && int(g, row, g_ts) == Some(ts))
-                .and_then(|row| int(g, row, g_trunc))
+            let gr = &*self.graphs;
+            let (g_upid, g_ts, g_trunc) = (col(gr, "upid"), col(gr, "ts"), col(gr, "truncated"));
+            let truncated = (0..gr.len)
+                .find(|&row| int(gr, row, g_upid) == Some(upid) && int(gr, row, g_ts) == Some(ts))
+                .and_then(|row| int(gr, row, g_trunc))
                 .is_some_and(|v| v != 0);
             if !truncated {
                 return Err("Failed to build flamegraph".into());
@@ -134,64 +108,7 @@ impl Tables {
                 parent: None,
             }]);
         }
-        // Outgoing edges of every object, sorted by the object pointed to.
-        let weak = |class: usize| {
-            matches!(
-                text(c, class, c_kind),
-                Some("KIND_WEAK_REFERENCE" | "KIND_FINALIZER_REFERENCE" | "KIND_PHANTOM_REFERENCE")
-            )
-        };
-        let mut edges: Vec<Vec<usize>> = vec![Vec::new(); o.len];
-        for row in 0..o.len {
-            let Some(set) = int(o, row, o_refs) else {
-                continue;
-            };
-            let skip_referent = class_of(row).is_some_and(weak);
-            let Ok(mut ref_row) = usize::try_from(set) else {
-                continue;
-            };
-            while ref_row < r.len && int(r, ref_row, r_set) == Some(set) {
-                let excluded = skip_referent
-                    && text(r, ref_row, r_field) == Some("java.lang.ref.Reference.referent");
-                if let Some(owned) = int(r, ref_row, r_owned).and_then(|v| usize::try_from(v).ok())
-                {
-                    if !excluded && owned < o.len {
-                        edges[row].push(owned);
-                    }
-                }
-                ref_row += 1;
-            }
-            edges[row].sort_unstable();
-        }
-        // Roots of every dump, by class name then id; one breadth-first walk.
-        let mut roots: Vec<(&str, usize)> = (0..o.len)
-            .filter(|&row| text(o, row, o_root).is_some())
-            .map(|row| {
-                let name = class_of(row)
-                    .and_then(|cl| text(c, cl, c_name))
-                    .unwrap_or("");
-                (name, row)
-            })
-            .collect();
-        roots.sort();
-        let mut parent: Vec<Option<usize>> = vec![None; o.len];
-        let mut seen = vec![false; o.len];
-        let mut queue = VecDeque::new();
-        for &(_, row) in &roots {
-            if !seen[row] {
-                seen[row] = true;
-                queue.push_back(row);
-            }
-        }
-        while let Some(node) = queue.pop_front() {
-            for &next in &edges[node] {
-                if !seen[next] {
-                    seen[next] = true;
-                    parent[next] = Some(node);
-                    queue.push_back(next);
-                }
-            }
-        }
+        let parent = g.min_depth_tree();
         // The frames: each reached object of the dump (by id), its native
         // bytes as a child.
         let mut ids = Vec::new();
@@ -199,22 +116,24 @@ impl Tables {
         let mut names = Vec::new();
         let mut sizes = Vec::new();
         let mut natives = Vec::new();
-        for row in (0..o.len).filter(|&row| seen[row] && in_dump(row)) {
-            let class = class_of(row);
-            let base = class
-                .and_then(|cl| text(c, cl, c_deobf).or_else(|| text(c, cl, c_name)))
-                .unwrap_or("");
-            let name = match text(o, row, o_root) {
+        for (row, up) in parent.iter().enumerate() {
+            let Some(up) = up else {
+                continue;
+            };
+            if !in_dump(row) {
+                continue;
+            }
+            let base = &g.class_name[row];
+            let name = match &g.root_type[row] {
                 Some(root) => format!("{base} [{root}]"),
-                None => base.to_owned(),
+                None => base.clone(),
             };
             let id = 2 * row as i64;
             ids.push(SrcCell::Int(id));
-            parents.push(parent[row].map_or(SrcCell::Null, |p| SrcCell::Int(2 * p as i64)));
-            sizes.push(int(o, row, o_self).unwrap_or(0));
-            let native = int(o, row, o_native).unwrap_or(0);
-            if native != 0 {
-                natives.push((id, format!("[native] {name}"), native));
+            parents.push(up.map_or(SrcCell::Null, |p| SrcCell::Int(2 * p as i64)));
+            sizes.push(g.self_size[row]);
+            if g.native_size[row] != 0 {
+                natives.push((id, format!("[native] {name}"), g.native_size[row]));
             }
             names.push(name);
         }
