@@ -370,3 +370,52 @@ fn kernel_wakelocks_report_the_time_held_since_the_trace_began() {
          SELECT * FROM android_kernel_wakelocks",
     );
 }
+
+/// atrace's `ScreenState`, `battery_stats.*` counters and
+/// `DeviceStateChanged` instants land on the same global tracks as the
+/// system properties of the same meaning.
+#[test]
+fn atrace_screen_state_battery_stats_and_device_state_are_global_tracks() {
+    use zerotrace_protos::protos::FtraceEventBundle;
+    let bundle = packet(|p| {
+        p.set_trusted_packet_sequence_id(1);
+        let mut b = FtraceEventBundle::from_message(p.message().begin_nested(1));
+        b.set_cpu(0);
+        for (ts, line) in [
+            (100u64, "C|10|ScreenState|2\n"),
+            (200, "C|10|battery_stats.audio|1\n"),
+            (300, "N|10|DeviceStateChanged|open\n"),
+            (400, "C|10|other|5\n"),
+        ] {
+            let mut e = b.add_event();
+            e.set_timestamp(ts);
+            e.set_pid(10);
+            e.begin_print().set_buf(line);
+        }
+    });
+    let tp = load(&[bundle]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, t.type, c.ts, c.value FROM counter c
+             JOIN counter_track t ON t.id = c.track_id ORDER BY c.ts"
+        ),
+        vec![
+            vec![s("ScreenState"), s("screen_state"), i(100), r(2.0)],
+            vec![s("battery_stats.audio"), s("battery_stats"), i(200), r(1.0)],
+            vec![s("other"), s("atrace_counter"), i(400), r(5.0)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, t.type, s.ts, s.name FROM slice s JOIN track t ON t.id = s.track_id"
+        ),
+        vec![vec![
+            s("DeviceStateChanged"),
+            s("android_device_state"),
+            i(300),
+            s("open")
+        ]]
+    );
+}
