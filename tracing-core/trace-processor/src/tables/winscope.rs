@@ -315,6 +315,47 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_window_manager_shell_transition_protos`: one
+    /// proto of one shell transition (a transition is written in several).
+    pub struct ShellTransitionProtoRow in "__intrinsic_window_manager_shell_transition_protos" {
+        /// The transition.
+        transition_id: i64,
+        /// The string id of the proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_window_manager_shell_transition_participants`:
+    /// one window or layer a shell transition changed.
+    pub struct ShellTransitionParticipantRow
+        in "__intrinsic_window_manager_shell_transition_participants" {
+        /// The transition.
+        transition_id: i64,
+        /// The layer.
+        layer_id: Option<u32>,
+        /// The window.
+        window_id: Option<u32>,
+        /// The change's mode.
+        mode: Option<u32>,
+        /// The change's flags.
+        flags: Option<u32>,
+        /// The display it starts on.
+        start_display_id: Option<u32>,
+        /// The display it ends on.
+        end_display_id: Option<u32>,
+        /// Its rotation at the start.
+        start_rotation: Option<u32>,
+        /// Its rotation at the end.
+        end_rotation: Option<u32>,
+        /// Its bounds at the start (`__intrinsic_winscope_rect`).
+        start_abs_bounds_rect_id: Option<u32>,
+        /// Its bounds at the end (`__intrinsic_winscope_rect`).
+        end_abs_bounds_rect_id: Option<u32>,
+    }
+}
+
 /// The Winscope tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct WinscopeRows {
@@ -350,6 +391,10 @@ pub struct WinscopeRows {
     pub trace_rects: Vec<WinscopeTraceRectRow>,
     /// `__intrinsic_winscope_fill_region`.
     pub fill_regions: Vec<WinscopeFillRegionRow>,
+    /// `__intrinsic_window_manager_shell_transition_protos`.
+    pub shell_transition_protos: Vec<ShellTransitionProtoRow>,
+    /// `__intrinsic_window_manager_shell_transition_participants`.
+    pub shell_transition_participants: Vec<ShellTransitionParticipantRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -376,6 +421,8 @@ impl WinscopeRows {
             WinscopeTransformRow::freeze(&self.transforms, strings),
             WinscopeTraceRectRow::freeze(&self.trace_rects, strings),
             WinscopeFillRegionRow::freeze(&self.fill_regions, strings),
+            ShellTransitionProtoRow::freeze(&self.shell_transition_protos, strings),
+            ShellTransitionParticipantRow::freeze(&self.shell_transition_participants, strings),
         ]
     }
 }
@@ -398,4 +445,6 @@ pub const TABLES: &[super::TableDecl] = &[
     WinscopeTransformRow::TABLE,
     WinscopeTraceRectRow::TABLE,
     WinscopeFillRegionRow::TABLE,
+    ShellTransitionProtoRow::TABLE,
+    ShellTransitionParticipantRow::TABLE,
 ];

@@ -493,3 +493,56 @@ fn fields_newer_than_perfettos_v51_schema_are_named() {
         ]
     );
 }
+
+#[test]
+fn shell_transitions_keep_their_protos_and_participants() {
+    let transition = |id: i32, with_change: bool| {
+        packet(move |p| {
+            p.set_timestamp(10);
+            let mut t = p.message().begin_nested(96); // shell_transition
+            t.append_int32(1, id);
+            if with_change {
+                let mut c = t.begin_nested(14);
+                c.append_int32(1, 1); // mode
+                c.append_int32(2, 30); // layer_id
+                let mut r = c.begin_nested(9); // start_absolute_bounds
+                r.append_int32(1, 10);
+                r.append_int32(2, 20);
+                r.append_int32(3, 110);
+                r.append_int32(4, 220);
+            }
+        })
+    };
+    let tp = load(&[transition(7, true), transition(7, false)]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.transitions;
+             SELECT transition_id, COUNT(*) FROM android_window_manager_shell_transition_protos
+             GROUP BY transition_id"
+        ),
+        vec![vec![i(7), i(2)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.transitions;
+             INCLUDE PERFETTO MODULE android.winscope.rect;
+             SELECT p.transition_id, p.layer_id, p.mode, p.window_id, r.x, r.y, r.w, r.h,
+                    p.end_abs_bounds_rect_id
+             FROM android_window_manager_shell_transition_participants p
+             JOIN android_winscope_rect r ON r.id = p.start_abs_bounds_rect_id"
+        ),
+        vec![vec![
+            i(7),
+            i(30),
+            i(1),
+            null(),
+            Value::Real(10.0),
+            Value::Real(20.0),
+            Value::Real(100.0),
+            Value::Real(200.0),
+            null()
+        ]]
+    );
+}

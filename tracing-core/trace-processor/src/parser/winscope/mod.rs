@@ -10,6 +10,7 @@ mod input_event;
 mod inputmethod;
 mod sf_layers;
 mod sf_transactions;
+mod shell_transitions;
 
 use std::sync::OnceLock;
 
@@ -29,6 +30,24 @@ pub use sf_transactions::SfTransactionsState;
 pub struct WinscopeState {
     /// SurfaceFlinger transactions' flag sets.
     pub sf_transactions: SfTransactionsState,
+    /// Each distinct rectangle's row in `__intrinsic_winscope_rect`, by
+    /// its sides' bits.
+    rect_ids: crate::hash::HashMap<[u64; 4], u32>,
+}
+
+impl WinscopeState {
+    /// The row of a rectangle in `rects`, added the first time.
+    pub fn rect_id(
+        &mut self,
+        rects: &mut Vec<crate::tables::winscope::WinscopeRectRow>,
+        rect: crate::tables::winscope::WinscopeRectRow,
+    ) -> u32 {
+        let key = [rect.x, rect.y, rect.w, rect.h].map(f64::to_bits);
+        *self.rect_ids.entry(key).or_insert_with(|| {
+            rects.push(rect);
+            u32::try_from(rects.len() - 1).unwrap_or(u32::MAX)
+        })
+    }
 }
 
 /// The Winscope schema, upstream's `winscope.proto` with its imports.
@@ -51,6 +70,8 @@ pub fn message_name(short: &str) -> String {
 const SURFACEFLINGER_LAYERS_SNAPSHOT: u32 = 93;
 /// TracePacket.surfaceflinger_transactions.
 const SURFACEFLINGER_TRANSACTIONS: u32 = 94;
+/// TracePacket.shell_transition.
+const SHELL_TRANSITION: u32 = 96;
 /// TracePacket.winscope_extensions.
 const WINSCOPE_EXTENSIONS: u32 = 112;
 
@@ -58,6 +79,7 @@ const WINSCOPE_EXTENSIONS: u32 = 112;
 pub const IMPORTERS: &[(u32, Importer)] = &[
     (SURFACEFLINGER_LAYERS_SNAPSHOT, sf_layers::import),
     (SURFACEFLINGER_TRANSACTIONS, sf_transactions::import),
+    (SHELL_TRANSITION, shell_transitions::import),
     (WINSCOPE_EXTENSIONS, import_extensions),
 ];
 

@@ -156,6 +156,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_winscope_surfaceflinger.sql"),
     },
     Module {
+        key: "android.winscope.transitions",
+        sql: include_str!("modules/android_winscope_transitions.sql"),
+    },
+    Module {
         key: "callstacks.stack_profile",
         sql: include_str!("modules/callstacks_stack_profile.sql"),
     },
