@@ -489,3 +489,18 @@ fn the_heap_graph_modules_fold_the_dump_into_trees() {
         vec![vec![i(0)]]
     );
 }
+
+#[test]
+fn heap_graph_stats_sum_each_dump_and_its_reachable_part() {
+    let tp = load(dump());
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.heap_graph_stats;
+             SELECT upid, graph_sample_ts, total_heap_size, total_obj_count,
+               reachable_heap_size, reachable_obj_count, art_bytes_allocated
+             FROM android_heap_graph_stats"
+        ),
+        vec![vec![i(1), i(10), i(160), i(6), i(112), i(3), NULL]]
+    );
+}

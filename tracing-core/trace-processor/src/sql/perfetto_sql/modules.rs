@@ -76,6 +76,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_dmabuf.sql"),
     },
     Module {
+        key: "android.memory.dmabuf_spans",
+        sql: include_str!("modules/android_memory_dmabuf_spans.sql"),
+    },
+    Module {
         key: "android.memory.heap_graph.class_summary_tree",
         sql: include_str!("modules/android_memory_heap_graph_class_summary_tree.sql"),
     },
@@ -94,6 +98,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.memory.heap_graph.excluded_refs",
         sql: include_str!("modules/android_memory_heap_graph_excluded_refs.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.heap_graph_stats",
+        sql: include_str!("modules/android_memory_heap_graph_heap_graph_stats.sql"),
     },
     Module {
         key: "android.memory.heap_graph.oome",
