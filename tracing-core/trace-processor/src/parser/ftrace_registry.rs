@@ -9,6 +9,7 @@
 //! stops the build.
 
 use super::gpu_mem_freq;
+use super::virtio_gpu;
 use super::importer::FtraceHandler;
 use super::{
     android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network,
@@ -25,6 +26,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     network::FTRACE_HANDLERS,
     ufs::FTRACE_HANDLERS,
     gpu_mem_freq::FTRACE_HANDLERS,
+    virtio_gpu::FTRACE_HANDLERS,
     cros_ec::FTRACE_HANDLERS,
     dma_heap::FTRACE_HANDLERS,
     cma::FTRACE_HANDLERS,

@@ -26,6 +26,7 @@ mod fields;
 mod frame_timeline;
 mod gpu_log_vulkan;
 mod graphics_frame_event;
+mod virtio_gpu;
 mod gpu_mem_freq;
 pub(crate) mod ftrace;
 mod ftrace_raw;
@@ -138,6 +139,8 @@ pub struct Parser {
     pub gpus: gpu_mem_freq::Gpus,
     /// The graphics frame events' buffers and phases.
     pub graphics_frame: graphics_frame_event::GraphicsFrameState,
+    /// The virtio GPU queues' unfenced command starts.
+    pub virtio_gpu: virtio_gpu::VirtioGpuState,
     /// The Winscope importers' state.
     pub winscope: winscope::WinscopeState,
 }
@@ -182,6 +185,7 @@ impl Parser {
             frame_timeline: Default::default(),
             gpus: Default::default(),
             graphics_frame: Default::default(),
+            virtio_gpu: Default::default(),
             winscope: Default::default(),
         }
     }

@@ -480,3 +480,66 @@ fn graphics_frame_events_become_buffer_and_phase_slices() {
         ]
     );
 }
+
+/// A virtio GPU queue event (field 468 queue, 469 response) on queue
+/// `name`.
+fn virtgpu(ts: u64, field: u32, name: &str, seqno: u32, ty: u32, fence: u64) -> Vec<u8> {
+    let name = name.to_owned();
+    packet(move |p| {
+        let m = p.message();
+        let mut b = m.begin_nested(1);
+        b.append_uint32(1, 0);
+        let mut e = b.begin_nested(2);
+        e.append_uint64(1, ts);
+        e.append_uint32(2, 1);
+        let mut body = e.begin_nested(field);
+        body.append_uint64(3, fence);
+        body.append_string(5, &name);
+        body.append_uint32(6, 60 + seqno);
+        body.append_uint32(7, seqno);
+        body.append_uint32(8, ty);
+    })
+}
+
+#[test]
+fn virtio_gpu_commands_are_slices_from_queueing_to_response_with_latency_and_free_slots() {
+    let packets = [
+        virtgpu(100, 468, "control", 1, 0x207, 0),
+        virtgpu(110, 468, "control", 2, 0x203, 5),
+        virtgpu(150, 469, "control", 1, 0x1100, 0),
+        virtgpu(170, 469, "control", 2, 0x1100, 0),
+        // Another queue than control or cursor: ignored.
+        virtgpu(180, 468, "other", 3, 0x207, 0),
+    ];
+    let tp = TraceProcessor::from_bytes(&trace(&packets)).unwrap();
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.ts, s.dur, s.name, t.name FROM slice s JOIN track t \
+             ON s.track_id = t.id ORDER BY s.ts"
+        ),
+        vec![
+            vec![i(100), i(50), s("SUBMIT_3D"), s("Virtgpu Control Queue")],
+            vec![
+                i(110),
+                i(60),
+                s("CTX_DETACH_RESOURCE"),
+                s("Virtgpu Control Queue")
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.ts, c.value FROM counter c JOIN counter_track t \
+             ON c.track_id = t.id ORDER BY t.name, c.ts"
+        ),
+        vec![
+            vec![s("Virtgpu Control Free"), i(100), Value::Real(61.0)],
+            vec![s("Virtgpu Control Free"), i(110), Value::Real(62.0)],
+            vec![s("Virtgpu Control Free"), i(150), Value::Real(61.0)],
+            vec![s("Virtgpu Control Free"), i(170), Value::Real(62.0)],
+            vec![s("Virtgpu Control Latency"), i(150), Value::Real(50.0)],
+        ]
+    );
+}
