@@ -80,7 +80,6 @@ fn int(t: &Table, row: usize, c: Option<usize>) -> Option<i64> {
     }
 }
 
-
 impl Tables {
     /// The dump's flamegraph rows (before focusing).
     fn graph(&self, ts: i64, upid: i64) -> Result<Vec<Node>, String> {
