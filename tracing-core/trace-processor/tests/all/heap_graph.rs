@@ -504,3 +504,24 @@ fn heap_graph_stats_sum_each_dump_and_its_reachable_part() {
         vec![vec![i(1), i(10), i(160), i(6), i(112), i(3), NULL]]
     );
 }
+
+#[test]
+fn the_class_aggregation_counts_dominated_objects_once_per_class() {
+    let tp = load(dump());
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.heap_graph_class_aggregation;
+             SELECT type_name, obj_count, size_bytes, reachable_obj_count,
+               dominated_obj_count, dominated_size_bytes
+             FROM android_heap_graph_class_aggregation ORDER BY type_id"
+        ),
+        vec![
+            vec![s("a"), i(1), i(64), i(1), i(2), i(96)],
+            vec![s("Foo"), i(2), i(64), i(1), i(1), i(32)],
+            vec![s("android.os.Parcel"), i(1), i(16), i(1), i(1), i(16)],
+            vec![s("java.lang.Class<Sub>"), i(1), i(8), i(0), i(0), i(0)],
+            vec![s("java.lang.Class<Super>"), i(1), i(8), i(0), i(0), i(0)],
+        ]
+    );
+}

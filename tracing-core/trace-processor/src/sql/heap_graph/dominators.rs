@@ -115,6 +115,42 @@ pub(crate) struct Dominated {
     pub depth: i64,
 }
 
+/// Whether each object of the dominator tree is the first of its class on
+/// its path from the tree's root (no dominator of it has its class): the
+/// objects whose dominated totals a per-class sum may add without counting
+/// an object twice. None for objects outside the tree.
+pub(crate) fn first_of_class(g: &ObjectGraph, idom: &[Option<Option<usize>>]) -> Vec<Option<bool>> {
+    let n = g.len();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut stack = Vec::new();
+    for (v, d) in idom.iter().enumerate() {
+        match d {
+            Some(Some(p)) => children[*p].push(v),
+            Some(None) => stack.push((v, false)),
+            None => {}
+        }
+    }
+    let mut on_path: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut out = vec![None; n];
+    while let Some((v, leaving)) = stack.pop() {
+        let t = g.type_id[v];
+        if leaving {
+            if let Some(c) = on_path.get_mut(&t) {
+                *c = c.saturating_sub(1);
+            }
+            continue;
+        }
+        let seen = on_path.get(&t).copied().unwrap_or(0);
+        out[v] = Some(seen == 0);
+        *on_path.entry(t).or_insert(0) += 1;
+        stack.push((v, true));
+        for &c in &children[v] {
+            stack.push((c, false));
+        }
+    }
+    out
+}
+
 /// The dominator tree's objects by id, with what each dominates.
 pub(crate) fn summary(g: &ObjectGraph, idom: &[Option<Option<usize>>]) -> Vec<Dominated> {
     let n = g.len();

@@ -34,6 +34,8 @@ pub(crate) struct ObjectGraph {
     pub upid: Vec<i64>,
     /// The dump's time.
     pub ts: Vec<i64>,
+    /// The object's class (`type_id`).
+    pub type_id: Vec<i64>,
     /// `self_size`.
     pub self_size: Vec<i64>,
     /// `native_size`.
@@ -88,6 +90,7 @@ impl ObjectGraph {
                 .or_else(|| raw.clone());
             g.upid.push(int(o, row, o_upid).unwrap_or(0));
             g.ts.push(int(o, row, o_ts).unwrap_or(0));
+            g.type_id.push(int(o, row, o_type).unwrap_or(-1));
             g.self_size.push(int(o, row, o_self).unwrap_or(0));
             g.native_size.push(int(o, row, o_native).unwrap_or(0));
             g.reachable.push(int(o, row, o_reach).unwrap_or(0) != 0);

@@ -3,7 +3,8 @@
 //! (each object's parent on a shortest path from the roots),
 //! `__intrinsic_heap_graph_dominator_tree()` (each object's immediate
 //! dominator, with what it dominates and its depth) and
-//! `__intrinsic_heap_graph_class_tree(tree)` (either tree, `'min_depth'`
+//! `__intrinsic_heap_graph_dominator_first_of_class()` (whether no
+//! dominator of an object has its class), `__intrinsic_heap_graph_class_tree(tree)` (either tree, `'min_depth'`
 //! or `'dominator'`, folded into classes). One file per step: `graph.rs`
 //! (the objects and references), `dominators.rs`, `class_tree.rs`.
 
@@ -106,6 +107,29 @@ impl TableFn for DominatorTree {
     }
 }
 
+/// `__intrinsic_heap_graph_dominator_first_of_class()`.
+struct FirstOfClass(Tables);
+
+impl TableFn for FirstOfClass {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![("id", "BIGINT"), ("marked", "BIGINT")]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn run(&self, _args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let g = self.0.graph();
+        let idom = dominators::dominators(&g);
+        Ok(dominators::first_of_class(&g, &idom)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(v, m)| Some(vec![id(v), Value::Integer(i64::from(m?))]))
+            .collect())
+    }
+}
+
 /// `__intrinsic_heap_graph_class_tree(tree)`.
 struct ClassTree(Tables);
 
@@ -183,6 +207,11 @@ pub fn register(
         conn,
         "__intrinsic_heap_graph_dominator_tree",
         Arc::new(DominatorTree(t.clone())),
+    )?;
+    table_function::register(
+        conn,
+        "__intrinsic_heap_graph_dominator_first_of_class",
+        Arc::new(FirstOfClass(t.clone())),
     )?;
     table_function::register(
         conn,

@@ -100,6 +100,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_heap_graph_excluded_refs.sql"),
     },
     Module {
+        key: "android.memory.heap_graph.heap_graph_class_aggregation",
+        sql: include_str!("modules/android_memory_heap_graph_heap_graph_class_aggregation.sql"),
+    },
+    Module {
         key: "android.memory.heap_graph.heap_graph_stats",
         sql: include_str!("modules/android_memory_heap_graph_heap_graph_stats.sql"),
     },
