@@ -59,6 +59,8 @@ pub struct JsonLoad {
     system_lines: Vec<String>,
     /// The line of `systemTraceEvents` being read.
     system_line: Vec<u8>,
+    /// How far the event object at the start of `pending` was scanned.
+    event_scan: scan::BlockScan,
 }
 
 impl Default for JsonLoad {
@@ -72,6 +74,7 @@ impl Default for JsonLoad {
             saw_complete: false,
             system_lines: Vec::new(),
             system_line: Vec::new(),
+            event_scan: scan::BlockScan::default(),
         }
     }
 }
@@ -253,11 +256,16 @@ impl JsonLoad {
                             ));
                         }
                     }
-                    let end = match scan::block_end(buf, pos) {
-                        Ok((_, end)) => end,
-                        Err(ScanError::Incomplete) => return Ok(pos),
-                        Err(e) => return Err(self.err_at(pos, e)),
+                    // The scan goes on where the last piece left it: the
+                    // object then starts `pending`.
+                    if pos != 0 {
+                        self.event_scan = scan::BlockScan::default();
+                    }
+                    let Some(len) = self.event_scan.advance(buf.get(pos..).unwrap_or(&[])) else {
+                        return Ok(pos);
                     };
+                    self.event_scan = scan::BlockScan::default();
+                    let end = pos + len;
                     let obj = buf.get(pos..end).unwrap_or(&[]);
                     p.storage.work.step(1);
                     match event::read(&mut p.storage, obj) {

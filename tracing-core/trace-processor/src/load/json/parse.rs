@@ -20,6 +20,11 @@ use super::event::{CookieKind, Id, JsonEvent, Scope};
 use super::scan::{Fields, Value};
 use super::slices::JsonSlices;
 
+/// Overflow tracks of a thread searched for room: a hostile trace of
+/// events each overlapping the last would otherwise make every event
+/// search all the tracks the earlier ones made.
+const MAX_LANES_SEARCHED: usize = 256;
+
 /// What parsing keeps from one event to the next.
 #[derive(Debug, Default)]
 pub struct JsonParser {
@@ -106,11 +111,12 @@ impl JsonParser {
     }
 
     /// The overflow track of a thread a complete event that cannot nest
-    /// goes on: the first whose open slices it nests in or follows.
+    /// goes on: the first whose open slices it nests in or follows (of the
+    /// first [`MAX_LANES_SEARCHED`]; past them, a new one).
     fn overlapping_track(&mut self, p: &mut Parser, utid: u32, ts: i64, dur: i64) -> u32 {
         let end = ts.saturating_add(dur);
         let lanes = self.overlapping.entry(utid).or_default();
-        for (track, open) in lanes.iter_mut() {
+        for (track, open) in lanes.iter_mut().take(MAX_LANES_SEARCHED) {
             while open.last().is_some_and(|&e| e <= ts) {
                 open.pop();
             }

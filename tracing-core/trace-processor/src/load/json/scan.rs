@@ -176,6 +176,50 @@ pub fn block_end(buf: &[u8], pos: usize) -> Scanned<'static, ()> {
     Err(ScanError::Incomplete)
 }
 
+/// The end of an object whose bytes arrive in pieces, found without
+/// reading its start again for each piece (a large event pushed a byte
+/// at a time is scanned once): the scan's state between pieces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockScan {
+    /// Bytes of the object scanned so far.
+    i: usize,
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl BlockScan {
+    /// Goes on over `block` (the object's bytes from its `{`, as many as
+    /// have arrived); the object's length once its closing `}` is seen.
+    pub fn advance(&mut self, block: &[u8]) -> Option<usize> {
+        while let Some(&c) = block.get(self.i) {
+            self.i += 1;
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if c == b'\\' {
+                    self.escaped = true;
+                } else if c == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match c {
+                b'"' => self.in_string = true,
+                b'{' => self.depth += 1,
+                b'}' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return Some(self.i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
 /// A number's text as upstream reads it: an integer when written as one
 /// and within i64, else a double built from its parts.
 fn number(buf: &[u8], pos: usize) -> Scanned<'static, Value<'static>> {
@@ -448,6 +492,21 @@ mod tests {
         );
         assert_eq!(got[2], ("c".to_owned(), Value::Object(br#"{"d": 2.5}"#)));
         assert_eq!(got[3], ("e".to_owned(), Value::Str("q\"é".into())));
+    }
+
+    #[test]
+    fn a_block_scan_resumed_piece_by_piece_ends_where_a_whole_scan_does() {
+        let obj = br#"{"a": "}\"{", "b": {"c": [1, "}"]}} tail"#;
+        let whole = block_end(obj, 0).unwrap().1;
+        let mut scan = BlockScan::default();
+        let mut got = None;
+        for n in 1..=obj.len() {
+            if let Some(end) = scan.advance(&obj[..n]) {
+                got = Some(end);
+                break;
+            }
+        }
+        assert_eq!(got, Some(whole));
     }
 
     #[test]
