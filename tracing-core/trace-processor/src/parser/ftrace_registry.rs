@@ -9,8 +9,8 @@
 //! stops the build.
 
 use super::gpu_mem_freq;
-use super::virtio_gpu;
 use super::importer::FtraceHandler;
+use super::virtio_gpu;
 use super::{
     android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network,
     process_memory, sched, ufs,

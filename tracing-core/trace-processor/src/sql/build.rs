@@ -9,15 +9,15 @@ use crate::tables::core::{
     ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
     SliceRow, StatRow, StateRow, ThreadRow, TrackEventCallstackRow, TrackRow,
 };
+use crate::tables::heap_graph::{
+    HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
+    HeapGraphReferenceRow,
+};
 use crate::tables::profiling::{
     AsyncContextRow, CallsiteRow, ChromeSampleExtrasRow, CounterSetRow, ExecutionContextRow,
     FrameRow, HeapAllocationRow, HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow,
     MappingRow, OomeDetailsRow, ProfilerSampleRow, ProfilerSessionRow, SmapsRow, SymbolRow,
     TaskContextRow,
-};
-use crate::tables::heap_graph::{
-    HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
-    HeapGraphReferenceRow,
 };
 use crate::tables::sched::{FtraceEventRow, InterruptMappingRow, SchedSliceRow, ThreadStateRow};
 

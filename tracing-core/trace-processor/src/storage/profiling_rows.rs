@@ -2,14 +2,14 @@
 //! the parsers name them by (each table is declared once, in
 //! `tables/profiling.rs`), and the storage of all of them.
 
+pub use crate::tables::heap_graph::{
+    HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
+    HeapGraphReferenceRow,
+};
 pub use crate::tables::profiling::{
     AsyncContextRow, CallsiteRow, CounterSetRow, ExecutionContextRow, FrameRow, HeapAllocationRow,
     HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow, MappingRow, OomeDetailsRow,
     ProfilerSampleRow, ProfilerSessionRow, SmapsRow, SymbolRow, TaskContextRow,
-};
-pub use crate::tables::heap_graph::{
-    HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
-    HeapGraphReferenceRow,
 };
 
 /// Every profiling table of one trace.

@@ -12,13 +12,13 @@ use super::core::{
     CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow, SliceRow,
     StatRow, StateRow, ThreadRow, TrackRow,
 };
-use super::profiling::{
-    ExecutionContextRow, HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow,
-    ProfilerSampleRow, ProfilerSessionRow, TaskContextRow,
-};
 use super::heap_graph::{
     HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
     HeapGraphReferenceRow,
+};
+use super::profiling::{
+    ExecutionContextRow, HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow,
+    ProfilerSampleRow, ProfilerSessionRow, TaskContextRow,
 };
 use super::sched::{FtraceEventRow, SchedSliceRow, ThreadStateRow};
 

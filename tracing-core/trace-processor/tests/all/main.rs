@@ -18,11 +18,11 @@ mod perf_support;
 
 mod android_power;
 mod android_system;
-mod hostile_traces;
-mod loading;
 mod deobfuscation;
 mod graphics;
 mod heap_graph;
+mod hostile_traces;
+mod loading;
 mod machines;
 mod metadata;
 mod own_recordings;
