@@ -1,6 +1,6 @@
 //! The prelude's public views whose importers zerotrace does not have
-//! (Android's frame timeline, logs, packages, protolog,
-//! SurfaceFlinger and WindowManager, GPU render stages, memory snapshots,
+//! (Android's logs, protolog,
+//! SurfaceFlinger and WindowManager, memory snapshots,
 //! Instruments samples, ...). Each exists with upstream's name and
 //! columns, in upstream's order, and no rows, as upstream's are on a
 //! trace without that data, so that a query or module that names one
@@ -14,36 +14,6 @@ type EmptyView = (&'static str, &'static [(&'static str, &'static str)]);
 
 /// The views, by name.
 const VIEWS: &[EmptyView] = &[
-    (
-        "actual_frame_timeline_slice",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("dur", "INTEGER"),
-            ("track_id", "INTEGER"),
-            ("category", "TEXT"),
-            ("name", "TEXT"),
-            ("depth", "INTEGER"),
-            ("parent_id", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-            ("display_frame_token", "INTEGER"),
-            ("upid", "INTEGER"),
-            ("surface_frame_token", "INTEGER"),
-            ("layer_name", "TEXT"),
-            ("present_type", "TEXT"),
-            ("on_time_finish", "INTEGER"),
-            ("gpu_composition", "INTEGER"),
-            ("jank_type", "TEXT"),
-            ("jank_severity_type", "TEXT"),
-            ("prediction_type", "TEXT"),
-            ("jank_tag", "TEXT"),
-            ("jank_tag_experimental", "TEXT"),
-            ("jank_score", "REAL"),
-            ("latched_unsignaled_count", "INTEGER"),
-            ("addressable_unsignaled_latch_count", "INTEGER"),
-            ("latched_fence_state", "TEXT"),
-        ],
-    ),
     (
         "android_dumpstate",
         &[
@@ -65,24 +35,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     (
-        "expected_frame_timeline_slice",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("dur", "INTEGER"),
-            ("track_id", "INTEGER"),
-            ("category", "TEXT"),
-            ("name", "TEXT"),
-            ("depth", "INTEGER"),
-            ("parent_id", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-            ("display_frame_token", "INTEGER"),
-            ("surface_frame_token", "INTEGER"),
-            ("upid", "INTEGER"),
-            ("layer_name", "TEXT"),
-        ],
-    ),
-    (
         "experimental_missing_chrome_processes",
         &[
             ("id", "INTEGER"),
@@ -99,25 +51,6 @@ const VIEWS: &[EmptyView] = &[
             ("ts", "INTEGER"),
             ("upid", "INTEGER"),
             ("path", "TEXT"),
-        ],
-    ),
-    (
-        "frame_slice",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("dur", "INTEGER"),
-            ("track_id", "INTEGER"),
-            ("category", "TEXT"),
-            ("name", "TEXT"),
-            ("depth", "INTEGER"),
-            ("parent_id", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-            ("layer_name", "TEXT"),
-            ("frame_number", "INTEGER"),
-            ("queue_to_acquire_time", "INTEGER"),
-            ("acquire_to_latch_time", "INTEGER"),
-            ("latch_to_present_time", "INTEGER"),
         ],
     ),
     (
@@ -144,33 +77,6 @@ const VIEWS: &[EmptyView] = &[
             ("track_id", "INTEGER"),
             ("name", "TEXT"),
             ("description", "TEXT"),
-        ],
-    ),
-    (
-        "gpu_slice",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("dur", "INTEGER"),
-            ("track_id", "INTEGER"),
-            ("category", "TEXT"),
-            ("name", "TEXT"),
-            ("depth", "INTEGER"),
-            ("parent_id", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-            ("context_id", "INTEGER"),
-            ("render_target", "INTEGER"),
-            ("render_target_name", "TEXT"),
-            ("render_pass", "INTEGER"),
-            ("render_pass_name", "TEXT"),
-            ("command_buffer", "INTEGER"),
-            ("command_buffer_name", "TEXT"),
-            ("frame_id", "INTEGER"),
-            ("submission_id", "INTEGER"),
-            ("hw_queue_id", "INTEGER"),
-            ("upid", "INTEGER"),
-            ("render_subpasses", "TEXT"),
-            ("render_stage_category", "INTEGER"),
         ],
     ),
     (
