@@ -9,6 +9,22 @@ INCLUDE PERFETTO MODULE linux.cpu.utilization.general;
 INCLUDE PERFETTO MODULE intervals.intersect;
 INCLUDE PERFETTO MODULE slices.with_context;
 
+-- The cycles of each thread slice its thread ran in at a known frequency,
+-- by slice id (a table, so that the join below finds a slice's row by id).
+CREATE PERFETTO TABLE _zt_cycles_per_thread_slice AS
+WITH sliced AS (
+  SELECT * FROM thread_slice WHERE dur > 0 AND utid > 0
+)
+SELECT
+  ii.id_0 AS id,
+  sum(ii.dur) AS dur,
+  cast(sum(ii.dur * f.freq / 1000) AS INT) AS millicycles,
+  cast(sum(ii.dur * f.freq / 1000) / 1e9 AS INT) AS megacycles
+FROM _interval_intersect!((sliced, _cpu_freq_per_thread), (utid)) AS ii
+JOIN _cpu_freq_per_thread AS f ON f.id = ii.id_1
+WHERE f.freq IS NOT NULL
+GROUP BY ii.id_0;
+
 CREATE PERFETTO TABLE cpu_cycles_per_thread_slice(
   id JOINID(slice.id),
   name STRING,
@@ -19,21 +35,6 @@ CREATE PERFETTO TABLE cpu_cycles_per_thread_slice(
   millicycles LONG,
   megacycles LONG
 ) AS
-WITH
-  sliced AS (
-    SELECT * FROM thread_slice WHERE dur > 0 AND utid > 0
-  ),
-  cycles AS (
-    SELECT
-      ii.id_0 AS slice_id,
-      sum(ii.dur) AS dur,
-      cast(sum(ii.dur * f.freq / 1000) AS INT) AS millicycles,
-      cast(sum(ii.dur * f.freq / 1000) / 1e9 AS INT) AS megacycles
-    FROM _interval_intersect!((sliced, _cpu_freq_per_thread), (utid)) AS ii
-    JOIN _cpu_freq_per_thread AS f ON f.id = ii.id_1
-    WHERE f.freq IS NOT NULL
-    GROUP BY ii.id_0
-  )
 SELECT
   s.id,
   s.name,
@@ -44,7 +45,7 @@ SELECT
   c.millicycles,
   c.megacycles
 FROM thread_slice AS s
-LEFT JOIN cycles AS c ON c.slice_id = s.id AND c.dur = s.dur;
+LEFT JOIN _zt_cycles_per_thread_slice AS c ON c.id = s.id AND c.dur = s.dur;
 
 CREATE PERFETTO FUNCTION cpu_cycles_per_thread_slice_in_interval(
   ts TIMESTAMP,
