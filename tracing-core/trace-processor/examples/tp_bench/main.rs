@@ -10,7 +10,10 @@
 //! * the scanner floor ([`scan`]) and the ratio of the load to it;
 //! * peak memory of a child process that loads the trace ([`memory`]),
 //!   against the trace's size;
-//! * the standard queries ([`queries`]) with their times and plans.
+//! * the standard queries ([`queries`]) with their times and plans;
+//! * with `--stdlib TRACE`, the standard library's figures ([`stdlib`]);
+//! * with `--sql TRACE SQL...`, each statement's time and first rows, for
+//!   looking into one query's cost.
 //!
 //! ```sh
 //! cargo run --release -p zerotrace-trace-processor --example tp_bench -- [--runs N] TRACE
@@ -22,6 +25,7 @@
 mod memory;
 mod queries;
 mod scan;
+mod stdlib;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -41,6 +45,10 @@ enum Mode {
     /// Only the standard queries' best times, one line each, for
     /// `cargo xtask tp-parquet --bench` to set beside DuckDB's.
     QueriesOnly(PathBuf),
+    /// The standard library's figures (issue 63).
+    Stdlib(PathBuf),
+    /// Statements timed one by one on the loaded trace.
+    Sql(PathBuf, Vec<String>),
 }
 
 /// Timed loads when `--runs` is not given.
@@ -57,6 +65,10 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
     let mut runs = DEFAULT_RUNS;
     let mut trace = None;
     let mut mode = None;
+    if args.first().map(String::as_str) == Some("--sql") {
+        let trace = args.get(1).ok_or("usage: tp_bench --sql TRACE SQL...")?;
+        return Ok(Mode::Sql(PathBuf::from(trace), args[2..].to_vec()));
+    }
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -68,7 +80,9 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("--runs: not a positive number: {v}"))?;
             }
-            "--composition" | "--peak-rss" | "--queries-only" => mode = Some(a.clone()),
+            "--composition" | "--peak-rss" | "--queries-only" | "--stdlib" => {
+                mode = Some(a.clone())
+            }
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s if trace.is_none() => trace = Some(PathBuf::from(s)),
             s => return Err(format!("one trace only (also given {s})")),
@@ -78,6 +92,7 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
     Ok(match mode.as_deref() {
         Some("--composition") => Mode::Composition(trace),
         Some("--queries-only") => Mode::QueriesOnly(trace),
+        Some("--stdlib") => Mode::Stdlib(trace),
         Some(_) => Mode::PeakRss(trace),
         None => Mode::Bench { trace, runs },
     })
@@ -123,6 +138,8 @@ fn main() -> ExitCode {
         Ok(Mode::Composition(trace)) => composition(&trace),
         Ok(Mode::PeakRss(trace)) => memory::child(&trace),
         Ok(Mode::QueriesOnly(trace)) => queries_only(&trace),
+        Ok(Mode::Stdlib(trace)) => stdlib::run(&trace),
+        Ok(Mode::Sql(trace, statements)) => stdlib::statements(&trace, &statements),
         Err(e) => Err(e),
     };
     match res {
@@ -416,6 +433,17 @@ mod tests {
         assert_eq!(
             parse_args(&args(&["t", "--peak-rss"])),
             Ok(Mode::PeakRss("t".into()))
+        );
+        assert_eq!(
+            parse_args(&args(&["--stdlib", "t"])),
+            Ok(Mode::Stdlib("t".into()))
+        );
+        assert_eq!(
+            parse_args(&args(&["--sql", "t", "SELECT 1", "SELECT 2"])),
+            Ok(Mode::Sql(
+                "t".into(),
+                vec!["SELECT 1".into(), "SELECT 2".into()]
+            ))
         );
         for bad in [
             &[][..],

@@ -1,0 +1,186 @@
+//! The standard library's figures (issue 63) on one trace, in a process of
+//! its own (`--stdlib TRACE`), so that its resident set is the load's and
+//! the includes' alone:
+//!
+//! * the load time (`TraceProcessor::open`) and the resident set after it;
+//! * `INCLUDE PERFETTO MODULE` of the module set the Linux analyses and the
+//!   UI's load use ([`MODULE_SET`]), timed against the load (goal ≤ 0.5×),
+//!   and the resident set after it against the trace's size (goal ≤ 1×);
+//! * CPU utilisation per process (`linux.cpu.utilization.process`): its
+//!   include, the per-process table and the busiest process's per-second
+//!   series, in seconds per 100 MB of trace (goal ≤ 1 s).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use zerotrace_trace_processor::{TraceProcessor, Value};
+
+use crate::memory::status_kb;
+use crate::{show, verdict};
+
+/// What the UI includes when a trace loads and what the Linux analyses
+/// reach for: every module of these packages (a wildcard each).
+pub const MODULE_SET: &[&str] = &[
+    "linux.*",
+    "sched.*",
+    "slices.*",
+    "viz.*",
+    "counters.*",
+    "intervals.*",
+    "time.*",
+    "std.*",
+];
+
+/// The issue's goals.
+const GOAL_INCLUDE_RATIO: f64 = 0.5;
+const GOAL_MEMORY_RATIO: f64 = 1.0;
+const GOAL_CPU_S_PER_100MB: f64 = 1.0;
+
+fn rss_kb() -> Result<u64, String> {
+    let s = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("/proc: {e}"))?;
+    status_kb(&s, "VmRSS").ok_or_else(|| "no VmRSS in /proc/self/status".to_owned())
+}
+
+fn timed(tp: &TraceProcessor, sql: &str) -> Result<(Duration, usize), String> {
+    let t = Instant::now();
+    let r = tp.query(sql).map_err(|e| format!("{sql}: {e}"))?;
+    Ok((t.elapsed(), r.rows.len()))
+}
+
+/// The `--stdlib` mode: prints a Markdown table of the figures.
+pub fn run(trace: &Path) -> Result<(), String> {
+    let size = std::fs::metadata(trace)
+        .map_err(|e| format!("{}: {e}", trace.display()))?
+        .len();
+    let mb = size as f64 / 1e6;
+    let baseline = rss_kb()?;
+    let t = Instant::now();
+    let tp = TraceProcessor::open(trace).map_err(|e| e.to_string())?;
+    let load = t.elapsed();
+    let after_load = rss_kb()?;
+
+    // Each module of the set on its own, in the index's order, so that the
+    // costly ones show (a module's time includes the modules it includes
+    // that were not included before it).
+    let globs: Vec<String> = MODULE_SET
+        .iter()
+        .map(|m| format!("module GLOB '{m}'"))
+        .collect();
+    let modules = tp
+        .query(&format!(
+            "SELECT DISTINCT module FROM __intrinsic_stdlib_objects WHERE {} ORDER BY module",
+            globs.join(" OR ")
+        ))
+        .map_err(|e| e.to_string())?;
+    let mut per_module = Vec::new();
+    for row in &modules.rows {
+        if let Some(Value::Text(m)) = row.first() {
+            let (t, _) = timed(&tp, &format!("INCLUDE PERFETTO MODULE {m}"))?;
+            eprintln!("tp_bench: INCLUDE {m}: {}", show(t));
+            per_module.push((t, m.clone()));
+        }
+    }
+    let include: Duration = per_module.iter().map(|(t, _)| *t).sum();
+    per_module.sort_by_key(|m| std::cmp::Reverse(m.0));
+    let after_include = rss_kb()?;
+    let includes: String = MODULE_SET
+        .iter()
+        .map(|m| format!("INCLUDE PERFETTO MODULE {m};\n"))
+        .collect();
+    let (again, _) = timed(&tp, &includes)?;
+
+    // CPU utilisation per process on a fresh load (nothing included yet).
+    drop(tp);
+    let tp = TraceProcessor::open(trace).map_err(|e| e.to_string())?;
+    let (util_include, _) = timed(&tp, "INCLUDE PERFETTO MODULE linux.cpu.utilization.process")?;
+    let (per_process, processes) = timed(&tp, "SELECT * FROM cpu_cycles_per_process")?;
+    let busiest = tp
+        .query(
+            "SELECT upid FROM thread JOIN sched_slice USING (utid) WHERE upid IS NOT NULL \
+             GROUP BY upid ORDER BY SUM(dur) DESC LIMIT 1",
+        )
+        .map_err(|e| e.to_string())?;
+    let upid = match busiest.rows.first().and_then(|r| r.first()) {
+        Some(Value::Int(u)) => Some(*u),
+        _ => None,
+    };
+    let (per_second, seconds) = match upid {
+        None => (Duration::ZERO, 0),
+        Some(upid) => timed(
+            &tp,
+            &format!("SELECT * FROM cpu_process_utilization_per_second({upid})"),
+        )?,
+    };
+    let sched = tp
+        .query("SELECT COUNT(*) FROM sched_slice")
+        .map_err(|e| e.to_string())?;
+    let sched_rows = match sched.rows.first().and_then(|r| r.first()) {
+        Some(Value::Int(n)) => *n,
+        _ => 0,
+    };
+    let util = util_include + per_process + per_second;
+    let util_per_100mb = util.as_secs_f64() / (mb / 100.0).max(1e-9);
+
+    let include_ratio = include.as_secs_f64() / load.as_secs_f64().max(1e-9);
+    let mem_ratio = (after_include.saturating_sub(baseline) as f64 * 1024.0) / size as f64;
+    println!(
+        "Trace: {} ({mb:.1} MB), {sched_rows} sched slices.",
+        trace.display()
+    );
+    println!();
+    println!("| figure | value | goal | |");
+    println!("|---|---:|---|---|");
+    println!("| load (`TraceProcessor::open`) | {} | — | |", show(load));
+    println!(
+        "| `INCLUDE` of {} | {} ({include_ratio:.2}× the load) | ≤ {GOAL_INCLUDE_RATIO}× | {} |",
+        MODULE_SET.join(", "),
+        show(include),
+        verdict(include_ratio <= GOAL_INCLUDE_RATIO)
+    );
+    let slowest: Vec<String> = per_module
+        .iter()
+        .take(5)
+        .map(|(t, m)| format!("{m} {}", show(*t)))
+        .collect();
+    println!(
+        "| of which the slowest modules ({} in all) | {} | — | |",
+        per_module.len(),
+        slowest.join(", ")
+    );
+    println!("| the same includes again | {} | — | |", show(again));
+    println!(
+        "| resident after the load | {:.1} MB ({:.2}× the trace) | — | |",
+        after_load.saturating_sub(baseline) as f64 * 1024.0 / 1e6,
+        after_load.saturating_sub(baseline) as f64 * 1024.0 / size as f64
+    );
+    println!(
+        "| resident after the includes | {:.1} MB ({mem_ratio:.2}× the trace) | ≤ {GOAL_MEMORY_RATIO}× | {} |",
+        after_include.saturating_sub(baseline) as f64 * 1024.0 / 1e6,
+        verdict(mem_ratio <= GOAL_MEMORY_RATIO)
+    );
+    println!(
+        "| `linux.cpu.utilization.process`: include {}, `cpu_cycles_per_process` {} ({processes} rows), per second of the busiest process {} ({seconds} rows) | {util_per_100mb:.2} s per 100 MB | ≤ {GOAL_CPU_S_PER_100MB} s | {} |",
+        show(util_include),
+        show(per_process),
+        show(per_second),
+        verdict(util_per_100mb <= GOAL_CPU_S_PER_100MB)
+    );
+    Ok(())
+}
+
+/// The `--sql` mode: loads the trace, then runs each statement in turn,
+/// printing its time and its first rows.
+pub fn statements(trace: &Path, statements: &[String]) -> Result<(), String> {
+    let t = Instant::now();
+    let tp = TraceProcessor::open(trace).map_err(|e| e.to_string())?;
+    println!("load: {}", show(t.elapsed()));
+    for sql in statements {
+        let t = Instant::now();
+        let r = tp.query(sql).map_err(|e| format!("{sql}: {e}"))?;
+        println!("{}: {} rows, {}", sql, r.rows.len(), show(t.elapsed()));
+        for row in r.rows.iter().take(20) {
+            println!("  {row:?}");
+        }
+    }
+    Ok(())
+}
