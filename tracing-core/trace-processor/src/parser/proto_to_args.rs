@@ -482,9 +482,12 @@ mod tests {
         out
     }
 
-    /// Collects args as (flat_key, key, value) text.
+    /// One arg as (flat_key, key, value) text.
+    type Row = (String, String, String);
+
+    /// Collects args as text.
     #[derive(Default)]
-    struct Collect(Vec<(String, String, String)>);
+    struct Collect(Vec<Row>);
     impl ArgSink for Collect {
         fn add(&mut self, flat_key: &str, key: &str, value: FlatValue<'_>) {
             self.0
@@ -496,7 +499,7 @@ mod tests {
         message: &str,
         bytes: &[u8],
         options: Options<'_>,
-    ) -> (Vec<(String, String, String)>, Result<(), FlattenError>) {
+    ) -> (Vec<Row>, Result<(), FlattenError>) {
         let pool = pool().expect("schema");
         let desc = find_message(pool, &message_name(message)).expect("message");
         let mut sink = Collect::default();
@@ -504,7 +507,7 @@ mod tests {
         (sink.0, r)
     }
 
-    fn row(f: &str, k: &str, v: &str) -> (String, String, String) {
+    fn row(f: &str, k: &str, v: &str) -> Row {
         (f.to_string(), k.to_string(), v.to_string())
     }
 

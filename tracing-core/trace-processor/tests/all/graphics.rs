@@ -229,9 +229,11 @@ fn android_frames_match_the_apps_slices_to_the_frame_timeline() {
     );
 }
 
-/// ftrace events at (ts, pid, payload field, [(field, value)]) as one
-/// bundle of CPU 0.
-fn ftrace(events: &[(u64, u32, u32, Vec<(u32, u64)>)]) -> Vec<u8> {
+/// One ftrace event: (ts, pid, payload field, [(field, value)]).
+type FtraceEvent = (u64, u32, u32, Vec<(u32, u64)>);
+
+/// ftrace events as one bundle of CPU 0.
+fn ftrace(events: &[FtraceEvent]) -> Vec<u8> {
     let events = events.to_vec();
     packet(move |p| {
         let m = p.message();
