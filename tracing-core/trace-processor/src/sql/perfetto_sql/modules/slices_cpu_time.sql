@@ -9,8 +9,20 @@ INCLUDE PERFETTO MODULE linux.cpu.utilization.slice;
 INCLUDE PERFETTO MODULE slices.with_context;
 
 -- The overlap of each thread slice (of a real thread, with a length)
--- with its thread's sched slices, summed: its time on a CPU. Slices
+-- with its thread's sched slices, summed: its time on a CPU, by slice id
+-- (a table, so that the join below finds a slice's row by id). Slices
 -- that never ran have no row.
+CREATE PERFETTO TABLE _zt_thread_slice_running AS
+SELECT id_0 AS id, sum(dur) AS cpu_time
+FROM _interval_intersect!(
+  (
+    (SELECT id, ts, dur, utid FROM thread_slice WHERE utid > 0 AND dur > 0),
+    (SELECT id, ts, dur, utid FROM sched WHERE dur > 0)
+  ),
+  (utid)
+)
+GROUP BY id_0;
+
 CREATE PERFETTO TABLE thread_slice_cpu_time(
   id JOINID(slice.id),
   name STRING,
@@ -20,32 +32,18 @@ CREATE PERFETTO TABLE thread_slice_cpu_time(
   process_name STRING,
   cpu_time LONG
 ) AS
-WITH
-  running AS (
-    SELECT id_0 AS slice_id, sum(dur) AS cpu_time
-    FROM _interval_intersect!(
-      (
-        (SELECT id, ts, dur, utid FROM thread_slice WHERE utid > 0 AND dur > 0),
-        (SELECT id, ts, dur, utid FROM sched WHERE dur > 0)
-      ),
-      (utid)
-    )
-    GROUP BY id_0
-  )
 SELECT
-  r.slice_id AS id,
+  r.id,
   s.name,
   s.utid,
   s.thread_name,
   s.upid,
   s.process_name,
   r.cpu_time
-FROM running AS r
-JOIN thread_slice AS s ON s.id = r.slice_id
-ORDER BY r.slice_id;
+FROM thread_slice AS s
+JOIN _zt_thread_slice_running AS r ON r.id = s.id
+ORDER BY r.id;
 
--- The CPU cycles of each thread slice, as linux.cpu.utilization.slice
--- counts them (NULL when a frequency is missing for part of its run).
 CREATE PERFETTO VIEW thread_slice_cpu_cycles(
   id JOINID(slice.id),
   name STRING,

@@ -10,6 +10,18 @@ INCLUDE PERFETTO MODULE slices.with_context;
 -- The overlap of each thread slice (of a real thread, with a length)
 -- with its thread's states, summed per state, I/O wait and blocking
 -- function.
+-- Each overlap of a thread slice with one of its thread's states, by
+-- slice id (a table, so that the join below finds a slice's rows by id).
+CREATE PERFETTO TABLE _zt_thread_slice_state_overlap AS
+SELECT id_0 AS id, id_1 AS state_id, dur
+FROM _interval_intersect!(
+  (
+    (SELECT id, ts, dur, utid FROM thread_slice WHERE utid > 0 AND dur > 0),
+    (SELECT id, ts, dur, utid FROM thread_state WHERE dur > 0)
+  ),
+  (utid)
+);
+
 CREATE PERFETTO TABLE thread_slice_time_in_state(
   id JOINID(slice.id),
   name STRING,
@@ -22,19 +34,8 @@ CREATE PERFETTO TABLE thread_slice_time_in_state(
   blocked_function STRING,
   dur DURATION
 ) AS
-WITH
-  overlap AS (
-    SELECT id_0 AS slice_id, id_1 AS state_id, dur
-    FROM _interval_intersect!(
-      (
-        (SELECT id, ts, dur, utid FROM thread_slice WHERE utid > 0 AND dur > 0),
-        (SELECT id, ts, dur, utid FROM thread_state WHERE dur > 0)
-      ),
-      (utid)
-    )
-  )
 SELECT
-  o.slice_id AS id,
+  o.id,
   s.name,
   s.utid,
   s.thread_name,
@@ -44,8 +45,8 @@ SELECT
   st.io_wait,
   st.blocked_function,
   sum(o.dur) AS dur
-FROM overlap AS o
-JOIN thread_slice AS s ON s.id = o.slice_id
+FROM thread_slice AS s
+JOIN _zt_thread_slice_state_overlap AS o ON o.id = s.id
 JOIN thread_state AS st ON st.id = o.state_id
-GROUP BY o.slice_id, st.state, st.io_wait, st.blocked_function
-ORDER BY o.slice_id;
+GROUP BY o.id, st.state, st.io_wait, st.blocked_function
+ORDER BY o.id;
