@@ -45,7 +45,9 @@ pub fn run(root: &Path, check: bool, protoc: bool) -> Result<ExitCode, PipelineE
 mod tests {
     use std::path::PathBuf;
 
-    use zerotrace_schema_pipeline::{OUR_OUT_DIR, OUR_PROTO_DIR, Outputs};
+    use zerotrace_schema_pipeline::{
+        OUR_OUT_DIR, OUR_PROTO_DIR, Outputs, WINSCOPE_NEWER_PROTO_DIR,
+    };
 
     use super::*;
 
@@ -94,10 +96,11 @@ mod tests {
     #[test]
     fn check_fails_until_regenerated() {
         let root = tempfile::tempdir().unwrap();
-        copy_dir(
-            &crate::workspace_root().join(OUR_PROTO_DIR),
-            &root.path().join(OUR_PROTO_DIR),
-        );
+        // The pipeline's inputs in the repository: our protos and the
+        // Winscope fields newer than upstream's v51.
+        for dir in [OUR_PROTO_DIR, WINSCOPE_NEWER_PROTO_DIR] {
+            copy_dir(&crate::workspace_root().join(dir), &root.path().join(dir));
+        }
         assert_eq!(run(root.path(), true, false).unwrap(), ExitCode::FAILURE);
         assert_eq!(run(root.path(), false, false).unwrap(), ExitCode::SUCCESS);
         assert_eq!(run(root.path(), true, false).unwrap(), ExitCode::SUCCESS);
