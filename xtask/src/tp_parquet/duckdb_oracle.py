@@ -12,6 +12,7 @@
 
 import decimal
 import json
+import math
 import os
 import sys
 import time
@@ -24,6 +25,12 @@ def value(v):
         return int(v) if v == v.to_integral_value() else float(v)
     if isinstance(v, (bytes, bytearray)):
         return v.hex()
+    if isinstance(v, float) and not math.isfinite(v):
+        # JSON has no NaN or infinity: spelled as `zerotrace sql --format
+        # json` spells them (strings), so the two sides compare.
+        if math.isnan(v):
+            return "NaN"
+        return "Infinity" if v > 0 else "-Infinity"
     return v
 
 
@@ -130,7 +137,7 @@ def main():
             dt = time.perf_counter() - t0
             best = dt if best is None else min(best, dt)
         out["fleet"] = best
-    json.dump(out, sys.stdout)
+    json.dump(out, sys.stdout, allow_nan=False)
 
 
 main()
