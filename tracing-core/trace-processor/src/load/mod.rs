@@ -23,6 +23,7 @@
 //! (`Storage::work`), which the trackers' steps join in the parsers.
 
 pub mod budget;
+mod dispatch;
 pub mod format;
 pub mod ftrace_bundle;
 mod ftrace_queue;
@@ -61,6 +62,7 @@ use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::Storage;
 use budget::LoadBudget;
+use dispatch::Content;
 use sorter::{Leaving, Sorter, Stream, WindowStats};
 use tokenizer::TraceTokenizer;
 
@@ -86,19 +88,6 @@ struct Deferred {
     stream: Stream,
     arrival: u64,
     packet: Packet,
-}
-
-/// What the loader found the trace to be (`format.rs`).
-#[derive(Debug)]
-enum Content {
-    /// Its first bytes, until there are enough to tell.
-    Sniffing(Vec<u8>),
-    /// A protobuf `Trace`: the loading core below.
-    Proto,
-    /// Chrome JSON.
-    Json(Box<json::JsonLoad>),
-    /// Systrace text.
-    Systrace(Box<systrace::SystraceLoad>),
 }
 
 /// The loading core: bytes in, [`Storage`] out.
@@ -273,75 +262,6 @@ impl Loader {
         }
     }
 
-    /// Feeds the next bytes of the trace.
-    pub fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        match &mut self.content {
-            Content::Proto => self.push_proto(data),
-            Content::Json(_) | Content::Systrace(_) => self.push_text(data),
-            Content::Sniffing(head) => {
-                head.extend_from_slice(data);
-                if head.len() < format::LOOKAHEAD {
-                    return Ok(());
-                }
-                self.told()
-            }
-        }
-    }
-
-    /// Tells the format from the bytes held, and feeds them to its reader.
-    fn told(&mut self) -> Result<(), TraceError> {
-        let Content::Sniffing(head) = std::mem::replace(&mut self.content, Content::Proto) else {
-            return Ok(());
-        };
-        match format::sniff(&head) {
-            Ok(format::Format::Json) => {
-                self.content = Content::Json(Box::default());
-                // A JSON trace's pid 0 and tid 0 are no swapper.
-                self.parser.processes = crate::tracker::process::ProcessTracker::default();
-                if let Some(t) = self.parser.storage.threads.get_mut(0) {
-                    t.name = crate::storage::strings::StrId::NULL;
-                }
-                self.push_text(&head)
-            }
-            Ok(format::Format::Systrace) => {
-                self.content = Content::Systrace(Box::default());
-                self.push_text(&head)
-            }
-            Ok(format::Format::Proto) => self.push_proto(&head),
-            Err(seen) => {
-                let e = TraceError::UnknownFormat { seen };
-                self.failed = Some(e.clone());
-                Err(e)
-            }
-        }
-    }
-
-    /// Feeds a text format's reader.
-    fn push_text(&mut self, data: &[u8]) -> Result<(), TraceError> {
-        self.bytes_pushed += data.len() as u64;
-        self.parser.storage.work.take(data.len() as u64);
-        self.identity.on_bytes(data);
-        let res = match &mut self.content {
-            Content::Json(j) => j.push(&mut self.parser, data).and_then(|()| {
-                let taken = self.bytes_pushed.saturating_add(j.held_bytes());
-                self.budget.check_bytes(taken)
-            }),
-            Content::Systrace(t) => {
-                t.push(&mut self.parser, data);
-                let taken = self.bytes_pushed.saturating_add(t.held_bytes());
-                self.budget.check_bytes(taken)
-            }
-            _ => Ok(()),
-        };
-        if let Err(e) = &res {
-            self.failed = Some(e.clone());
-        }
-        res
-    }
-
     /// Feeds the protobuf loading core.
     fn push_proto(&mut self, data: &[u8]) -> Result<(), TraceError> {
         self.bytes_pushed += data.len() as u64;
@@ -376,16 +296,7 @@ impl Loader {
         if matches!(self.content, Content::Sniffing(_)) {
             self.told()?;
         }
-        let text = match std::mem::replace(&mut self.content, Content::Proto) {
-            Content::Json(j) => Some(j.finish(&mut self.parser)),
-            Content::Systrace(t) => {
-                let lines = t.finish(&mut self.parser);
-                systrace::import(&mut self.parser, &lines);
-                Some(Ok(()))
-            }
-            _ => None,
-        };
-        if let Some(res) = text {
+        if let Some(res) = self.finish_text() {
             res?;
             self.identity
                 .write(&mut self.parser.storage, self.parser.clocks.trace_clock());

@@ -1,0 +1,131 @@
+//! Which reader the loader's bytes go to: the trace's first bytes are held
+//! until its format can be told (`format.rs`), then every push goes to the
+//! protobuf loading core or to the reader of the text or other format, and
+//! `finish` ends that reader. Kept apart from the protobuf core so that a
+//! new format is one variant and one arm here.
+
+use super::{Loader, format, json, systrace};
+use crate::error::TraceError;
+use crate::parser::Parser;
+
+/// A reader of a format other than protobuf and the two text formats
+/// with their own variant: it takes the trace's bytes in pushes split
+/// anywhere and writes the tables at the latest when the trace ends.
+pub trait FormatReader: std::fmt::Debug {
+    /// Reads the next bytes.
+    fn push(&mut self, p: &mut Parser, data: &[u8]) -> Result<(), TraceError>;
+    /// Memory the reader holds beyond the bytes pushed.
+    fn held_bytes(&self) -> u64;
+    /// Ends the trace: whatever is still held goes into the tables.
+    fn finish(self: Box<Self>, p: &mut Parser) -> Result<(), TraceError>;
+}
+
+/// What the loader found the trace to be (`format.rs`).
+#[derive(Debug)]
+pub(super) enum Content {
+    /// Its first bytes, until there are enough to tell.
+    Sniffing(Vec<u8>),
+    /// A protobuf `Trace`: the loading core in `mod.rs`.
+    Proto,
+    /// Chrome JSON.
+    Json(Box<json::JsonLoad>),
+    /// Systrace text.
+    Systrace(Box<systrace::SystraceLoad>),
+    /// Any other format's reader.
+    Other(Box<dyn FormatReader>),
+}
+
+impl Loader {
+    /// Feeds the next bytes of the trace.
+    pub fn push(&mut self, data: &[u8]) -> Result<(), TraceError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        match &mut self.content {
+            Content::Proto => self.push_proto(data),
+            Content::Json(_) | Content::Systrace(_) | Content::Other(_) => self.push_text(data),
+            Content::Sniffing(head) => {
+                head.extend_from_slice(data);
+                if head.len() < format::LOOKAHEAD {
+                    return Ok(());
+                }
+                self.told()
+            }
+        }
+    }
+
+    /// Tells the format from the bytes held, and feeds them to its reader.
+    pub(super) fn told(&mut self) -> Result<(), TraceError> {
+        let Content::Sniffing(head) = std::mem::replace(&mut self.content, Content::Proto) else {
+            return Ok(());
+        };
+        match format::sniff(&head) {
+            Ok(format::Format::Json) => {
+                self.content = Content::Json(Box::default());
+                self.no_swapper();
+                self.push_text(&head)
+            }
+            Ok(format::Format::Systrace) => {
+                self.content = Content::Systrace(Box::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::Proto) => self.push_proto(&head),
+            Err(seen) => {
+                let e = TraceError::UnknownFormat { seen };
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// A trace in which pid 0 and tid 0 are no swapper (JSON and the
+    /// profilers' formats): the trackers start without it.
+    fn no_swapper(&mut self) {
+        self.parser.processes = crate::tracker::process::ProcessTracker::default();
+        if let Some(t) = self.parser.storage.threads.get_mut(0) {
+            t.name = crate::storage::strings::StrId::NULL;
+        }
+    }
+
+    /// Feeds a text format's reader.
+    fn push_text(&mut self, data: &[u8]) -> Result<(), TraceError> {
+        self.bytes_pushed += data.len() as u64;
+        self.parser.storage.work.take(data.len() as u64);
+        self.identity.on_bytes(data);
+        let res = match &mut self.content {
+            Content::Json(j) => j.push(&mut self.parser, data).and_then(|()| {
+                let taken = self.bytes_pushed.saturating_add(j.held_bytes());
+                self.budget.check_bytes(taken)
+            }),
+            Content::Systrace(t) => {
+                t.push(&mut self.parser, data);
+                let taken = self.bytes_pushed.saturating_add(t.held_bytes());
+                self.budget.check_bytes(taken)
+            }
+            Content::Other(r) => r.push(&mut self.parser, data).and_then(|()| {
+                let taken = self.bytes_pushed.saturating_add(r.held_bytes());
+                self.budget.check_bytes(taken)
+            }),
+            Content::Sniffing(_) | Content::Proto => Ok(()),
+        };
+        if let Err(e) = &res {
+            self.failed = Some(e.clone());
+        }
+        res
+    }
+
+    /// Ends a reader other than the protobuf core: its result, or `None`
+    /// for a protobuf trace.
+    pub(super) fn finish_text(&mut self) -> Option<Result<(), TraceError>> {
+        match std::mem::replace(&mut self.content, Content::Proto) {
+            Content::Json(j) => Some(j.finish(&mut self.parser)),
+            Content::Systrace(t) => {
+                let lines = t.finish(&mut self.parser);
+                systrace::import(&mut self.parser, &lines);
+                Some(Ok(()))
+            }
+            Content::Other(r) => Some(r.finish(&mut self.parser)),
+            Content::Sniffing(_) | Content::Proto => None,
+        }
+    }
+}
