@@ -8,9 +8,12 @@
 //! in its module's list (and the list's line here); a field claimed twice
 //! stops the build.
 
+use super::drm;
 use super::gpu_mem_freq;
 use super::importer::FtraceHandler;
+use super::v4l2;
 use super::virtio_gpu;
+use super::virtio_video;
 use super::{
     android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network,
     process_memory, sched, ufs,
@@ -27,6 +30,9 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     ufs::FTRACE_HANDLERS,
     gpu_mem_freq::FTRACE_HANDLERS,
     virtio_gpu::FTRACE_HANDLERS,
+    drm::FTRACE_HANDLERS,
+    v4l2::FTRACE_HANDLERS,
+    virtio_video::FTRACE_HANDLERS,
     cros_ec::FTRACE_HANDLERS,
     dma_heap::FTRACE_HANDLERS,
     cma::FTRACE_HANDLERS,

@@ -4,7 +4,7 @@
 //! and message as args; and `vulkan_api_event` (field 65), whose
 //! `vkQueueSubmit` is a slice of its duration on the `Vulkan Events` track
 //! with the pid, tid, command buffers and submission id as args (a debug
-//! object name carries nothing upstream shows).
+//! object name is kept for the render stages that name its handle).
 
 use protozero::{Decoder, FieldValue};
 
@@ -84,7 +84,7 @@ fn gpu_log(p: &mut Parser, input: &Input<'_>) {
 }
 
 /// The values of a repeated `uint64` field, packed or not.
-fn repeated_u64(bytes: &[u8], id: u32) -> Vec<u64> {
+pub(super) fn repeated_u64(bytes: &[u8], id: u32) -> Vec<u64> {
     let mut out = Vec::new();
     for f in Decoder::new(bytes)
         .map_while(Result::ok)
@@ -105,6 +105,14 @@ fn repeated_u64(bytes: &[u8], id: u32) -> Vec<u64> {
 
 fn vulkan_api_event(p: &mut Parser, input: &Input<'_>) {
     let e = Fields::new(input.bytes);
+    if let Some(named) = e.bytes(1) {
+        // VkDebugUtilsObjectName: object_type (3), object (4), object_name
+        // (5); the render stages show the names of their handles.
+        let n = Fields::new(named);
+        let key = (n.int32(3).unwrap_or(0), n.uint(4).unwrap_or(0));
+        let name = n.str(5).unwrap_or_default().into_owned();
+        p.gpu_render_stage.debug_names.insert(key, name);
+    }
     let Some(submit) = e.bytes(2) else {
         return;
     };

@@ -11,8 +11,10 @@ use super::Parser;
 use super::fields::Fields;
 use super::importer::{FtraceHandler, FtraceInput, Importer, Input};
 use crate::hash::HashMap;
+use crate::storage::Storage;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
+use crate::tables::gpu::GpuRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// TracePacket.gpu_mem_total_event.
@@ -40,17 +42,30 @@ pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
 ];
 
 /// The GPUs seen, each numbered (`ugpu`) in the order it was first seen,
-/// per machine.
+/// per machine: the number is its row of `__intrinsic_gpu`, made on first
+/// sight.
 #[derive(Debug, Default)]
 pub struct Gpus {
     ids: HashMap<(u32, u32), u32>,
 }
 
 impl Gpus {
-    /// The index of GPU `gpu` of `machine`, given on first sight.
-    pub fn ugpu(&mut self, machine: u32, gpu: u32) -> u32 {
-        let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-        *self.ids.entry((machine, gpu)).or_insert(next)
+    /// The index of GPU `gpu` of `machine`, its `gpu` row added on first
+    /// sight.
+    pub fn ugpu(&mut self, storage: &mut Storage, machine: u32, gpu: u32) -> u32 {
+        if let Some(&id) = self.ids.get(&(machine, gpu)) {
+            return id;
+        }
+        let id = u32::try_from(storage.gpu.gpus.len()).unwrap_or(u32::MAX);
+        storage.gpu.gpus.push(GpuRow {
+            gpu: Some(gpu),
+            // Upstream's host machine is row 0 of `machine`, and its
+            // `gpu` rows say so.
+            machine_id: Some(machine),
+            ..GpuRow::default()
+        });
+        self.ids.insert((machine, gpu), id);
+        id
     }
 }
 
@@ -64,7 +79,7 @@ fn push(
     (name, classification, unit): (&str, &str, &str),
     upid: Option<u32>,
 ) {
-    let ugpu = p.gpus.ugpu(p.machine, gpu);
+    let ugpu = p.gpus.ugpu(&mut p.storage, p.machine, gpu);
     let mut spec = TrackSpec::new(Some(name), classification, EventType::Counter);
     spec.unit = Some(unit);
     spec.upid = upid;

@@ -21,6 +21,7 @@ mod deobfuscation;
 mod descriptor;
 mod display_state;
 mod dma_heap;
+mod drm;
 mod f2fs_iostat;
 mod fields;
 mod frame_timeline;
@@ -29,8 +30,11 @@ mod ftrace_raw;
 mod ftrace_registry;
 mod ftrace_stats;
 mod generic_kernel;
+mod gpu_counters;
+mod gpu_info;
 mod gpu_log_vulkan;
 mod gpu_mem_freq;
+mod gpu_render_stage;
 mod graphics_frame_event;
 mod heap_dump_facts;
 mod heap_graph;
@@ -60,7 +64,9 @@ mod trace_diagnostics;
 mod track_event;
 mod track_event_callstack;
 mod ufs;
+mod v4l2;
 mod virtio_gpu;
+mod virtio_video;
 pub(crate) mod winscope;
 
 use crate::clock::ClockTracker;
@@ -137,10 +143,20 @@ pub struct Parser {
     pub frame_timeline: frame_timeline::FrameTimelineState,
     /// The GPUs seen (their `ugpu` numbers).
     pub gpus: gpu_mem_freq::Gpus,
+    /// The GPU counters' descriptors and last rows.
+    pub gpu_counters: gpu_counters::GpuCounterState,
+    /// The GPU render stages' queues, stages, tracks and debug names.
+    pub gpu_render_stage: gpu_render_stage::RenderStageState,
     /// The graphics frame events' buffers and phases.
     pub graphics_frame: graphics_frame_event::GraphicsFrameState,
+    /// The DRM events' scheduler rings and fence timelines.
+    pub drm: drm::DrmState,
+    /// The V4L2 buffers queued and not yet dequeued.
+    pub v4l2: v4l2::V4l2State,
     /// The virtio GPU queues' unfenced command starts.
     pub virtio_gpu: virtio_gpu::VirtioGpuState,
+    /// The virtio video command tracks.
+    pub virtio_video: virtio_video::VirtioVideoState,
     /// The Winscope importers' state.
     pub winscope: winscope::WinscopeState,
 }
@@ -184,8 +200,13 @@ impl Parser {
             kernel_wakelocks: android_kernel_wakelocks::KernelWakelockState::default(),
             frame_timeline: Default::default(),
             gpus: Default::default(),
+            gpu_counters: Default::default(),
+            gpu_render_stage: Default::default(),
             graphics_frame: Default::default(),
+            drm: Default::default(),
+            v4l2: Default::default(),
             virtio_gpu: Default::default(),
+            virtio_video: Default::default(),
             winscope: Default::default(),
         }
     }

@@ -5,8 +5,11 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
+use super::gpu_counters;
+use super::gpu_info;
 use super::gpu_log_vulkan;
 use super::gpu_mem_freq;
+use super::gpu_render_stage;
 use super::graphics_frame_event;
 use super::heap_graph;
 use super::importer::Importer;
@@ -41,6 +44,9 @@ const MODULES: &[&[(u32, Importer)]] = &[
     frame_timeline::IMPORTERS,
     gpu_mem_freq::IMPORTERS,
     gpu_log_vulkan::IMPORTERS,
+    gpu_counters::IMPORTERS,
+    gpu_render_stage::IMPORTERS,
+    gpu_info::IMPORTERS,
     graphics_frame_event::IMPORTERS,
     winscope::IMPORTERS,
     generic_kernel::IMPORTERS,

@@ -355,6 +355,7 @@ fn parse(
             flows.end(&mut p.storage, slice_id, id, true);
         }
     }
+    super::gpu_render_stage::track_event_correlation(p, rest, slice_id);
 }
 
 /// A v1 legacy flow event (`s`, `t`, `f`): it binds to the slice open on

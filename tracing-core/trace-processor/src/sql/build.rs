@@ -125,5 +125,6 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.push(SmapsRow::freeze(&p.smaps, &strings));
     out.extend(s.android.freeze(&strings));
     out.extend(s.winscope.freeze(&strings));
+    out.extend(s.gpu.freeze(&strings));
     out
 }

@@ -5,11 +5,19 @@
 //! (render stages, Vulkan API events and GPU log lines),
 //! `expected_frame_timeline_slice` and `actual_frame_timeline_slice`
 //! (SurfaceFlinger's frame timeline, one row per slice of the process
-//! tracks of those kinds). Created before the prelude's empty views, so
-//! these take the names.
+//! tracks of those kinds); and over the GPU tables, `gpu` (the GPUs with an
+//! index, `ugpu` their row) and `gpu_counter_group`. Created before the
+//! prelude's empty views, so these take the names.
 
 /// The statements that create the views.
 pub const VIEWS: &str = r#"
+CREATE VIEW gpu AS
+  SELECT id, id AS ugpu, gpu, name, vendor, model, architecture, uuid, pci_bdf,
+    machine_id, arg_set_id
+  FROM __intrinsic_gpu
+  WHERE gpu IS NOT NULL;
+CREATE VIEW gpu_counter_group AS
+  SELECT id, group_id, track_id, name, description FROM __intrinsic_gpu_counter_group;
 CREATE VIEW frame_slice AS
   SELECT s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.depth, s.parent_id,
     s.arg_set_id,

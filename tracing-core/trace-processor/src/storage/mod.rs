@@ -67,6 +67,8 @@ pub struct Storage {
     pub work: work::LoadWork,
     /// Android's own tables (`tables/android.rs`).
     pub android: crate::tables::android::AndroidRows,
+    /// The GPU tables (`tables/gpu.rs`).
+    pub gpu: crate::tables::gpu::GpuRows,
     /// The Winscope tables (`tables/winscope.rs`).
     pub winscope: crate::tables::winscope::WinscopeRows,
     /// What the load dropped, told to the user (`load_warning.rs`).

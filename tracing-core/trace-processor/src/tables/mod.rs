@@ -29,6 +29,7 @@
 pub mod android;
 pub mod args;
 pub mod core;
+pub mod gpu;
 pub mod heap_graph;
 pub mod profiling;
 pub mod sched;
@@ -106,6 +107,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(android::TABLES)
         .chain(heap_graph::TABLES)
         .chain(winscope::TABLES)
+        .chain(gpu::TABLES)
 }
 
 /// The docs listing of every declared table: its name, what it holds, the

@@ -19,6 +19,8 @@ mod perf_support;
 mod android_power;
 mod android_system;
 mod deobfuscation;
+mod gpu_events;
+mod gpu_ftrace;
 mod graphics;
 mod heap_graph;
 mod hostile_traces;

@@ -344,6 +344,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/stacks_symbolization_candidates.sql"),
     },
     Module {
+        key: "std.gpu.context",
+        sql: include_str!("modules/std_gpu_context.sql"),
+    },
+    Module {
         key: "std.metasql.unparenthesize",
         sql: include_str!("modules/std_metasql_unparenthesize.sql"),
     },

@@ -54,32 +54,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     (
-        "gpu",
-        &[
-            ("id", "INTEGER"),
-            ("ugpu", "INTEGER"),
-            ("gpu", "INTEGER"),
-            ("name", "TEXT"),
-            ("vendor", "TEXT"),
-            ("model", "TEXT"),
-            ("architecture", "TEXT"),
-            ("uuid", "TEXT"),
-            ("pci_bdf", "TEXT"),
-            ("machine_id", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-        ],
-    ),
-    (
-        "gpu_counter_group",
-        &[
-            ("id", "INTEGER"),
-            ("group_id", "INTEGER"),
-            ("track_id", "INTEGER"),
-            ("name", "TEXT"),
-            ("description", "TEXT"),
-        ],
-    ),
-    (
         "instruments_sample",
         &[
             ("id", "INTEGER"),
