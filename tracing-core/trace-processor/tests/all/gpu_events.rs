@@ -155,7 +155,7 @@ fn interned_descriptor(seq: u32, name: &str, direction: Option<i32>) -> Vec<u8> 
     packet(|p| {
         p.set_timestamp(1);
         p.set_trusted_packet_sequence_id(seq);
-        p.append_uint32(13, 1);
+        p.message().append_uint32(13, 1);
         let mut interned = p.message().begin_nested(12);
         let mut d = interned.begin_nested(47);
         d.append_uint64(1, 1);
@@ -360,7 +360,7 @@ fn interned_specs_contexts_and_compute_kernels_become_tracks_rows_and_args() {
         packet(|p| {
             p.set_timestamp(1);
             p.set_trusted_packet_sequence_id(1);
-            p.append_uint32(13, 1);
+            p.message().append_uint32(13, 1);
             let mut interned = p.message().begin_nested(12);
             let mut c = interned.begin_nested(23);
             c.append_uint64(1, 5);
