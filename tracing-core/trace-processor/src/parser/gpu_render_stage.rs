@@ -30,6 +30,8 @@ use crate::tracker::tracks::{EventType, TrackSpec};
 const GPU_RENDER_STAGE_EVENT: u32 = 53;
 /// TrackEvent's `GpuTrackEvent.gpu_correlation` extension.
 const GPU_CORRELATION: u32 = 3000;
+/// TrackEvent's `GpuTrackEvent.gpu_api` extension.
+const GPU_API: u32 = 3001;
 
 /// The packets this module imports.
 pub const IMPORTERS: &[(u32, Importer)] = &[(GPU_RENDER_STAGE_EVENT, render_stage_event)];
@@ -535,10 +537,61 @@ fn flows(p: &mut Parser, event_id: u64, slice: u32, waits: &[u64]) {
     push_flows(p, out);
 }
 
-/// A TrackEvent's `gpu_correlation` (extension field 3000): the render
-/// stage events it submitted flow from its slice, those it waited for
-/// flow to it (`rest`: the event's fields the loader left).
+/// The `GpuApi` enum's value names.
+fn gpu_api_name(api: u64) -> Option<&'static str> {
+    const NAMES: [&str; 6] = [
+        "GPU_API_UNDEFINED",
+        "GPU_API_OPEN_GL",
+        "GPU_API_VULKAN",
+        "GPU_API_OPEN_CL",
+        "GPU_API_CUDA",
+        "GPU_API_HIP",
+    ];
+    usize::try_from(api)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .copied()
+}
+
+/// A TrackEvent's `gpu_api` (extension field 3001) as the slice's
+/// `gpu_api` arg, the enum's value name (its number when unnamed), as
+/// upstream's extension args show it.
+fn track_event_gpu_api(p: &mut Parser, rest: &[u8], slice: u32) {
+    let Some(api) = protozero::Decoder::new(rest)
+        .map_while(Result::ok)
+        .filter(|f| f.id == GPU_API)
+        .filter_map(|f| f.as_u64().ok())
+        .last()
+    else {
+        return;
+    };
+    let value = match gpu_api_name(api) {
+        Some(name) => ArgValue::String(p.storage.strings.intern(name)),
+        None => ArgValue::Int(api as i64),
+    };
+    let Some(existing) = p.storage.slices.get(slice as usize).map(|s| s.arg_set_id) else {
+        return;
+    };
+    let mut b = ArgSetBuilder::default();
+    if let Some(set) = existing {
+        let args: Vec<_> = p.storage.args.set(set).copied().collect();
+        for a in args {
+            b.add(a.flat_key, a.key, a.value);
+        }
+    }
+    add(p, &mut b, "gpu_api", value);
+    let id = p.storage.args.add_set(&b);
+    if let Some(s) = p.storage.slices.get_mut(slice as usize) {
+        s.arg_set_id = id;
+    }
+}
+
+/// A TrackEvent's GPU extensions: its `gpu_api` becomes an arg; with its
+/// `gpu_correlation` (extension field 3000), the render stage events it
+/// submitted flow from its slice and those it waited for flow to it
+/// (`rest`: the event's fields the loader left).
 pub(super) fn track_event_correlation(p: &mut Parser, rest: &[u8], slice: u32) {
+    track_event_gpu_api(p, rest, slice);
     let Some(correlation) = fields_of(rest, GPU_CORRELATION).last() else {
         return;
     };

@@ -524,3 +524,47 @@ fn track_events_correlated_with_render_stages_flow_to_and_from_them() {
         ]
     );
 }
+
+#[test]
+fn a_track_events_gpu_api_is_its_slices_arg() {
+    let descriptor = packet(|p| {
+        p.message().append_uint32(10, 2);
+        p.message().begin_nested(60).append_uint64(1, 7);
+    });
+    // Complete slices on track 7 with extension 3001 (GpuApi) and an
+    // annotation of their own.
+    let te = |ts: u64, name: &str, api: i32| {
+        let name = name.to_owned();
+        packet(move |p| {
+            p.set_timestamp(ts);
+            p.message().append_uint32(10, 2);
+            let mut e = p.message().begin_nested(11);
+            e.append_int32(9, 3);
+            e.append_uint64(11, 7);
+            e.append_string(23, &name);
+            let mut a = e.begin_nested(4);
+            a.append_string(10, "n");
+            a.append_int64(4, 1);
+            drop(a);
+            e.append_int32(3001, api);
+        })
+    };
+    let tp = load(&[
+        descriptor,
+        te(5, "cuLaunchKernel", 4),
+        te(6, "vkCmdDispatch", 2),
+        te(7, "future", 9),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, extract_arg(arg_set_id, 'gpu_api'), \
+             extract_arg(arg_set_id, 'debug.n') FROM slice ORDER BY ts"
+        ),
+        vec![
+            vec![s("cuLaunchKernel"), s("GPU_API_CUDA"), i(1)],
+            vec![s("vkCmdDispatch"), s("GPU_API_VULKAN"), i(1)],
+            vec![s("future"), i(9), i(1)],
+        ]
+    );
+}
