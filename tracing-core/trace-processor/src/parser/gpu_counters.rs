@@ -62,6 +62,9 @@ struct CounterInfo {
     forwards_looking: bool,
 }
 
+/// An interned descriptor's bytes and its counters by id.
+type InternedCounters = (Vec<u8>, HashMap<u32, CounterInfo>);
+
 /// What the GPU counters keep between packets.
 #[derive(Debug, Default)]
 pub struct GpuCounterState {
@@ -70,7 +73,7 @@ pub struct GpuCounterState {
     /// Counters of interned descriptors, by (sequence, iid): the
     /// descriptor's bytes (a new generation may reuse the iid for another
     /// descriptor) and its counters by id.
-    interned: HashMap<(u32, u64), (Vec<u8>, HashMap<u32, CounterInfo>)>,
+    interned: HashMap<(u32, u64), InternedCounters>,
     /// Each track's last counter row (backwards-looking values land there).
     last_row: HashMap<u32, usize>,
 }
@@ -337,8 +340,8 @@ fn interned_descriptor(p: &mut Parser, input: &Input<'_>, iid: u64) -> bool {
     for (id, s) in specs(p, desc, false) {
         let sf = Fields::new(s);
         let track = counter_track(p, gpu, &sf, s);
-        if !tracks.contains_key(&id) {
-            tracks.insert(id, track);
+        if let std::collections::hash_map::Entry::Vacant(slot) = tracks.entry(id) {
+            slot.insert(track);
             spec_groups(p, track, s, &groups);
         }
         counters.insert(id, info(track, &sf));
