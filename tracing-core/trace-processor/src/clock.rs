@@ -257,6 +257,11 @@ impl ClockTracker {
         Ok(value)
     }
 
+    /// Whether a snapshot related `key` to another clock.
+    pub fn knows(&self, key: u64) -> bool {
+        self.neighbours.contains_key(&key)
+    }
+
     /// Edges added, path searches' visits and conversions' hops so far:
     /// work the load counts.
     pub fn steps(&self) -> u64 {

@@ -68,6 +68,19 @@ pub enum TraceError {
         /// What was wrong.
         message: String,
     },
+    /// A zip or tar archive of traces that does not read, or holds what
+    /// is not read (a nested archive, a member of no known format).
+    #[error("archive: {message}")]
+    Archive {
+        /// What was wrong.
+        message: String,
+    },
+    /// A trace manifest (`perfetto_manifest`) that breaks one of its rules.
+    #[error("perfetto_manifest: {message}")]
+    Manifest {
+        /// What was wrong.
+        message: String,
+    },
     /// Content of no format the trace processor reads: what it looked
     /// like.
     #[error("unknown trace format: the file starts with {seen}")]

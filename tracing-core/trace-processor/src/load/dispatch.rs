@@ -33,6 +33,9 @@ pub(super) enum Content {
     Systrace(Box<systrace::SystraceLoad>),
     /// Any other format's reader.
     Other(Box<dyn FormatReader>),
+    /// A zip or tar archive of traces, or a manifest alone, held until the
+    /// trace ends (`archive/`).
+    Archive(Box<super::archive::ArchiveLoad>),
 }
 
 impl Loader {
@@ -44,9 +47,19 @@ impl Loader {
         match &mut self.content {
             Content::Proto => self.push_proto(data),
             Content::Json(_) | Content::Systrace(_) | Content::Other(_) => self.push_text(data),
+            Content::Archive(a) => {
+                a.push(data);
+                self.bytes_pushed += data.len() as u64;
+                self.identity.on_bytes(data);
+                let res = self.budget.check_bytes(a.held_bytes());
+                if let Err(e) = &res {
+                    self.failed = Some(e.clone());
+                }
+                res
+            }
             Content::Sniffing(head) => {
                 head.extend_from_slice(data);
-                if head.len() < format::LOOKAHEAD {
+                if head.len() < format::TAR_LOOKAHEAD {
                     return Ok(());
                 }
                 self.told()
@@ -59,16 +72,34 @@ impl Loader {
         let Content::Sniffing(head) = std::mem::replace(&mut self.content, Content::Proto) else {
             return Ok(());
         };
-        match format::sniff(&head) {
+        let told = format::sniff(&head);
+        if let Ok(f) = told {
+            self.archive.first_format.get_or_insert(f);
+        }
+        match told {
             Ok(format::Format::Json) => {
                 self.content = Content::Json(Box::default());
-                self.no_swapper();
+                if self.archive.members_started <= 1 {
+                    self.no_swapper();
+                }
                 self.push_text(&head)
             }
             Ok(format::Format::Systrace) => {
                 self.content = Content::Systrace(Box::default());
                 self.push_text(&head)
             }
+            Ok(format::Format::Zip | format::Format::Tar | format::Format::Manifest)
+                if self.archive.active =>
+            {
+                let e = TraceError::Archive {
+                    message: "an archive or manifest inside an archive is not read".into(),
+                };
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+            Ok(format::Format::Zip) => self.hold_archive(Some(super::archive::Kind::Zip), head),
+            Ok(format::Format::Tar) => self.hold_archive(Some(super::archive::Kind::Tar), head),
+            Ok(format::Format::Manifest) => self.hold_archive(None, head),
             Ok(format::Format::Proto) => self.push_proto(&head),
             Err(seen) => {
                 let e = TraceError::UnknownFormat { seen };
@@ -106,7 +137,7 @@ impl Loader {
                 let taken = self.bytes_pushed.saturating_add(r.held_bytes());
                 self.budget.check_bytes(taken)
             }),
-            Content::Sniffing(_) | Content::Proto => Ok(()),
+            Content::Sniffing(_) | Content::Proto | Content::Archive(_) => Ok(()),
         };
         if let Err(e) = &res {
             self.failed = Some(e.clone());
@@ -125,7 +156,18 @@ impl Loader {
                 Some(Ok(()))
             }
             Content::Other(r) => Some(r.finish(&mut self.parser)),
-            Content::Sniffing(_) | Content::Proto => None,
+            Content::Sniffing(_) | Content::Proto | Content::Archive(_) => None,
         }
+    }
+
+    /// Holds an archive's bytes (or a manifest's) until the trace ends.
+    fn hold_archive(
+        &mut self,
+        kind: Option<super::archive::Kind>,
+        head: Vec<u8>,
+    ) -> Result<(), TraceError> {
+        self.content =
+            Content::Archive(Box::new(super::archive::ArchiveLoad::new(kind, Vec::new())));
+        self.push(&head)
     }
 }

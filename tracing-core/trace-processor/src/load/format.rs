@@ -17,6 +17,20 @@ pub enum Format {
     Json,
     /// Systrace / ftrace text.
     Systrace,
+    /// A zip archive of traces (`load/archive/`).
+    Zip,
+    /// A tar archive of traces (`ustar` at byte 257).
+    Tar,
+    /// A trace manifest (`{"perfetto_manifest"`).
+    Manifest,
+}
+
+/// Bytes needed to tell a tar archive (its `ustar` magic is at 257).
+pub const TAR_LOOKAHEAD: usize = 512;
+
+/// Whether `head` opens a tar archive (POSIX or GNU `ustar` magic).
+fn is_tar(head: &[u8]) -> bool {
+    head.get(257..263) == Some(b"ustar\0") || head.get(257..265) == Some(b"ustar  \0")
 }
 
 /// The tag of `Trace.packet` (field 1, length-delimited).
@@ -26,7 +40,16 @@ const TRACE_PACKET_TAG: u8 = 0x0a;
 /// bytes unless the trace is shorter); what the bytes look like when no
 /// format fits.
 pub fn sniff(head: &[u8]) -> Result<Format, String> {
+    if is_tar(head) {
+        return Ok(Format::Tar);
+    }
     let head = head.get(..LOOKAHEAD).unwrap_or(head);
+    if head.starts_with(b"PK\x03\x04") {
+        return Ok(Format::Zip);
+    }
+    if super::archive::manifest::sniff(head) {
+        return Ok(Format::Manifest);
+    }
     if head.is_empty() {
         // An empty trace is an empty protobuf trace.
         return Ok(Format::Proto);
@@ -59,7 +82,6 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
 /// What unreadable first bytes look like.
 fn describe(head: &[u8]) -> String {
     let known: &[(&[u8], &str)] = &[
-        (b"PK\x03\x04", "a zip archive"),
         (b"\x28\xb5\x2f\xfd", "a zstd stream"),
         (b"SIMPLEPERF", "a simpleperf record file"),
         (b"PERFILE2", "a perf.data file"),
@@ -71,9 +93,6 @@ fn describe(head: &[u8]) -> String {
         if head.starts_with(magic) {
             return format!("{what} ({hex}), which is not read yet");
         }
-    }
-    if head.get(257..262) == Some(b"ustar") {
-        return format!("a tar archive ({hex}), which is not read yet");
     }
     let text = head
         .iter()
@@ -104,8 +123,14 @@ mod tests {
         assert_eq!(sniff(b"TRACE:\n# tracer"), Ok(Format::Systrace));
         assert_eq!(sniff(b"\x0a\x02\x08\x01"), Ok(Format::Proto));
         assert_eq!(sniff(b""), Ok(Format::Proto));
-        let zip = sniff(b"PK\x03\x04\x14\x00").unwrap_err();
-        assert!(zip.contains("zip archive"), "{zip}");
+        assert_eq!(sniff(b"PK\x03\x04\x14\x00"), Ok(Format::Zip));
+        assert_eq!(
+            sniff(b" {\"perfetto_manifest\": {\"version\": 1}}"),
+            Ok(Format::Manifest)
+        );
+        let mut tar = vec![0u8; 512];
+        tar[257..263].copy_from_slice(b"ustar\0");
+        assert_eq!(sniff(&tar), Ok(Format::Tar));
         let text = sniff(b"hello world").unwrap_err();
         assert!(text.contains("hello world"), "{text}");
     }

@@ -10,6 +10,10 @@ impl Loader {
     /// id not seen before.
     pub(super) fn machine_index(&mut self, machine_id: Option<u32>) -> u32 {
         let raw = machine_id.map_or(0, i64::from);
+        if let Some(i) = self.archive.machine_for(raw) {
+            // An archive member whose machines its manifest names.
+            return i;
+        }
         if raw == 0 {
             return 0;
         }
@@ -45,6 +49,8 @@ impl Loader {
                 self.parser.storage.stats.incr("invalid_clock_snapshots");
             }
         }
+        // The host's index: 0, unless an archive's manifest renamed it.
+        let host = self.archive.machine_for(0).unwrap_or(0);
         for (id, offset, host_anchor) in remote_clock::offsets(&rounds) {
             let (Ok(anchor), Some(client)) =
                 (u64::try_from(host_anchor), host_anchor.checked_add(offset))
@@ -55,7 +61,7 @@ impl Loader {
                 continue;
             };
             let edge = [
-                (machine_clock(id, 0), anchor, 1, false),
+                (machine_clock(id, host), anchor, 1, false),
                 (machine_clock(id, self.machine), client, 1, false),
             ];
             if self.parser.clocks.add_snapshot(&edge).is_none() {

@@ -22,6 +22,7 @@
 //! they arrive, and the packets read are counted into the load's work
 //! (`Storage::work`), which the trackers' steps join in the parsers.
 
+pub mod archive;
 pub mod budget;
 mod dispatch;
 pub mod format;
@@ -140,6 +141,8 @@ pub struct Loader {
     source_bytes: Option<u64>,
     /// Why the load stopped, once it went over its budget.
     failed: Option<TraceError>,
+    /// The archive member being read, when the trace is an archive.
+    archive: archive::ArchiveState,
 }
 
 impl std::fmt::Debug for Loader {
@@ -186,6 +189,7 @@ impl Default for Loader {
             top_level_bytes: 0,
             source_bytes: None,
             failed: None,
+            archive: archive::ArchiveState::default(),
         }
     }
 }
@@ -296,6 +300,10 @@ impl Loader {
         if matches!(self.content, Content::Sniffing(_)) {
             self.told()?;
         }
+        if self.finish_archive()? {
+            self.told()?;
+        }
+        self.root_trace_file();
         if let Some(res) = self.finish_text() {
             res?;
             self.identity
@@ -317,6 +325,10 @@ impl Loader {
                 pending,
                 self.packet_index,
             ));
+        }
+        if self.archive.active {
+            let held: Vec<(u64, i64)> = self.deferred.iter().map(|d| (d.clock, d.ns)).collect();
+            archive::clocks::place_deferred(&mut self, &held);
         }
         let deferred = std::mem::take(&mut self.deferred);
         for mut d in deferred {

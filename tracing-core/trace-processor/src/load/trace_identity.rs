@@ -81,7 +81,8 @@ impl TraceIdentity {
         storage.set_metadata_str("trace_uuid", &pretty_uuid(msb, lsb));
         storage.set_metadata_int("trace_size_bytes", self.size as i64);
         storage.set_metadata_str("trace_type", "proto");
-        storage.set_metadata_int("trace_time_clock_id", trace_clock as i64);
+        // The builtin clock's id, whichever machine's it is.
+        storage.set_metadata_int("trace_time_clock_id", (trace_clock & 0xFFFF_FFFF) as i64);
     }
 }
 

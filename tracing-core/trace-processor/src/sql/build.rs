@@ -65,6 +65,10 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.push(CpuRow::freeze(&s.cpus, &strings));
     out.push(CpuFreqRow::freeze(&s.cpu_freqs, &strings));
     out.push(MachineRow::freeze(&s.machines, &strings));
+    out.push(crate::tables::trace_file::TraceFileRow::freeze(
+        &s.trace_files,
+        &strings,
+    ));
     out.push(ClockSnapshotRow::freeze(&s.clock_snapshots, &strings));
     out.push(crate::tables::core::TraceDiagnosticRow::freeze(
         &s.trace_diagnostics,

@@ -55,6 +55,8 @@ pub struct Storage {
     pub cpu_freqs: Vec<CpuFreqRow>,
     /// `machine`.
     pub machines: Vec<MachineRow>,
+    /// `__intrinsic_trace_file`: the files read (`load/archive/`).
+    pub trace_files: Vec<crate::tables::trace_file::TraceFileRow>,
     /// `__intrinsic_trace_diagnostics`.
     pub trace_diagnostics: Vec<crate::tables::core::TraceDiagnosticRow>,
     /// `sched_slice`, `thread_state`, `ftrace_event`.

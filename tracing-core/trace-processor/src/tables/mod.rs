@@ -33,6 +33,7 @@ pub mod gpu;
 pub mod heap_graph;
 pub mod profiling;
 pub mod sched;
+pub mod trace_file;
 pub mod views;
 pub mod winscope;
 
@@ -107,6 +108,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(android::TABLES)
         .chain(heap_graph::TABLES)
         .chain(winscope::TABLES)
+        .chain(trace_file::TABLES)
         .chain(gpu::TABLES)
 }
 

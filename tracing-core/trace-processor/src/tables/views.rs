@@ -275,6 +275,7 @@ pub const PROJECTIONS: &[Projection] = &[
         ..Projection::of("machine", &MachineRow::TABLE)
     },
     Projection::of("metadata", &MetadataRow::TABLE),
+    Projection::of("trace_file", &super::trace_file::TraceFileRow::TABLE),
     Projection {
         first: &["id", "ts", "dur", "ucpu AS cpu"],
         then: &["ts + dur AS ts_end"],

@@ -18,6 +18,7 @@ mod perf_support;
 
 mod android_power;
 mod android_system;
+mod archives;
 mod deobfuscation;
 mod gpu_events;
 mod gpu_ftrace;

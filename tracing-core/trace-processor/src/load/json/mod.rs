@@ -356,6 +356,14 @@ impl JsonLoad {
         }
     }
 
+    /// Moves every event read to `time(ts)` (an archive member's own
+    /// timeline placed on the merged one).
+    pub fn map_times(&mut self, time: &mut dyn FnMut(i64) -> i64) {
+        for (ts, _) in &mut self.events {
+            *ts = time(*ts);
+        }
+    }
+
     /// The end of the trace: sorts the events and parses them.
     pub fn finish(mut self, p: &mut Parser) -> Result<(), TraceError> {
         let complete = self.position == Position::Eof

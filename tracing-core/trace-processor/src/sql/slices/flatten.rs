@@ -11,7 +11,8 @@
 //!   from the last row's end to its own end, when they last;
 //! - a root no descendant is a direct child of is one row, all of it.
 //!
-//! Rows: `slice_id`, `ts`, `dur`, `root_id`, by root then time.
+//! Rows: `slice_id`, `ts`, `dur`, `root_id`, by root then time (declared
+//! to SQLite, so that an ORDER BY root_id, ts sorts nothing).
 
 use std::sync::Arc;
 
@@ -122,5 +123,22 @@ pub(crate) fn compute(slices: &Arc<Table>) -> Vec<i64> {
             push(r, end, root_end - end, r);
         }
     }
-    out
+    by_root_then_time(out)
+}
+
+/// The rows ordered by root, then start (the order the table declares, so
+/// that SQLite sorts nothing): they come so unless a descendant lies
+/// outside its root, which a stable sort mends.
+fn by_root_then_time(out: Vec<i64>) -> Vec<i64> {
+    let key = |r: &[i64]| (r.get(3).copied(), r.get(1).copied());
+    let sorted = out
+        .chunks_exact(COLUMNS.len())
+        .zip(out.chunks_exact(COLUMNS.len()).skip(1))
+        .all(|(a, b)| key(a) <= key(b));
+    if sorted {
+        return out;
+    }
+    let mut rows: Vec<&[i64]> = out.chunks_exact(COLUMNS.len()).collect();
+    rows.sort_by_key(|r| key(r));
+    rows.concat()
 }

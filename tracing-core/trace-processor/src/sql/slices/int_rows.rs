@@ -1,7 +1,9 @@
 //! A read-only eponymous virtual table over rows of integers that a native
 //! operator computes from the frozen trace tables: the rows are computed
 //! on the first scan and kept, so that an operator costs nothing until a
-//! module reads it and is computed once however often it is read.
+//! module reads it and is computed once however often it is read. An
+//! operator whose rows come sorted says by which columns, and an ORDER BY
+//! on a prefix of them (ascending) costs SQLite no sort.
 
 use std::ffi::c_int;
 use std::sync::{Arc, OnceLock};
@@ -19,6 +21,8 @@ pub(crate) type Compute = dyn Fn() -> Vec<i64> + Send + Sync;
 /// A table's columns and rows.
 pub(crate) struct Rows {
     columns: &'static [&'static str],
+    /// The columns (indexes) the rows ascend by, in order.
+    sorted_by: Vec<c_int>,
     compute: Box<Compute>,
     values: OnceLock<Vec<i64>>,
 }
@@ -52,18 +56,26 @@ impl Rows {
 }
 
 /// Registers table `name` with `columns`, whose rows `compute` gives
-/// (row after row, `columns.len()` values each).
+/// (row after row, `columns.len()` values each), ascending by the columns
+/// `sorted_by` (each one of `columns`) in that order.
 pub(crate) fn register(
     conn: &Connection,
     name: &'static str,
     columns: &'static [&'static str],
+    sorted_by: &[&str],
     compute: Box<Compute>,
 ) -> rusqlite::Result<()> {
+    let sorted_by = sorted_by
+        .iter()
+        .map_while(|s| columns.iter().position(|c| c == s))
+        .filter_map(|i| c_int::try_from(i).ok())
+        .collect();
     conn.create_module(
         name,
         eponymous_only_module::<IntRowsTab>(),
         Some(Arc::new(Rows {
             columns,
+            sorted_by,
             compute,
             values: OnceLock::new(),
         })),
@@ -109,6 +121,16 @@ unsafe impl<'vtab> VTab<'vtab> for IntRowsTab {
 
     fn best_index(&self, info: &mut IndexInfo) -> rusqlite::Result<()> {
         info.set_estimated_cost(1e6);
+        // An ascending ORDER BY on a prefix of the rows' order is theirs.
+        let mut terms = 0;
+        let mut prefix = true;
+        for (i, o) in info.order_bys().enumerate() {
+            terms += 1;
+            prefix &= !o.is_order_by_desc() && self.rows.sorted_by.get(i) == Some(&o.column());
+        }
+        if terms > 0 && prefix {
+            info.set_order_by_consumed(true);
+        }
         Ok(())
     }
 

@@ -1,11 +1,13 @@
 //! The native operators of the `slices.*` modules (their SQL is in
 //! `perfetto_sql/modules/slices_*.sql`): `stack_id.rs` (the stack ids of
 //! `slices.stack`), `flatten.rs` (the flattened slices of
-//! `slices.flat_slices`), served by `int_rows.rs` (a table of computed
+//! `slices.flat_slices`), `self_dur.rs` (the self durations of
+//! `slices.self_dur`), served by `int_rows.rs` (a table of computed
 //! integer rows). Each computes from the frozen slice table on first use.
 
 mod flatten;
 mod int_rows;
+mod self_dur;
 mod stack_id;
 
 use std::sync::Arc;
@@ -34,14 +36,23 @@ fn parents(t: &Table) -> Vec<Option<usize>> {
 }
 
 /// Registers the operators over slice table `slices`:
-/// `__intrinsic_slice_stack_id(slice_id)` and the table
-/// `__intrinsic_slice_flattened`.
+/// `__intrinsic_slice_stack_id(slice_id)` and the tables
+/// `__intrinsic_slice_flattened` and `__intrinsic_slice_self_dur`.
 pub(super) fn register(conn: &Connection, slices: Arc<Table>) -> rusqlite::Result<()> {
     stack_id::register(conn, slices.clone())?;
+    let for_self_dur = slices.clone();
+    int_rows::register(
+        conn,
+        "__intrinsic_slice_self_dur",
+        self_dur::COLUMNS,
+        &["id"],
+        Box::new(move || self_dur::compute(&for_self_dur)),
+    )?;
     int_rows::register(
         conn,
         "__intrinsic_slice_flattened",
         flatten::COLUMNS,
+        &["root_id", "ts"],
         Box::new(move || flatten::compute(&slices)),
     )
 }

@@ -418,3 +418,87 @@ fn cpu_time_sums_each_slices_overlap_with_its_threads_sched_slices() {
     );
     assert_eq!(got, [[7, 0]]);
 }
+
+/// A forest of `n` slices on one track: every fifth slice is a root, the
+/// others children of one of the four slices before them; lengths vary,
+/// some are incomplete (-1).
+fn forest(n: u32) -> TraceProcessor {
+    let mut s = Storage::default();
+    let name = s.strings.intern("x");
+    s.tracks.push(TrackRow::default());
+    for i in 0..n {
+        let parent = (i % 5 != 0).then(|| i.saturating_sub(1 + (i * 13) % 4));
+        s.slices.push(SliceRow {
+            ts: i64::from(i),
+            dur: if i % 11 == 3 {
+                -1
+            } else {
+                i64::from((i * 13) % 97)
+            },
+            name,
+            parent_id: parent,
+            ..Default::default()
+        });
+    }
+    TraceProcessor::from_storage(s).expect("engine")
+}
+
+#[test]
+fn the_self_dur_operator_agrees_with_a_grouped_sum_in_sql() {
+    let reference = "SELECT s.id, s.dur - coalesce(
+                       (SELECT sum(c.dur) FROM slice AS c WHERE c.parent_id = s.id), 0)
+                     FROM slice AS s ORDER BY s.id";
+    for tp in [trace(), forest(500)] {
+        let want = ints(&tp, reference);
+        assert!(!want.is_empty());
+        assert_eq!(
+            ints(&tp, "SELECT id, self_dur FROM __intrinsic_slice_self_dur"),
+            want
+        );
+        assert_eq!(
+            ints(
+                &tp,
+                "INCLUDE PERFETTO MODULE slices.self_dur;
+                 SELECT id, self_dur FROM slice_self_dur ORDER BY id"
+            ),
+            want
+        );
+    }
+}
+
+/// Whether SQLite's plan for `sql` sorts (a temporary B-tree).
+fn sorts(tp: &TraceProcessor, sql: &str) -> bool {
+    rows(tp, &format!("EXPLAIN QUERY PLAN {sql}"))
+        .iter()
+        .flatten()
+        .any(|v| matches!(v, Value::Text(t) if t.contains("TEMP B-TREE")))
+}
+
+#[test]
+fn operators_declare_their_row_order_so_that_sqlite_does_not_sort() {
+    let tp = forest(200);
+    for (sql, reference) in [
+        (
+            "SELECT slice_id, ts, dur, root_id FROM __intrinsic_slice_flattened
+             ORDER BY root_id, ts",
+            "SELECT slice_id, ts, dur, root_id FROM __intrinsic_slice_flattened
+             ORDER BY root_id + 0, ts + 0, slice_id + 0",
+        ),
+        (
+            "SELECT id, self_dur FROM __intrinsic_slice_self_dur ORDER BY id",
+            "SELECT id, self_dur FROM __intrinsic_slice_self_dur ORDER BY id + 0",
+        ),
+    ] {
+        assert!(!sorts(&tp, sql), "{sql}");
+        assert!(sorts(&tp, reference), "{reference}");
+        let got = ints(&tp, sql);
+        assert!(!got.is_empty());
+        // The same rows in the same order as SQLite's own sort gives.
+        assert_eq!(got, ints(&tp, reference), "{sql}");
+    }
+    // An order the rows do not have is sorted.
+    assert!(sorts(
+        &tp,
+        "SELECT * FROM __intrinsic_slice_flattened ORDER BY ts"
+    ));
+}
