@@ -6,6 +6,9 @@
 //! * `INCLUDE PERFETTO MODULE` of the module set the Linux analyses and the
 //!   UI's load use ([`MODULE_SET`]), timed against the load (goal ≤ 0.5×),
 //!   and the resident set after it against the trace's size (goal ≤ 1×);
+//! * every other module of the index, included one by one after the set
+//!   (`--skip MODULE` leaves one out), each against the load (the goal
+//!   of each include, ≤ 0.5×), in a table of every module's time;
 //! * CPU utilisation per process (`linux.cpu.utilization.process`): its
 //!   include, the per-process table and the busiest process's per-second
 //!   series, in seconds per 100 MB of trace (goal ≤ 1 s).
@@ -47,8 +50,42 @@ fn timed(tp: &TraceProcessor, sql: &str) -> Result<(Duration, usize), String> {
     Ok((t.elapsed(), r.rows.len()))
 }
 
+/// Includes each module of the index that `filter` (an SQL condition on
+/// `module`) selects, in the index's order, except those of `skip`, and
+/// returns each one's time.
+fn include_each(
+    tp: &TraceProcessor,
+    filter: &str,
+    skip: &[String],
+) -> Result<Vec<(Duration, String)>, String> {
+    let modules = tp
+        .query(&format!(
+            "SELECT DISTINCT module FROM __intrinsic_stdlib_objects WHERE {filter} ORDER BY module"
+        ))
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for row in &modules.rows {
+        let Some(Value::Text(m)) = row.first() else {
+            continue;
+        };
+        if skip.iter().any(|s| s == m) {
+            eprintln!("tp_bench: INCLUDE {m}: skipped");
+            continue;
+        }
+        match timed(tp, &format!("INCLUDE PERFETTO MODULE {m}")) {
+            Ok((t, _)) => {
+                eprintln!("tp_bench: INCLUDE {m}: {}", show(t));
+                out.push((t, m.clone()));
+            }
+            // A module the trace cannot serve is reported, not fatal.
+            Err(e) => eprintln!("tp_bench: INCLUDE {m}: failed: {e}"),
+        }
+    }
+    Ok(out)
+}
+
 /// The `--stdlib` mode: prints a Markdown table of the figures.
-pub fn run(trace: &Path) -> Result<(), String> {
+pub fn run(trace: &Path, skip: &[String]) -> Result<(), String> {
     let size = std::fs::metadata(trace)
         .map_err(|e| format!("{}: {e}", trace.display()))?
         .len();
@@ -61,33 +98,29 @@ pub fn run(trace: &Path) -> Result<(), String> {
 
     // Each module of the set on its own, in the index's order, so that the
     // costly ones show (a module's time includes the modules it includes
-    // that were not included before it).
+    // that were not included before it); then every other module of the
+    // index the same way.
     let globs: Vec<String> = MODULE_SET
         .iter()
         .map(|m| format!("module GLOB '{m}'"))
         .collect();
-    let modules = tp
-        .query(&format!(
-            "SELECT DISTINCT module FROM __intrinsic_stdlib_objects WHERE {} ORDER BY module",
-            globs.join(" OR ")
-        ))
-        .map_err(|e| e.to_string())?;
-    let mut per_module = Vec::new();
-    for row in &modules.rows {
-        if let Some(Value::Text(m)) = row.first() {
-            let (t, _) = timed(&tp, &format!("INCLUDE PERFETTO MODULE {m}"))?;
-            eprintln!("tp_bench: INCLUDE {m}: {}", show(t));
-            per_module.push((t, m.clone()));
-        }
-    }
+    let in_set = format!("({})", globs.join(" OR "));
+    let mut per_module = include_each(&tp, &in_set, skip)?;
     let include: Duration = per_module.iter().map(|(t, _)| *t).sum();
+    let mut every = per_module.clone();
     per_module.sort_by_key(|m| std::cmp::Reverse(m.0));
     let after_include = rss_kb()?;
     let includes: String = MODULE_SET
         .iter()
         .map(|m| format!("INCLUDE PERFETTO MODULE {m};\n"))
         .collect();
-    let (again, _) = timed(&tp, &includes)?;
+    // The wildcards would include a skipped module: not measured then.
+    let again = if skip.is_empty() {
+        Some(timed(&tp, &includes)?.0)
+    } else {
+        None
+    };
+    every.extend(include_each(&tp, &format!("NOT {in_set}"), skip)?);
 
     // CPU utilisation per process on a fresh load (nothing included yet).
     drop(tp);
@@ -147,7 +180,10 @@ pub fn run(trace: &Path) -> Result<(), String> {
         per_module.len(),
         slowest.join(", ")
     );
-    println!("| the same includes again | {} | — | |", show(again));
+    println!(
+        "| the same includes again | {} | — | |",
+        again.map_or_else(|| "not measured (modules skipped)".to_owned(), show)
+    );
     println!(
         "| resident after the load | {:.1} MB ({:.2}× the trace) | — | |",
         after_load.saturating_sub(baseline) as f64 * 1024.0 / 1e6,
@@ -165,6 +201,23 @@ pub fn run(trace: &Path) -> Result<(), String> {
         show(per_second),
         verdict(util_per_100mb <= GOAL_CPU_S_PER_100MB)
     );
+    if !skip.is_empty() {
+        println!("| modules skipped (`--skip`) | {} | — | |", skip.join(", "));
+    }
+    println!();
+    println!("Every module's include, in the order included (the set's, then the others'; a");
+    println!("module's time holds the modules it includes that were not included before):");
+    println!();
+    println!("| module | include | × the load | ≤ {GOAL_INCLUDE_RATIO}× |");
+    println!("|---|---:|---:|---|");
+    for (t, m) in &every {
+        let ratio = t.as_secs_f64() / load.as_secs_f64().max(1e-9);
+        println!(
+            "| {m} | {} | {ratio:.3} | {} |",
+            show(*t),
+            verdict(ratio <= GOAL_INCLUDE_RATIO)
+        );
+    }
     Ok(())
 }
 
