@@ -25,6 +25,7 @@ pub mod derive_decoders;
 pub mod ftrace_page;
 mod ipc_frames;
 mod json_trace;
+mod other_formats;
 mod perf_records;
 mod perf_unwind;
 mod procfs;
@@ -53,6 +54,7 @@ pub use derive_decoders::derive_decoders;
 pub use ftrace_page::ftrace_page;
 pub use ipc_frames::ipc_frames;
 pub use json_trace::json_trace;
+pub use other_formats::other_formats;
 pub use perf_records::perf_records;
 pub use perf_unwind::perf_unwind;
 pub use procfs::procfs;
@@ -108,4 +110,5 @@ pub const TARGETS: &[Target] = &[
     ("trace_processor_time", trace_processor_time),
     ("json_trace", json_trace),
     ("systrace_text", systrace_text),
+    ("other_formats", other_formats),
 ];

@@ -54,6 +54,14 @@ pub fn trace_processor(data: &[u8]) {
                 data.len()
             );
         }
+        // A simpleperf record file cut short fails at its end at the latest.
+        Err(TraceError::Malformed { offset, .. }) => {
+            assert!(
+                *offset <= data.len() as u64,
+                "error at byte {offset} of {}",
+                data.len()
+            );
+        }
         // A `compressed_packets` bomb is refused by the load's budget.
         Err(TraceError::InflationRatio { .. }) | Err(TraceError::OverBudget { .. }) => {}
         // Content of no format the loader reads (told by its first bytes).

@@ -81,6 +81,17 @@ pub enum TraceError {
         /// What was wrong.
         message: String,
     },
+    /// A trace of another binary or text format (simpleperf's record
+    /// file, ...) whose bytes do not read at this offset.
+    #[error("{format} trace: {message} at byte {offset}")]
+    Malformed {
+        /// The format, as the loader names it.
+        format: &'static str,
+        /// Byte offset in the (decompressed) input.
+        offset: u64,
+        /// What was wrong.
+        message: String,
+    },
     /// Content of no format the trace processor reads: what it looked
     /// like.
     #[error("unknown trace format: the file starts with {seen}")]

@@ -80,11 +80,21 @@ const PROFILE_FIELDS: [u32; 2] = [66, 37];
 
 /// The CPU samples (`linux.perf`) and heap dumps (`android.heapprofd`) of
 /// the trace in `bytes`, read from the file `path` names: loaded by the
-/// trace processor (without SQL), the one reader of traces. A trace with
-/// neither is not loaded.
+/// trace processor (without SQL), the one reader of traces. A protobuf
+/// trace with neither is not loaded; a trace of another format (a Firefox
+/// profiler or simpleperf profile) is loaded, and the protobuf framing's
+/// error stands unless it holds samples.
 pub fn cpu_profile(path: &str, bytes: &[u8]) -> Result<Profile, CliError> {
     // A malformed trace is an error naming the offset, as for every command.
-    let packets = packets(path, bytes)?;
+    let packets = match packets(path, bytes) {
+        Ok(p) => p,
+        Err(e) => {
+            return match Profile::from_trace(bytes) {
+                Ok(p) if !p.samples().is_empty() => Ok(p),
+                _ => Err(e),
+            };
+        }
+    };
     let profiled = packets.iter().any(|p| {
         protozero::Decoder::new(p)
             .filter_map(Result::ok)

@@ -403,3 +403,42 @@ fn the_trace_processor_counts_the_same_samples_per_function() {
         vec![vec![zerotrace_trace_processor::Value::Int(total as i64)]]
     );
 }
+
+/// A Firefox profiler (samply) profile is no protobuf trace: `flamegraph`
+/// and `convert --format pprof` read its samples through the trace
+/// processor all the same (they refused it as "not a protobuf trace").
+#[test]
+fn flamegraph_and_pprof_read_a_firefox_profile() {
+    let d = dir("gecko");
+    let p = d.join("profile.json");
+    std::fs::write(
+        &p,
+        r#"{"meta": {"categories": []}, "threads": [{"name": "app", "tid": 7, "pid": 7,
+          "stringArray": ["main (in /bin/app)", "hot (in /bin/app)"],
+          "frameTable": {"func": [0, 1]}, "funcTable": {"name": [0, 1]},
+          "stackTable": {"prefix": [null, 0], "frame": [0, 1]},
+          "samples": {"stack": [1, 1, 0], "time": [1.0, 2.0, 3.0]}}]}"#,
+    )
+    .unwrap();
+    let svg = d.join("cpu.svg");
+    let o = zerotrace()
+        .arg("flamegraph")
+        .arg(&p)
+        .arg("-o")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.contains("hot (2 samples, 66.67%)"), "{s}");
+    let gz = d.join("cpu.pb.gz");
+    let o = zerotrace()
+        .args(["convert", "--format", "pprof"])
+        .arg(&p)
+        .arg("-o")
+        .arg(&gz)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(std::fs::metadata(&gz).unwrap().len() > 0);
+}

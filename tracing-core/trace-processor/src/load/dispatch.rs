@@ -4,7 +4,7 @@
 //! `finish` ends that reader. Kept apart from the protobuf core so that a
 //! new format is one variant and one arm here.
 
-use super::{Loader, format, json, systrace};
+use super::{Loader, dumpstate, format, gecko, json, simpleperf, strace, systrace};
 use crate::error::TraceError;
 use crate::parser::Parser;
 
@@ -100,6 +100,22 @@ impl Loader {
             Ok(format::Format::Zip) => self.hold_archive(Some(super::archive::Kind::Zip), head),
             Ok(format::Format::Tar) => self.hold_archive(Some(super::archive::Kind::Tar), head),
             Ok(format::Format::Manifest) => self.hold_archive(None, head),
+            Ok(format::Format::Strace) => {
+                self.content = Content::Other(Box::<strace::StraceLoad>::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::Simpleperf) => {
+                self.content = Content::Other(Box::<simpleperf::SimpleperfLoad>::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::Gecko) => {
+                self.content = Content::Other(Box::<gecko::GeckoLoad>::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::Dumpstate) => {
+                self.content = Content::Other(Box::<dumpstate::DumpstateLoad>::default());
+                self.push_text(&head)
+            }
             Ok(format::Format::Proto) => self.push_proto(&head),
             Err(seen) => {
                 let e = TraceError::UnknownFormat { seen };

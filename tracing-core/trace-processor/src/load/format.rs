@@ -1,9 +1,14 @@
 //! Which format a trace is in, told by its first bytes as Perfetto tells
 //! it (never by a file name): Chrome JSON (an object or array whose first
 //! member is a quoted key), systrace text (`# tracer`, `TRACE:`, an HTML
-//! systrace page, a `cpus=` header, a line starting with a space), the
-//! protobuf `Trace` (the tag of `Trace.packet`). Anything else gets an
-//! error that says what the bytes looked like.
+//! systrace page, a `cpus=` header, a line starting with a space), strace
+//! text (a first line that reads as an `strace -ttt` syscall line, told
+//! before systrace as upstream's detection order has it), simpleperf's
+//! record file (its `SIMPLEPERF` magic), Firefox profiler JSON (an object
+//! whose first key is `meta` or `libs`, told before Chrome JSON), the protobuf
+//! `Trace` (the tag of `Trace.packet`), Android dumpstate and battery
+//! stats checkin text (last, as upstream tells them last). Anything else
+//! gets an error that says what the bytes looked like.
 
 /// Bytes looked at to tell the format.
 pub const LOOKAHEAD: usize = 128;
@@ -17,6 +22,14 @@ pub enum Format {
     Json,
     /// Systrace / ftrace text.
     Systrace,
+    /// strace text (`strace -f -ttt`).
+    Strace,
+    /// simpleperf's protobuf record file (`SIMPLEPERF` magic).
+    Simpleperf,
+    /// Android dumpstate text or battery stats checkin text.
+    Dumpstate,
+    /// A Firefox profiler (Gecko) JSON profile.
+    Gecko,
     /// A zip archive of traces (`load/archive/`).
     Zip,
     /// A tar archive of traces (`ustar` at byte 257).
@@ -54,6 +67,12 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
         // An empty trace is an empty protobuf trace.
         return Ok(Format::Proto);
     }
+    if head.starts_with(super::simpleperf::MAGIC) {
+        return Ok(Format::Simpleperf);
+    }
+    if super::gecko::sniff(head) {
+        return Ok(Format::Gecko);
+    }
     let compact: Vec<u8> = head
         .iter()
         .copied()
@@ -61,6 +80,9 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
         .collect();
     if compact.starts_with(b"{\"") || compact.starts_with(b"[{\"") {
         return Ok(Format::Json);
+    }
+    if super::strace::sniff(head) {
+        return Ok(Format::Strace);
     }
     let contains = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
     let lower: Vec<u8> = head.to_ascii_lowercase();
@@ -76,6 +98,11 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
     if head.first() == Some(&TRACE_PACKET_TAG) {
         return Ok(Format::Proto);
     }
+    if head.starts_with(super::dumpstate::CHECKIN_START)
+        || head.starts_with(super::dumpstate::DUMPSTATE_START)
+    {
+        return Ok(Format::Dumpstate);
+    }
     Err(describe(head))
 }
 
@@ -83,7 +110,6 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
 fn describe(head: &[u8]) -> String {
     let known: &[(&[u8], &str)] = &[
         (b"\x28\xb5\x2f\xfd", "a zstd stream"),
-        (b"SIMPLEPERF", "a simpleperf record file"),
         (b"PERFILE2", "a perf.data file"),
         (b"\x89PNG", "a PNG image"),
     ];
@@ -122,6 +148,16 @@ mod tests {
         assert_eq!(sniff(b"# tracer: nop\n#\n"), Ok(Format::Systrace));
         assert_eq!(sniff(b"TRACE:\n# tracer"), Ok(Format::Systrace));
         assert_eq!(sniff(b"\x0a\x02\x08\x01"), Ok(Format::Proto));
+        assert_eq!(
+            sniff(b"42 1700000000.000001 read(3, \"abc\", 3) = 3\n"),
+            Ok(Format::Strace)
+        );
+        assert_eq!(sniff(b"SIMPLEPERF\x01\x00"), Ok(Format::Simpleperf));
+        assert_eq!(sniff(b"9,0,i,vers,36,214\n"), Ok(Format::Dumpstate));
+        assert_eq!(
+            sniff(b"{ \"meta\": {}, \"threads\": []}"),
+            Ok(Format::Gecko)
+        );
         assert_eq!(sniff(b""), Ok(Format::Proto));
         assert_eq!(sniff(b"PK\x03\x04\x14\x00"), Ok(Format::Zip));
         assert_eq!(

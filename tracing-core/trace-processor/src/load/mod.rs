@@ -25,11 +25,13 @@
 pub mod archive;
 pub mod budget;
 mod dispatch;
+pub mod dumpstate;
 pub mod format;
 pub mod ftrace_bundle;
 mod ftrace_queue;
 #[cfg(test)]
 mod ftrace_walks_once;
+pub mod gecko;
 pub mod inflate;
 pub mod json;
 mod machines;
@@ -37,8 +39,10 @@ mod packet_time;
 pub mod remote_clock;
 #[cfg(test)]
 mod sort_window_tests;
+pub mod simpleperf;
 pub mod sorter;
 mod state_packets;
+pub mod strace;
 pub mod streaming_profile;
 pub mod systrace;
 pub mod tokenizer;

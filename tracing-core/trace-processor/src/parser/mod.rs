@@ -8,7 +8,7 @@ mod android_game_intervention;
 mod android_kernel_wakelocks;
 mod android_packages;
 mod android_power;
-mod android_system_property;
+pub(crate) mod android_system_property;
 mod art_process_metadata;
 mod chrome_metadata;
 mod cma;

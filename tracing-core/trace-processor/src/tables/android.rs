@@ -88,6 +88,20 @@ table! {
     }
 }
 
+table! {
+    /// A row of `android_dumpstate`: one line of an Android bug report's
+    /// dumpstate text, with the section and dumpsys service it is in.
+    pub struct AndroidDumpstateRow in "__intrinsic_android_dumpstate",
+        views ["android_dumpstate"] {
+        /// The dumpstate section (`DUMPSYS`, `SYSTEM LOG`, ...), if any.
+        section: StrId,
+        /// The dumpsys service, within a `DUMPSYS` section.
+        service: StrId,
+        /// The line.
+        line: StrId,
+    }
+}
+
 /// The Android tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct AndroidRows {
@@ -97,6 +111,8 @@ pub struct AndroidRows {
     pub packages: Vec<PackageListRow>,
     /// `__intrinsic_android_user_list`.
     pub users: Vec<AndroidUserListRow>,
+    /// `__intrinsic_android_dumpstate`.
+    pub dumpstate: Vec<AndroidDumpstateRow>,
     /// `__intrinsic_android_game_intervention_list`.
     pub game_interventions: Vec<AndroidGameInterventionRow>,
 }
@@ -112,6 +128,7 @@ impl AndroidRows {
             AndroidCpuPerUidTrackRow::freeze(&self.cpu_per_uid_tracks, strings),
             PackageListRow::freeze(&self.packages, strings),
             AndroidUserListRow::freeze(&self.users, strings),
+            AndroidDumpstateRow::freeze(&self.dumpstate, strings),
             AndroidGameInterventionRow::freeze(&self.game_interventions, strings),
         ]
     }
@@ -122,5 +139,6 @@ pub const TABLES: &[super::TableDecl] = &[
     AndroidCpuPerUidTrackRow::TABLE,
     PackageListRow::TABLE,
     AndroidUserListRow::TABLE,
+    AndroidDumpstateRow::TABLE,
     AndroidGameInterventionRow::TABLE,
 ];

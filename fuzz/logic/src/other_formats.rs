@@ -1,0 +1,30 @@
+//! The trace processor's readers of strace text, battery stats checkin
+//! text, simpleperf's record file and Firefox profiler JSON on any bytes:
+//! the input's first byte picks the format, whose opening (a syscall line,
+//! the checkin version line, the simpleperf magic and version, a Gecko
+//! profile's first key) goes before the rest of the input so that the
+//! loader takes it for that format whatever it holds; then the
+//! `trace_processor` target's invariants (no panic; the same tables or the
+//! same error whether pushed at once or in small chunks; every table
+//! answers) and `trace_processor_time`'s (work linear in the bytes).
+
+/// The openings, by the input's first byte modulo their number.
+const OPENINGS: [&[u8]; 4] = [
+    b"1 1700000000.000000 read(3, \"x\", 1) = 1\n",
+    b"9,0,i,vers,36,214,A,B\n",
+    b"SIMPLEPERF\x01\x00",
+    b"{\"meta\": {},",
+];
+
+/// The `other_formats` target: the first byte picks the format, the rest
+/// follows its opening.
+pub fn other_formats(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let opening = OPENINGS[usize::from(pick) % OPENINGS.len()];
+    let mut trace = opening.to_vec();
+    trace.extend_from_slice(rest);
+    crate::trace_processor(&trace);
+    crate::trace_processor_time(&trace);
+}
