@@ -62,6 +62,10 @@ fn parse(p: &mut Parser, bytes: &[u8]) {
             p.processes
                 .set_process_name(&mut p.storage, upid, name, NamePriority::TrackDescriptor);
         }
+        super::chrome_process::legacy_type(p, upid, &process);
+        if let Some(chrome) = td.chrome_process() {
+            super::chrome_process::descriptor(p, upid, &chrome);
+        }
         let cmdline: Vec<&str> = process.cmdline().collect();
         if !cmdline.is_empty() {
             let c = p.storage.strings.intern(&cmdline.join(" "));

@@ -8,9 +8,12 @@
 //! in its module's list (and the list's line here); a field claimed twice
 //! stops the build.
 
+use super::clock_rate;
 use super::drm;
 use super::gpu_mem_freq;
 use super::importer::FtraceHandler;
+use super::pkvm_hyp;
+use super::suspend_resume;
 use super::v4l2;
 use super::virtio_gpu;
 use super::virtio_video;
@@ -37,6 +40,9 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     dma_heap::FTRACE_HANDLERS,
     cma::FTRACE_HANDLERS,
     android_fs::FTRACE_HANDLERS,
+    suspend_resume::FTRACE_HANDLERS,
+    pkvm_hyp::FTRACE_HANDLERS,
+    clock_rate::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

@@ -6,11 +6,14 @@ mod android_cpu_per_uid;
 mod android_fs;
 mod android_game_intervention;
 mod android_kernel_wakelocks;
+mod android_network_packets;
 mod android_packages;
 mod android_power;
 pub(crate) mod android_system_property;
 mod art_process_metadata;
 mod chrome_metadata;
+mod chrome_process;
+mod clock_rate;
 mod cma;
 mod concurrent_sessions;
 mod cpu_freq_idle;
@@ -43,6 +46,7 @@ mod interrupt_info;
 mod module_symbols;
 mod network;
 mod perf_sample;
+mod pkvm_hyp;
 mod process_memory;
 mod process_stats;
 mod process_tree;
@@ -56,6 +60,7 @@ mod smaps;
 mod sparse_counters;
 mod stack_sample;
 mod streaming_profile;
+mod suspend_resume;
 mod sys_stats;
 mod system_info;
 mod systrace;
@@ -129,6 +134,10 @@ pub struct Parser {
     pub mm_owners: process_memory::MmOwners,
     /// The network events' running totals and TCP streams.
     pub network: network::NetworkState,
+    /// Android's network packet events, placed at the end.
+    pub network_packets: android_network_packets::NetworkPacketsState,
+    /// Where the kernel is in a suspend (`suspend_resume.rs`).
+    pub suspend_resume: suspend_resume::SuspendResumeState,
     /// The IRQs `interrupt_info` listed so far.
     pub interrupt_mappings: interrupt_info::InterruptMappings,
     /// The android_fs reads open, by inode and offset.
@@ -193,6 +202,8 @@ impl Parser {
             thread_counters: Default::default(),
             mm_owners: Default::default(),
             network: Default::default(),
+            network_packets: Default::default(),
+            suspend_resume: Default::default(),
             interrupt_mappings: Default::default(),
             android_fs: Default::default(),
             cpu_per_uid: android_cpu_per_uid::CpuPerUidState::default(),
@@ -234,6 +245,7 @@ impl Parser {
             .resolve(&mut self.storage, &mut self.tracks, machine);
         android_cpu_per_uid::finish(&mut self);
         android_kernel_wakelocks::finish(&mut self);
+        android_network_packets::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
         self.storage.work.step(steps);
         self.storage

@@ -5,6 +5,7 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
+use super::android_network_packets;
 use super::gpu_counters;
 use super::gpu_info;
 use super::gpu_log_vulkan;
@@ -40,6 +41,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_system_property::IMPORTERS,
     android_packages::IMPORTERS,
     android_game_intervention::IMPORTERS,
+    android_network_packets::IMPORTERS,
     android_kernel_wakelocks::IMPORTERS,
     frame_timeline::IMPORTERS,
     gpu_mem_freq::IMPORTERS,

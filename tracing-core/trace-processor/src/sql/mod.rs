@@ -17,6 +17,7 @@ mod functions;
 mod heap_graph;
 mod intervals;
 mod math_functions;
+mod metrics;
 mod perfetto_sql;
 mod prelude;
 pub mod public_schema;
@@ -28,6 +29,7 @@ mod slices;
 mod span_join;
 pub(crate) mod streaming;
 mod string_functions;
+mod strip_hex;
 pub mod table;
 mod to_ftrace;
 mod trace_bounds;
@@ -151,6 +153,7 @@ impl Engine {
         flamegraph::register(&conn)?;
         to_ftrace::register(&conn, &all)?;
         string_functions::register(&conn)?;
+        strip_hex::register(&conn)?;
         if let Some(slices) = slices {
             self::slices::register(&conn, slices.clone())?;
             slice_tree::register(&conn, slices)?;

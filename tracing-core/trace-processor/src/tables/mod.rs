@@ -27,6 +27,7 @@
 //! schemas.
 
 pub mod android;
+pub mod android_network;
 pub mod args;
 pub mod core;
 pub mod gpu;
@@ -106,6 +107,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(sched::TABLES)
         .chain(profiling::TABLES)
         .chain(android::TABLES)
+        .chain(android_network::TABLES)
         .chain(heap_graph::TABLES)
         .chain(winscope::TABLES)
         .chain(trace_file::TABLES)

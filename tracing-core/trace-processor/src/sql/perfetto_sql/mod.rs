@@ -88,6 +88,8 @@ pub(crate) struct PerfettoSql {
     /// Whether `legacy`'s functions (and the module index table) are
     /// registered on the connection.
     legacy_registered: Cell<bool>,
+    /// `RUN_METRIC` and the metric files it queued (`sql/metrics`).
+    metrics: crate::sql::metrics::run_metric::RunMetric,
 }
 
 impl Default for PerfettoSql {
@@ -109,6 +111,11 @@ thread_local! {
 /// it.
 pub(crate) fn mark_void() {
     VOID_CALLED.with(|v| v.set(true));
+}
+
+/// The message of the engine's error `e`, without its place.
+pub(crate) fn error_message(e: &Error) -> String {
+    error::parts(e).0
 }
 
 /// Whether a function that returns nothing ran since the last call.
@@ -133,6 +140,7 @@ impl PerfettoSql {
             depth: Arc::default(),
             legacy: legacy::Legacy::default(),
             legacy_registered: Cell::new(false),
+            metrics: Default::default(),
         }
     }
 
@@ -155,6 +163,7 @@ impl PerfettoSql {
     ) -> Result<(), Error> {
         if !self.legacy_registered.get() {
             self.legacy.register(conn)?;
+            self.metrics.register(conn)?;
             module_index::register(conn, self.modules, self.user.clone())?;
             self.legacy_registered.set(true);
         }
@@ -172,6 +181,8 @@ impl PerfettoSql {
             let text = sql.get(stmt.start..stmt.end).unwrap_or_default();
             let parsed = statement::parse(sql, stmt).map_err(|(e, at)| e.at(Some(at)))?;
             if parsed == Parsed::Sql {
+                // Runs queued by an earlier statement that failed.
+                self.metrics.discard();
                 let expanded = self
                     .macros
                     .borrow()
@@ -192,6 +203,7 @@ impl PerfettoSql {
                     .map_err(|e| shift(e, stmt.start, false))?,
                 }
                 self.create_queued(conn, stmt.start)?;
+                self.metrics.run_queued(self, conn, stmt.start)?;
                 continue;
             }
             self.perfetto(conn, sql, stmt.start, parsed)?;

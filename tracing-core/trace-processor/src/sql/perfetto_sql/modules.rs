@@ -20,6 +20,10 @@ pub(crate) struct Module {
 /// written from the documented meaning of its tables and functions.
 pub(crate) const MODULES: &[Module] = &[
     Module {
+        key: "android.anrs",
+        sql: include_str!("modules/android_anrs.sql"),
+    },
+    Module {
         key: "android.battery",
         sql: include_str!("modules/android_battery.sql"),
     },
@@ -132,6 +136,14 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_lmk.sql"),
     },
     Module {
+        key: "android.memory.memory_breakdown",
+        sql: include_str!("modules/android_memory_memory_breakdown.sql"),
+    },
+    Module {
+        key: "android.network_packets",
+        sql: include_str!("modules/android_network_packets.sql"),
+    },
+    Module {
         key: "android.oom_adjuster",
         sql: include_str!("modules/android_oom_adjuster.sql"),
     },
@@ -146,6 +158,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.process_metadata",
         sql: include_str!("modules/android_process_metadata.sql"),
+    },
+    Module {
+        key: "android.slices",
+        sql: include_str!("modules/android_slices.sql"),
     },
     Module {
         key: "android.suspend",
@@ -278,6 +294,18 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "linux.threads",
         sql: include_str!("modules/linux_threads.sql"),
+    },
+    Module {
+        key: "pixel.camera",
+        sql: include_str!("modules/pixel_camera.sql"),
+    },
+    Module {
+        key: "pixel.touch",
+        sql: include_str!("modules/pixel_touch.sql"),
+    },
+    Module {
+        key: "pkvm.hypervisor",
+        sql: include_str!("modules/pkvm_hypervisor.sql"),
     },
     Module {
         key: "sched.latency",
