@@ -99,9 +99,13 @@ impl Loader {
             Some(raw) => {
                 // Without a clock id a packet is on its machine's trace
                 // clock; the host's needs no conversion.
-                let direct = clock_id == 0 && self.machine == 0;
+                // (An archive's manifest that chose the trace clock leaves
+                // packets without a clock id on BOOTTIME.)
+                let default = self.archive.default_clock;
+                let direct = clock_id == 0 && self.machine == 0 && default.is_none();
                 let key = if clock_id == 0 {
-                    machine_clock(self.parser.clocks.trace_clock(), self.machine)
+                    let clock = default.unwrap_or(self.parser.clocks.trace_clock());
+                    machine_clock(clock, self.machine)
                 } else {
                     clock_key(u64::from(clock_id), seq, self.machine)
                 };

@@ -322,6 +322,7 @@ impl Loader {
             self.parser
                 .clocks
                 .set_trace_clock(machine_clock(tt.clock, machine));
+            self.archive.default_clock = Some(BOOTTIME);
         }
         super::clocks::relate(self, m);
     }

@@ -63,6 +63,9 @@ pub struct ArchiveState {
     pub(crate) placed: crate::hash::HashSet<u64>,
     /// A protobuf member's machine claimed the trace clock.
     pub(crate) clock_claimed: bool,
+    /// The clock of packets without a clock id, when it is not the trace
+    /// clock (a manifest's `trace_time` chose another).
+    pub(crate) default_clock: Option<u64>,
     /// The format the trace's first bytes were told to be.
     pub(crate) first_format: Option<crate::load::format::Format>,
 }
