@@ -568,3 +568,58 @@ fn a_track_events_gpu_api_is_its_slices_arg() {
         ]
     );
 }
+
+#[test]
+fn the_android_gpu_and_frames_modules_read_their_tracks_and_jank_types() {
+    // A counter track named as the Mali power state's, with three values.
+    let descriptor = packet(|p| {
+        p.message().append_uint32(10, 2);
+        let mut d = p.message().begin_nested(60);
+        d.append_uint64(1, 9);
+        d.append_string(2, "mali_gpu_power_state");
+        d.begin_nested(8);
+    });
+    let value = |ts: u64, v: i64| {
+        packet(move |p| {
+            p.set_timestamp(ts);
+            p.message().append_uint32(10, 2);
+            let mut e = p.message().begin_nested(11);
+            e.append_int32(9, 4);
+            e.append_uint64(11, 9);
+            e.append_int64(30, v);
+        })
+    };
+    let tp = load(&[descriptor, value(10, 1), value(20, 3), value(35, 0)]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.gpu.mali_power_state; \
+             SELECT ts, dur, power_state FROM android_mali_gpu_power_state ORDER BY ts"
+        ),
+        vec![
+            vec![i(10), i(10), i(1)],
+            vec![i(20), i(15), i(3)],
+            vec![i(35), i(0), i(0)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.frames.jank_type; \
+             SELECT android_is_sf_jank_type('App Deadline Missed, Display HAL'), \
+             android_is_app_jank_type('App Deadline Missed, Display HAL'), \
+             android_is_app_jank_type('Prediction Error'), \
+             android_is_missed_frame_type('Dropped Frame'), \
+             android_is_missed_frame_type('Buffer Stuffing')"
+        ),
+        vec![vec![i(1), i(1), i(0), i(1), i(0)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.gpu.work_period; \
+             SELECT COUNT(*) FROM android_gpu_work_period_track"
+        ),
+        vec![vec![i(0)]]
+    );
+}

@@ -48,6 +48,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_entity_state_residency.sql"),
     },
     Module {
+        key: "android.frames.jank_type",
+        sql: include_str!("modules/android_frames_jank_type.sql"),
+    },
+    Module {
         key: "android.frames.per_frame_metrics",
         sql: include_str!("modules/android_frames_per_frame_metrics.sql"),
     },
@@ -64,8 +68,16 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_gpu_frequency.sql"),
     },
     Module {
+        key: "android.gpu.mali_power_state",
+        sql: include_str!("modules/android_gpu_mali_power_state.sql"),
+    },
+    Module {
         key: "android.gpu.memory",
         sql: include_str!("modules/android_gpu_memory.sql"),
+    },
+    Module {
+        key: "android.gpu.work_period",
+        sql: include_str!("modules/android_gpu_work_period.sql"),
     },
     Module {
         key: "android.input",
