@@ -82,6 +82,14 @@ impl Loader {
         has_seq: bool,
         gen_idx: u32,
     ) {
+        // A GPU counter event without a timestamp: its descriptor is read
+        // now, its samples dropped (`parser/gpu_counters.rs`).
+        if pkt.timestamp.is_none() && payload.field == crate::parser::GPU_COUNTER_EVENT {
+            if let Some(g) = self.generations.get(gen_idx as usize) {
+                crate::parser::untimed_gpu_counter_event(&mut self.parser, payload.bytes, g);
+            }
+            return;
+        }
         let mut clock_id = pkt.timestamp_clock_id.unwrap_or(0);
         if clock_id == 0 {
             if let Some(d) = self

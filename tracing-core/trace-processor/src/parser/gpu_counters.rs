@@ -16,6 +16,7 @@ use super::fields::Fields;
 use super::gpu_log_vulkan::repeated_u64;
 use super::importer::{Importer, Input};
 use crate::hash::HashMap;
+use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::storage::strings::StrId;
@@ -24,7 +25,7 @@ use crate::tracker::tracks::{EventType, TrackSpec};
 use protozero::Decoder;
 
 /// TracePacket.gpu_counter_event.
-const GPU_COUNTER_EVENT: u32 = 52;
+pub(crate) const GPU_COUNTER_EVENT: u32 = 52;
 /// InternedData.gpu_counter_descriptors.
 const INTERNED_GPU_COUNTER_DESCRIPTORS: u32 = 47;
 
@@ -314,12 +315,9 @@ fn legacy_descriptor(p: &mut Parser, desc: &[u8], gpu: u32) {
 }
 
 /// An interned descriptor's counters, read once per sequence and iid.
-fn interned_descriptor(p: &mut Parser, input: &Input<'_>, iid: u64) -> bool {
-    let seq = input.generation.sequence_id;
-    let Some(bytes) = input
-        .generation
-        .interned(INTERNED_GPU_COUNTER_DESCRIPTORS, iid)
-    else {
+fn interned_descriptor(p: &mut Parser, generation: &Generation, iid: u64) -> bool {
+    let seq = generation.sequence_id;
+    let Some(bytes) = generation.interned(INTERNED_GPU_COUNTER_DESCRIPTORS, iid) else {
         p.storage.stats.incr("gpu_counters_invalid_spec");
         return false;
     };
@@ -381,16 +379,36 @@ fn push_value(p: &mut Parser, ts: i64, value: f64, c: CounterInfo) {
     p.gpu_counters.last_row.insert(c.track, row);
 }
 
+/// The event's descriptor section (inline or interned); false when it
+/// names an interned descriptor that is missing or invalid.
+fn descriptor(p: &mut Parser, bytes: &[u8], generation: &Generation) -> bool {
+    let e = Fields::new(bytes);
+    if let Some(iid) = e.uint(EV_DESCRIPTOR_IID) {
+        return interned_descriptor(p, generation, iid);
+    }
+    if let Some(desc) = e.bytes(EV_DESCRIPTOR) {
+        let gpu = e.int32(EV_GPU_ID).unwrap_or(0) as u32;
+        legacy_descriptor(p, desc, gpu);
+    }
+    true
+}
+
+/// A `gpu_counter_event` packet without a timestamp, as the loader reads
+/// it: its descriptor section holds all the same (upstream reads it when
+/// the packet arrives, whatever its time), but its samples cannot be
+/// placed in time and are dropped and counted.
+pub(crate) fn untimed_gpu_counter_event(p: &mut Parser, bytes: &[u8], generation: &Generation) {
+    descriptor(p, bytes, generation);
+    if Fields::new(bytes).bytes(EV_COUNTERS).is_some() {
+        p.storage.stats.incr("gpu_counters_missing_timestamp");
+    }
+}
+
 fn gpu_counter_event(p: &mut Parser, input: &Input<'_>) {
     let e = Fields::new(input.bytes);
     let iid = e.uint(EV_DESCRIPTOR_IID);
-    if let Some(iid) = iid {
-        if !interned_descriptor(p, input, iid) {
-            return;
-        }
-    } else if let Some(desc) = e.bytes(EV_DESCRIPTOR) {
-        let gpu = e.int32(EV_GPU_ID).unwrap_or(0) as u32;
-        legacy_descriptor(p, desc, gpu);
+    if !descriptor(p, input.bytes, input.generation) {
+        return;
     }
     for f in Decoder::new(input.bytes)
         .map_while(Result::ok)

@@ -84,6 +84,7 @@ use crate::tracker::slices::SliceTracker;
 use crate::tracker::track_resolution::{TrackResolution, Trackers};
 use crate::tracker::tracks::TrackTracker;
 
+pub(crate) use gpu_counters::{GPU_COUNTER_EVENT, untimed_gpu_counter_event};
 pub use track_event::TrackEventState;
 
 /// Everything the parsers share.

@@ -623,3 +623,37 @@ fn the_android_gpu_and_frames_modules_read_their_tracks_and_jank_types() {
         vec![vec![i(0)]]
     );
 }
+
+#[test]
+fn an_untimed_counter_packet_keeps_its_descriptor_and_drops_its_samples() {
+    let untimed = |f: fn(&mut Message<'_>)| {
+        packet(move |p| {
+            p.set_trusted_packet_sequence_id(1);
+            let mut e = p.message().begin_nested(52);
+            f(&mut e);
+        })
+    };
+    let tp = load(&[
+        untimed(|e| {
+            let mut d = e.begin_nested(1);
+            spec(&mut d, (1, "A", "a"), &[], &[], &[], Some(2));
+        }),
+        counters(10, 1, |e| sample(e, 1, 100)),
+        untimed(|e| sample(e, 1, 200)),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT c.ts, c.value, t.name FROM counter c \
+             JOIN gpu_counter_track t ON c.track_id = t.id"
+        ),
+        vec![vec![i(10), Value::Real(100.0), s("A")]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT value FROM stats WHERE name = 'gpu_counters_missing_timestamp'"
+        ),
+        vec![vec![i(1)]]
+    );
+}
