@@ -15,10 +15,23 @@ impl Loader {
             return i;
         }
         if raw == 0 {
+            self.archive.host_used = true;
             return 0;
         }
         if let Some(i) = self.machine_ids.get(&raw) {
             return *i;
+        }
+        if self.archive.active && !self.archive.host_used && self.machines.len() == 1 {
+            // An archive's trace whose data all comes from one embedded
+            // machine is adopted onto the host's row, as upstream adopts
+            // it: one machine, not an empty host beside it.
+            self.archive.host_used = true;
+            self.machines[0] = raw;
+            self.machine_ids.insert(raw, 0);
+            if let Some(host) = self.parser.storage.machines.get_mut(0) {
+                host.raw_id = raw;
+            }
+            return 0;
         }
         let i = u32::try_from(self.machines.len()).unwrap_or(u32::MAX);
         self.machines.push(raw);

@@ -253,3 +253,29 @@ fn hostile_archives_get_typed_errors() {
     let two = zip(&[("m1.json", m, false), ("m2.json", m, false)]);
     assert!(err(&two).contains("multiple"), "{}", err(&two));
 }
+
+#[test]
+fn two_traces_from_one_embedded_machine_share_one_machine_row() {
+    // Every packet of both traces names machine 7: it is adopted onto the
+    // host's row, once for both files.
+    let of_machine_7 = |name: &str| {
+        let packets: Vec<Vec<u8>> = proto_slice(name, 1_000, 2_000)
+            .into_iter()
+            .map(|p| {
+                let mut with_machine = p;
+                with_machine.extend(packet(|q| q.message().append_uint32(98, 7)));
+                with_machine
+            })
+            .collect();
+        trace(&packets)
+    };
+    let tp = load(&zip(&[
+        ("a.pb", &of_machine_7("a_work"), false),
+        ("b.pb", &of_machine_7("b_work"), false),
+    ]));
+    assert_eq!(
+        rows(&tp, "SELECT raw_id, count(*) FROM machine GROUP BY raw_id"),
+        vec![vec![i(7), i(1)]]
+    );
+    assert_eq!(rows(&tp, "SELECT count(*) FROM slice"), vec![vec![i(2)]]);
+}

@@ -66,6 +66,9 @@ pub struct ArchiveState {
     /// The clock of packets without a clock id, when it is not the trace
     /// clock (a manifest's `trace_time` chose another).
     pub(crate) default_clock: Option<u64>,
+    /// A packet of an archive member came from the host (raw id 0): no
+    /// embedded machine is adopted onto its row any more.
+    pub(crate) host_used: bool,
     /// The format the trace's first bytes were told to be.
     pub(crate) first_format: Option<crate::load::format::Format>,
 }
