@@ -18,9 +18,15 @@ pub const FTRACE_EVENTS: u32 = 1;
 /// `TracePacket.streaming_profile_packet` (not in the generated
 /// `TracePacket`).
 pub const STREAMING_PROFILE_PACKET: u32 = 54;
+/// `TracePacket.etw_events` (not in the generated `TracePacket`).
+pub const ETW_EVENTS: u32 = 95;
+/// `TracePacket.translation_table` (not in the generated `TracePacket`).
+pub const TRANSLATION_TABLE: u32 = 82;
+/// `TracePacket.android_log` (not in the generated `TracePacket`).
+pub const ANDROID_LOG: u32 = 39;
 
 /// The payloads the loader itself reads (before, or instead of, a parser).
-pub const LOADER_PAYLOADS: [u32; 12] = [
+pub const LOADER_PAYLOADS: [u32; 15] = [
     TracePacket::FIELD_COMPRESSED_PACKETS,
     TracePacket::FIELD_REMOTE_CLOCK_SYNC,
     TracePacket::FIELD_CLOCK_SNAPSHOT,
@@ -33,6 +39,9 @@ pub const LOADER_PAYLOADS: [u32; 12] = [
     TracePacket::FIELD_TRACK_EVENT,
     FTRACE_EVENTS,
     STREAMING_PROFILE_PACKET,
+    ETW_EVENTS,
+    TRANSLATION_TABLE,
+    ANDROID_LOG,
 ];
 
 /// A packet's payload: the field number of its `data` member and its bytes.

@@ -22,10 +22,12 @@
 //! they arrive, and the packets read are counted into the load's work
 //! (`Storage::work`), which the trackers' steps join in the parsers.
 
+mod android_log_queue;
 pub mod archive;
 pub mod budget;
 mod dispatch;
 pub mod dumpstate;
+mod etw_queue;
 pub mod format;
 pub mod ftrace_bundle;
 mod ftrace_queue;
@@ -37,9 +39,9 @@ pub mod json;
 mod machines;
 mod packet_time;
 pub mod remote_clock;
+pub mod simpleperf;
 #[cfg(test)]
 mod sort_window_tests;
-pub mod simpleperf;
 pub mod sorter;
 mod state_packets;
 pub mod strace;
@@ -671,6 +673,18 @@ impl Loader {
             }
             packet_fields::STREAMING_PROFILE_PACKET => {
                 self.queue_streaming_profile(payload.bytes, seq, gen_idx);
+                return;
+            }
+            packet_fields::ETW_EVENTS => {
+                self.split_etw(payload.bytes, gen_idx);
+                return;
+            }
+            packet_fields::TRANSLATION_TABLE => {
+                crate::parser::translation_table::on_packet(&mut self.parser, payload.bytes);
+                return;
+            }
+            packet_fields::ANDROID_LOG => {
+                self.split_android_log(payload.bytes, gen_idx);
                 return;
             }
             _ => {}

@@ -29,10 +29,17 @@ pub fn interned_str(generation: &Generation, field: u32, iid: u64) -> Option<Cow
     Some(String::from_utf8_lossy(b))
 }
 
+/// The next index of each array of one event's annotations, by the
+/// array's key: two annotations of one name append to the same array, as
+/// upstream's args parser numbers them (an element that adds no arg takes
+/// no index).
+pub type ArrayIndexes = crate::hash::HashMap<String, usize>;
+
 /// Adds one annotation under `debug.`; false when a name was missing.
 pub fn add(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
+    arrays: &mut ArrayIndexes,
     generation: &Generation,
     a: &DebugAnnotationDecoder<'_>,
 ) -> bool {
@@ -45,20 +52,23 @@ pub fn add(
         (None, None) => return false,
     };
     let key = format!("debug.{name}");
-    add_value(storage, args, generation, a, &key, &key, 0)
+    add_value(storage, args, arrays, generation, a, &key, &key, 0).0
 }
 
+/// Adds one value; (no name was missing, an arg was added).
+#[allow(clippy::too_many_arguments)]
 fn add_value(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
+    arrays: &mut ArrayIndexes,
     generation: &Generation,
     a: &DebugAnnotationDecoder<'_>,
     flat_key: &str,
     key: &str,
     depth: u32,
-) -> bool {
+) -> (bool, bool) {
     if depth > MAX_DEPTH {
-        return false;
+        return (false, false);
     }
     let value = if let Some(v) = a.bool_value() {
         Some(ArgValue::Bool(v))
@@ -73,7 +83,7 @@ fn add_value(
     } else if let Some(iid) = a.string_value_iid() {
         match interned_str(generation, DEBUG_ANNOTATION_STRING_VALUES, iid) {
             Some(s) => Some(ArgValue::String(storage.strings.intern(&s))),
-            None => return false,
+            None => return (false, false),
         }
     } else if let Some(v) = a.pointer_value() {
         Some(ArgValue::Pointer(v))
@@ -81,7 +91,12 @@ fn add_value(
         // JSON becomes args as upstream reads it: objects as dotted keys,
         // arrays as `[i]`; what does not parse stays one JSON arg.
         match serde_json::from_str::<serde_json::Value>(v) {
-            Ok(json) => return add_json(storage, args, &json, flat_key, key, depth + 1),
+            Ok(json) => {
+                return (
+                    add_json(storage, args, &json, flat_key, key, depth + 1),
+                    true,
+                );
+            }
             Err(_) => Some(ArgValue::Json(storage.strings.intern(v))),
         }
     } else {
@@ -91,10 +106,10 @@ fn add_value(
         let fk = storage.strings.intern(flat_key);
         let k = storage.strings.intern(key);
         args.add(fk, k, v);
-        return true;
+        return (true, true);
     }
     if let Some(nested) = a.nested_value() {
-        return add_nested(storage, args, &nested, flat_key, key, depth + 1);
+        return add_nested(storage, args, arrays, &nested, flat_key, key, depth + 1);
     }
     let mut ok = true;
     if a.has_dict_entries() {
@@ -110,71 +125,98 @@ fn add_value(
             ok &= add_value(
                 storage,
                 args,
+                arrays,
                 generation,
                 &entry,
                 &format!("{flat_key}.{n}"),
                 &format!("{key}.{n}"),
                 depth + 1,
-            );
+            )
+            .0;
         }
-        return ok;
+        // A dictionary counts as an entry, even an empty one.
+        return (ok, true);
     }
     if a.has_array_values() {
-        for (i, v) in a.array_values().enumerate() {
-            ok &= add_value(
+        let mut added = false;
+        for v in a.array_values() {
+            let i = arrays.get(key).copied().unwrap_or(0);
+            let (o, one) = add_value(
                 storage,
                 args,
+                arrays,
                 generation,
                 &v,
                 flat_key,
                 &format!("{key}[{i}]"),
                 depth + 1,
             );
+            ok &= o;
+            if one {
+                arrays.insert(key.to_owned(), i + 1);
+                added = true;
+            }
         }
-        return ok;
+        return (ok, added);
     }
     // An annotation with no value: upstream records nothing.
-    true
+    (true, false)
 }
 
+/// Adds a nested value; (always true: nested values have no names to
+/// miss, an arg was added).
 fn add_nested(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
+    arrays: &mut ArrayIndexes,
     v: &NestedValueDecoder<'_>,
     flat_key: &str,
     key: &str,
     depth: u32,
-) -> bool {
+) -> (bool, bool) {
     if depth > MAX_DEPTH {
-        return false;
+        return (false, false);
     }
     let fk = storage.strings.intern(flat_key);
     let k = storage.strings.intern(key);
     match v.nested_type_raw().unwrap_or(0) {
         1 => {
             let keys: Vec<&str> = v.dict_keys().collect();
+            let mut added = false;
             for (name, value) in keys.iter().zip(v.dict_values()) {
-                add_nested(
+                added |= add_nested(
                     storage,
                     args,
+                    arrays,
                     &value,
                     &format!("{flat_key}.{name}"),
                     &format!("{key}.{name}"),
                     depth + 1,
-                );
+                )
+                .1;
             }
+            (true, added)
         }
         2 => {
-            for (i, value) in v.array_values().enumerate() {
-                add_nested(
+            let mut added = false;
+            for value in v.array_values() {
+                let i = arrays.get(key).copied().unwrap_or(0);
+                let one = add_nested(
                     storage,
                     args,
+                    arrays,
                     &value,
                     flat_key,
                     &format!("{key}[{i}]"),
                     depth + 1,
-                );
+                )
+                .1;
+                if one {
+                    arrays.insert(key.to_owned(), i + 1);
+                    added = true;
+                }
             }
+            (true, added)
         }
         _ => {
             let value = if let Some(x) = v.int_value() {
@@ -186,12 +228,12 @@ fn add_nested(
             } else if let Some(x) = v.string_value() {
                 ArgValue::String(storage.strings.intern(x))
             } else {
-                return true;
+                return (true, false);
             };
             args.add(fk, k, value);
+            (true, true)
         }
     }
-    true
 }
 
 /// A JSON value as args under `flat_key`/`key` (objects' members in key
@@ -258,6 +300,51 @@ fn add_json(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two annotations of one name append to one array (indices go on
+    /// from the first's), and an element that adds no arg takes no index,
+    /// as upstream's args parser numbers array entries.
+    #[test]
+    fn arrays_of_annotations_with_one_name_are_merged() {
+        // DebugAnnotation: name 10, int_value 4, array_values 12.
+        let annotation = |values: &[Option<i64>]| {
+            let mut w = protozero::HeapWriter::new();
+            {
+                let mut m = w.root();
+                m.append_string(10, "d");
+                for v in values {
+                    let mut e = m.begin_nested(12);
+                    if let Some(v) = v {
+                        e.append_int64(4, *v);
+                    }
+                }
+            }
+            w.finish().expect("writer")
+        };
+        let first = annotation(&[None, Some(1), Some(2)]);
+        let second = annotation(&[Some(3)]);
+        let mut storage = Storage::default();
+        let mut args = ArgSetBuilder::default();
+        let mut arrays = ArrayIndexes::default();
+        let generation = Generation::default();
+        for bytes in [&first, &second] {
+            let a = DebugAnnotationDecoder::new(bytes);
+            assert!(add(&mut storage, &mut args, &mut arrays, &generation, &a));
+        }
+        let got: Vec<(String, ArgValue)> = args
+            .args()
+            .iter()
+            .map(|a| (storage.strings.get(a.key).unwrap().to_owned(), a.value))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("debug.d[0]".to_owned(), ArgValue::Int(1)),
+                ("debug.d[1]".to_owned(), ArgValue::Int(2)),
+                ("debug.d[2]".to_owned(), ArgValue::Int(3)),
+            ]
+        );
+    }
 
     #[test]
     fn json_annotations_become_dotted_and_indexed_args() {

@@ -21,6 +21,7 @@ use super::{
     android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network,
     process_memory, sched, ufs,
 };
+use super::{block_io, kprobe};
 
 /// Every module's list.
 const MODULES: &[&[(u32, FtraceHandler)]] = &[
@@ -40,6 +41,8 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     dma_heap::FTRACE_HANDLERS,
     cma::FTRACE_HANDLERS,
     android_fs::FTRACE_HANDLERS,
+    kprobe::FTRACE_HANDLERS,
+    block_io::FTRACE_HANDLERS,
     suspend_resume::FTRACE_HANDLERS,
     pkvm_hyp::FTRACE_HANDLERS,
     clock_rate::FTRACE_HANDLERS,

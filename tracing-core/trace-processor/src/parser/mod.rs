@@ -6,11 +6,13 @@ mod android_cpu_per_uid;
 mod android_fs;
 mod android_game_intervention;
 mod android_kernel_wakelocks;
+mod android_log;
 mod android_network_packets;
 mod android_packages;
 mod android_power;
 pub(crate) mod android_system_property;
 mod art_process_metadata;
+mod block_io;
 mod chrome_metadata;
 mod chrome_process;
 mod clock_rate;
@@ -25,6 +27,7 @@ mod descriptor;
 mod display_state;
 mod dma_heap;
 mod drm;
+mod etw;
 mod f2fs_iostat;
 mod fields;
 mod frame_timeline;
@@ -43,6 +46,7 @@ mod heap_dump_facts;
 mod heap_graph;
 mod importer;
 mod interrupt_info;
+mod kprobe;
 mod module_symbols;
 mod network;
 mod perf_sample;
@@ -67,7 +71,9 @@ mod systrace;
 pub mod task_state;
 mod trace_diagnostics;
 mod track_event;
+mod track_event_args;
 mod track_event_callstack;
+pub(crate) mod translation_table;
 mod ufs;
 mod v4l2;
 mod virtio_gpu;
@@ -169,6 +175,10 @@ pub struct Parser {
     pub virtio_video: virtio_video::VirtioVideoState,
     /// The Winscope importers' state.
     pub winscope: winscope::WinscopeState,
+    /// ETW's file operations waiting for their end.
+    pub etw_file_io: etw::FileIoState,
+    /// The translation tables read so far.
+    pub translation: translation_table::TranslationTables,
 }
 
 impl Parser {
@@ -220,6 +230,8 @@ impl Parser {
             virtio_gpu: Default::default(),
             virtio_video: Default::default(),
             winscope: Default::default(),
+            etw_file_io: Default::default(),
+            translation: Default::default(),
         }
     }
 
@@ -246,6 +258,8 @@ impl Parser {
             .resolve(&mut self.storage, &mut self.tracks, machine);
         android_cpu_per_uid::finish(&mut self);
         android_kernel_wakelocks::finish(&mut self);
+        etw::finish(&mut self);
+        translation_table::finish(&mut self);
         android_network_packets::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
         self.storage.work.step(steps);

@@ -5,7 +5,9 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
+use super::android_log;
 use super::android_network_packets;
+use super::etw;
 use super::gpu_counters;
 use super::gpu_info;
 use super::gpu_log_vulkan;
@@ -54,6 +56,8 @@ const MODULES: &[&[(u32, Importer)]] = &[
     generic_kernel::IMPORTERS,
     interrupt_info::IMPORTERS,
     heap_graph::IMPORTERS,
+    etw::IMPORTERS,
+    android_log::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

@@ -171,8 +171,11 @@ fn parse(
     }
 
     let mut args = ArgSetBuilder::default();
+    // Typed fields first, then debug annotations, as upstream adds them.
+    super::track_event_args::add_typed(&mut p.storage, &mut args, generation, rest, ts, assoc.utid);
+    let mut arrays = debug_annotations::ArrayIndexes::default();
     for a in ev.debug_annotations() {
-        if !debug_annotations::add(&mut p.storage, &mut args, generation, &a) {
+        if !debug_annotations::add(&mut p.storage, &mut args, &mut arrays, generation, &a) {
             p.storage.stats.incr("track_event_parser_errors");
         }
     }

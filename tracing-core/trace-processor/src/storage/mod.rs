@@ -69,6 +69,8 @@ pub struct Storage {
     pub work: work::LoadWork,
     /// Android's own tables (`tables/android.rs`).
     pub android: crate::tables::android::AndroidRows,
+    /// `__intrinsic_logs` (`tables/logs.rs`).
+    pub logs: Vec<crate::tables::logs::LogRow>,
     /// `__intrinsic_android_network_packets` (`tables/android_network.rs`).
     pub network_packets: Vec<crate::tables::android_network::AndroidNetworkPacketRow>,
     /// The GPU tables (`tables/gpu.rs`).

@@ -32,6 +32,7 @@ pub mod args;
 pub mod core;
 pub mod gpu;
 pub mod heap_graph;
+pub mod logs;
 pub mod profiling;
 pub mod sched;
 pub mod trace_file;
@@ -107,6 +108,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(sched::TABLES)
         .chain(profiling::TABLES)
         .chain(android::TABLES)
+        .chain(logs::TABLES)
         .chain(android_network::TABLES)
         .chain(heap_graph::TABLES)
         .chain(winscope::TABLES)

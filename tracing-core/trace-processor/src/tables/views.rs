@@ -126,6 +126,12 @@ const DESCRIPTION: &str = "extract_arg(source_arg_set_id, 'description') AS desc
 /// Every projection, in the order they are created.
 pub const PROJECTIONS: &[Projection] = &[
     Projection::of("package_list", &super::android::PackageListRow::TABLE),
+    Projection::of("logs", &super::logs::LogRow::TABLE),
+    Projection {
+        leave_out: &["log_source", "arg_set_id"],
+        filter: "WHERE log_source = 'android_logcat'",
+        ..Projection::of("android_logs", &super::logs::LogRow::TABLE)
+    },
     Projection::of(
         "android_game_intervention_list",
         &super::android::AndroidGameInterventionRow::TABLE,

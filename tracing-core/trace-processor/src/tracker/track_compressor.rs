@@ -23,6 +23,11 @@ struct Pool {
     open: HashMap<i64, (usize, u32)>,
     /// Indices of the tracks no cookie holds.
     free: BTreeSet<usize>,
+    /// Tracks of slices placed by time (`scoped`): (end of the last
+    /// slice, index), the busy ones by end.
+    scoped_busy: BTreeSet<(i64, usize)>,
+    /// Indices of the time-placed tracks whose last slice has ended.
+    scoped_free: BTreeSet<usize>,
 }
 
 /// The pools, by a key naming their dimensions.
@@ -75,6 +80,39 @@ impl TrackCompressor {
         track
     }
 
+    /// The track for a slice of known extent (`ts`, `dur`) placed by time,
+    /// as upstream's compressor places scoped slices: the first
+    /// time-placed track of the pool whose last slice ended by `ts`, or a
+    /// new one (these tracks are never a cookie's). `ts` must not go
+    /// backwards between calls on one pool (the sort gives that order).
+    pub fn scoped(&mut self, key: &str, ts: i64, dur: i64, create: impl FnOnce(u32) -> u32) -> u32 {
+        self.steps += 1;
+        let pool = match self.pools.get_mut(key) {
+            Some(p) => p,
+            None => self.pools.entry(key.to_owned()).or_default(),
+        };
+        while let Some(&(end, idx)) = pool.scoped_busy.first() {
+            if end > ts {
+                break;
+            }
+            self.steps += 1;
+            pool.scoped_busy.pop_first();
+            pool.scoped_free.insert(idx);
+        }
+        let end = ts.saturating_add(dur.max(0));
+        if let Some(idx) = pool.scoped_free.pop_first() {
+            if let Some(&t) = pool.tracks.get(idx) {
+                pool.scoped_busy.insert((end, idx));
+                return t;
+            }
+        }
+        let idx = pool.tracks.len();
+        let track = create(u32::try_from(idx).unwrap_or(u32::MAX));
+        pool.tracks.push(track);
+        pool.scoped_busy.insert((end, idx));
+        track
+    }
+
     /// The track a slice ending with `cookie` ends on (None when the cookie
     /// has nothing open); the track is freed when the cookie's last slice
     /// ends.
@@ -117,6 +155,32 @@ mod tests {
         assert_eq!(c.end("k", 9), None);
         // Another pool is apart.
         assert_ne!(c.begin("other", 1, &mut mk), a);
+    }
+
+    /// Slices placed by time share a pool with cookies' tracks but never
+    /// their tracks: each takes the first time-placed track free at its
+    /// start.
+    #[test]
+    fn scoped_slices_take_the_first_track_free_at_their_start() {
+        let mut c = TrackCompressor::default();
+        let mut next = 0;
+        let mut mk = |_idx: u32| {
+            next += 1;
+            next
+        };
+        let cookie = c.begin("k", 7, &mut mk);
+        let a = c.scoped("k", 10, 5, &mut mk);
+        assert_ne!(a, cookie);
+        // Overlaps a: a new track.
+        let b = c.scoped("k", 12, 0, &mut mk);
+        assert_ne!(b, a);
+        // Both free by 15: the first again, then the second while the
+        // first is busy.
+        assert_eq!(c.scoped("k", 15, 3, &mut mk), a);
+        assert_eq!(c.scoped("k", 16, 0, &mut mk), b);
+        assert_eq!(c.scoped("k", 18, 0, &mut mk), a);
+        // The cookie's track is still its own.
+        assert_eq!(c.end("k", 7), Some(cookie));
     }
 
     /// Many cookies open at once, then each ended and begun again: the

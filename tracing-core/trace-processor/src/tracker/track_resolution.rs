@@ -240,7 +240,17 @@ impl TrackResolution {
         }
         let r = if let Some(thread) = td.thread() {
             let pid = i64::from(thread.pid().unwrap_or(0));
-            let tid = thread.tid().unwrap_or(0);
+            let mut tid = thread.tid().unwrap_or(0);
+            // A sandboxed thread's tid is unique only in its process: a
+            // synthetic tid (pid in the high 32 bits) keeps it apart, as
+            // upstream makes it.
+            if td
+                .chrome_thread()
+                .and_then(|c| c.is_sandboxed_tid())
+                .unwrap_or(false)
+            {
+                tid = (pid << SYNTHETIC_SHIFT) | tid;
+            }
             let mut utid = cx.processes.update_thread(cx.storage, tid, pid);
             if let Some(old) = self.uuid_by_utid.insert(utid, uuid) {
                 if old != uuid {

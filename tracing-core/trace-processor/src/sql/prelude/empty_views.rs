@@ -1,5 +1,5 @@
 //! The prelude's public views whose importers zerotrace does not have
-//! (Android's logs, protolog,
+//! (protolog,
 //! SurfaceFlinger and WindowManager, memory snapshots,
 //! Instruments samples, ...). Each exists with upstream's name and
 //! columns, in upstream's order, and no rows, as upstream's are on a
@@ -21,17 +21,6 @@ const VIEWS: &[EmptyView] = &[
             ("section", "TEXT"),
             ("service", "TEXT"),
             ("line", "TEXT"),
-        ],
-    ),
-    (
-        "android_logs",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("utid", "INTEGER"),
-            ("prio", "INTEGER"),
-            ("tag", "TEXT"),
-            ("msg", "TEXT"),
         ],
     ),
     (
@@ -61,19 +50,6 @@ const VIEWS: &[EmptyView] = &[
             ("utid", "INTEGER"),
             ("callsite_id", "INTEGER"),
             ("cpu", "INTEGER"),
-        ],
-    ),
-    (
-        "logs",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("utid", "INTEGER"),
-            ("prio", "INTEGER"),
-            ("log_source", "TEXT"),
-            ("tag", "TEXT"),
-            ("msg", "TEXT"),
-            ("arg_set_id", "INTEGER"),
         ],
     ),
     (
