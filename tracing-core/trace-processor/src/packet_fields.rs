@@ -26,7 +26,7 @@ pub const TRANSLATION_TABLE: u32 = 82;
 pub const ANDROID_LOG: u32 = 39;
 
 /// The payloads the loader itself reads (before, or instead of, a parser).
-pub const LOADER_PAYLOADS: [u32; 15] = [
+pub const LOADER_PAYLOADS: [u32; 16] = [
     TracePacket::FIELD_COMPRESSED_PACKETS,
     TracePacket::FIELD_REMOTE_CLOCK_SYNC,
     TracePacket::FIELD_CLOCK_SNAPSHOT,
@@ -42,6 +42,7 @@ pub const LOADER_PAYLOADS: [u32; 15] = [
     ETW_EVENTS,
     TRANSLATION_TABLE,
     ANDROID_LOG,
+    crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG,
 ];
 
 /// A packet's payload: the field number of its `data` member and its bytes.

@@ -687,6 +687,14 @@ impl Loader {
                 self.split_android_log(payload.bytes, gen_idx);
                 return;
             }
+            crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG => {
+                // Read before sorting: it decodes messages written before it.
+                crate::parser::winscope::protolog::on_viewer_config(
+                    &mut self.parser,
+                    payload.bytes,
+                );
+                return;
+            }
             _ => {}
         }
         self.timestamp_and_queue(payload, &pkt, seq, seq_id.is_some(), gen_idx);

@@ -2,6 +2,7 @@
 //! importer of its payload (`registry.rs`), which fills the tables through
 //! the trackers, while the trace is still being read.
 
+mod android_aflags;
 mod android_cpu_per_uid;
 mod android_fs;
 mod android_game_intervention;
@@ -258,6 +259,7 @@ impl Parser {
             .resolve(&mut self.storage, &mut self.tracks, machine);
         android_cpu_per_uid::finish(&mut self);
         android_kernel_wakelocks::finish(&mut self);
+        winscope::finish(&mut self);
         etw::finish(&mut self);
         translation_table::finish(&mut self);
         android_network_packets::finish(&mut self);

@@ -10,6 +10,7 @@ use super::android_network_packets;
 use super::etw;
 use super::gpu_counters;
 use super::gpu_info;
+use super::android_aflags;
 use super::gpu_log_vulkan;
 use super::gpu_mem_freq;
 use super::gpu_render_stage;
@@ -43,6 +44,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_system_property::IMPORTERS,
     android_packages::IMPORTERS,
     android_game_intervention::IMPORTERS,
+    android_aflags::IMPORTERS,
     android_network_packets::IMPORTERS,
     android_kernel_wakelocks::IMPORTERS,
     frame_timeline::IMPORTERS,

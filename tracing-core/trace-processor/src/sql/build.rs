@@ -74,6 +74,10 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         &s.trace_diagnostics,
         &strings,
     ));
+    out.push(crate::tables::core::ImportLogRow::freeze(
+        &s.import_logs,
+        &strings,
+    ));
     let sc = &s.sched;
     out.push(SchedSliceRow::freeze(&sc.slices, &strings));
     out.push(ThreadStateRow::freeze(&sc.thread_states, &strings));

@@ -2,6 +2,7 @@
 //! stats, and each table's rows.
 
 pub mod args;
+pub mod import_logs;
 pub mod profile_facts;
 pub mod profiling_rows;
 pub mod rows;
@@ -59,6 +60,8 @@ pub struct Storage {
     pub trace_files: Vec<crate::tables::trace_file::TraceFileRow>,
     /// `__intrinsic_trace_diagnostics`.
     pub trace_diagnostics: Vec<crate::tables::core::TraceDiagnosticRow>,
+    /// `__intrinsic_trace_import_logs` (`import_logs.rs`).
+    pub import_logs: Vec<crate::tables::core::ImportLogRow>,
     /// `sched_slice`, `thread_state`, `ftrace_event`.
     pub sched: sched_rows::SchedRows,
     /// The profiling tables.

@@ -102,6 +102,35 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_android_aflags`: one aconfig flag as one
+    /// snapshot of the `android.aflags` data source saw it.
+    pub struct AndroidAflagRow in "__intrinsic_android_aflags" {
+        /// When the snapshot was taken.
+        ts: i64,
+        /// The flag's aconfig package.
+        package: StrId,
+        /// Its name.
+        name: StrId,
+        /// Its namespace.
+        flag_namespace: StrId,
+        /// Its container (`system`, `vendor`, a mainline module).
+        container: StrId,
+        /// Its current value.
+        value: StrId,
+        /// The value it takes after the next reboot, if one is staged.
+        staged_value: StrId,
+        /// `read-only`, `read-write` or `unspecified`.
+        permission: StrId,
+        /// `default`, `server`, `local` or `unspecified`.
+        value_picked_from: StrId,
+        /// `none`, `aconfigd`, `device_config` or `unspecified`.
+        storage_backend: StrId,
+        /// `boolean`, `integer` or `unspecified`.
+        flag_type as "type": StrId,
+    }
+}
+
 /// The Android tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct AndroidRows {
@@ -115,6 +144,8 @@ pub struct AndroidRows {
     pub dumpstate: Vec<AndroidDumpstateRow>,
     /// `__intrinsic_android_game_intervention_list`.
     pub game_interventions: Vec<AndroidGameInterventionRow>,
+    /// `__intrinsic_android_aflags`.
+    pub aflags: Vec<AndroidAflagRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -130,6 +161,7 @@ impl AndroidRows {
             AndroidUserListRow::freeze(&self.users, strings),
             AndroidDumpstateRow::freeze(&self.dumpstate, strings),
             AndroidGameInterventionRow::freeze(&self.game_interventions, strings),
+            AndroidAflagRow::freeze(&self.aflags, strings),
         ]
     }
 }
@@ -141,4 +173,5 @@ pub const TABLES: &[super::TableDecl] = &[
     AndroidUserListRow::TABLE,
     AndroidDumpstateRow::TABLE,
     AndroidGameInterventionRow::TABLE,
+    AndroidAflagRow::TABLE,
 ];

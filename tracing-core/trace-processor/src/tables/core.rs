@@ -364,6 +364,35 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_trace_import_logs`: one thing the import
+    /// skipped, mended or was told went wrong, with its stat and where it
+    /// happened (`storage/import_logs.rs`; the prelude's
+    /// `_trace_import_logs` names its stat and severity).
+    pub struct ImportLogRow in "__intrinsic_trace_import_logs" {
+        /// The trace it concerns.
+        trace_id: u32,
+        /// When it happened, if known.
+        ts: Option<i64>,
+        /// Where in the trace's bytes, if known.
+        byte_offset: Option<i64>,
+        /// The stat it counted: its index in the vocabulary.
+        stat_key: i64,
+        /// What else is known of it.
+        arg_set_id: Option<u32>,
+        /// The stat's name (what upstream's view joins from `stats`).
+        name: StrId = |r, strings| stat_text(strings, stat_of(r.stat_key), |d| d.0),
+        /// The stat's severity.
+        severity: StrId = |r, strings| stat_text(strings, stat_of(r.stat_key), |d| d.2.as_str()),
+    }
+}
+
+/// The vocabulary index of an import log's `stat_key`.
+#[cfg(feature = "sql")]
+fn stat_of(key: i64) -> usize {
+    usize::try_from(key).unwrap_or(usize::MAX)
+}
+
 /// The core tables' declarations.
 pub const TABLES: &[super::TableDecl] = &[
     SliceRow::TABLE,
@@ -381,4 +410,5 @@ pub const TABLES: &[super::TableDecl] = &[
     MachineRow::TABLE,
     ClockSnapshotRow::TABLE,
     TraceDiagnosticRow::TABLE,
+    ImportLogRow::TABLE,
 ];

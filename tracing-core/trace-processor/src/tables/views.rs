@@ -9,8 +9,8 @@
 use super::TableDecl;
 use super::args::ArgRow;
 use super::core::{
-    CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow, SliceRow,
-    StatRow, StateRow, ThreadRow, TrackRow,
+    CounterRow, CpuFreqRow, CpuRow, FlowRow, ImportLogRow, MachineRow, MetadataRow, ProcessRow,
+    SliceRow, StatRow, StateRow, ThreadRow, TrackRow,
 };
 use super::heap_graph::{
     HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
@@ -277,6 +277,19 @@ pub const PROJECTIONS: &[Projection] = &[
         ..Projection::of("stats", &StatRow::TABLE)
     },
     Projection {
+        first: &[
+            "id",
+            "trace_id",
+            "ts",
+            "byte_offset",
+            "severity",
+            "name",
+            "arg_set_id",
+        ],
+        leave_out: &["stat_key"],
+        ..Projection::of("_trace_import_logs", &ImportLogRow::TABLE)
+    },
+    Projection {
         then: &["iif(raw_id = 0, 0, sum(iif(raw_id = 0, 0, 1)) OVER (ORDER BY id)) AS label_index"],
         ..Projection::of("machine", &MachineRow::TABLE)
     },
@@ -315,6 +328,15 @@ pub const PROJECTIONS: &[Projection] = &[
         &super::winscope::SfLayersSnapshotRow::TABLE,
     ),
     Projection::of("surfaceflinger_layer", &super::winscope::SfLayerRow::TABLE),
+    Projection::of("protolog", &super::winscope::ProtoLogRow::TABLE),
+    Projection::of(
+        "window_manager_shell_transitions",
+        &super::winscope::ShellTransitionRow::TABLE,
+    ),
+    Projection::of(
+        "window_manager_shell_transition_handlers",
+        &super::winscope::ShellTransitionHandlerRow::TABLE,
+    ),
     Projection::of(
         "heap_graph_thread_callsite",
         &HeapGraphThreadCallsiteRow::TABLE,

@@ -356,6 +356,160 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_protolog`: one ProtoLog message, decoded
+    /// with the viewer config's format string.
+    pub struct ProtoLogRow in "__intrinsic_protolog" sorted by ts, views ["protolog"] {
+        /// When it was logged.
+        ts: i64,
+        /// Its level (`DEBUG`, `VERBOSE`, `INFO`, `WARN`, `ERROR`, `WTF`,
+        /// `UNKNOWN`).
+        level: StrId,
+        /// Its group's tag.
+        tag: StrId,
+        /// The format string filled with the message's arguments.
+        message: StrId,
+        /// The stack trace captured where it was logged.
+        stacktrace: StrId,
+        /// Where in the source it was logged.
+        location: StrId,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_viewcapture`: one capture of an app window's
+    /// views.
+    pub struct ViewCaptureRow in "__intrinsic_viewcapture" sorted by ts {
+        /// When the views were captured.
+        ts: i64,
+        /// The capture's fields (but its views).
+        arg_set_id: Option<u32>,
+        /// The string id of the capture's proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// The app's package (interned on the sequence).
+        package_name: StrId,
+        /// The window (interned on the sequence).
+        window_name: StrId,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_viewcapture_view`: one view of one capture.
+    pub struct ViewCaptureViewRow in "__intrinsic_viewcapture_view" {
+        /// The capture (`__intrinsic_viewcapture` id).
+        snapshot_id: u32,
+        /// The view's fields, interned strings resolved.
+        arg_set_id: Option<u32>,
+        /// The string id of the view's proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// The view's id in the capture.
+        node_id: u32,
+        /// Its hash code.
+        hashcode: u32,
+        /// Whether it is visible (its and its ancestors' visibility flags,
+        /// and a size).
+        is_visible: i64,
+        /// Its parent's id (the root's is -1 as an unsigned number).
+        parent_id: u32,
+        /// Its view id (interned on the sequence).
+        view_id: StrId,
+        /// Its class (interned on the sequence).
+        class_name: StrId,
+        /// Its rectangle (`__intrinsic_winscope_trace_rect`).
+        trace_rect_id: u32,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_viewcapture_interned_data`: one interned
+    /// string a ViewCapture proto refers to, so the proto can be read
+    /// again without its sequence.
+    pub struct ViewCaptureInternedDataRow in "__intrinsic_viewcapture_interned_data" {
+        /// The proto (`base64_proto_id` of its row).
+        base64_proto_id: u32,
+        /// The field holding the iid.
+        flat_key: StrId,
+        /// The iid.
+        iid: i64,
+        /// The string it stands for.
+        deinterned_value: StrId,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_window_manager_shell_transitions`: one shell
+    /// transition, its protos merged.
+    pub struct ShellTransitionRow in "__intrinsic_window_manager_shell_transitions",
+        views ["window_manager_shell_transitions"] {
+        /// When it was sent (else dispatched; 0 if neither).
+        ts: i64,
+        /// Its id.
+        transition_id: i64,
+        /// The fields of all its protos.
+        arg_set_id: Option<u32>,
+        /// Its type.
+        transition_type: Option<u32>,
+        /// When it was sent.
+        send_time_ns: Option<i64>,
+        /// When it was dispatched.
+        dispatch_time_ns: Option<i64>,
+        /// From dispatch to finish, for a played transition.
+        duration_ns: Option<i64>,
+        /// When it finished.
+        finish_time_ns: Option<i64>,
+        /// When the shell aborted it.
+        shell_abort_time_ns: Option<i64>,
+        /// When WindowManager aborted it.
+        wm_abort_time_ns: Option<i64>,
+        /// When it was merged.
+        merge_time_ns: Option<i64>,
+        /// When it was created.
+        create_time_ns: Option<i64>,
+        /// The handler that played it.
+        handler: Option<i64>,
+        /// `played`, `merged`, `aborted`, or none.
+        status: StrId,
+        /// Its flags.
+        flags: Option<u32>,
+        /// Its start transaction.
+        start_transaction_id: Option<i64>,
+        /// Its finish transaction.
+        finish_transaction_id: Option<i64>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_window_manager_shell_transition_handlers`:
+    /// one transition handler's id and name.
+    pub struct ShellTransitionHandlerRow in "__intrinsic_window_manager_shell_transition_handlers",
+        views ["window_manager_shell_transition_handlers"] {
+        /// The id transitions name it by.
+        handler_id: i64,
+        /// Its name.
+        handler_name: StrId,
+        /// The string id of the mappings' proto, base64-encoded.
+        base64_proto_id: Option<u32>,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_windowmanager`: one dump of WindowManager's
+    /// state (its window container tree left out).
+    pub struct WindowManagerRow in "__intrinsic_windowmanager" sorted by ts {
+        /// When it was taken.
+        ts: i64,
+        /// The dump's fields, the container tree left out.
+        arg_set_id: Option<u32>,
+        /// The string id of the dump's proto without the container tree,
+        /// base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// The focused display.
+        focused_display_id: u32,
+        /// Whether the dump had no elapsed time.
+        has_invalid_elapsed_ts: i64,
+    }
+}
+
 /// The Winscope tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct WinscopeRows {
@@ -395,6 +549,20 @@ pub struct WinscopeRows {
     pub shell_transition_protos: Vec<ShellTransitionProtoRow>,
     /// `__intrinsic_window_manager_shell_transition_participants`.
     pub shell_transition_participants: Vec<ShellTransitionParticipantRow>,
+    /// `__intrinsic_protolog`.
+    pub protolog: Vec<ProtoLogRow>,
+    /// `__intrinsic_viewcapture`.
+    pub viewcapture: Vec<ViewCaptureRow>,
+    /// `__intrinsic_viewcapture_view`.
+    pub viewcapture_views: Vec<ViewCaptureViewRow>,
+    /// `__intrinsic_viewcapture_interned_data`.
+    pub viewcapture_interned: Vec<ViewCaptureInternedDataRow>,
+    /// `__intrinsic_window_manager_shell_transitions`.
+    pub shell_transitions: Vec<ShellTransitionRow>,
+    /// `__intrinsic_window_manager_shell_transition_handlers`.
+    pub shell_transition_handlers: Vec<ShellTransitionHandlerRow>,
+    /// `__intrinsic_windowmanager`.
+    pub windowmanager: Vec<WindowManagerRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -423,6 +591,13 @@ impl WinscopeRows {
             WinscopeFillRegionRow::freeze(&self.fill_regions, strings),
             ShellTransitionProtoRow::freeze(&self.shell_transition_protos, strings),
             ShellTransitionParticipantRow::freeze(&self.shell_transition_participants, strings),
+            ProtoLogRow::freeze(&self.protolog, strings),
+            ViewCaptureRow::freeze(&self.viewcapture, strings),
+            ViewCaptureViewRow::freeze(&self.viewcapture_views, strings),
+            ViewCaptureInternedDataRow::freeze(&self.viewcapture_interned, strings),
+            ShellTransitionRow::freeze(&self.shell_transitions, strings),
+            ShellTransitionHandlerRow::freeze(&self.shell_transition_handlers, strings),
+            WindowManagerRow::freeze(&self.windowmanager, strings),
         ]
     }
 }
@@ -447,4 +622,11 @@ pub const TABLES: &[super::TableDecl] = &[
     WinscopeFillRegionRow::TABLE,
     ShellTransitionProtoRow::TABLE,
     ShellTransitionParticipantRow::TABLE,
+    ProtoLogRow::TABLE,
+    ViewCaptureRow::TABLE,
+    ViewCaptureViewRow::TABLE,
+    ViewCaptureInternedDataRow::TABLE,
+    ShellTransitionRow::TABLE,
+    ShellTransitionHandlerRow::TABLE,
+    WindowManagerRow::TABLE,
 ];

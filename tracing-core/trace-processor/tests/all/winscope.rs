@@ -546,3 +546,57 @@ fn shell_transitions_keep_their_protos_and_participants() {
         ]]
     );
 }
+
+/// `WinscopeExtensionsImpl.windowmanager`.
+const WINDOWMANAGER: u32 = 6;
+
+#[test]
+fn a_windowmanager_dump_is_a_row_without_its_container_tree() {
+    let dump = |ts: u64, elapsed: u64, display: i32| {
+        packet(|p| {
+            p.set_timestamp(ts);
+            let mut e = p.message().begin_nested(WINSCOPE_EXTENSIONS);
+            let mut w = e.begin_nested(WINDOWMANAGER);
+            if elapsed != 0 {
+                w.append_fixed64(1, elapsed);
+            }
+            w.append_string(2, "trace.enable");
+            let mut svc = w.begin_nested(3);
+            svc.append_string(4, "com.example/.Main"); // focused_app
+            svc.append_int32(9, display);
+            let mut root = svc.begin_nested(2); // root_window_container
+            root.begin_nested(1).append_bool(3, true);
+        })
+    };
+    let tp = load(&[dump(100, 7, 0), dump(200, 0, 2)]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.windowmanager;
+             SELECT id, ts, focused_display_id, has_invalid_elapsed_ts,
+                    base64_proto_id IS NOT NULL
+             FROM android_windowmanager ORDER BY id"
+        ),
+        vec![
+            vec![i(0), i(100), i(0), i(0), i(1)],
+            vec![i(1), i(200), i(2), i(1), i(1)]
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.windowmanager;
+             SELECT a.key, a.display_value FROM android_windowmanager w
+             JOIN args a USING (arg_set_id) WHERE w.id = 0 ORDER BY a.key"
+        ),
+        vec![
+            vec![s("elapsed_realtime_nanos"), s("7")],
+            vec![s("where"), s("trace.enable")],
+            vec![
+                s("window_manager_service.focused_app"),
+                s("com.example/.Main")
+            ],
+            vec![s("window_manager_service.focused_display_id"), s("0")],
+        ]
+    );
+}

@@ -8,9 +8,14 @@
 
 mod input_event;
 mod inputmethod;
+pub mod protolog;
+mod protolog_format;
 mod sf_layers;
 mod sf_transactions;
 mod shell_transitions;
+mod viewcapture;
+mod viewcapture_geometry;
+mod windowmanager;
 
 use std::sync::OnceLock;
 
@@ -24,12 +29,17 @@ use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::strings::StringPool;
 
 pub use sf_transactions::SfTransactionsState;
+pub use shell_transitions::ShellTransitionsState;
 
 /// What the Winscope importers keep between packets.
 #[derive(Debug, Default)]
 pub struct WinscopeState {
     /// SurfaceFlinger transactions' flag sets.
     pub sf_transactions: SfTransactionsState,
+    /// The shell transitions seen so far.
+    pub shell_transitions: ShellTransitionsState,
+    /// ProtoLog's formats and the messages still to decode.
+    pub protolog: protolog::ProtologState,
     /// Each distinct rectangle's row in `__intrinsic_winscope_rect`, by
     /// its sides' bits.
     rect_ids: crate::hash::HashMap<[u64; 4], u32>,
@@ -72,6 +82,8 @@ const SURFACEFLINGER_LAYERS_SNAPSHOT: u32 = 93;
 const SURFACEFLINGER_TRANSACTIONS: u32 = 94;
 /// TracePacket.shell_transition.
 const SHELL_TRANSITION: u32 = 96;
+/// TracePacket.shell_handler_mappings.
+const SHELL_HANDLER_MAPPINGS: u32 = 97;
 /// TracePacket.winscope_extensions.
 const WINSCOPE_EXTENSIONS: u32 = 112;
 
@@ -80,15 +92,26 @@ pub const IMPORTERS: &[(u32, Importer)] = &[
     (SURFACEFLINGER_LAYERS_SNAPSHOT, sf_layers::import),
     (SURFACEFLINGER_TRANSACTIONS, sf_transactions::import),
     (SHELL_TRANSITION, shell_transitions::import),
+    (SHELL_HANDLER_MAPPINGS, shell_transitions::import_handlers),
+    (protolog::PROTOLOG_MESSAGE, protolog::import),
     (WINSCOPE_EXTENSIONS, import_extensions),
 ];
+
+/// The end of the trace: what the importers kept to the end goes into the
+/// tables.
+pub fn finish(p: &mut Parser) {
+    protolog::finish(p);
+    shell_transitions::finish(p);
+}
 
 /// WinscopeExtensionsImpl's fields.
 mod ext {
     pub const INPUTMETHOD_CLIENTS: u32 = 1;
     pub const INPUTMETHOD_SERVICE: u32 = 2;
     pub const INPUTMETHOD_MANAGER_SERVICE: u32 = 3;
+    pub const VIEWCAPTURE: u32 = 4;
     pub const ANDROID_INPUT_EVENT: u32 = 5;
+    pub const WINDOWMANAGER: u32 = 6;
 }
 
 /// A `WinscopeExtensions` payload: its first known extension is imported
@@ -112,6 +135,14 @@ fn import_extensions(p: &mut Parser, input: &Input<'_>) {
             }
             ext::INPUTMETHOD_MANAGER_SERVICE => {
                 inputmethod::import(p, input.ts, bytes, inputmethod::Kind::ManagerService);
+                return;
+            }
+            ext::VIEWCAPTURE => {
+                viewcapture::import(p, input.ts, bytes, input.generation);
+                return;
+            }
+            ext::WINDOWMANAGER => {
+                windowmanager::import(p, input.ts, bytes);
                 return;
             }
             ext::ANDROID_INPUT_EVENT => {

@@ -24,6 +24,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_anrs.sql"),
     },
     Module {
+        key: "android.aflags",
+        sql: include_str!("modules/android_aflags.sql"),
+    },
+    Module {
         key: "android.battery",
         sql: include_str!("modules/android_battery.sql"),
     },
@@ -198,6 +202,14 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.winscope.transitions",
         sql: include_str!("modules/android_winscope_transitions.sql"),
+    },
+    Module {
+        key: "android.winscope.viewcapture",
+        sql: include_str!("modules/android_winscope_viewcapture.sql"),
+    },
+    Module {
+        key: "android.winscope.windowmanager",
+        sql: include_str!("modules/android_winscope_windowmanager.sql"),
     },
     Module {
         key: "callstacks.stack_profile",

@@ -1,6 +1,5 @@
 //! The prelude's public views whose importers zerotrace does not have
-//! (protolog,
-//! SurfaceFlinger and WindowManager, memory snapshots,
+//! (SurfaceFlinger and WindowManager, memory snapshots,
 //! Instruments samples, ...). Each exists with upstream's name and
 //! columns, in upstream's order, and no rows, as upstream's are on a
 //! trace without that data, so that a query or module that names one
@@ -114,18 +113,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     (
-        "protolog",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("level", "TEXT"),
-            ("tag", "TEXT"),
-            ("message", "TEXT"),
-            ("stacktrace", "TEXT"),
-            ("location", "TEXT"),
-        ],
-    ),
-    (
         "spurious_sched_wakeup",
         &[
             ("id", "INTEGER"),
@@ -155,38 +142,6 @@ const VIEWS: &[EmptyView] = &[
             ("memory_address", "INTEGER"),
             ("memory_size", "INTEGER"),
             ("scope", "TEXT"),
-        ],
-    ),
-    (
-        "window_manager_shell_transition_handlers",
-        &[
-            ("id", "INTEGER"),
-            ("handler_id", "INTEGER"),
-            ("handler_name", "TEXT"),
-            ("base64_proto_id", "INTEGER"),
-        ],
-    ),
-    (
-        "window_manager_shell_transitions",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("transition_id", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-            ("transition_type", "INTEGER"),
-            ("send_time_ns", "INTEGER"),
-            ("dispatch_time_ns", "INTEGER"),
-            ("duration_ns", "INTEGER"),
-            ("finish_time_ns", "INTEGER"),
-            ("shell_abort_time_ns", "INTEGER"),
-            ("wm_abort_time_ns", "INTEGER"),
-            ("merge_time_ns", "INTEGER"),
-            ("create_time_ns", "INTEGER"),
-            ("handler", "INTEGER"),
-            ("status", "TEXT"),
-            ("flags", "INTEGER"),
-            ("start_transaction_id", "INTEGER"),
-            ("finish_transaction_id", "INTEGER"),
         ],
     ),
 ];
