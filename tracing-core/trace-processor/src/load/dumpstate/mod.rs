@@ -254,8 +254,7 @@ mod tests {
         let text = "========================================================\n\
 == dumpstate: 2021-08-24 23:35:40\n\
 ------ DUMPSYS (/system/bin/dumpsys) ------\n\
-DUMP OF SERVICE CRITICAL alarm:\n\
-  nowRTC=1\n\
+DUMP OF SERVICE CRITICAL alarm:\n\x20 nowRTC=1\n\
 --------- 0.1s was the duration of dumpsys alarm, ending at: x\n\
 ------ 0.3s was the duration of 'DUMPSYS' ------\n\
 ------ CHECKIN BATTERYSTATS (dumpsys batterystats -c) ------\n\
