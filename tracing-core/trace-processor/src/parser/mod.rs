@@ -180,6 +180,8 @@ pub struct Parser {
     pub etw_file_io: etw::FileIoState,
     /// The translation tables read so far.
     pub translation: translation_table::TranslationTables,
+    /// Binder transactions in flight and each thread's place in them.
+    pub binder: crate::tracker::binder::BinderTracker,
 }
 
 impl Parser {
@@ -233,6 +235,7 @@ impl Parser {
             winscope: Default::default(),
             etw_file_io: Default::default(),
             translation: Default::default(),
+            binder: Default::default(),
         }
     }
 

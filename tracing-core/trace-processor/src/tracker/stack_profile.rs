@@ -97,12 +97,15 @@ pub enum DummyOwner {
     ArtProcessMetadata,
     /// TrackEvent's inline callstacks.
     TrackEventInline,
+    /// A V8 legacy CPU profile session (its id) of a process (Chrome
+    /// JSON's `P` events).
+    LegacyV8(u64, u32),
 }
 
 impl DummyOwner {
     fn mapping_name(self) -> &'static str {
         match self {
-            DummyOwner::Generation(_) => "",
+            DummyOwner::Generation(_) | DummyOwner::LegacyV8(..) => "",
             DummyOwner::StackSampleInline => "stack_sample_inline",
             DummyOwner::ArtProcessMetadata => "art_process_metadata",
             DummyOwner::TrackEventInline => "track_event_inline",

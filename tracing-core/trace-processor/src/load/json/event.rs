@@ -47,7 +47,8 @@ pub enum Scope {
 pub struct JsonEvent {
     /// The phase's first character.
     pub phase: u8,
-    /// Duration (ns) of `X` and `T` events.
+    /// Duration (ns) of `X` and `T` events; the call tree node of a V8
+    /// profile sample (`P`, see `v8_profile.rs`).
     pub dur: Option<i64>,
     /// Thread time (ns).
     pub tts: Option<i64>,

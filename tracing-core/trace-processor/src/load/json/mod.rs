@@ -10,13 +10,15 @@
 //!
 //! `scan.rs` reads JSON leniently, `event.rs` turns an event object into
 //! its fields, `args.rs` its `args` into an arg set, `slices.rs` keeps the
-//! slice stacks, `parse.rs` puts each event into the tables.
+//! slice stacks, `parse.rs` puts each event into the tables,
+//! `v8_profile.rs` reads V8's CPU profiles (`P` events).
 
 pub mod args;
 pub mod event;
 pub mod parse;
 pub mod scan;
 pub mod slices;
+pub mod v8_profile;
 
 use crate::error::TraceError;
 use crate::parser::Parser;
@@ -61,6 +63,8 @@ pub struct JsonLoad {
     system_line: Vec<u8>,
     /// How far the event object at the start of `pending` was scanned.
     event_scan: scan::BlockScan,
+    /// V8 CPU profile sessions (`P` events).
+    v8: v8_profile::V8Profiles,
 }
 
 impl Default for JsonLoad {
@@ -75,6 +79,7 @@ impl Default for JsonLoad {
             system_lines: Vec::new(),
             system_line: Vec::new(),
             event_scan: scan::BlockScan::default(),
+            v8: v8_profile::V8Profiles::default(),
         }
     }
 }
@@ -269,6 +274,9 @@ impl JsonLoad {
                     let obj = buf.get(pos..end).unwrap_or(&[]);
                     p.storage.work.step(1);
                     match event::read(&mut p.storage, obj) {
+                        Ok(Read::Event(_, e)) if e.phase == b'P' => {
+                            self.v8.read(p, &e, &mut self.events);
+                        }
                         Ok(Read::Event(ts, e)) => {
                             if ts < 0 {
                                 p.storage
@@ -399,6 +407,7 @@ impl JsonLoad {
         lines.sort_by_key(|l| l.ts);
         let mut lines = lines.into_iter().peekable();
         let mut parser = parse::JsonParser::default();
+        parser.v8 = std::mem::take(&mut self.v8);
         for (ts, e) in &events {
             while let Some(l) = lines.next_if(|l| l.ts < *ts) {
                 super::systrace::events::import(p, &l);

@@ -30,6 +30,8 @@ const MAX_LANES_SEARCHED: usize = 256;
 pub struct JsonParser {
     /// The slice stacks.
     pub slices: JsonSlices,
+    /// V8 CPU profile sessions, whose samples (`P`) find their callsites.
+    pub v8: super::v8_profile::V8Profiles,
     flows: FlowTracker,
     global_instants: Option<u32>,
     process_instants: HashMap<u32, u32>,
@@ -400,6 +402,10 @@ impl JsonParser {
                 }
             }
             b'T' => self.thread_state(p, ts, e, utid),
+            b'P' => {
+                let source = p.storage.strings.intern("legacy_v8");
+                self.v8.sample(p, ts, e, source);
+            }
             b'M' => self.metadata(p, e, utid),
             _ => {}
         }

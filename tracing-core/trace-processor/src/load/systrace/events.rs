@@ -4,12 +4,13 @@
 //! event's protobuf payload and handed to the ftrace handler of that
 //! payload (`sched_switch` with its `prev_state` letters as the kernel's
 //! bits, `sched_waking`, `print`/`tracing_mark_write`, `cpu_frequency`,
-//! `cpu_frequency_limits`, `cpu_idle`); `sched_blocked_reason` (whose
-//! caller is a name, not an address) and the workqueue slices are imported
-//! here. A line whose args do not read counts `systrace_parse_failure`.
+//! `cpu_frequency_limits`, `cpu_idle`, `rss_stat`); the binder events go
+//! to the binder tracker; `sched_blocked_reason` (whose caller is a name,
+//! not an address) and the workqueue slices are imported here. A line whose args do not read counts `systrace_parse_failure`.
 
 use crate::parser::Parser;
 use crate::parser::ftrace;
+use crate::tracker::binder::{BinderTracker, Transaction};
 use crate::tracker::process::NamePriority;
 
 use super::line::SystraceLine;
@@ -21,6 +22,7 @@ const CPU_FREQUENCY: u32 = 11;
 const CPU_FREQUENCY_LIMITS: u32 = 12;
 const CPU_IDLE: u32 = 13;
 const SCHED_WAKING: u32 = 20;
+const RSS_STAT: u32 = 313;
 
 fn varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -205,10 +207,91 @@ fn event(p: &mut Parser, line: &SystraceLine, utid: u32) -> Option<()> {
             p.slices.end(&mut p.storage, track, line.ts, None);
             return Some(());
         }
+        "rss_stat" => {
+            // Upstream's text reader never reads `curr` (and so not the
+            // mm's owner either): the counter goes to the emitting thread.
+            let size = num("size")?;
+            let member = num("member")?;
+            int(&mut body, 1, member);
+            int(&mut body, 2, size);
+            RSS_STAT
+        }
+        "binder_transaction"
+        | "binder_transaction_received"
+        | "binder_command"
+        | "binder_return"
+        | "binder_lock"
+        | "binder_locked"
+        | "binder_unlock"
+        | "binder_transaction_alloc_buf" => return binder(p, line, &get),
         // Events upstream's text reader does not import either.
         _ => return Some(()),
     };
     ftrace::parse_text(p, line.cpu, tid, field, &body, line.ts);
+    Some(())
+}
+
+/// A number as C's `strtol` with base 0 reads it: `0x` hex, `0` octal,
+/// else decimal.
+fn number_base0(s: &str) -> Option<u32> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u32::from_str_radix(h, 16).ok()
+    } else if s.len() > 1 && s.starts_with('0') {
+        u32::from_str_radix(s.get(1..)?, 8).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+/// The binder events, through the binder tracker.
+fn binder<'a>(
+    p: &mut Parser,
+    line: &SystraceLine,
+    get: &dyn Fn(&str) -> Option<&'a str>,
+) -> Option<()> {
+    let tid = i64::from(line.pid);
+    let ts = line.ts;
+    match line.event.as_str() {
+        "binder_transaction" => {
+            let is_reply = get("reply")?.parse::<i32>().ok()? == 1;
+            let flags = get("flags").unwrap_or("");
+            let flags = flags
+                .strip_prefix("0x")
+                .or_else(|| flags.strip_prefix("0X"))
+                .unwrap_or(flags);
+            // As `strtol` reads it: the leading hex digits, 0 without any.
+            let digits = flags
+                .find(|c: char| !c.is_ascii_hexdigit())
+                .unwrap_or(flags.len());
+            let flags = u32::from_str_radix(flags.get(..digits)?, 16).unwrap_or(0);
+            let code = format!("{} Java Layer Dependent", get("code").unwrap_or(""));
+            let t = Transaction {
+                tid,
+                dest_tgid: get("dest_proc")?.parse().ok()?,
+                dest_tid: get("dest_thread")?.parse().ok()?,
+                id: get("transaction")?.parse().ok()?,
+                dest_node: get("dest_node")?.parse().ok()?,
+                is_reply,
+                flags,
+                code: p.storage.strings.intern(&code),
+            };
+            BinderTracker::transaction(p, ts, &t);
+        }
+        "binder_transaction_received" => {
+            let id = get("transaction")?.parse().ok()?;
+            BinderTracker::transaction_received(p, ts, tid, id);
+        }
+        "binder_command" => BinderTracker::command(p, tid, number_base0(get("cmd")?)?),
+        "binder_return" => BinderTracker::ret(p, ts, tid, number_base0(get("cmd")?)?),
+        "binder_lock" => BinderTracker::lock(p, ts, tid),
+        "binder_locked" => BinderTracker::locked(p, ts, tid),
+        "binder_unlock" => BinderTracker::unlock(p, ts, tid),
+        _ => {
+            let data = get("data_size")?.parse().ok()?;
+            let offsets = get("offsets_size")?.parse().ok()?;
+            BinderTracker::alloc_buf(p, ts, tid, data, offsets);
+        }
+    }
     Some(())
 }
 

@@ -257,6 +257,7 @@ pub fn import(p: &mut Parser, lines: &[SystraceLine]) {
 mod tests {
     use crate::Loader;
     use crate::storage::Storage;
+    use crate::storage::args::ArgValue;
 
     const TEXT: &str = "TRACE:\n# tracer: nop\n#\n\
 #           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n\
@@ -305,5 +306,123 @@ mod tests {
             assert_eq!(sleep.io_wait, Some(true));
             assert!(st.counters.iter().any(|c| c.value == 300_000.0));
         }
+    }
+
+    fn load_text(text: &str) -> Storage {
+        let mut l = Loader::new();
+        l.push(text.as_bytes()).unwrap();
+        l.finish().unwrap()
+    }
+
+    fn slices(st: &Storage) -> Vec<(String, i64, i64, i64)> {
+        let mut v: Vec<_> = st
+            .slices
+            .iter()
+            .map(|s| {
+                let track = &st.tracks[s.track_id as usize];
+                let utid = track.utid.unwrap() as usize;
+                (
+                    st.strings.get(s.name).unwrap().to_string(),
+                    st.threads[utid].tid,
+                    s.ts,
+                    s.dur,
+                )
+            })
+            .collect();
+        v.sort_by_key(|s| s.2);
+        v
+    }
+
+    /// A synchronous binder call in systrace text: the caller's `binder
+    /// transaction` from its send to the reply's arrival, the callee's
+    /// `binder reply` from the arrival to its reply, a flow from the first
+    /// to the second, and the transaction's args with the callee's thread.
+    #[test]
+    fn a_binder_call_is_a_transaction_and_a_reply_joined_by_a_flow() {
+        let text = "# tracer: nop\n\
+ caller-100  [001] ..... 50.000010: binder_command: cmd=0x40406300 BC_TRANSACTION\n\
+ caller-100  [001] ..... 50.000020: binder_transaction: transaction=7 dest_node=3 dest_proc=200 dest_thread=0 reply=0 flags=0x10 code=0x5\n\
+ callee-200  [002] ..... 50.000050: binder_transaction_received: transaction=7\n\
+ callee-200  [002] ..... 50.000051: binder_return: cmd=0x80407202 BR_TRANSACTION\n\
+ callee-200  [002] ..... 50.000070: binder_command: cmd=0x40406301 BC_REPLY\n\
+ callee-200  [002] ..... 50.000080: binder_transaction: transaction=8 dest_node=0 dest_proc=100 dest_thread=100 reply=1 flags=0x0 code=0x5\n\
+ callee-200  [002] ..... 50.000085: binder_return: cmd=0x7206 BR_TRANSACTION_COMPLETE\n\
+ caller-100  [001] ..... 50.000090: binder_return: cmd=0x7206 BR_TRANSACTION_COMPLETE\n\
+ caller-100  [001] ..... 50.000100: binder_transaction_received: transaction=8\n\
+ caller-100  [001] ..... 50.000101: binder_return: cmd=0x80407203 BR_REPLY\n";
+        let st = load_text(text);
+        assert_eq!(
+            slices(&st),
+            vec![
+                (
+                    "binder transaction".to_string(),
+                    100,
+                    50_000_020_000,
+                    80_000
+                ),
+                ("binder reply".to_string(), 200, 50_000_050_000, 30_000),
+            ]
+        );
+        assert_eq!(st.flows.len(), 1);
+        assert_eq!((st.flows[0].slice_out, st.flows[0].slice_in), (0, 1));
+        let args: Vec<(String, String)> = st
+            .args
+            .set(st.slices[0].arg_set_id.unwrap())
+            .map(|a| {
+                let v = match a.value {
+                    ArgValue::String(s) => st.strings.get(s).unwrap().to_string(),
+                    v => format!("{v:?}"),
+                };
+                (st.strings.get(a.key).unwrap().to_string(), v)
+            })
+            .collect();
+        let get = |k: &str| {
+            args.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("transaction id"), Some("Int(7)"));
+        assert_eq!(
+            get("flags"),
+            Some("0x10 allow replies with file descriptors; ")
+        );
+        assert_eq!(get("code"), Some("0x5 Java Layer Dependent"));
+        assert_eq!(get("destination thread"), Some("Uint(200)"));
+        assert_eq!(get("destination name"), Some("callee"));
+        assert_eq!(get("calling tid"), Some("Uint(100)"));
+    }
+
+    /// A failed reply still ends the caller's transaction; a one-way call
+    /// is two instants.
+    #[test]
+    fn a_failed_binder_call_ends_and_a_one_way_call_is_two_instants() {
+        let text = "# tracer: nop\n\
+ caller-100  [001] ..... 50.000010: binder_command: cmd=0x40406300 BC_TRANSACTION\n\
+ caller-100  [001] ..... 50.000020: binder_transaction: transaction=7 dest_node=3 dest_proc=200 dest_thread=0 reply=0 flags=0x0 code=0x5\n\
+ caller-100  [001] ..... 50.000300: binder_return: cmd=0x7211 BR_FAILED_REPLY\n\
+ caller-101  [001] ..... 50.000400: binder_command: cmd=0x40406300 BC_TRANSACTION\n\
+ caller-101  [001] ..... 50.000410: binder_transaction: transaction=9 dest_node=3 dest_proc=200 dest_thread=0 reply=0 flags=0x1 code=0x5\n\
+ caller-101  [001] ..... 50.000420: binder_return: cmd=0x7206 BR_TRANSACTION_COMPLETE\n\
+ callee-200  [002] ..... 50.000500: binder_transaction_received: transaction=9\n";
+        let st = load_text(text);
+        assert_eq!(
+            slices(&st),
+            vec![
+                (
+                    "binder transaction".to_string(),
+                    100,
+                    50_000_020_000,
+                    280_000
+                ),
+                (
+                    "binder transaction async".to_string(),
+                    101,
+                    50_000_410_000,
+                    0
+                ),
+                ("binder async rcv".to_string(), 200, 50_000_500_000, 0),
+            ]
+        );
+        assert_eq!(st.flows.len(), 1);
     }
 }
