@@ -87,7 +87,7 @@ fn slice_names_process_tracks_and_hashed_args_are_translated() {
         rows(
             &tp,
             "SELECT key, int_value, string_value FROM slice JOIN args USING (arg_set_id) \
-             WHERE ts = 200 ORDER BY id"
+             WHERE ts = 200 ORDER BY args.id"
         ),
         vec![
             vec![s("chrome_trigger.name_hash"), Value::Int(10), Value::Null],
