@@ -122,13 +122,11 @@ unsafe impl<'vtab> VTab<'vtab> for IntRowsTab {
     fn best_index(&self, info: &mut IndexInfo) -> rusqlite::Result<()> {
         info.set_estimated_cost(1e6);
         // An ascending ORDER BY on a prefix of the rows' order is theirs.
-        let mut terms = 0;
-        let mut prefix = true;
-        for (i, o) in info.order_bys().enumerate() {
-            terms += 1;
-            prefix &= !o.is_order_by_desc() && self.rows.sorted_by.get(i) == Some(&o.column());
-        }
-        if terms > 0 && prefix {
+        let prefix = info
+            .order_bys()
+            .enumerate()
+            .all(|(i, o)| !o.is_order_by_desc() && self.rows.sorted_by.get(i) == Some(&o.column()));
+        if info.num_of_order_by() > 0 && prefix {
             info.set_order_by_consumed(true);
         }
         Ok(())
