@@ -84,6 +84,9 @@ fn stored(
             let mut b = Float64Builder::with_capacity(n);
             for r in rows {
                 match table.cell(r, col) {
+                    // SQLite has no NaN: a NaN a table holds is NULL in
+                    // every SQL answer, and so in the dataset.
+                    Cell::Real(v) if v.is_nan() => b.append_null(),
                     Cell::Real(v) => b.append_value(v),
                     Cell::Int(v) => b.append_value(v as f64),
                     Cell::Null => b.append_null(),
@@ -105,4 +108,40 @@ fn stored(
             std::sync::Arc::new(b.finish())
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::table::Column;
+    use arrow_array::Array;
+
+    #[test]
+    fn a_stored_nan_is_null_as_sql_answers_it() {
+        let table = Table {
+            name: "t",
+            columns: vec![Column::opt_real(
+                "v",
+                vec![Some(1.5), Some(f64::NAN), None],
+            )],
+            len: 3,
+            has_id: false,
+            sorted_by: None,
+            strings: Default::default(),
+            orders: Default::default(),
+        };
+        let exported = PublicTable {
+            name: "t".into(),
+            columns: vec![("v".into(), ColumnType::Real)],
+            not_null: vec![false],
+        };
+        let a = stored(&table, 0, ColumnType::Real, 0, 3, &exported, "v").unwrap();
+        let a = a
+            .as_any()
+            .downcast_ref::<arrow_array::Float64Array>()
+            .unwrap();
+        assert_eq!(a.value(0), 1.5);
+        assert!(a.is_null(1), "NaN must be written as null");
+        assert!(a.is_null(2));
+    }
 }
