@@ -120,10 +120,7 @@ mod tests {
     fn a_stored_nan_is_null_as_sql_answers_it() {
         let table = Table {
             name: "t",
-            columns: vec![Column::opt_real(
-                "v",
-                vec![Some(1.5), Some(f64::NAN), None],
-            )],
+            columns: vec![Column::opt_real("v", vec![Some(1.5), Some(f64::NAN), None])],
             len: 3,
             has_id: false,
             sorted_by: None,

@@ -5,12 +5,12 @@
 //! Adding an importer is a line in its module's list and its list's line
 //! here; a field claimed twice stops the build.
 
+use super::android_aflags;
 use super::android_log;
 use super::android_network_packets;
 use super::etw;
 use super::gpu_counters;
 use super::gpu_info;
-use super::android_aflags;
 use super::gpu_log_vulkan;
 use super::gpu_mem_freq;
 use super::gpu_render_stage;

@@ -133,10 +133,12 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.push(SmapsRow::freeze(&p.smaps, &strings));
     out.extend(s.android.freeze(&strings));
     out.push(crate::tables::logs::LogRow::freeze(&s.logs, &strings));
-    out.push(crate::tables::android_network::AndroidNetworkPacketRow::freeze(
-        &s.network_packets,
-        &strings,
-    ));
+    out.push(
+        crate::tables::android_network::AndroidNetworkPacketRow::freeze(
+            &s.network_packets,
+            &strings,
+        ),
+    );
     out.extend(s.winscope.freeze(&strings));
     out.extend(s.gpu.freeze(&strings));
     out

@@ -16,9 +16,9 @@ mod heap_support;
 #[path = "../../../cli/tests/perf_support/mod.rs"]
 mod perf_support;
 
+mod android_aflags;
 mod android_logs;
 mod android_network;
-mod android_aflags;
 mod android_power;
 mod android_system;
 mod archives;
@@ -53,7 +53,7 @@ mod systrace;
 mod track_event_args;
 mod track_event_callstacks;
 mod track_event_tracks;
-mod viewcapture;
 mod translation_tables;
+mod viewcapture;
 mod what_users_are_told;
 mod winscope;
