@@ -11,7 +11,8 @@ use crate::parser::Parser;
 /// A reader of a format other than protobuf and the two text formats
 /// with their own variant: it takes the trace's bytes in pushes split
 /// anywhere and writes the tables at the latest when the trace ends.
-pub trait FormatReader: std::fmt::Debug {
+/// `Send`: a load moves between threads (the RPC server's parse thread).
+pub trait FormatReader: std::fmt::Debug + Send {
     /// Reads the next bytes.
     fn push(&mut self, p: &mut Parser, data: &[u8]) -> Result<(), TraceError>;
     /// Memory the reader holds beyond the bytes pushed.

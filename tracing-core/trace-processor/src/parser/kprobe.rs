@@ -38,7 +38,8 @@ fn kprobe(p: &mut Parser, e: &FtraceInput<'_>) {
             p.slices.begin(&mut p.storage, row(-1));
         }
         END => {
-            if p.slices.end(&mut p.storage, track_id, e.ts, None).is_none() {
+            let ended = p.slices.end(&mut p.storage, track_id, e.ts, None);
+            if ended.is_none() {
                 p.storage.stats.incr("misplaced_end_event");
             }
         }

@@ -410,16 +410,14 @@ impl BinderTracker {
                 }
                 _ => {}
             },
-            BR_REPLY => {
-                if frame.state == State::SndAfterTransactionReceived {
-                    Self::pop(p, tid);
-                }
+            BR_REPLY if frame.state == State::SndAfterTransactionReceived => {
+                Self::pop(p, tid);
             }
-            BR_TRANSACTION | BR_TRANSACTION_SEC_CTX => {
-                if frame.state == State::RcvAfterTransactionReceived {
-                    if let Some(f) = Self::top(p, tid) {
-                        f.state = State::RcvAfterBrTransaction;
-                    }
+            BR_TRANSACTION | BR_TRANSACTION_SEC_CTX
+                if frame.state == State::RcvAfterTransactionReceived =>
+            {
+                if let Some(f) = Self::top(p, tid) {
+                    f.state = State::RcvAfterBrTransaction;
                 }
             }
             _ => {}

@@ -249,7 +249,7 @@ impl TrackResolution {
                 .and_then(|c| c.is_sandboxed_tid())
                 .unwrap_or(false)
             {
-                tid = (pid << SYNTHETIC_SHIFT) | tid;
+                tid |= pid << SYNTHETIC_SHIFT;
             }
             let mut utid = cx.processes.update_thread(cx.storage, tid, pid);
             if let Some(old) = self.uuid_by_utid.insert(utid, uuid) {

@@ -99,11 +99,9 @@ impl BatteryStats {
                     });
                 }
             }
-            Some("0") => {
-                if tokens.next() == Some("i") && tokens.next() == Some("vers") {
-                    let v = int(tokens.next().unwrap_or(""))?;
-                    self.version = u32::try_from(v).unwrap_or(0);
-                }
+            Some("0") if tokens.next() == Some("i") && tokens.next() == Some("vers") => {
+                let v = int(tokens.next().unwrap_or(""))?;
+                self.version = u32::try_from(v).unwrap_or(0);
             }
             _ => {}
         }
