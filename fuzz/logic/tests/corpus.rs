@@ -153,6 +153,7 @@ corpus_tests!(
     trace_processor_time,
     json_trace,
     systrace_text,
+    other_formats,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,

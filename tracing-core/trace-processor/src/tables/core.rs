@@ -369,7 +369,7 @@ table! {
     /// skipped, mended or was told went wrong, with its stat and where it
     /// happened (`storage/import_logs.rs`; the prelude's
     /// `_trace_import_logs` names its stat and severity).
-    pub struct ImportLogRow in "__intrinsic_trace_import_logs" {
+    pub struct ImportLogRow in "__intrinsic_trace_import_logs", views ["_trace_import_logs"] {
         /// The trace it concerns.
         trace_id: u32,
         /// When it happened, if known.

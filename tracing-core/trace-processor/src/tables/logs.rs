@@ -9,7 +9,7 @@ use crate::storage::strings::StrId;
 table! {
     /// A row of `__intrinsic_logs`: one log entry (not sorted by time, as
     /// upstream's is not).
-    pub struct LogRow in "__intrinsic_logs" {
+    pub struct LogRow in "__intrinsic_logs", views ["logs", "android_logs"] {
         /// When it was written.
         ts: i64,
         /// The thread that wrote it, if known.

@@ -20,12 +20,12 @@ pub(crate) struct Module {
 /// written from the documented meaning of its tables and functions.
 pub(crate) const MODULES: &[Module] = &[
     Module {
-        key: "android.anrs",
-        sql: include_str!("modules/android_anrs.sql"),
-    },
-    Module {
         key: "android.aflags",
         sql: include_str!("modules/android_aflags.sql"),
+    },
+    Module {
+        key: "android.anrs",
+        sql: include_str!("modules/android_anrs.sql"),
     },
     Module {
         key: "android.battery",
