@@ -5,7 +5,7 @@
 //! its one column (NULL when it returns no row; more than one row or
 //! column is an error). `DELEGATES TO f` calls `f` with the same
 //! arguments instead, any number of them when the last is `ANY...`.
-//! Calls nest (a function may call itself) at most [`MAX_CALL_DEPTH`] deep.
+//! Calls nest (a function may call itself) as deep as [`nest_guard`] lets them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,11 +19,38 @@ use super::nested::NestedDb;
 use super::types::ArgType;
 
 /// How deep calls of created functions may nest (each level is a statement
-/// run inside another's step, on the thread's stack). A level once took
-/// about 2.5 KiB in a test build; by 2026-11-28 the statement path had
-/// grown until 256 levels overflowed a test's 2 MiB thread (an abort, not
-/// an error), so 64, a wide margin again. A test runs the deepest allowed.
-pub(crate) const MAX_CALL_DEPTH: usize = 64;
+/// run inside another's step, on the thread's stack). The count is not
+/// what keeps the stack whole: a level's frames grow with the build and
+/// the statement path (256 levels once overflowed a test's 2 MiB thread,
+/// an abort where an error is due), so [`nest_guard`] also refuses a call
+/// while less than [`STACK_RESERVE`] of the thread's stack is left.
+pub(crate) const MAX_CALL_DEPTH: usize = 256;
+
+/// The stack a created function's call must find left on its thread
+/// before it runs: several times a level's frames (about 8 KiB in a test
+/// build), and room for SQLite to fail the statements above it.
+pub(crate) const STACK_RESERVE: usize = 256 * 1024;
+
+/// Whether a call at nesting `level` may run: not past [`MAX_CALL_DEPTH`],
+/// and not with less than [`STACK_RESERVE`] of the stack left (whatever
+/// the thread's size: a small one refuses sooner, with an error, never by
+/// overflowing it).
+pub(crate) fn nest_guard(level: usize) -> Result<(), String> {
+    if level >= MAX_CALL_DEPTH {
+        return Err(format!(
+            "calls nested more than {MAX_CALL_DEPTH} deep (infinite recursion?)"
+        ));
+    }
+    match stacker::remaining_stack() {
+        Some(left) if left < STACK_RESERVE => Err(format!(
+            "calls nested {level} deep left {} KiB of this thread's stack, less than the \
+             {} KiB a call needs (infinite recursion?)",
+            left / 1024,
+            STACK_RESERVE / 1024
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// What a created scalar function computes.
 #[derive(Debug, Clone)]
@@ -109,13 +136,9 @@ pub(crate) fn register(
         FunctionFlags::SQLITE_UTF8,
         move |ctx: &Context<'_>| -> rusqlite::Result<Value> {
             let level = depth.fetch_add(1, Ordering::Relaxed);
-            let result = if level >= MAX_CALL_DEPTH {
-                Err(fail(format!(
-                    "{}: calls nested more than {MAX_CALL_DEPTH} deep (infinite recursion?)",
-                    f.name
-                )))
-            } else {
-                call(&f, db, ctx)
+            let result = match nest_guard(level) {
+                Err(e) => Err(fail(format!("{}: {e}", f.name))),
+                Ok(()) => call(&f, db, ctx),
             };
             depth.fetch_sub(1, Ordering::Relaxed);
             result

@@ -18,7 +18,7 @@ use rusqlite::vtab::{
     eponymous_only_module,
 };
 
-use super::functions::MAX_CALL_DEPTH;
+use super::functions::nest_guard;
 use super::nested::NestedDb;
 use super::types::ArgType;
 
@@ -237,13 +237,7 @@ unsafe impl VTabCursor for FunctionCursor {
             )));
         }
         let level = self.aux.depth.fetch_add(1, Ordering::Relaxed);
-        let result = if level >= MAX_CALL_DEPTH {
-            Err(format!(
-                "calls nested more than {MAX_CALL_DEPTH} deep (infinite recursion?)"
-            ))
-        } else {
-            self.run(args)
-        };
+        let result = nest_guard(level).and_then(|()| self.run(args));
         self.aux.depth.fetch_sub(1, Ordering::Relaxed);
         result.map_err(|e| rusqlite::Error::ModuleError(format!("{name}: {e}")))
     }

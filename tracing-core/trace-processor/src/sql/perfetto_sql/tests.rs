@@ -243,7 +243,7 @@ fn a_function_calling_itself_forever_is_an_error_not_a_crash() {
     )
     .unwrap();
     let (m, _) = error(&p, &c, "SELECT f(0)");
-    assert!(m.contains("nested more than"), "{m}");
+    assert!(m.contains("nested"), "{m}");
     // A bounded recursion still works, and the depth is back to 0 after.
     run(
         &p,
@@ -253,19 +253,58 @@ fn a_function_calling_itself_forever_is_an_error_not_a_crash() {
     )
     .unwrap();
     assert_eq!(ints(&run(&p, &c, "SELECT fact(10)").unwrap()), [[3628800]]);
-    // Deep, but within the limit, on a test's 2 MiB thread.
-    run(
-        &p,
-        &c,
-        "CREATE PERFETTO FUNCTION down(n LONG) RETURNS LONG AS \
-         SELECT CASE WHEN $n = 0 THEN 0 ELSE 1 + down($n - 1) END",
-    )
-    .unwrap();
-    let deep = functions::MAX_CALL_DEPTH as i64 - 1;
-    assert_eq!(
-        ints(&run(&p, &c, &format!("SELECT down({deep})")).unwrap()),
-        [[deep]]
-    );
+}
+
+/// `down(n)` nests `n` calls of a created function, on a thread with a
+/// stack of `stack` bytes: its answer, or the error's message.
+fn nest_on_thread(stack: usize, n: usize) -> Result<i64, String> {
+    std::thread::Builder::new()
+        .stack_size(stack)
+        .spawn(move || {
+            let (p, c) = fresh();
+            run(
+                &p,
+                &c,
+                "CREATE PERFETTO FUNCTION down(n LONG) RETURNS LONG AS \
+                 SELECT CASE WHEN $n = 0 THEN 0 ELSE 1 + down($n - 1) END",
+            )
+            .unwrap();
+            match run(&p, &c, &format!("SELECT down({n})")) {
+                Ok(rows) => Ok(ints(&rows)[0][0]),
+                Err(Error::Sql { message, .. }) => Err(message),
+                Err(other) => panic!("{other:?}"),
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+/// The nesting limit holds on a thread with room for it, and a thread with
+/// less room refuses a deep call with an error before its stack runs out
+/// (with the count alone, 256 levels once aborted a 2 MiB test thread).
+#[test]
+fn nested_calls_stop_at_the_limit_or_the_stack_with_an_error() {
+    let limit = functions::MAX_CALL_DEPTH;
+    // Room for every level (64 MiB): the deepest allowed runs, one more is refused.
+    assert_eq!(nest_on_thread(64 << 20, limit - 1), Ok(limit as i64 - 1));
+    let m = nest_on_thread(64 << 20, limit).unwrap_err();
+    assert!(m.contains(&format!("nested more than {limit} deep")), "{m}");
+    // A small thread: as deep as the limit allows is more than its stack
+    // holds (a level takes kilobytes), so the stack's guard refuses it,
+    // with an error, not an overflow.
+    let m = nest_on_thread(512 << 10, limit - 1).unwrap_err();
+    assert!(m.contains("of this thread's stack"), "{m}");
+    // Threads of the usual sizes: the answer, or that error; never an abort
+    // (a level's size depends on the build).
+    for stack in [1 << 20, 2 << 20] {
+        match nest_on_thread(stack, limit - 1) {
+            Ok(n) => assert_eq!(n, limit as i64 - 1),
+            Err(m) => assert!(m.contains("of this thread's stack"), "{stack}: {m}"),
+        }
+    }
+    // A shallow nesting still runs on a small thread.
+    assert_eq!(nest_on_thread(1 << 20, 8), Ok(8));
 }
 
 #[test]
