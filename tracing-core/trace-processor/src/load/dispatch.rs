@@ -105,6 +105,14 @@ impl Loader {
                 self.content = Content::Other(Box::<strace::StraceLoad>::default());
                 self.push_text(&head)
             }
+            Ok(format::Format::Fuchsia) => {
+                self.content = Content::Other(Box::<super::fuchsia::FuchsiaLoad>::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::ArtMethod) => {
+                self.content = Content::Other(Box::<super::art_method::ArtMethodLoad>::default());
+                self.push_text(&head)
+            }
             Ok(format::Format::Simpleperf) => {
                 self.content = Content::Other(Box::<simpleperf::SimpleperfLoad>::default());
                 self.push_text(&head)

@@ -8,7 +8,10 @@
 //! whose first key is `meta` or `libs`, told before Chrome JSON), the protobuf
 //! `Trace` (the tag of `Trace.packet`), Android dumpstate and battery
 //! stats checkin text (last, as upstream tells them last). Anything else
-//! gets an error that says what the bytes looked like.
+//! gets an error that says what the bytes looked like. Fuchsia's trace
+//! format (its magic number record) and ART method traces (a `*version`
+//! line, or the `SLOW` magic) are told early by their magic, as upstream's
+//! detection priorities have them.
 
 /// Bytes looked at to tell the format.
 pub const LOOKAHEAD: usize = 128;
@@ -18,6 +21,10 @@ pub const LOOKAHEAD: usize = 128;
 pub enum Format {
     /// Perfetto's protobuf `Trace`.
     Proto,
+    /// Fuchsia's binary trace format (its magic number record).
+    Fuchsia,
+    /// An ART method trace (`*version` text header, or `SLOW` magic).
+    ArtMethod,
     /// Chrome's JSON trace format.
     Json,
     /// Systrace / ftrace text.
@@ -69,6 +76,12 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
     }
     if head.starts_with(super::simpleperf::MAGIC) {
         return Ok(Format::Simpleperf);
+    }
+    if super::fuchsia::sniff(head) {
+        return Ok(Format::Fuchsia);
+    }
+    if super::art_method::sniff(head) {
+        return Ok(Format::ArtMethod);
     }
     if super::gecko::sniff(head) {
         return Ok(Format::Gecko);
@@ -153,6 +166,12 @@ mod tests {
             Ok(Format::Strace)
         );
         assert_eq!(sniff(b"SIMPLEPERF\x01\x00"), Ok(Format::Simpleperf));
+        assert_eq!(
+            sniff(b"\x10\x00\x04\x46\x78\x54\x16\x00"),
+            Ok(Format::Fuchsia)
+        );
+        assert_eq!(sniff(b"*version\n3\n"), Ok(Format::ArtMethod));
+        assert_eq!(sniff(b"SLOW\xf5\x00"), Ok(Format::ArtMethod));
         assert_eq!(sniff(b"9,0,i,vers,36,214\n"), Ok(Format::Dumpstate));
         assert_eq!(
             sniff(b"{ \"meta\": {}, \"threads\": []}"),

@@ -24,11 +24,13 @@
 
 mod android_log_queue;
 pub mod archive;
+pub mod art_method;
 pub mod budget;
 mod dispatch;
 pub mod dumpstate;
 mod etw_queue;
 pub mod format;
+pub mod fuchsia;
 pub mod ftrace_bundle;
 mod ftrace_queue;
 #[cfg(test)]
