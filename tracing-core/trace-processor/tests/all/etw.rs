@@ -154,6 +154,32 @@ fn file_operations_pair_by_request_packet_and_unpaired_ones_are_kept() {
 }
 
 #[test]
+fn an_operation_end_does_not_name_its_request_packet() {
+    let tp = load(&[bundle(|b| {
+        // A CreateFile (irp 5) never ended, and an end (irp 6) never started.
+        event(b, 100, 50, 7, |m| {
+            m.append_uint64(1, 5);
+        });
+        event(b, 200, 50, 12, |m| {
+            m.append_uint64(1, 6);
+            m.append_uint64(2, 3);
+        });
+    })]);
+    let got = rows(
+        &tp,
+        "SELECT s.name, extract_arg(s.arg_set_id, 'I/O Request Packet'), \
+         extract_arg(s.arg_set_id, 'Extra Info') FROM slice s ORDER BY s.ts",
+    );
+    assert_eq!(
+        got,
+        vec![
+            vec![s("CreateFile"), i(5), Value::Null],
+            vec![s("EndOperation"), Value::Null, i(3)],
+        ]
+    );
+}
+
+#[test]
 fn context_switches_fill_sched_and_thread_state_with_wait_reasons() {
     let tp = load(&[bundle(|b| {
         // Thread 10 runs from 500; leaves at 600 waiting on WrPageIn (9).

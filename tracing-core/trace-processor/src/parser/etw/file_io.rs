@@ -127,8 +127,12 @@ pub fn parse(p: &mut Parser, ts: i64, utid: u32, kind: Kind, bytes: &[u8]) {
     let lay = layout(kind);
     let irp = u64_field(&f, lay.irp);
     let mut args: Vec<(&str, ArgValue)> = Vec::new();
-    if let Some(v) = irp {
-        args.push(("I/O Request Packet", ArgValue::Pointer(v)));
+    // An operation's end names its request packet only to find its start;
+    // the packet is an arg of the starting kinds alone.
+    if kind != Kind::OpEnd {
+        if let Some(v) = irp {
+            args.push(("I/O Request Packet", ArgValue::Pointer(v)));
+        }
     }
     if kind == Kind::OpEnd {
         if let Some(v) = u64_field(&f, lay.extra_info) {
