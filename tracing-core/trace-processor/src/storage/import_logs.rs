@@ -23,6 +23,21 @@ impl Storage {
     /// value) as its details. A stat name outside the vocabulary is
     /// neither counted nor logged.
     pub fn record_import_log(&mut self, stat: &str, place: LogPlace, args: &[(&str, &str)]) {
+        let typed: Vec<(&str, ArgValue)> = args
+            .iter()
+            .map(|(key, value)| (*key, ArgValue::String(self.strings.intern(value))))
+            .collect();
+        self.record_import_log_typed(stat, place, &typed);
+    }
+
+    /// As [`Storage::record_import_log`], with details of any arg type
+    /// (numbers stay numbers).
+    pub fn record_import_log_typed(
+        &mut self,
+        stat: &str,
+        place: LogPlace,
+        args: &[(&str, ArgValue)],
+    ) {
         let Some(stat_key) = stat_index(stat) else {
             return;
         };
@@ -30,8 +45,7 @@ impl Storage {
         let mut builder = ArgSetBuilder::default();
         for (key, value) in args {
             let k = self.strings.intern(key);
-            let v = self.strings.intern(value);
-            builder.add(k, k, ArgValue::String(v));
+            builder.add(k, k, *value);
         }
         let arg_set_id = self.args.add_set(&builder);
         self.import_logs.push(ImportLogRow {

@@ -605,6 +605,44 @@ mod tests {
         );
     }
 
+    /// A complete event partly overlapping an open one is counted and
+    /// logged with what both share and the slice it conflicts with.
+    #[test]
+    fn a_spilled_overlapping_complete_event_is_logged_with_its_overlap() {
+        let st = load(
+            r#"[{"name":"outer","ph":"X","ts":100,"dur":100,"pid":1,"tid":1},
+                {"name":"inner","ph":"X","ts":150,"dur":100,"pid":1,"tid":1}]"#,
+            usize::MAX,
+        );
+        assert_eq!(st.import_logs.len(), 1);
+        let log = &st.import_logs[0];
+        assert_eq!(log.ts, Some(150_000));
+        let args: Vec<(&str, crate::storage::args::ArgValue)> = st
+            .args
+            .set(log.arg_set_id.unwrap())
+            .map(|a| (name(&st, a.key), a.value))
+            .collect();
+        let text = |a: crate::storage::args::ArgValue| match a {
+            crate::storage::args::ArgValue::String(s) => name(&st, s).to_owned(),
+            crate::storage::args::ArgValue::Int(v) => v.to_string(),
+            other => format!("{other:?}"),
+        };
+        let got: Vec<(&str, String)> = args.into_iter().map(|(k, v)| (k, text(v))).collect();
+        let want: Vec<(&str, String)> = [
+            ("event_name", "inner"),
+            ("event_phase", "X"),
+            ("overlap_start", "150000"),
+            ("overlap_end", "200000"),
+            ("conflicting_slice_name", "outer"),
+            ("conflicting_slice_ts", "100000"),
+            ("conflicting_slice_dur", "100000"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, v.to_owned()))
+        .collect();
+        assert_eq!(got, want);
+    }
+
     /// A bare array cut short loads what it holds; an object cut short is
     /// an error naming the offset.
     #[test]

@@ -10,6 +10,7 @@ use crate::hash::HashMap;
 
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::import_logs::LogPlace;
 use crate::storage::strings::StrId;
 use crate::tables::sched::{SchedSliceRow, ThreadStateRow};
 use crate::tracker::flows::FlowTracker;
@@ -74,6 +75,37 @@ impl JsonParser {
     }
 
     /// A slice began on `track`: flows waiting for it arrive.
+    /// Counts and logs a complete event (at `ts`, lasting `dur`) that
+    /// cannot nest because it partly overlaps the open slice `conflicting`:
+    /// the log names the event, its phase, the time both share, and the
+    /// slice it conflicts with.
+    fn log_overlap(p: &mut Parser, ts: i64, dur: i64, e: &JsonEvent, conflicting: u32) {
+        let (c_ts, c_dur, c_name) = p
+            .storage
+            .slices
+            .get(conflicting as usize)
+            .map_or((ts, 0, StrId::NULL), |s| (s.ts, s.dur, s.name));
+        let end = ts.saturating_add(dur).min(c_ts.saturating_add(c_dur));
+        let phase = p.storage.strings.intern(&char::from(e.phase).to_string());
+        let args = [
+            ("event_name", ArgValue::String(e.name)),
+            ("event_phase", ArgValue::String(phase)),
+            ("overlap_start", ArgValue::Int(ts.max(c_ts))),
+            ("overlap_end", ArgValue::Int(end)),
+            ("conflicting_slice_name", ArgValue::String(c_name)),
+            ("conflicting_slice_ts", ArgValue::Int(c_ts)),
+            ("conflicting_slice_dur", ArgValue::Int(c_dur)),
+        ];
+        p.storage.record_import_log_typed(
+            "slice_spill_overlapping_complete_event",
+            LogPlace {
+                ts: Some(ts),
+                byte_offset: None,
+            },
+            &args,
+        );
+    }
+
     fn began(&mut self, p: &mut Parser, track: u32, id: Option<u32>) {
         if let Some(id) = id {
             self.flows.slice_began(&mut p.storage, track, id);
@@ -289,10 +321,8 @@ impl JsonParser {
                     args.clone(),
                 ) {
                     Ok(id) => id,
-                    Err(_) => {
-                        p.storage
-                            .stats
-                            .incr("slice_spill_overlapping_complete_event");
+                    Err(overlap) => {
+                        Self::log_overlap(p, ts, dur, e, overlap.conflicting);
                         track = self.overlapping_track(p, utid, ts, dur);
                         self.slices
                             .begin(&mut p.storage, track, ts, dur, e.cat, name, args)
