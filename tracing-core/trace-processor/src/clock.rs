@@ -30,6 +30,10 @@ pub const MAX_PATH_HOPS: usize = 16;
 /// BOOTTIME's id.
 pub const BOOTTIME: u64 = 6;
 
+/// The builtin REALTIME clock's id: the wall clock, the same on every
+/// machine.
+const REALTIME: u64 = 1;
+
 /// First sequence-scoped clock id.
 const FIRST_SEQUENCE_CLOCK: u64 = 64;
 /// Last sequence-scoped clock id.
@@ -53,6 +57,12 @@ pub fn clock_key(clock_id: u64, sequence_id: u32, machine: u32) -> u64 {
 /// A builtin clock of one machine.
 pub fn machine_clock(clock_id: u64, machine: u32) -> u64 {
     (u64::from(machine & 0x7FFF_FFFF) << 32) | (clock_id & 0xFFFF_FFFF)
+}
+
+/// The machine of a builtin clock's key; none for a clock scoped to a
+/// sequence.
+fn key_machine(key: u64) -> Option<u32> {
+    (key & SEQUENCE_SCOPED == 0).then_some(((key >> 32) & 0x7FFF_FFFF) as u32)
 }
 
 /// The clock graph seen from one machine: its builtin clocks by id.
@@ -118,6 +128,9 @@ pub struct ClockTracker {
     paths: HashMap<u64, Option<Vec<u64>>>,
     /// Edges added, path searches' visits and conversions' hops so far.
     steps: u64,
+    /// Remote machines whose BOOTTIME is yet to be related to the trace
+    /// clock when nothing else relates it ([`ClockTracker::defer_machine_bridge`]).
+    pending_bridges: Vec<u32>,
 }
 
 impl Default for ClockTracker {
@@ -131,6 +144,7 @@ impl Default for ClockTracker {
             clocks: HashMap::default(),
             paths: HashMap::default(),
             steps: 0,
+            pending_bridges: Vec::new(),
         }
     }
 }
@@ -227,7 +241,27 @@ impl ClockTracker {
         if key == self.trace_clock {
             return Ok(ns);
         }
+        if !self.pending_bridges.is_empty() {
+            // A machine's first conversion relates its BOOTTIME to the
+            // trace clock, as upstream does at a remote machine's first.
+            if let Some(m) = key_machine(key) {
+                if let Some(i) = self.pending_bridges.iter().position(|&p| p == m) {
+                    self.pending_bridges.swap_remove(i);
+                    self.bridge_machine(m);
+                }
+            }
+        }
         if !self.paths.contains_key(&key) {
+            let (p, visits) = self.find_path(key);
+            self.steps += visits;
+            self.paths.insert(key, p);
+        }
+        if matches!(self.paths.get(&key), Some(None)) && !self.pending_bridges.is_empty() {
+            // A clock scoped to a sequence names no machine: a miss
+            // relates every machine still waiting, then looks again.
+            for m in std::mem::take(&mut self.pending_bridges) {
+                self.bridge_machine(m);
+            }
             let (p, visits) = self.find_path(key);
             self.steps += visits;
             self.paths.insert(key, p);
@@ -257,6 +291,62 @@ impl ClockTracker {
         Ok(value)
     }
 
+    /// A remote machine (`machine` > 0) began sending packets: at its first
+    /// conversion, unless snapshots (its `RemoteClockSync`) relate its
+    /// BOOTTIME to the trace clock by then, it is related the way upstream
+    /// relates a machine it has no sync for: through REALTIME when both
+    /// machines' BOOTTIME reach their REALTIME (wall clocks agree across
+    /// machines), else, when the trace clock is the host's BOOTTIME, by
+    /// taking the two boot clocks as one (zero offset). Other pairs of
+    /// clocks stay unrelated and their packets are lost.
+    pub fn defer_machine_bridge(&mut self, machine: u32) {
+        if machine != 0 && !self.pending_bridges.contains(&machine) {
+            self.pending_bridges.push(machine);
+        }
+    }
+
+    /// Relates `machine`'s BOOTTIME to the trace clock, if nothing does.
+    fn bridge_machine(&mut self, machine: u32) {
+        let boot = machine_clock(BOOTTIME, machine);
+        if self.find_path_to(boot, self.trace_clock).0.is_some() {
+            return;
+        }
+        let realtime = machine_clock(REALTIME, machine);
+        let host_realtime = machine_clock(REALTIME, key_machine(self.trace_clock).unwrap_or(0));
+        if realtime != host_realtime
+            && self.find_path_to(boot, realtime).0.is_some()
+            && (host_realtime == self.trace_clock
+                || self
+                    .find_path_to(host_realtime, self.trace_clock)
+                    .0
+                    .is_some())
+        {
+            self.link(realtime, host_realtime);
+            return;
+        }
+        if self.trace_clock & 0xFFFF_FFFF == BOOTTIME && key_machine(self.trace_clock).is_some() {
+            self.link(boot, self.trace_clock);
+        }
+    }
+
+    /// Two clocks taken as one: a zero-offset edge each way.
+    fn link(&mut self, a: u64, b: u64) {
+        let arrival = self.snapshots.len() as u64;
+        for (x, y) in [(a, b), (b, a)] {
+            self.steps += 1;
+            self.edges
+                .entry((x, y))
+                .or_default()
+                .insert((0, arrival), 0);
+            self.neighbours.entry(x).or_default().insert(y);
+        }
+        self.snapshots.push(vec![
+            SnapshotClock { key: a, ns: 0 },
+            SnapshotClock { key: b, ns: 0 },
+        ]);
+        self.paths.clear();
+    }
+
     /// Whether a snapshot related `key` to another clock.
     pub fn knows(&self, key: u64) -> bool {
         self.neighbours.contains_key(&key)
@@ -271,12 +361,18 @@ impl ClockTracker {
     /// The shortest path of snapshotted pairs from `key` to the trace
     /// clock (breadth first), and the clocks it visited.
     fn find_path(&self, key: u64) -> (Option<Vec<u64>>, u64) {
+        self.find_path_to(key, self.trace_clock)
+    }
+
+    /// The shortest path of clocks from `key` to `target`, and the visits
+    /// the search made.
+    fn find_path_to(&self, key: u64, target: u64) -> (Option<Vec<u64>>, u64) {
         let mut visits = 0u64;
         let mut prev: HashMap<u64, u64> = HashMap::default();
         let mut queue = VecDeque::from([key]);
         let mut found = false;
         while let Some(c) = queue.pop_front() {
-            if c == self.trace_clock {
+            if c == target {
                 found = true;
                 break;
             }
@@ -295,7 +391,7 @@ impl ClockTracker {
         if !found {
             return (None, visits);
         }
-        let mut path = vec![self.trace_clock];
+        let mut path = vec![target];
         while let Some(&p) = prev.get(path.last().unwrap_or(&key)) {
             path.push(p);
             if p == key {
@@ -389,5 +485,32 @@ mod tests {
         }
         assert_eq!(c.trace_time(prev - 1, 5), Ok(5));
         assert_eq!(c.trace_time(prev, 5), Err(ClockError::NoPath));
+    }
+
+    #[test]
+    fn a_remote_machine_without_a_sync_meets_the_host_at_its_first_conversion() {
+        let remote_boot = machine_clock(BOOTTIME, 1);
+        let mut c = ClockTracker::default();
+        assert_eq!(c.trace_time(remote_boot, 500), Err(ClockError::NoPath));
+        // Registered: the boot clocks are taken as one.
+        let mut c = ClockTracker::default();
+        c.defer_machine_bridge(1);
+        assert_eq!(c.trace_time(remote_boot, 500), Ok(500));
+        // Both machines' wall clocks known: they meet through REALTIME.
+        let mut c = ClockTracker::default();
+        c.add_snapshot(&[(BOOTTIME, 1_000, 1, false), (REALTIME, 10_000, 1, false)])
+            .unwrap();
+        c.add_snapshot(&[
+            (remote_boot, 50, 1, false),
+            (machine_clock(REALTIME, 1), 10_100, 1, false),
+        ])
+        .unwrap();
+        c.defer_machine_bridge(1);
+        assert_eq!(c.trace_time(remote_boot, 50), Ok(1_100));
+        // A trace clock other than BOOTTIME and no wall clock: unrelated.
+        let mut c = ClockTracker::default();
+        c.set_trace_clock(3);
+        c.defer_machine_bridge(1);
+        assert_eq!(c.trace_time(remote_boot, 5), Err(ClockError::NoPath));
     }
 }

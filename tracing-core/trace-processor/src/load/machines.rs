@@ -21,10 +21,13 @@ impl Loader {
         if let Some(i) = self.machine_ids.get(&raw) {
             return *i;
         }
-        if self.archive.active && !self.archive.host_used && self.machines.len() == 1 {
-            // An archive's trace whose data all comes from one embedded
-            // machine is adopted onto the host's row, as upstream adopts
-            // it: one machine, not an empty host beside it.
+        if !self.archive.host_used && self.machines.len() == 1 && self.machines[0] == 0 {
+            // The first machine to send packets before the host sent any
+            // is adopted onto the host's row, as upstream adopts it: its
+            // packets are the host's (machine 0, on the trace's own
+            // clocks), its raw id the host row's; one machine, not an
+            // empty host beside it. (Upstream does not count the host's
+            // synchronization markers as its data; we do.)
             self.archive.host_used = true;
             self.machines[0] = raw;
             self.machine_ids.insert(raw, 0);
@@ -36,6 +39,11 @@ impl Loader {
         let i = u32::try_from(self.machines.len()).unwrap_or(u32::MAX);
         self.machines.push(raw);
         self.machine_ids.insert(raw, i);
+        if !self.archive.active {
+            // Without a `RemoteClockSync` its boot clock is taken as the
+            // host's (an archive's manifest places its machines itself).
+            self.parser.clocks.defer_machine_bridge(i);
+        }
         self.parser
             .storage
             .machines

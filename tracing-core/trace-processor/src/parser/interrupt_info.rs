@@ -48,7 +48,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             .push(InterruptMappingRow {
                 irq_id: irq,
                 name,
-                machine_id: (p.machine != 0).then_some(p.machine),
+                machine_id: Some(p.machine),
             });
     }
 }

@@ -4,6 +4,7 @@
 
 mod android_aflags;
 mod android_cpu_per_uid;
+mod android_framework_track_event;
 mod android_fs;
 mod android_game_intervention;
 mod android_kernel_wakelocks;
@@ -174,6 +175,8 @@ pub struct Parser {
     pub virtio_gpu: virtio_gpu::VirtioGpuState,
     /// The virtio video command tracks.
     pub virtio_video: virtio_video::VirtioVideoState,
+    /// Android's framework TrackEvents: the trace's enums, each process's row.
+    pub framework_track_event: android_framework_track_event::FrameworkTrackEventState,
     /// The Winscope importers' state.
     pub winscope: winscope::WinscopeState,
     /// ETW's file operations waiting for their end.
@@ -232,6 +235,7 @@ impl Parser {
             v4l2: Default::default(),
             virtio_gpu: Default::default(),
             virtio_video: Default::default(),
+            framework_track_event: Default::default(),
             winscope: Default::default(),
             etw_file_io: Default::default(),
             translation: Default::default(),

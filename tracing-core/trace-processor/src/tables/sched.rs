@@ -81,7 +81,7 @@ table! {
         irq_id: u32,
         /// Its name.
         name: StrId,
-        /// The machine that listed it (NULL: the host).
+        /// The machine that listed it (0: the host).
         machine_id: Option<u32>,
     }
 }

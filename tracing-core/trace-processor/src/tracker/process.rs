@@ -54,18 +54,23 @@ impl ProcessTracker {
         self.machine = machine;
     }
 
-    /// The `machine_id` column of rows made now.
+    /// The `machine_id` column of rows made now: the host's rows name
+    /// machine 0, as every other machine's name theirs.
     fn machine_id(&self) -> Option<u32> {
-        (self.machine != 0).then_some(self.machine)
+        Some(self.machine)
     }
 
     /// Reserves utid 0 / upid 0 for the swapper.
     pub fn new(storage: &mut Storage) -> Self {
-        storage.processes.push(ProcessRow::default());
+        storage.processes.push(ProcessRow {
+            machine_id: Some(0),
+            ..ProcessRow::default()
+        });
         storage.threads.push(ThreadRow {
             upid: Some(0),
             is_main_thread: Some(true),
             is_idle: true,
+            machine_id: Some(0),
             ..ThreadRow::default()
         });
         ProcessTracker::default()

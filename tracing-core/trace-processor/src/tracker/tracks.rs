@@ -113,7 +113,9 @@ impl TrackTracker {
             dimension_arg_set_id: storage.args.add_set(&dims),
             parent_id: spec.parent_id,
             source_arg_set_id: storage.args.add_set(&src),
-            machine_id: (self.machine != 0).then_some(self.machine),
+            // Every row names its machine; the host is machine 0 (upstream
+            // has enforced that since early 2026).
+            machine_id: Some(self.machine),
             event_type: storage.strings.intern(spec.event_type.as_str()),
             counter_unit: storage.strings.intern_opt(spec.unit),
             utid: spec.utid,

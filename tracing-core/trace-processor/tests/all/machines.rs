@@ -1,7 +1,9 @@
 //! Traces of several machines (a relay's): each machine's pids and tids
 //! are its own, its timestamps reach the host's clock through the offsets
 //! its `RemoteClockSync` exchanges give, and `machine` lists the host and
-//! each remote machine with its `SystemInfo`.
+//! each remote machine with its `SystemInfo`. The host's rows name machine
+//! 0; a machine without a `RemoteClockSync` shares the host's boot clock;
+//! a machine that sends packets before the host sends any is the host.
 
 use crate::common;
 
@@ -115,7 +117,7 @@ fn machines_keep_their_own_processes_and_clocks() {
             "SELECT pid, name, machine_id FROM process WHERE pid = 7 ORDER BY upid"
         ),
         vec![
-            vec![Value::Int(7), s("host_app"), Value::Null],
+            vec![Value::Int(7), s("host_app"), Value::Int(0)],
             vec![Value::Int(7), s("remote_app"), Value::Int(1)],
         ]
     );
@@ -127,7 +129,7 @@ fn machines_keep_their_own_processes_and_clocks() {
              ORDER BY slice.ts, thread.machine_id"
         ),
         vec![
-            vec![Value::Int(2_000), Value::Int(1_000), Value::Null],
+            vec![Value::Int(2_000), Value::Int(1_000), Value::Int(0)],
             vec![Value::Int(2_000), Value::Int(1_000), Value::Int(1)],
         ]
     );
@@ -137,5 +139,52 @@ fn machines_keep_their_own_processes_and_clocks() {
             "SELECT str_value FROM metadata WHERE name = 'system_machine'"
         ),
         vec![vec![s("x86_64")]]
+    );
+}
+
+#[test]
+fn a_machine_without_a_clock_sync_shares_the_hosts_boot_clock() {
+    let t = trace(&[slice(0, 2_000, 3_000), slice(REMOTE, 5_000, 9_000)]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT slice.ts, slice.dur, thread.machine_id FROM slice \
+             JOIN thread_track tt ON slice.track_id = tt.id JOIN thread USING (utid) \
+             ORDER BY slice.ts"
+        ),
+        vec![
+            vec![Value::Int(2_000), Value::Int(1_000), Value::Int(0)],
+            vec![Value::Int(5_000), Value::Int(4_000), Value::Int(1)],
+        ]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT start_ts, end_ts FROM trace_bounds"),
+        vec![vec![Value::Int(2_000), Value::Int(9_000)]]
+    );
+}
+
+#[test]
+fn a_machine_that_sends_before_the_host_is_the_host() {
+    let t = trace(&[
+        slice(REMOTE, 5_000, 9_000),
+        process(REMOTE, 6_000, 7, "remote_app"),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(&tp, "SELECT id, raw_id FROM machine ORDER BY id"),
+        vec![vec![Value::Int(0), Value::Int(i64::from(REMOTE))]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT slice.ts, slice.dur, track.machine_id FROM slice \
+             JOIN track ON slice.track_id = track.id"
+        ),
+        vec![vec![Value::Int(5_000), Value::Int(4_000), Value::Int(0)]]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT name, machine_id FROM process WHERE pid = 7"),
+        vec![vec![s("remote_app"), Value::Int(0)]]
     );
 }
