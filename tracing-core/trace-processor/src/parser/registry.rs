@@ -6,6 +6,7 @@
 //! here; a field claimed twice stops the build.
 
 use super::android_aflags;
+use super::android_framework_track_event;
 use super::android_log;
 use super::android_network_packets;
 use super::etw;
@@ -45,6 +46,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_packages::IMPORTERS,
     android_game_intervention::IMPORTERS,
     android_aflags::IMPORTERS,
+    android_framework_track_event::IMPORTERS,
     android_network_packets::IMPORTERS,
     android_kernel_wakelocks::IMPORTERS,
     frame_timeline::IMPORTERS,

@@ -359,6 +359,7 @@ fn parse(
         }
     }
     super::gpu_render_stage::track_event_correlation(p, rest, slice_id);
+    super::android_framework_track_event::on_slice(p, rest, slice_id);
 }
 
 /// A v1 legacy flow event (`s`, `t`, `f`): it binds to the slice open on

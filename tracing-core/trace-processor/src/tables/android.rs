@@ -131,6 +131,37 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_android_track_event_process`: one process's
+    /// lifecycle as Android's framework TrackEvents told it.
+    pub struct AndroidTrackEventProcessRow in "__intrinsic_android_track_event_process" {
+        /// The process.
+        upid: u32,
+        /// The start sequence number the framework gave its start.
+        start_seq_id: Option<i64>,
+        /// The uid of the package hosting it.
+        package_uid: Option<i64>,
+        /// The uid of the caller that started it.
+        caller_uid: Option<i64>,
+        /// The uid of the component's defining package.
+        defining_uid: Option<i64>,
+        /// When its first start event was emitted.
+        fw_start_ts: Option<i64>,
+        /// When its binder died.
+        fw_end_ts: Option<i64>,
+        /// Why it started (`TriggerType`).
+        trigger_type: StrId,
+        /// What it was started to host (`HostingTypeId`).
+        hosting_type: StrId,
+        /// The name of what it hosts.
+        hosting_name: StrId,
+        /// Milliseconds until it bound its application.
+        bind_application_delay_ms: Option<i64>,
+        /// Milliseconds until it finished starting.
+        process_start_delay_ms: Option<i64>,
+    }
+}
+
 /// The Android tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct AndroidRows {
@@ -146,6 +177,8 @@ pub struct AndroidRows {
     pub game_interventions: Vec<AndroidGameInterventionRow>,
     /// `__intrinsic_android_aflags`.
     pub aflags: Vec<AndroidAflagRow>,
+    /// `__intrinsic_android_track_event_process`.
+    pub track_event_processes: Vec<AndroidTrackEventProcessRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -162,6 +195,7 @@ impl AndroidRows {
             AndroidDumpstateRow::freeze(&self.dumpstate, strings),
             AndroidGameInterventionRow::freeze(&self.game_interventions, strings),
             AndroidAflagRow::freeze(&self.aflags, strings),
+            AndroidTrackEventProcessRow::freeze(&self.track_event_processes, strings),
         ]
     }
 }
@@ -174,4 +208,5 @@ pub const TABLES: &[super::TableDecl] = &[
     AndroidDumpstateRow::TABLE,
     AndroidGameInterventionRow::TABLE,
     AndroidAflagRow::TABLE,
+    AndroidTrackEventProcessRow::TABLE,
 ];

@@ -17,6 +17,7 @@ mod heap_support;
 mod perf_support;
 
 mod android_aflags;
+mod android_framework_track_event;
 mod android_logs;
 mod android_network;
 mod android_power;
