@@ -40,6 +40,9 @@ const G2D_TRACING_MARK_WRITE: u32 = 349;
 const MARK_VICTIM: u32 = 334;
 /// FtraceEvent.ion_stat: {buffer_id 1, len 2, total_allocated 3}.
 const ION_STAT: u32 = 335;
+/// FtraceEvent.zero (the msm kernel's systrace events): {flag 1, name 2,
+/// pid 3, value 4}.
+const ZERO: u32 = 331;
 
 /// The events this module handles (gathered by `ftrace_registry.rs`).
 pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
@@ -49,6 +52,7 @@ pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
     (G2D_TRACING_MARK_WRITE, g2d_tracing_mark_write),
     (MARK_VICTIM, mark_victim),
     (ION_STAT, ion_stat),
+    (ZERO, zero),
     (CPU_FREQUENCY_LIMITS, cpu_frequency_limits),
     (SCHED_CPU_UTIL_CFS, sched_cpu_util_cfs),
 ];
@@ -164,6 +168,8 @@ pub fn parse_text(p: &mut Parser, cpu: u32, tid: i64, field: u32, body: &[u8], t
 }
 
 fn print(p: &mut Parser, e: &FtraceInput<'_>) {
+    // The write carrying this text cannot nest with the atrace slice.
+    super::syscalls::truncate_write(p, e.ts, e.tid);
     if let Some(buf) = PrintFtraceEventDecoder::new(e.body).buf() {
         super::systrace::parse(p, e.ts, e.tid, buf);
     }
@@ -185,6 +191,39 @@ fn g2d_tracing_mark_write(p: &mut Parser, e: &FtraceInput<'_>) {
     let value = md.find_last(6).and_then(|f| f.as_i32().ok()).map(f64::from);
     let phase = char::from_u32(field_u64(b, 5) as u32).unwrap_or('?');
     super::systrace::apply(p, e.ts, e.tid, phase, tgid, name, value);
+}
+
+/// A kernel systrace event: its flag's lowest bit set is a begin, else
+/// the next an end, else the next a counter (of process `pid`); none of
+/// them is a parse failure.
+fn zero(p: &mut Parser, e: &FtraceInput<'_>) {
+    let md = Decoder::new(e.body);
+    let flag = md.find_last(1).and_then(|f| f.as_i32().ok()).unwrap_or(0);
+    let name = md.find_last(2).and_then(|f| f.as_str().ok());
+    let tgid = md.find_last(3).and_then(|f| f.as_i32().ok()).unwrap_or(0);
+    let value = md
+        .find_last(4)
+        .and_then(|f| f.as_u64().ok())
+        .map_or(0.0, |v| v as i64 as f64);
+    let phase = if flag & 1 != 0 {
+        'B'
+    } else if flag & 2 != 0 {
+        'E'
+    } else if flag & 4 != 0 {
+        'C'
+    } else {
+        p.storage.stats.incr("systrace_parse_failure");
+        return;
+    };
+    super::systrace::apply(
+        p,
+        e.ts,
+        e.tid,
+        phase,
+        Some(i64::from(tgid)),
+        name,
+        Some(value),
+    );
 }
 
 fn mark_victim(p: &mut Parser, e: &FtraceInput<'_>) {

@@ -21,7 +21,7 @@ use super::{
     android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network,
     process_memory, sched, ufs,
 };
-use super::{block_io, kprobe};
+use super::{block_io, irq, kprobe, syscalls};
 
 /// Every module's list.
 const MODULES: &[&[(u32, FtraceHandler)]] = &[
@@ -46,6 +46,8 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     suspend_resume::FTRACE_HANDLERS,
     pkvm_hyp::FTRACE_HANDLERS,
     clock_rate::FTRACE_HANDLERS,
+    irq::FTRACE_HANDLERS,
+    syscalls::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

@@ -48,6 +48,7 @@ mod heap_dump_facts;
 mod heap_graph;
 mod importer;
 mod interrupt_info;
+mod irq;
 mod kprobe;
 mod module_symbols;
 mod network;
@@ -68,6 +69,8 @@ mod stack_sample;
 mod streaming_profile;
 mod suspend_resume;
 mod sys_stats;
+mod syscall_names;
+mod syscalls;
 mod system_info;
 mod systrace;
 pub mod task_state;
@@ -185,6 +188,8 @@ pub struct Parser {
     pub translation: translation_table::TranslationTables,
     /// Binder transactions in flight and each thread's place in them.
     pub binder: crate::tracker::binder::BinderTracker,
+    /// The system calls' names and the writes in progress.
+    pub syscalls: syscalls::SyscallState,
 }
 
 impl Parser {
@@ -240,6 +245,7 @@ impl Parser {
             etw_file_io: Default::default(),
             translation: Default::default(),
             binder: Default::default(),
+            syscalls: Default::default(),
         }
     }
 

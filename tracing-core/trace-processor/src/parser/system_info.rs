@@ -1,6 +1,7 @@
 //! `SystemInfo` (TracePacket field 45): the machine's uname, Android build,
 //! CPUs and RAM into its `machine` row, and for the host into `metadata`
-//! under upstream's names (`system_name`, `system_release`, ...).
+//! under upstream's names (`system_name`, `system_release`, ...); a known
+//! architecture also names the system calls.
 
 use zerotrace_protos::protos::{SystemInfoDecoder, TracePacket};
 
@@ -17,6 +18,14 @@ fn import(p: &mut Parser, input: &Input<'_>) {
     if let (true, Some(u)) = (host, si.utsname()) {
         let (sysname, release) = (u.sysname().unwrap_or(""), u.release().unwrap_or(""));
         super::sched::note_kernel(p, sysname, release);
+    }
+    // The architecture names the system calls (`syscalls.rs`).
+    if let Some(arch) = si
+        .utsname()
+        .and_then(|u| u.machine())
+        .and_then(super::syscalls::Arch::from_machine)
+    {
+        p.syscalls.arch = Some(arch);
     }
     let s = &mut p.storage;
     let mut row = s.machines.get(machine).cloned().unwrap_or_default();
