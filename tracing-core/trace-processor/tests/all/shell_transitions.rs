@@ -138,3 +138,34 @@ fn a_transition_s_protos_merge_into_one_row_with_its_status() {
         ]
     );
 }
+
+#[test]
+fn a_change_s_displays_rotations_and_bounds_are_args() {
+    let bytes = trace(&[packet(|p| {
+        let mut t = p.message().begin_nested(SHELL_TRANSITION);
+        t.append_int64(1, 3); // id
+        let mut c = t.begin_nested(14);
+        c.append_int32(5, 1); // start_display_id
+        c.append_int32(8, 2); // end_rotation
+        let mut r = c.begin_nested(9); // start_absolute_bounds
+        for (field, v) in [(1, 10), (2, 20), (3, 110), (4, 120)] {
+            r.append_int32(field, v);
+        }
+    })]);
+    let tp = TraceProcessor::from_bytes(&bytes).expect("trace");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT a.key, a.display_value FROM window_manager_shell_transitions t
+             JOIN args a USING (arg_set_id) WHERE a.key GLOB 'changes*' ORDER BY a.key"
+        ),
+        vec![
+            vec![s("changes[0].end_rotation"), s("2")],
+            vec![s("changes[0].start_absolute_bounds.bottom"), s("120")],
+            vec![s("changes[0].start_absolute_bounds.left"), s("10")],
+            vec![s("changes[0].start_absolute_bounds.right"), s("110")],
+            vec![s("changes[0].start_absolute_bounds.top"), s("20")],
+            vec![s("changes[0].start_display_id"), s("1")],
+        ]
+    );
+}

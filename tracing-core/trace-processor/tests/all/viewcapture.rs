@@ -187,3 +187,43 @@ fn a_capture_and_its_views_resolve_their_interned_strings() {
         vec![vec![i(2)]]
     );
 }
+
+#[test]
+fn a_view_s_content_description_and_text_are_de_interned_into_its_args() {
+    let tp = load(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_sequence_flags(1);
+            let mut d = p.message().begin_nested(12); // interned_data
+            for (field, iid, text) in [(45, 1, "Description"), (46, 1, "Hello")] {
+                let mut s = d.begin_nested(field);
+                s.append_uint64(1, iid);
+                s.append_string(2, text);
+            }
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_sequence_flags(2);
+            p.set_timestamp(1000);
+            let mut e = p.message().begin_nested(WINSCOPE_EXTENSIONS);
+            let mut c = e.begin_nested(VIEWCAPTURE);
+            let mut v = c.begin_nested(3);
+            v.append_int32(2, -1); // parent_id: the root
+            v.append_int32(21, 1); // content_description_iid
+            v.append_int32(22, 1); // text_iid
+        }),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.winscope.viewcapture;
+             SELECT a.key, a.display_value FROM android_viewcapture_view v
+             JOIN args a USING (arg_set_id)
+             WHERE a.key IN ('content_description', 'text') ORDER BY a.key"
+        ),
+        vec![
+            vec![s("content_description"), s("Description")],
+            vec![s("text"), s("Hello")],
+        ]
+    );
+}
