@@ -14,6 +14,33 @@ pub const fn varint_len(value: u64) -> usize {
     (bits * 9 + 64) / 64
 }
 
+/// The varint of `value` as the low bytes of a little-endian word, when it
+/// fits in one (`value < 2^56`: at most 8 bytes, [`varint_len`] of them,
+/// the bytes above zero); `None` for larger values. A writer with 8 bytes
+/// of room stores it with one move instead of a loop over its bytes.
+#[inline(always)]
+pub const fn varint_word(value: u64) -> Option<u64> {
+    if value >= 1 << 56 {
+        return None;
+    }
+    let n = varint_len(value);
+    // Continuation bits on the first `n - 1` bytes (`n` is 1..=8).
+    let cont = 0x0080_8080_8080_8080u64 >> (8 * (8 - n));
+    Some(spread7(value) | cont)
+}
+
+/// Spreads the low 56 bits of `v` into eight 7-bit groups, one per byte of
+/// the little-endian result (continuation bits clear), in three halving steps.
+#[inline(always)]
+pub(crate) const fn spread7(v: u64) -> u64 {
+    // 28 | 28 bits into the two 32-bit halves.
+    let x = (v & 0x0FFF_FFFF) | ((v & 0x00FF_FFFF_F000_0000) << 4);
+    // 14 | 14 bits into each 16-bit quarter.
+    let x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x0FFF_C000_0FFF_C000) << 2);
+    // 7 | 7 bits into each byte.
+    (x & 0x007F_007F_007F_007F) | ((x & 0x3F80_3F80_3F80_3F80) << 1)
+}
+
 /// Writes `value` as a varint at the start of `buf` and returns the length.
 ///
 /// `buf` must have room for [`varint_len`] bytes; the function never writes past it
@@ -114,6 +141,22 @@ fn decode_varint_rest(buf: &[u8]) -> Result<(u64, usize), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_varint_word_holds_the_varint_bytes() {
+        let mut values = vec![0u64, 1, 127, 128, 300, (1 << 56) - 1];
+        for k in 1..56 {
+            values.extend([(1u64 << k) - 1, 1u64 << k]);
+        }
+        for v in values {
+            let mut want = [0u8; 8];
+            let n = encode_varint(v, &mut want);
+            let word = varint_word(v).expect("below 2^56");
+            assert_eq!(word.to_le_bytes(), want, "{v:#x} ({n} bytes)");
+        }
+        assert_eq!(varint_word(1 << 56), None);
+        assert_eq!(varint_word(u64::MAX), None);
+    }
 
     #[test]
     fn redundant_known_answers() {

@@ -217,6 +217,36 @@ impl StreamWriter {
         self.cur
     }
 
+    /// Counts `n` bytes the caller wrote itself at [`StreamWriter::cursor`]
+    /// as written, moving the cursor past them: for a delegate's owner that
+    /// writes a whole small record straight into the slice (a TraceWriter's
+    /// constant packet bytes). Returns `false`, moving nothing, when `n`
+    /// bytes do not fit under the fast-path limit or a length slot (or a
+    /// root prefix) is open.
+    ///
+    /// # Safety
+    /// The current slice must still be valid for writes under the
+    /// [`Delegate`] contract of the delegate this stream writes for, and
+    /// the `n` bytes after the cursor must have been written (initialised)
+    /// by the caller.
+    #[inline]
+    pub unsafe fn advance(&mut self, n: usize) -> bool {
+        if n > self.remaining() || !self.slots.is_empty() || !self.root_short.is_null() {
+            return false;
+        }
+        // SAFETY: `n` bytes fit under the limit, inside the current slice.
+        self.cur = unsafe { self.cur.add(n) };
+        true
+    }
+
+    /// Whether a root record opened now would get a speculative 1-byte
+    /// length prefix ([`StreamWriter::begin_root_short`]): compaction is on
+    /// and done with short slots.
+    #[inline]
+    pub fn compacts_with_short_slots(&self) -> bool {
+        self.use_shorts
+    }
+
     /// The current slice, from its start to its end (not just the written part).
     pub fn current_slice(&self) -> Slice {
         Slice {
@@ -695,5 +725,38 @@ fn fill_abandoned_patches<'s>(
         if let SlotLocation::Patch(id) = slot.location() {
             delegate.fill_patch(id, redundant_varint4(0));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_counts_bytes_written_at_the_cursor_within_the_limit() {
+        let mut buf = [0u8; 16];
+        // SAFETY: `buf` outlives the writer and nothing else touches it.
+        let slice = unsafe { Slice::from_raw_parts(buf.as_mut_ptr(), buf.len()) };
+        let mut s = StreamWriter::with_slice(slice);
+        assert!(s.compacts_with_short_slots());
+        // SAFETY: the slice has 16 bytes; two are written before they count.
+        unsafe {
+            s.cursor().write(7);
+            s.cursor().add(1).write(9);
+            assert!(s.advance(2));
+        }
+        assert_eq!(s.written(), 2);
+        // SAFETY: nothing is written; the call refuses.
+        assert!(!unsafe { s.advance(15) });
+        assert_eq!(s.written(), 2);
+        // Not while a root prefix is open.
+        // SAFETY: the slice is still `buf`.
+        let p = unsafe { s.begin_root_short(126) };
+        assert!(p.is_some());
+        // SAFETY: refused, nothing moves.
+        assert!(!unsafe { s.advance(1) });
+        s.set_compaction(false);
+        assert!(!s.compacts_with_short_slots());
+        assert_eq!(buf[..2], [7, 9]);
     }
 }

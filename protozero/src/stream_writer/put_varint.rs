@@ -1,6 +1,6 @@
 //! Raw varint stores for the stream writer's fast paths.
 
-use crate::varint::varint_len;
+use crate::varint::{spread7, varint_len};
 
 /// Encodes `value` as a varint at `p` and returns the pointer past it.
 ///
@@ -69,18 +69,6 @@ unsafe fn put_long_varint(p: *mut u8, value: u64) -> *mut u8 {
             p.add(10)
         }
     }
-}
-
-/// Spreads the low 56 bits of `v` into eight 7-bit groups, one per byte of
-/// the little-endian result (continuation bits clear), in three halving steps.
-#[inline(always)]
-const fn spread7(v: u64) -> u64 {
-    // 28 | 28 bits into the two 32-bit halves.
-    let x = (v & 0x0FFF_FFFF) | ((v & 0x00FF_FFFF_F000_0000) << 4);
-    // 14 | 14 bits into each 16-bit quarter.
-    let x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x0FFF_C000_0FFF_C000) << 2);
-    // 7 | 7 bits into each byte.
-    (x & 0x007F_007F_007F_007F) | ((x & 0x3F80_3F80_3F80_3F80) << 1)
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use crate::producer::arbiter::SharedMemoryArbiter;
 use crate::producer::buffer_exhausted_policy::BufferExhaustedPolicy;
 use crate::producer::commit_sink::FlushCallback;
 use crate::producer::patch_list::{DISCARDED_PATCH, PatchList};
+use crate::producer::small_packet::{SMALL_PACKET_SLACK, SmallPacket};
 use crate::producer::trace_packet::TracePacketHandle;
 use crate::protocol::ChunkId;
 
@@ -217,6 +218,29 @@ impl TraceWriter {
             }
         }
         self.new_trace_packet_slow()
+    }
+
+    /// Room for a whole packet of at most `max_payload` bytes (at most
+    /// 126), written field by field as encoded bytes and finished by
+    /// [`SmallPacket::commit`]: when the writer is on its fast path and the
+    /// chunk has room to spare; `None` otherwise, and the caller writes the
+    /// same fields through [`TraceWriter::new_trace_packet`], which gives
+    /// the same bytes.
+    #[inline]
+    pub(crate) fn small_packet(&mut self, max_payload: usize) -> Option<SmallPacket<'_>> {
+        let room = (max_payload + SMALL_PACKET_SLACK).max(self.core.packet_room);
+        if self.core.fast_next
+            && max_payload <= MAX_COMPACT_ROOT
+            && self.stream.remaining() > room
+            && self.stream.compacts_with_short_slots()
+        {
+            let TraceWriter { stream, core } = self;
+            // SAFETY: the current slice was handed out by `core`; more than
+            // `1 + max_payload + SMALL_PACKET_SLACK` bytes are left under
+            // the limit, and on the fast path no slot or prefix is open.
+            return Some(unsafe { SmallPacket::new(stream, core, max_payload) });
+        }
+        None
     }
 
     /// [`TraceWriter::new_trace_packet`] for every case but the common one.
@@ -428,6 +452,33 @@ impl WriterCore {
             return;
         }
         self.finish_trace_packet_slow(stream);
+    }
+
+    /// Counts the `total` bytes (size byte included) a [`SmallPacket`]
+    /// wrote at the cursor as a finished packet, as
+    /// [`WriterCore::finish_trace_packet`] finishes one on its fast path:
+    /// the count already held it, so it is inflated for the next one.
+    /// `false` if nothing was counted (the room check failed).
+    #[inline]
+    pub(crate) fn finish_small_packet(&mut self, stream: &mut StreamWriter, total: usize) -> bool {
+        // SAFETY: `SmallPacket` wrote the `total` bytes at the cursor, in
+        // the slice this delegate handed out.
+        if !unsafe { stream.advance(total) } {
+            return false;
+        }
+        self.packet_room = total
+            .saturating_add(PACKET_ROOM_SLACK)
+            .clamp(MIN_BYTES_FOR_NEW_PACKET, MAX_PACKET_ROOM);
+        match self.cur_chunk.as_mut() {
+            // Room for more is left (the room check asked for slack).
+            Some(chunk) => {
+                self.packet_count_inflated = true;
+                self.fast_next = chunk.increment_packet_count() < MAX_PACKETS_PER_CHUNK;
+            }
+            // Not on the fast path (which has a chunk): the general rule.
+            None => self.after_packet(stream),
+        }
+        true
     }
 
     /// [`WriterCore::finish_trace_packet`] for every case but the common one.

@@ -400,7 +400,7 @@ impl SliceGuard {
         let mut active = false;
         TrackEvent::with_writer(category, |w| {
             let ts = crate::platform::boottime_ns();
-            w.site_event(
+            w.site_event_plain(
                 ts,
                 site.index().map(SiteKey::Dense),
                 EventKind::SliceBegin,
@@ -408,7 +408,6 @@ impl SliceGuard {
                 name,
                 || Some(site.location()),
                 args,
-                |_| {},
             );
             active = true;
         });
@@ -471,7 +470,7 @@ pub fn emit_at_site(
 ) {
     TrackEvent::with_writer(category, |w| {
         let ts = crate::platform::boottime_ns();
-        w.site_event(
+        w.site_event_plain(
             ts,
             site.index().map(SiteKey::Dense),
             kind,
@@ -479,7 +478,6 @@ pub fn emit_at_site(
             name,
             || Some(site.location()),
             args,
-            |_| {},
         );
     });
 }

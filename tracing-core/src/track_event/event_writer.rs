@@ -5,6 +5,7 @@
 //! INCREMENTAL_STATE_CLEARED, every packet that uses interned ids says
 //! NEEDS_INCREMENTAL_STATE).
 
+use protozero::varint::MAX_VARINT_LEN;
 use zerotrace_protos::protos::{TracePacket, TrackEvent};
 
 use super::callsite::SiteKey;
@@ -398,6 +399,55 @@ impl EventWriter {
         });
     }
 
+    /// [`Self::site_event`] with annotations only, nothing further (what
+    /// the macros write): once the point has fired on this sequence, an
+    /// event without annotations is one small packet of constant bytes
+    /// around its timestamp, the same bytes the general path writes.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn site_event_plain(
+        &mut self,
+        ts: u64,
+        key: Option<SiteKey>,
+        kind: EventKind,
+        category: &'static Category,
+        name: &'static str,
+        location: impl FnOnce() -> Option<SourceLocation>,
+        annotations: &[(&'static str, DebugValue<'_>)],
+    ) {
+        if annotations.is_empty()
+            && !self.cleared
+            && let Some(key) = key
+        {
+            let facts = SiteFacts {
+                kind: kind as u8,
+                category,
+                name,
+            };
+            if let Some(prefix) = self.sites.get(key, &facts) {
+                let (bytes, len) = prefix.padded();
+                // timestamp (8), sequence_flags (13), track_event (11) {
+                // the point's prefix }.
+                let max = 1 + MAX_VARINT_LEN + 4 + bytes.len();
+                if let Some(mut p) = self.writer.small_packet(max) {
+                    p.put([8 << 3]);
+                    p.put_varint(ts);
+                    p.put([
+                        13 << 3,
+                        SEQ_NEEDS_INCREMENTAL_STATE as u8,
+                        11 << 3 | 2,
+                        len as u8,
+                    ]);
+                    p.put_padded(bytes, len);
+                    if p.commit() {
+                        return;
+                    }
+                }
+            }
+        }
+        self.site_event(ts, key, kind, category, name, location, annotations, |_| {});
+    }
+
     /// [`Self::site_event`] through the general path, then caching the
     /// point's prefix.
     #[inline(never)]
@@ -442,18 +492,28 @@ impl EventWriter {
         if self.cleared || track.is_some_and(|t| t != self.thread.uuid) {
             return self.slice_end_on(ts, category, track);
         }
-        let mut handle = self.writer.new_trace_packet();
-        let mut p = handle.root();
-        p.append_uint64(8, ts);
-        // sequence_flags (13), track_event (11) { type (9): SLICE_END }.
-        p.append_raw_bytes(&[
+        // timestamp (8), sequence_flags (13), track_event (11) { type (9):
+        // SLICE_END }.
+        const TAIL: [u8; 6] = [
             13 << 3,
             SEQ_NEEDS_INCREMENTAL_STATE as u8,
             11 << 3 | 2,
             2,
             9 << 3,
             EventKind::SliceEnd as u8,
-        ]);
+        ];
+        if let Some(mut p) = self.writer.small_packet(1 + MAX_VARINT_LEN + TAIL.len()) {
+            p.put([8 << 3]);
+            p.put_varint(ts);
+            p.put(TAIL);
+            if p.commit() {
+                return;
+            }
+        }
+        let mut handle = self.writer.new_trace_packet();
+        let mut p = handle.root();
+        p.append_uint64(8, ts);
+        p.append_raw_bytes(&TAIL);
     }
 
     /// [`Self::slice_end_fast`] whose end also carries `flow` in
@@ -669,8 +729,8 @@ mod tests {
         let here = SourceLocation::new("f.rs", "m", 7);
         let there = SourceLocation::new("g.rs", "n", 9);
         let mut ts = 1000;
-        for round in 0..3 {
-            if round == 2 {
+        for round in 0..12 {
+            if round % 5 == 2 {
                 w.clear_incremental_state();
             }
             for i in 0..5i64 {
@@ -687,6 +747,7 @@ mod tests {
                     e.add_flow_ids(77);
                 };
                 ts += 10;
+                let big = ts + (1 << 50);
                 if fast {
                     let key = Some(SiteKey::Dense(0));
                     w.site_event(
@@ -720,6 +781,18 @@ mod tests {
                         &[],
                         |_| {},
                     );
+                    // A point without annotations (one small packet once
+                    // known), at a timestamp of 7 varint bytes.
+                    w.site_event_plain(
+                        big,
+                        Some(SiteKey::Dense(1)),
+                        EventKind::SliceBegin,
+                        &CAT,
+                        "plain",
+                        || Some(there),
+                        &[],
+                    );
+                    w.slice_end_fast(big + 1, &CAT, None);
                     w.slice_end_fast(ts + 1, &CAT, None);
                     w.slice_end_fast(ts + 2, &CAT, Some(99));
                     w.slice_end_fast_flow(ts + 3, &CAT, Some(5), 1 << 60 | 3);
@@ -755,6 +828,17 @@ mod tests {
                         &[],
                         |_| {},
                     );
+                    let o = EventOptions::new().location(there);
+                    w.emit(
+                        big,
+                        EventKind::SliceBegin,
+                        Some(&CAT),
+                        Some("plain"),
+                        &o,
+                        &[],
+                        |_| {},
+                    );
+                    w.slice_end(big + 1, &CAT);
                     w.slice_end(ts + 1, &CAT);
                     w.slice_end_on(ts + 2, &CAT, Some(99));
                     for (t, track, flow) in [(ts + 3, None, 1 << 60 | 3), (ts + 4, Some(99), 4)] {

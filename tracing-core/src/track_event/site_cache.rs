@@ -53,6 +53,13 @@ impl Prefix {
     pub(crate) fn as_bytes(&self) -> &[u8] {
         self.bytes.get(..self.len as usize).unwrap_or(&[])
     }
+
+    /// The encoded fields at the start of a fixed-size array (zeros after
+    /// them), and how many there are: for a copy of constant size.
+    #[inline]
+    pub(crate) fn padded(&self) -> (&[u8; PREFIX_MAX], usize) {
+        (&self.bytes, self.len as usize)
+    }
 }
 
 /// What an event from a point is: checked against the cached entry.

@@ -1,0 +1,148 @@
+//! [`SmallPacket`]: a whole trace packet of a few dozen bytes written
+//! straight into the current chunk, with one room check up front instead of
+//! the stream writer's checks per field, its open-slot bookkeeping and the
+//! packet handle's finishing checks. TrackEvent's hot packets (a slice end,
+//! a known trace point's begin) are mostly constant bytes around a
+//! timestamp; this writes them as such. The bytes, the chunk's packet count
+//! and the writer's state afterwards are exactly those of
+//! [`TraceWriter::new_trace_packet`](crate::producer::TraceWriter::new_trace_packet)
+//! writing the same fields on its fast path.
+
+use protozero::StreamWriter;
+use protozero::varint::{varint_len, varint_word};
+
+use crate::producer::trace_writer::WriterCore;
+
+/// Bytes a small packet's room check asks for beyond its payload and its
+/// 1-byte size: what the general path keeps free while it writes (3 bytes
+/// of headroom for each open 1-byte length, and room to open a nested
+/// message), so that wherever it would have kept the 1-byte form, this
+/// path writes, and nowhere else; and room for an 8-byte word store at the
+/// end of the payload.
+pub(crate) const SMALL_PACKET_SLACK: usize = 32;
+
+/// A packet being written by [`TraceWriter::small_packet`](crate::producer::TraceWriter::small_packet):
+/// nothing counts until [`SmallPacket::commit`]; dropped without it, no
+/// packet was written.
+#[must_use = "a small packet is written only when committed"]
+#[derive(Debug)]
+pub(crate) struct SmallPacket<'a> {
+    stream: &'a mut StreamWriter,
+    core: &'a mut WriterCore,
+    /// The packet's first byte, its size; the payload follows.
+    start: *mut u8,
+    /// Payload bytes written so far.
+    len: usize,
+    /// Most payload bytes (the room asked for, at most 126).
+    max: usize,
+    /// A write did not fit in `max`: the packet is not committed.
+    overflow: bool,
+}
+
+impl<'a> SmallPacket<'a> {
+    /// A packet of at most `max` payload bytes at the stream's cursor.
+    ///
+    /// # Safety
+    /// The stream's current slice was handed out by `core` (its delegate)
+    /// and has at least `1 + max + SMALL_PACKET_SLACK` bytes left under
+    /// its fast-path limit, with no length slot or root prefix open.
+    #[inline]
+    pub(crate) unsafe fn new(
+        stream: &'a mut StreamWriter,
+        core: &'a mut WriterCore,
+        max: usize,
+    ) -> SmallPacket<'a> {
+        let start = stream.cursor();
+        SmallPacket {
+            stream,
+            core,
+            start,
+            len: 0,
+            max,
+            overflow: false,
+        }
+    }
+
+    /// Where payload byte `len` goes, if `n` more bytes fit in the payload.
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Option<*mut u8> {
+        if self.len + n > self.max {
+            self.overflow = true;
+            return None;
+        }
+        // SAFETY: `1 + len + n <= 1 + max` lies in the room `new` was
+        // given (with SMALL_PACKET_SLACK more bytes after it).
+        Some(unsafe { self.start.add(1 + self.len) })
+    }
+
+    /// Appends `bytes` (encoded fields).
+    #[inline(always)]
+    pub(crate) fn put<const K: usize>(&mut self, bytes: [u8; K]) {
+        if let Some(p) = self.room(K) {
+            // SAFETY: `K` bytes fit at `p` (see `room`).
+            unsafe { p.cast::<[u8; K]>().write_unaligned(bytes) };
+            self.len += K;
+        }
+    }
+
+    /// Appends the first `len` bytes of `bytes` (at most `K`), copying all
+    /// `K` (a copy of constant size): the bytes past `len` land past the
+    /// payload's end, overwritten by what follows or left in free space.
+    #[inline(always)]
+    pub(crate) fn put_padded<const K: usize>(&mut self, bytes: &[u8; K], len: usize) {
+        if len > K {
+            self.overflow = true;
+            return;
+        }
+        if let Some(p) = self.room(K) {
+            // SAFETY: `K` bytes fit at `p` (see `room`).
+            unsafe { p.cast::<[u8; K]>().write_unaligned(*bytes) };
+            self.len += len;
+        }
+    }
+
+    /// Appends `value` as a varint, stored as the stream writer stores it
+    /// (a value of 2^28 or more as one 8-byte word, the bytes past the
+    /// varint then overwritten by what follows, or left in free space as
+    /// the stream writer leaves them).
+    #[inline(always)]
+    pub(crate) fn put_varint(&mut self, value: u64) {
+        let n = varint_len(value);
+        let Some(p) = self.room(n) else {
+            return;
+        };
+        // SAFETY: `n` bytes fit at `p`, and the 8-byte word at most 7 more,
+        // within SMALL_PACKET_SLACK.
+        unsafe {
+            match varint_word(value) {
+                Some(word) if value >= 1 << 28 => {
+                    p.cast::<[u8; 8]>().write_unaligned(word.to_le_bytes());
+                }
+                _ => {
+                    let mut v = value;
+                    let mut q = p;
+                    while v >= 0x80 {
+                        q.write((v as u8) | 0x80);
+                        q = q.add(1);
+                        v >>= 7;
+                    }
+                    q.write(v as u8);
+                }
+            }
+        }
+        self.len += n;
+    }
+
+    /// Writes the packet's size and finishes it as the writer's fast path
+    /// finishes a packet. `false` (nothing written) if a write did not fit.
+    #[inline]
+    pub(crate) fn commit(self) -> bool {
+        if self.overflow {
+            return false;
+        }
+        // SAFETY: the size byte is the first byte of the room, and `len`
+        // is at most `max` (at most 126), so it is the 1-byte length.
+        unsafe { self.start.write(self.len as u8) };
+        self.core.finish_small_packet(self.stream, 1 + self.len)
+    }
+}
