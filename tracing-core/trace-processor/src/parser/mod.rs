@@ -275,6 +275,7 @@ impl Parser {
         winscope::finish(&mut self);
         etw::finish(&mut self);
         translation_table::finish(&mut self);
+        syscalls::finish(&mut self);
         android_network_packets::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
         self.storage.work.step(steps);

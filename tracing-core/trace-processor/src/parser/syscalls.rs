@@ -11,12 +11,13 @@
 //! the middle of two `sys_write` slices, which cannot nest. As upstream
 //! does, the ongoing write is ended where the atrace event is (counted in
 //! `truncated_sys_write_duration`), and its own exit is then ignored; an
-//! exit of a write whose entry was not seen is ignored too.
+//! exit of a write whose entry was not seen is ignored too. A call's args
+//! are stored once, when it ends (or at the end of the trace).
 
 use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
 use super::syscall_names;
-use crate::hash::HashSet;
+use crate::hash::{HashMap, HashSet};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
 
@@ -71,6 +72,10 @@ pub struct SyscallState {
     pub arch: Option<Arch>,
     /// Threads (utids) inside a `write` whose slice is open.
     in_write: HashSet<u32>,
+    /// Open calls' entry args, by slice id: stored with the exit's return
+    /// value when the call ends (or as they are at the end of the trace),
+    /// so that no arg set is stored twice.
+    pending: HashMap<u32, ArgSetBuilder>,
 }
 
 impl SyscallState {
@@ -124,7 +129,6 @@ fn sys_enter(p: &mut Parser, e: &FtraceInput<'_>) {
             _ => {}
         }
     }
-    let arg_set_id = p.storage.args.add_set(&args);
     let is_write = name == "sys_write";
     let instant = name == "sys_rt_sigreturn";
     let name = p.storage.strings.intern(&name);
@@ -133,14 +137,18 @@ fn sys_enter(p: &mut Parser, e: &FtraceInput<'_>) {
         dur: -1,
         track_id,
         name,
-        arg_set_id,
         ..SliceRow::default()
     };
     if instant {
-        p.slices.instant(&mut p.storage, row);
+        let arg_set_id = p.storage.args.add_set(&args);
+        p.slices
+            .instant(&mut p.storage, SliceRow { arg_set_id, ..row });
         return;
     }
-    p.slices.begin(&mut p.storage, row);
+    let Some(id) = p.slices.begin(&mut p.storage, row) else {
+        return;
+    };
+    p.syscalls.pending.insert(id, args);
     if is_write {
         p.syscalls.in_write.insert(utid);
     }
@@ -161,20 +169,42 @@ fn sys_exit(p: &mut Parser, e: &FtraceInput<'_>) {
     let ret = protozero::Decoder::new(e.body)
         .find_last(2)
         .and_then(|f| f.as_u64().ok());
+    let mut args = p.syscalls.pending.remove(&id).unwrap_or_default();
     if let Some(ret) = ret {
-        let mut args = ArgSetBuilder::default();
-        if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
-            let old: Vec<_> = p.storage.args.set(set).copied().collect();
-            for a in old {
-                args.add(a.flat_key, a.key, a.value);
-            }
-        }
         let k = p.storage.strings.intern("ret");
         args.add(k, k, ArgValue::Int(ret as i64));
-        let set = p.storage.args.add_set(&args);
-        if let Some(s) = p.storage.slices.get_mut(id as usize) {
-            s.arg_set_id = set;
+    }
+    store_args(p, id, &args);
+}
+
+/// Adds `args` to slice `id`'s args (a call's slice has none of its own
+/// until then; a slice the exit closed in its place keeps its own first).
+fn store_args(p: &mut Parser, id: u32, args: &ArgSetBuilder) {
+    if args.is_empty() {
+        return;
+    }
+    let mut all = ArgSetBuilder::default();
+    if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
+        let old: Vec<_> = p.storage.args.set(set).copied().collect();
+        for a in old {
+            all.add(a.flat_key, a.key, a.value);
         }
+    }
+    for a in args.args() {
+        all.add(a.flat_key, a.key, a.value);
+    }
+    let set = p.storage.args.add_set(&all);
+    if let Some(s) = p.storage.slices.get_mut(id as usize) {
+        s.arg_set_id = set;
+    }
+}
+
+/// Stores the entry args of the calls still open at the end of the trace.
+pub fn finish(p: &mut Parser) {
+    let mut open: Vec<(u32, ArgSetBuilder)> = p.syscalls.pending.drain().collect();
+    open.sort_by_key(|(id, _)| *id);
+    for (id, args) in open {
+        store_args(p, id, &args);
     }
 }
 
@@ -189,5 +219,8 @@ pub fn truncate_write(p: &mut Parser, ts: i64, tid: i64) {
     }
     p.storage.stats.incr("truncated_sys_write_duration");
     let track_id = p.tracks.atrace_thread_track(&mut p.storage, utid);
-    p.slices.end(&mut p.storage, track_id, ts, None);
+    if let Some(id) = p.slices.end(&mut p.storage, track_id, ts, None) {
+        let args = p.syscalls.pending.remove(&id).unwrap_or_default();
+        store_args(p, id, &args);
+    }
 }

@@ -305,6 +305,11 @@ fn syscalls_are_named_by_the_traces_architecture_and_carry_args() {
             ],
         ]
     );
+    // Each call's args are stored once, with its return value.
+    assert_eq!(
+        rows(&tp, "SELECT COUNT(*) FROM args WHERE key = 'args[1]'"),
+        vec![vec![Value::Int(1)]]
+    );
     // Without an architecture every call is named by its number.
     let tp = TraceProcessor::from_bytes(&trace(&[bundle(0, calls)])).expect("load");
     assert_eq!(
