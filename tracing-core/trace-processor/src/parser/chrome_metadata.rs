@@ -115,6 +115,7 @@ fn trigger(p: &mut Parser, bytes: &[u8], ts: i64) {
         let k = p.storage.strings.intern("chrome_trigger.name");
         args.add(k, k, ArgValue::String(name_id));
     }
+    super::translation_table::translate_hashes(p, &mut args);
     let arg_set_id = p.storage.args.add_set(&args);
     p.slices.instant(
         &mut p.storage,

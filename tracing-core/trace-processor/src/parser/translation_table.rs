@@ -213,6 +213,32 @@ pub fn finish(p: &mut Parser) {
     }
 }
 
+/// Adds to `args`, a slice's args being made, the name each hash among
+/// them stands for in the tables read so far, as upstream translates args
+/// when they are stored (those the tables learn later are added at the
+/// end, by [`finish`]). Translating as the set is made keeps the
+/// untranslated set out of the args table.
+pub fn translate_hashes(p: &mut Parser, args: &mut ArgSetBuilder) {
+    if p.translation.hashes.is_empty() {
+        return;
+    }
+    for (&(hash_key, name_key), kind) in HASH_KEYS.iter().zip(HASH_TABLES) {
+        let Some(h) = p.storage.strings.find(hash_key) else {
+            continue;
+        };
+        let found = args.args().iter().find_map(|a| match a.value {
+            ArgValue::Uint(v) if a.key == h => Some(v),
+            _ => None,
+        });
+        let Some(name) = found.and_then(|v| p.translation.hashes.get(&(kind, v))) else {
+            continue;
+        };
+        let name = p.storage.strings.intern(name);
+        let k = p.storage.strings.intern(name_key);
+        args.add(k, k, ArgValue::String(name));
+    }
+}
+
 /// Rewrites the arg sets of slices holding a hash the tables know.
 fn translate_args(p: &mut Parser, t: &TranslationTables) {
     let s = &mut p.storage;
@@ -238,7 +264,7 @@ fn translate_args(p: &mut Parser, t: &TranslationTables) {
                 let args: Vec<_> = s.args.set(set).copied().collect();
                 let mut b = ArgSetBuilder::default();
                 let mut changed = false;
-                for a in args {
+                for a in &args {
                     b.add(a.flat_key, a.key, a.value);
                     let ArgValue::Uint(v) = a.value else {
                         continue;
@@ -246,6 +272,10 @@ fn translate_args(p: &mut Parser, t: &TranslationTables) {
                     let Some(&(_, name_key, kind)) = keys.iter().find(|k| k.0 == a.key) else {
                         continue;
                     };
+                    // Translated when the slice was made.
+                    if args.iter().any(|x| x.key == name_key) {
+                        continue;
+                    }
                     if let Some(name) = t.hashes.get(&(kind, v)) {
                         let name = s.strings.intern(name);
                         b.add(name_key, name_key, ArgValue::String(name));

@@ -95,3 +95,40 @@ fn slice_names_process_tracks_and_hashed_args_are_translated() {
         ]
     );
 }
+
+/// A hash the tables already know when its slice is made is translated
+/// then, so the args table holds only the translated set; a hash learnt
+/// of later is translated at the end.
+#[test]
+fn a_hash_known_when_its_slice_is_made_leaves_no_untranslated_set() {
+    let trigger = |ts: i64, hash: u32| {
+        packet(move |p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(ts as u64);
+            let mut c = p.message().begin_nested(CHROME_TRIGGER);
+            c.append_fixed32(2, hash);
+        })
+    };
+    let t = trace(&[
+        table(6, |m| {
+            let mut e = m.begin_nested(1);
+            e.append_uint64(1, 10);
+            e.append_string(2, "study_name1");
+        }),
+        trigger(100, 10),
+        trigger(200, 30),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT key, int_value, string_value FROM args \
+             WHERE key GLOB 'chrome_trigger.*' ORDER BY key, int_value"
+        ),
+        vec![
+            vec![s("chrome_trigger.name"), Value::Null, s("study_name1")],
+            vec![s("chrome_trigger.name_hash"), Value::Int(10), Value::Null],
+            vec![s("chrome_trigger.name_hash"), Value::Int(30), Value::Null],
+        ]
+    );
+}
