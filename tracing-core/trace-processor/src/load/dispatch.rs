@@ -4,7 +4,7 @@
 //! `finish` ends that reader. Kept apart from the protobuf core so that a
 //! new format is one variant and one arm here.
 
-use super::{Loader, dumpstate, format, gecko, json, simpleperf, strace, systrace};
+use super::{Loader, dumpstate, format, gecko, json, pprof, simpleperf, strace, systrace};
 use crate::error::TraceError;
 use crate::parser::Parser;
 
@@ -119,6 +119,10 @@ impl Loader {
             }
             Ok(format::Format::Gecko) => {
                 self.content = Content::Other(Box::<gecko::GeckoLoad>::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::Pprof) => {
+                self.content = Content::Other(Box::<pprof::PprofLoad>::default());
                 self.push_text(&head)
             }
             Ok(format::Format::Dumpstate) => {

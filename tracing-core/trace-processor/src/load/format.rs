@@ -5,7 +5,9 @@
 //! text (a first line that reads as an `strace -ttt` syscall line, told
 //! before systrace as upstream's detection order has it), simpleperf's
 //! record file (its `SIMPLEPERF` magic), Firefox profiler JSON (an object
-//! whose first key is `meta` or `libs`, told before Chrome JSON), the protobuf
+//! whose first key is `meta` or `libs`, told before Chrome JSON), a pprof
+//! `Profile` (its top-level fields all `Profile`'s, with their wire types,
+//! told before the protobuf trace, whose first tag it may share), the protobuf
 //! `Trace` (the tag of `Trace.packet`), Android dumpstate and battery
 //! stats checkin text (last, as upstream tells them last). Anything else
 //! gets an error that says what the bytes looked like. Fuchsia's trace
@@ -37,6 +39,8 @@ pub enum Format {
     Dumpstate,
     /// A Firefox profiler (Gecko) JSON profile.
     Gecko,
+    /// A pprof `Profile` (`profile.proto`; gzip is inflated before).
+    Pprof,
     /// A zip archive of traces (`load/archive/`).
     Zip,
     /// A tar archive of traces (`ustar` at byte 257).
@@ -63,6 +67,9 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
     if is_tar(head) {
         return Ok(Format::Tar);
     }
+    // pprof is told from every byte read so far, as upstream tells it
+    // from the first chunk.
+    let whole = head;
     let head = head.get(..LOOKAHEAD).unwrap_or(head);
     if head.starts_with(b"PK\x03\x04") {
         return Ok(Format::Zip);
@@ -107,6 +114,9 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
         || head.starts_with(b" ")
     {
         return Ok(Format::Systrace);
+    }
+    if super::pprof::sniff(whole) {
+        return Ok(Format::Pprof);
     }
     if head.first() == Some(&TRACE_PACKET_TAG) {
         return Ok(Format::Proto);
@@ -178,6 +188,16 @@ mod tests {
             Ok(Format::Gecko)
         );
         assert_eq!(sniff(b""), Ok(Format::Proto));
+        // A pprof profile: sample_type {type: 1 unit: 2}, then a string table.
+        assert_eq!(
+            sniff(b"\x0a\x04\x08\x01\x10\x02\x32\x00\x32\x03cpu\x32\x02ns"),
+            Ok(Format::Pprof)
+        );
+        // A trace of packets only (field 1) is no profile.
+        assert_eq!(
+            sniff(b"\x0a\x04\x08\x01\x10\x02\x0a\x04\x08\x01\x10\x02"),
+            Ok(Format::Proto)
+        );
         assert_eq!(sniff(b"PK\x03\x04\x14\x00"), Ok(Format::Zip));
         assert_eq!(
             sniff(b" {\"perfetto_manifest\": {\"version\": 1}}"),

@@ -40,6 +40,7 @@ pub mod inflate;
 pub mod json;
 mod machines;
 mod packet_time;
+pub mod pprof;
 pub mod remote_clock;
 pub mod simpleperf;
 #[cfg(test)]

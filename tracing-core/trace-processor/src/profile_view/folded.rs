@@ -74,7 +74,8 @@ pub fn folded(profile: &Profile, filter: &Filter) -> Folded {
             continue;
         }
         let names: Vec<String> = profile.stack_names(s).iter().map(|n| clean(n)).collect();
-        *out.stacks.entry(names.join(";")).or_default() += 1;
+        let e = out.stacks.entry(names.join(";")).or_default();
+        *e = e.saturating_add(s.weight);
     }
     out
 }

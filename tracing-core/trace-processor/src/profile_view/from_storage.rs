@@ -229,11 +229,48 @@ impl Profile {
         }
     }
 
-    /// The profile of the trace in `bytes` (loaded without SQL).
+    /// Whether the loader reads `bytes` as a Perfetto protobuf trace:
+    /// plain (not gzip-compressed) and of no other format (a pprof
+    /// profile's first tag may be a trace's).
+    pub fn is_protobuf_trace(bytes: &[u8]) -> bool {
+        let head = bytes.get(..1 << 20).unwrap_or(bytes);
+        crate::load::format::sniff(head) == Ok(crate::load::format::Format::Proto)
+    }
+
+    /// The profile of the trace in `bytes` (loaded without SQL), plain
+    /// or gzip-compressed (a pprof file usually is).
     pub fn from_trace(bytes: &[u8]) -> Result<Profile, TraceError> {
         let mut loader = Loader::with_profile_facts();
-        loader.push(bytes)?;
+        if bytes.starts_with(&GZIP_MAGIC) {
+            push_gunzipped(&mut loader, bytes)?;
+        } else {
+            loader.push(bytes)?;
+        }
         Ok(Profile::from_storage(&loader.finish()?))
+    }
+}
+
+/// The gzip magic.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Pushes what the gzip stream `bytes` inflates to, a chunk at a time,
+/// telling the loader how many compressed bytes were read (its budget
+/// bounds the inflation ratio).
+fn push_gunzipped(loader: &mut Loader, bytes: &[u8]) -> Result<(), TraceError> {
+    use std::io::Read;
+    let mut input = bytes;
+    let mut gz = flate2::bufread::MultiGzDecoder::new(&mut input);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = gz
+            .read(&mut buf)
+            .map_err(|e| TraceError::Gzip(e.to_string()))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let left = gz.get_ref().len();
+        loader.set_source_bytes(bytes.len().saturating_sub(left) as u64);
+        loader.push(buf.get(..n).unwrap_or(&[]))?;
     }
 }
 
@@ -307,9 +344,92 @@ fn cpu_samples(storage: &Storage, stacks: &mut Stacks<'_>) -> (Vec<Sample>, Coun
             stack,
             unwind_error,
             unresolved: f.unresolved,
+            weight: 1,
         });
     }
+    aggregate_samples(storage, stacks, &mut samples, &mut counts);
     (samples, counts)
+}
+
+/// The sample type an aggregated profile's samples are weighed by: the
+/// one counting samples (`samples`/`count`, what a CPU profile such as
+/// Go's has beside its CPU time), else the first counting anything
+/// (unit `count`), else the first; as (type, unit).
+fn weighing_type(storage: &Storage) -> Option<(&str, &str)> {
+    let strings = &storage.strings;
+    let types: Vec<(&str, &str)> = storage
+        .profiling
+        .aggregate_profiles
+        .iter()
+        .map(|r| {
+            (
+                strings.get(r.sample_type_type).unwrap_or(""),
+                strings.get(r.sample_type_unit).unwrap_or(""),
+            )
+        })
+        .collect();
+    types
+        .iter()
+        .find(|t| **t == ("samples", "count"))
+        .or_else(|| types.iter().find(|t| t.1 == "count"))
+        .or_else(|| types.first())
+        .copied()
+}
+
+/// The samples of aggregated profiles (pprof inputs,
+/// `__intrinsic_aggregate_sample`) of the weighing sample type, each a
+/// sample of its value's weight at time 0 on no thread; values below 1
+/// (nothing to weigh) are left out.
+fn aggregate_samples(
+    storage: &Storage,
+    stacks: &mut Stacks<'_>,
+    samples: &mut Vec<Sample>,
+    counts: &mut Counts,
+) {
+    let Some(chosen) = weighing_type(storage) else {
+        return;
+    };
+    let rows = &storage.profiling;
+    let strings = &storage.strings;
+    let weighed: Vec<bool> = rows
+        .aggregate_profiles
+        .iter()
+        .map(|r| {
+            (
+                strings.get(r.sample_type_type).unwrap_or(""),
+                strings.get(r.sample_type_unit).unwrap_or(""),
+            ) == chosen
+        })
+        .collect();
+    for row in &rows.aggregate_samples {
+        if !weighed
+            .get(row.aggregate_profile_id as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            continue;
+        }
+        // Saturating: NaN and negatives to 0, beyond u64 to its max.
+        let weight = row.value as u64;
+        if weight == 0 {
+            continue;
+        }
+        counts.samples += 1;
+        samples.push(Sample {
+            ts: 0,
+            sequence: 0,
+            packet: 0,
+            cpu: None,
+            pid: 0,
+            tid: 0,
+            cpu_mode: 0,
+            timebase_count: None,
+            stack: stacks.stack(row.callsite_id),
+            unwind_error: None,
+            unresolved: None,
+            weight,
+        });
+    }
 }
 
 /// One heap sample with its stack.

@@ -218,7 +218,8 @@ pub fn encode_pprof(profile: &Profile, filter: &Filter) -> Result<Vec<u8>, Pprof
         first_ts = first_ts.min(s.ts);
         last_ts = last_ts.max(s.ts);
         let ids = tables.locations_of(&s.stack);
-        *samples.entry((ids, s.pid, s.tid)).or_default() += 1;
+        let n = samples.entry((ids, s.pid, s.tid)).or_default();
+        *n = n.saturating_add(i64::try_from(s.weight).unwrap_or(i64::MAX));
     }
 
     let cpu_period = profile.cpu_ns_per_sample();

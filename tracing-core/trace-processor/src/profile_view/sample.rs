@@ -41,6 +41,9 @@ pub struct Sample {
     pub unwind_error: Option<i32>,
     /// Why the callstack does not resolve, if it does not.
     pub unresolved: Option<Unresolved>,
+    /// How many samples this one stands for: 1 for a recorded sample, the
+    /// value of an aggregated profile's sample (a pprof input's).
+    pub weight: u64,
 }
 
 /// What the trace's `linux.perf` packets add up to, losses included.

@@ -14,10 +14,10 @@ use crate::tables::heap_graph::{
     HeapGraphReferenceRow,
 };
 use crate::tables::profiling::{
-    AsyncContextRow, CallsiteRow, ChromeSampleExtrasRow, CounterSetRow, ExecutionContextRow,
-    FrameRow, HeapAllocationRow, HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow,
-    MappingRow, OomeDetailsRow, ProfilerSampleRow, ProfilerSessionRow, SmapsRow, SymbolRow,
-    TaskContextRow,
+    AggregateProfileRow, AggregateSampleRow, AsyncContextRow, CallsiteRow, ChromeSampleExtrasRow,
+    CounterSetRow, ExecutionContextRow, FrameRow, HeapAllocationRow, HeapGraphRow,
+    HeapGraphThreadCallsiteRow, HeapProfileRow, MappingRow, OomeDetailsRow, ProfilerSampleRow,
+    ProfilerSessionRow, SmapsRow, SymbolRow, TaskContextRow,
 };
 use crate::tables::sched::{FtraceEventRow, InterruptMappingRow, SchedSliceRow, ThreadStateRow};
 
@@ -91,6 +91,8 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.push(FrameRow::freeze(&p.frames, &strings));
     out.push(CallsiteRow::freeze(&p.callsites, &strings));
     out.push(SymbolRow::freeze(&p.symbols, &strings));
+    out.push(AggregateProfileRow::freeze(&p.aggregate_profiles, &strings));
+    out.push(AggregateSampleRow::freeze(&p.aggregate_samples, &strings));
     out.push(HeapProfileRow::freeze(&p.heap_profiles, &strings));
     out.push(HeapAllocationRow::freeze(&p.heap_allocations, &strings));
     out.push(ProfilerSessionRow::freeze(&p.sessions, &strings));

@@ -7,9 +7,10 @@ pub use crate::tables::heap_graph::{
     HeapGraphReferenceRow,
 };
 pub use crate::tables::profiling::{
-    AsyncContextRow, CallsiteRow, CounterSetRow, ExecutionContextRow, FrameRow, HeapAllocationRow,
-    HeapGraphRow, HeapGraphThreadCallsiteRow, HeapProfileRow, MappingRow, OomeDetailsRow,
-    ProfilerSampleRow, ProfilerSessionRow, SmapsRow, SymbolRow, TaskContextRow,
+    AggregateProfileRow, AggregateSampleRow, AsyncContextRow, CallsiteRow, CounterSetRow,
+    ExecutionContextRow, FrameRow, HeapAllocationRow, HeapGraphRow, HeapGraphThreadCallsiteRow,
+    HeapProfileRow, MappingRow, OomeDetailsRow, ProfilerSampleRow, ProfilerSessionRow, SmapsRow,
+    SymbolRow, TaskContextRow,
 };
 
 /// Every profiling table of one trace.
@@ -23,6 +24,10 @@ pub struct ProfilingRows {
     pub callsites: Vec<CallsiteRow>,
     /// `stack_profile_symbol`.
     pub symbols: Vec<SymbolRow>,
+    /// `__intrinsic_aggregate_profile`.
+    pub aggregate_profiles: Vec<AggregateProfileRow>,
+    /// `__intrinsic_aggregate_sample`.
+    pub aggregate_samples: Vec<AggregateSampleRow>,
     /// `heap_profile`.
     pub heap_profiles: Vec<HeapProfileRow>,
     /// `heap_profile_allocation`.

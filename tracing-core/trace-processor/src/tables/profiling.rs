@@ -80,6 +80,34 @@ table! {
 }
 
 table! {
+    /// A row of `__intrinsic_aggregate_profile`: one sample type (metric)
+    /// of an aggregated profile such as a pprof file.
+    pub struct AggregateProfileRow in "__intrinsic_aggregate_profile" {
+        /// Where the profile came from (`pprof_file` for a pprof input).
+        scope: StrId,
+        /// A readable name (`pprof cpu`).
+        name: StrId,
+        /// The sample type's `type` (`cpu`, `alloc_space`).
+        sample_type_type: StrId,
+        /// The sample type's `unit` (`nanoseconds`, `bytes`, `count`).
+        sample_type_unit: StrId,
+    }
+}
+
+table! {
+    /// A row of `__intrinsic_aggregate_sample`: one callsite's value of
+    /// one aggregated profile's sample type.
+    pub struct AggregateSampleRow in "__intrinsic_aggregate_sample" {
+        /// The sample type (`__intrinsic_aggregate_profile.id`).
+        aggregate_profile_id: u32,
+        /// The callstack's leaf (`stack_profile_callsite.id`).
+        callsite_id: u32,
+        /// The value.
+        value: f64,
+    }
+}
+
+table! {
     /// A row of `heap_profile`.
     pub struct HeapProfileRow in "__intrinsic_heap_profile", views ["heap_profile"] {
         /// Window start.
@@ -316,6 +344,8 @@ pub const TABLES: &[super::TableDecl] = &[
     FrameRow::TABLE,
     CallsiteRow::TABLE,
     SymbolRow::TABLE,
+    AggregateProfileRow::TABLE,
+    AggregateSampleRow::TABLE,
     HeapProfileRow::TABLE,
     HeapAllocationRow::TABLE,
     ProfilerSessionRow::TABLE,

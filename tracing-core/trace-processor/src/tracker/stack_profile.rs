@@ -161,6 +161,13 @@ impl StackProfileTracker {
         id
     }
 
+    /// A new mapping with these params, never shared with another
+    /// (upstream's dummy mappings: a pprof location without a mapping
+    /// gets one of its own).
+    pub fn create_mapping(&mut self, storage: &mut Storage, params: &MappingParams) -> u32 {
+        self.add_mapping(storage, params)
+    }
+
     /// Mappings of a path and build id (for symbols).
     pub fn find_mappings(&self, name: &str, build_id: Option<&[u8]>) -> Vec<u32> {
         self.by_name_and_build_id
