@@ -59,8 +59,17 @@ impl Loader {
                 res
             }
             Content::Sniffing(head) => {
+                let waited = head.len() >= format::TAR_LOOKAHEAD;
                 head.extend_from_slice(data);
                 if head.len() < format::TAR_LOOKAHEAD {
+                    return Ok(());
+                }
+                // Text that no format fits yet waits for its first line
+                // break; only a push bringing one (or the limit) is looked
+                // at again, so that waiting costs no scan per push.
+                let still_waiting =
+                    waited && head.len() < format::TEXT_LOOKAHEAD && !data.contains(&b'\n');
+                if still_waiting || format::wants_a_line(head) {
                     return Ok(());
                 }
                 self.told()
@@ -123,6 +132,15 @@ impl Loader {
             }
             Ok(format::Format::Pprof) => {
                 self.content = Content::Other(Box::<pprof::PprofLoad>::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::PerfText) => {
+                self.content = Content::Other(Box::<super::perf_text::PerfTextLoad>::default());
+                self.push_text(&head)
+            }
+            Ok(format::Format::CollapsedStack) => {
+                self.content =
+                    Content::Other(Box::<super::collapsed_stack::CollapsedStackLoad>::default());
                 self.push_text(&head)
             }
             Ok(format::Format::Dumpstate) => {

@@ -9,8 +9,12 @@
 //! `Profile` (its top-level fields all `Profile`'s, with their wire types,
 //! told before the protobuf trace, whose first tag it may share), the protobuf
 //! `Trace` (the tag of `Trace.packet`), Android dumpstate and battery
-//! stats checkin text (last, as upstream tells them last). Anything else
-//! gets an error that says what the bytes looked like. Fuchsia's trace
+//! stats checkin text (last, as upstream tells them last). Collapsed
+//! stacks (every line up to three that is no comment reads `a;b;c 42`)
+//! and `perf script` text (a first line that reads as a sample line) are
+//! told after JSON and before strace, in upstream's order, from every
+//! byte read so far (the loader waits for a first line, `TEXT_LOOKAHEAD`).
+//! Anything else gets an error that says what the bytes looked like. Fuchsia's trace
 //! format (its magic number record) and ART method traces (a `*version`
 //! line, or the `SLOW` magic) are told early by their magic, as upstream's
 //! detection priorities have them.
@@ -39,6 +43,10 @@ pub enum Format {
     Dumpstate,
     /// A Firefox profiler (Gecko) JSON profile.
     Gecko,
+    /// `perf script` text (or simpleperf's text output).
+    PerfText,
+    /// Collapsed (folded) stacks: `frame;frame;frame count` lines.
+    CollapsedStack,
     /// A pprof `Profile` (`profile.proto`; gzip is inflated before).
     Pprof,
     /// A zip archive of traces (`load/archive/`).
@@ -51,6 +59,18 @@ pub enum Format {
 
 /// Bytes needed to tell a tar archive (its `ustar` magic is at 257).
 pub const TAR_LOOKAHEAD: usize = 512;
+
+/// Bytes the loader holds at most, waiting for the first line break of a
+/// text trace that cannot be told yet (a `perf script` sample line or a
+/// collapsed stack longer than [`TAR_LOOKAHEAD`]).
+pub const TEXT_LOOKAHEAD: usize = 64 * 1024;
+
+/// Whether the loader should wait for more bytes before telling `head`'s
+/// format: no format fits yet, the bytes hold no line break, and fewer
+/// than [`TEXT_LOOKAHEAD`] are held.
+pub fn wants_a_line(head: &[u8]) -> bool {
+    head.len() < TEXT_LOOKAHEAD && !head.contains(&b'\n') && sniff(head).is_err()
+}
 
 /// Whether `head` opens a tar archive (POSIX or GNU `ustar` magic).
 fn is_tar(head: &[u8]) -> bool {
@@ -67,8 +87,8 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
     if is_tar(head) {
         return Ok(Format::Tar);
     }
-    // pprof is told from every byte read so far, as upstream tells it
-    // from the first chunk.
+    // Some formats are told from every byte read so far, as upstream
+    // tells them from the first chunk (pprof, the text profiles).
     let whole = head;
     let head = head.get(..LOOKAHEAD).unwrap_or(head);
     if head.starts_with(b"PK\x03\x04") {
@@ -100,6 +120,12 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
         .collect();
     if compact.starts_with(b"{\"") || compact.starts_with(b"[{\"") {
         return Ok(Format::Json);
+    }
+    if super::collapsed_stack::sniff(whole) {
+        return Ok(Format::CollapsedStack);
+    }
+    if super::perf_text::sniff(whole) {
+        return Ok(Format::PerfText);
     }
     if super::strace::sniff(head) {
         return Ok(Format::Strace);
@@ -197,6 +223,14 @@ mod tests {
         assert_eq!(
             sniff(b"\x0a\x04\x08\x01\x10\x02\x0a\x04\x08\x01\x10\x02"),
             Ok(Format::Proto)
+        );
+        assert_eq!(
+            sniff(b"  perf 12/13 [001] 7.000001: 1 cycles:\n\t1 main (/bin/x)\n"),
+            Ok(Format::PerfText)
+        );
+        assert_eq!(
+            sniff(b"# folded\nmain;work 3\nmain;a 1\nmain;a;b 7\n"),
+            Ok(Format::CollapsedStack)
         );
         assert_eq!(sniff(b"PK\x03\x04\x14\x00"), Ok(Format::Zip));
         assert_eq!(

@@ -58,7 +58,7 @@ impl Source {
 /// One stat's definition: name, whether indexed, severity, source.
 pub type StatDef = (&'static str, bool, Severity, Source);
 
-/// Every stat upstream defines, in upstream's order.
+/// Every stat upstream defines, in upstream's order, then the few of our own.
 /// (One line per stat: `rustfmt` would give each five.)
 #[rustfmt::skip]
 pub const STATS: &[StatDef] = &[
@@ -420,4 +420,9 @@ pub const STATS: &[StatDef] = &[
     ("protovm_abort", false, Severity::Error, Source::Analysis),
     ("protovm_registration_error", false, Severity::Error, Source::Analysis),
     ("extra_parsing_descriptors_error", false, Severity::Error, Source::Analysis),
+    // zerotrace's own: lines of a text profile that read as nothing, skipped
+    // (upstream stops reading `perf script` text there and skips collapsed
+    // stack lines without a count).
+    ("perf_text_malformed_line", false, Severity::Error, Source::Analysis),
+    ("collapsed_stack_malformed_line", false, Severity::Error, Source::Analysis),
 ];

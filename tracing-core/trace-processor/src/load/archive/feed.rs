@@ -65,6 +65,8 @@ impl MemberType {
 pub(crate) fn format_name(f: format::Format) -> String {
     match f {
         format::Format::Manifest => "perfetto_manifest".to_string(),
+        format::Format::PerfText => "perf_text".to_string(),
+        format::Format::CollapsedStack => "collapsed_stack".to_string(),
         other => format!("{other:?}").to_ascii_lowercase(),
     }
 }
