@@ -9,14 +9,18 @@
 //! `trace_processor` target's invariants (no panic; the same tables or the
 //! same error whether pushed at once or in small chunks; every table
 //! answers) and `trace_processor_time`'s (work linear in the bytes).
+//! `perf script` text (a sample line) and collapsed stacks (three stack
+//! lines) have openings too.
 
 /// The openings, by the input's first byte modulo their number.
-const OPENINGS: [&[u8]; 5] = [
+const OPENINGS: [&[u8]; 7] = [
     b"1 1700000000.000000 read(3, \"x\", 1) = 1\n",
     b"9,0,i,vers,36,214,A,B\n",
     b"SIMPLEPERF\x01\x00",
     b"{\"meta\": {},",
     b"\x32\x00",
+    b"perf 1/1 [0] 1.000000: 1 cycles:\n",
+    b"a;b 1\na;c 2\na;d 3\n",
 ];
 
 /// The `other_formats` target: the first byte picks the format, the rest
