@@ -99,13 +99,13 @@ mod tests {
                     Value::Int(1),
                     Value::Int(9),
                     Value::Text("vgic".to_owned()),
-                    Value::Null
+                    Value::Int(0)
                 ],
                 vec![
                     Value::Int(0),
                     Value::Int(11),
                     Value::Text("arch_timer".to_owned()),
-                    Value::Null
+                    Value::Int(0)
                 ],
             ]
         );
