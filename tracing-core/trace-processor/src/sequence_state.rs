@@ -21,12 +21,27 @@ pub struct Generation {
     pub thread: Option<(i64, i64)>,
     /// The `trusted_packet_sequence_id` of its sequence (0: none).
     pub sequence_id: u32,
+    /// Interned entries replaced by a later one with the same kind and
+    /// iid (what a parser kept from an entry is stale once this moves).
+    pub(crate) replacements: u32,
 }
 
 impl Generation {
     /// Interned bytes of a kind and iid.
     pub fn interned(&self, field: u32, iid: u64) -> Option<&[u8]> {
         self.interned.get(&(field, iid)).map(Vec::as_slice)
+    }
+
+    /// Adds (or replaces) the interned message of a (kind, iid).
+    pub fn intern(&mut self, key: (u32, u64), bytes: Vec<u8>) {
+        if self.interned.insert(key, bytes).is_some() {
+            self.replacements = self.replacements.wrapping_add(1);
+        }
+    }
+
+    /// How many interned entries were replaced so far.
+    pub fn replacements(&self) -> u32 {
+        self.replacements
     }
 }
 

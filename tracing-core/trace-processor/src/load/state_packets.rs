@@ -130,7 +130,7 @@ impl Loader {
                 self.parser.storage.profile_facts.losses.perf_malformed += 1;
             }
             let iid = iid.unwrap_or(0);
-            g.interned.insert((field.id, iid), msg.to_vec());
+            g.intern((field.id, iid), msg.to_vec());
         }
     }
 

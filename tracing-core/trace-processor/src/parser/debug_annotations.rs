@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use zerotrace_protos::protos::DebugAnnotationDecoder;
 use zerotrace_protos::protos::debug_annotation::NestedValueDecoder;
 
+use super::interned_strings::{Derived, InternedStrings};
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -35,14 +36,55 @@ pub fn interned_str(generation: &Generation, field: u32, iid: u64) -> Option<Cow
 /// no index).
 pub type ArrayIndexes = crate::hash::HashMap<String, usize>;
 
+/// Where an annotation's name is resolved: the event's sequence
+/// generation (and its index) and the ids of interned names kept across
+/// events.
+#[derive(Debug)]
+pub struct NameSource<'a> {
+    /// The generation the event was read in.
+    pub generation: &'a Generation,
+    /// Its index in the loader's list.
+    pub generation_idx: u32,
+    /// Interned names already resolved.
+    pub cache: &'a mut InternedStrings,
+}
+
 /// Adds one annotation under `debug.`; false when a name was missing.
 pub fn add(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
     arrays: &mut ArrayIndexes,
-    generation: &Generation,
+    names: &mut NameSource<'_>,
     a: &DebugAnnotationDecoder<'_>,
 ) -> bool {
+    let generation = names.generation;
+    let interned_name = if a.name().is_none() {
+        a.name_iid()
+    } else {
+        None
+    };
+    // The common case, an interned name with a plain value: the key's pool
+    // id, kept from an earlier event of the sequence, is used as it is (the
+    // strings are interned in the order the general path interns them).
+    if let Some(iid) = interned_name {
+        let kept = names.cache.get(
+            names.generation_idx,
+            generation,
+            Derived::DebugKey,
+            DEBUG_ANNOTATION_NAMES,
+            iid,
+        );
+        if let Some(key) = kept {
+            match scalar(storage, generation, a) {
+                Scalar::Value(v) => {
+                    args.add(key, key, v);
+                    return true;
+                }
+                Scalar::Missing => return false,
+                Scalar::Other => {}
+            }
+        }
+    }
     let name = match (a.name(), a.name_iid()) {
         (Some(n), _) => Cow::Borrowed(n),
         (None, Some(iid)) => match interned_str(generation, DEBUG_ANNOTATION_NAMES, iid) {
@@ -52,7 +94,58 @@ pub fn add(
         (None, None) => return false,
     };
     let key = format!("debug.{name}");
-    add_value(storage, args, arrays, generation, a, &key, &key, 0).0
+    let ok = add_value(storage, args, arrays, generation, a, &key, &key, 0).0;
+    if let Some(iid) = interned_name {
+        if let Some(id) = storage.strings.find(&key) {
+            names.cache.put(
+                names.generation_idx,
+                generation,
+                Derived::DebugKey,
+                DEBUG_ANNOTATION_NAMES,
+                iid,
+                id,
+            );
+        }
+    }
+    ok
+}
+
+/// An annotation's value when it is a plain one.
+enum Scalar {
+    /// A plain value.
+    Value(ArgValue),
+    /// An interned string value the sequence lacks.
+    Missing,
+    /// Not a plain value (JSON, nested, a dictionary, an array, none).
+    Other,
+}
+
+/// The annotation's plain value, in the order its oneof members are tried.
+fn scalar(
+    storage: &mut Storage,
+    generation: &Generation,
+    a: &DebugAnnotationDecoder<'_>,
+) -> Scalar {
+    if let Some(v) = a.bool_value() {
+        Scalar::Value(ArgValue::Bool(v))
+    } else if let Some(v) = a.uint_value() {
+        Scalar::Value(ArgValue::Uint(v))
+    } else if let Some(v) = a.int_value() {
+        Scalar::Value(ArgValue::Int(v))
+    } else if let Some(v) = a.double_value() {
+        Scalar::Value(ArgValue::Real(v))
+    } else if let Some(v) = a.string_value() {
+        Scalar::Value(ArgValue::String(storage.strings.intern(v)))
+    } else if let Some(iid) = a.string_value_iid() {
+        match interned_str(generation, DEBUG_ANNOTATION_STRING_VALUES, iid) {
+            Some(s) => Scalar::Value(ArgValue::String(storage.strings.intern(&s))),
+            None => Scalar::Missing,
+        }
+    } else if let Some(v) = a.pointer_value() {
+        Scalar::Value(ArgValue::Pointer(v))
+    } else {
+        Scalar::Other
+    }
 }
 
 /// Adds one value; (no name was missing, an arg was added).
@@ -70,41 +163,31 @@ fn add_value(
     if depth > MAX_DEPTH {
         return (false, false);
     }
-    let value = if let Some(v) = a.bool_value() {
-        Some(ArgValue::Bool(v))
-    } else if let Some(v) = a.uint_value() {
-        Some(ArgValue::Uint(v))
-    } else if let Some(v) = a.int_value() {
-        Some(ArgValue::Int(v))
-    } else if let Some(v) = a.double_value() {
-        Some(ArgValue::Real(v))
-    } else if let Some(v) = a.string_value() {
-        Some(ArgValue::String(storage.strings.intern(v)))
-    } else if let Some(iid) = a.string_value_iid() {
-        match interned_str(generation, DEBUG_ANNOTATION_STRING_VALUES, iid) {
-            Some(s) => Some(ArgValue::String(storage.strings.intern(&s))),
-            None => return (false, false),
-        }
-    } else if let Some(v) = a.pointer_value() {
-        Some(ArgValue::Pointer(v))
-    } else if let Some(v) = a.legacy_json_value() {
-        // JSON becomes args as upstream reads it: objects as dotted keys,
-        // arrays as `[i]`; what does not parse stays one JSON arg.
-        match serde_json::from_str::<serde_json::Value>(v) {
-            Ok(json) => {
-                return (
-                    add_json(storage, args, &json, flat_key, key, depth + 1),
-                    true,
-                );
-            }
-            Err(_) => Some(ArgValue::Json(storage.strings.intern(v))),
-        }
-    } else {
-        None
+    let value = match scalar(storage, generation, a) {
+        Scalar::Value(v) => Some(v),
+        Scalar::Missing => return (false, false),
+        Scalar::Other => match a.legacy_json_value() {
+            // JSON becomes args as upstream reads it: objects as dotted
+            // keys, arrays as `[i]`; what does not parse stays one JSON arg.
+            Some(v) => match serde_json::from_str::<serde_json::Value>(v) {
+                Ok(json) => {
+                    return (
+                        add_json(storage, args, &json, flat_key, key, depth + 1),
+                        true,
+                    );
+                }
+                Err(_) => Some(ArgValue::Json(storage.strings.intern(v))),
+            },
+            None => None,
+        },
     };
     if let Some(v) = value {
         let fk = storage.strings.intern(flat_key);
-        let k = storage.strings.intern(key);
+        let k = if key == flat_key {
+            fk
+        } else {
+            storage.strings.intern(key)
+        };
         args.add(fk, k, v);
         return (true, true);
     }
@@ -327,9 +410,15 @@ mod tests {
         let mut args = ArgSetBuilder::default();
         let mut arrays = ArrayIndexes::default();
         let generation = Generation::default();
+        let mut cache = InternedStrings::default();
+        let mut names = NameSource {
+            generation: &generation,
+            generation_idx: 0,
+            cache: &mut cache,
+        };
         for bytes in [&first, &second] {
             let a = DebugAnnotationDecoder::new(bytes);
-            assert!(add(&mut storage, &mut args, &mut arrays, &generation, &a));
+            assert!(add(&mut storage, &mut args, &mut arrays, &mut names, &a));
         }
         let got: Vec<(String, ArgValue)> = args
             .args()
@@ -343,6 +432,81 @@ mod tests {
                 ("debug.d[1]".to_owned(), ArgValue::Int(2)),
                 ("debug.d[2]".to_owned(), ArgValue::Int(3)),
             ]
+        );
+    }
+
+    /// An interned name's key is kept from one event to the next, for
+    /// plain values and for a dictionary under the same name alike, and
+    /// the args are those of the name resolved anew.
+    #[test]
+    fn an_interned_name_keeps_its_key_across_events() {
+        // DebugAnnotation: name_iid 1, int_value 4, dict_entries 11.
+        let plain = |v: i64| {
+            let mut w = protozero::HeapWriter::new();
+            {
+                let mut m = w.root();
+                m.append_uint64(1, 7);
+                m.append_int64(4, v);
+            }
+            w.finish().expect("writer")
+        };
+        let dict = {
+            let mut w = protozero::HeapWriter::new();
+            {
+                let mut m = w.root();
+                m.append_uint64(1, 7);
+                let mut e = m.begin_nested(11);
+                e.append_string(10, "x");
+                e.append_int64(4, 9);
+            }
+            w.finish().expect("writer")
+        };
+        // DebugAnnotationName: iid 1, name 2.
+        let mut name = protozero::HeapWriter::new();
+        {
+            let mut m = name.root();
+            m.append_uint64(1, 7);
+            m.append_string(2, "w");
+        }
+        let mut generation = Generation::default();
+        generation.intern((DEBUG_ANNOTATION_NAMES, 7), name.finish().expect("writer"));
+        let mut storage = Storage::default();
+        let mut cache = InternedStrings::default();
+        let mut keys = Vec::new();
+        for bytes in [plain(1), plain(2), dict.clone(), dict] {
+            let mut args = ArgSetBuilder::default();
+            let mut names = NameSource {
+                generation: &generation,
+                generation_idx: 3,
+                cache: &mut cache,
+            };
+            let a = DebugAnnotationDecoder::new(&bytes);
+            assert!(add(
+                &mut storage,
+                &mut args,
+                &mut ArrayIndexes::default(),
+                &mut names,
+                &a
+            ));
+            for arg in args.args() {
+                let key = storage.strings.get(arg.key).unwrap().to_owned();
+                assert_eq!(arg.key, arg.flat_key);
+                keys.push((key, arg.value));
+            }
+        }
+        assert_eq!(
+            keys,
+            vec![
+                ("debug.w".to_owned(), ArgValue::Int(1)),
+                ("debug.w".to_owned(), ArgValue::Int(2)),
+                ("debug.w.x".to_owned(), ArgValue::Int(9)),
+                ("debug.w.x".to_owned(), ArgValue::Int(9)),
+            ]
+        );
+        assert!(
+            cache
+                .get(3, &generation, Derived::DebugKey, DEBUG_ANNOTATION_NAMES, 7)
+                .is_some()
         );
     }
 

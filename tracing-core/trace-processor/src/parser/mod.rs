@@ -47,6 +47,7 @@ mod graphics_frame_event;
 mod heap_dump_facts;
 mod heap_graph;
 mod importer;
+mod interned_strings;
 mod interrupt_info;
 mod irq;
 mod kprobe;

@@ -33,6 +33,8 @@ pub struct TrackEventState {
     flows: FlowTracker,
     /// Open state per state track: (state row).
     open_states: HashMap<u32, usize>,
+    /// Interned names and categories already resolved to pool ids.
+    names: super::interned_strings::InternedStrings,
 }
 
 /// The payload this module imports.
@@ -75,29 +77,59 @@ fn parse(
         .and_then(|d| d.track_uuid());
     let legacy = ev.legacy_event();
 
-    // Name and category.
-    let name = match (
+    // Name and category (an interned one's pool id is kept per sequence
+    // generation: `interned_strings.rs`).
+    let name_id = match (
         ev.name(),
         ev.name_iid().or(legacy.as_ref().and_then(|l| l.name_iid())),
     ) {
-        (Some(n), _) => Some(std::borrow::Cow::Borrowed(n)),
-        (None, Some(iid)) => interned_str(generation, EVENT_NAMES, iid),
-        (None, None) => None,
+        (Some(n), _) => p.storage.strings.intern(n),
+        (None, Some(iid)) => p
+            .track_event
+            .names
+            .resolve(
+                &mut p.storage.strings,
+                generation_idx,
+                generation,
+                EVENT_NAMES,
+                iid,
+            )
+            .unwrap_or(StrId::NULL),
+        (None, None) => StrId::NULL,
     };
-    let mut cats: Vec<std::borrow::Cow<'_, str>> =
-        ev.categories().map(std::borrow::Cow::Borrowed).collect();
-    for iid in ev.category_iids() {
-        if let Some(c) = interned_str(generation, EVENT_CATEGORIES, iid) {
-            cats.push(c);
+    let mut iids = ev.category_iids();
+    let one_iid = match (ev.categories().next(), iids.next(), iids.next()) {
+        (None, Some(iid), None) => Some(iid),
+        _ => None,
+    };
+    let category_id = match one_iid {
+        Some(iid) => p
+            .track_event
+            .names
+            .resolve(
+                &mut p.storage.strings,
+                generation_idx,
+                generation,
+                EVENT_CATEGORIES,
+                iid,
+            )
+            .unwrap_or(StrId::NULL),
+        None => {
+            let mut cats: Vec<std::borrow::Cow<'_, str>> =
+                ev.categories().map(std::borrow::Cow::Borrowed).collect();
+            for iid in ev.category_iids() {
+                if let Some(c) = interned_str(generation, EVENT_CATEGORIES, iid) {
+                    cats.push(c);
+                }
+            }
+            let category = match cats.len() {
+                0 => None,
+                1 => cats.pop(),
+                _ => Some(std::borrow::Cow::Owned(cats.join(","))),
+            };
+            p.storage.strings.intern_opt(category.as_deref())
         }
-    }
-    let category = match cats.len() {
-        0 => None,
-        1 => cats.pop(),
-        _ => Some(std::borrow::Cow::Owned(cats.join(","))),
     };
-    let name_id = p.storage.strings.intern_opt(name.as_deref());
-    let category_id = p.storage.strings.intern_opt(category.as_deref());
 
     // The track.
     let (resolution, mut cx) = p.track_resolver();
@@ -172,10 +204,15 @@ fn parse(
 
     let mut args = ArgSetBuilder::default();
     // Typed fields first, then debug annotations, as upstream adds them.
-    super::track_event_args::add_typed(&mut p.storage, &mut args, generation, rest, ts, assoc.utid);
+    let mut names = debug_annotations::NameSource {
+        generation,
+        generation_idx,
+        cache: &mut p.track_event.names,
+    };
+    super::track_event_args::add_typed(&mut p.storage, &mut args, &mut names, rest, ts, assoc.utid);
     let mut arrays = debug_annotations::ArrayIndexes::default();
     for a in ev.debug_annotations() {
-        if !debug_annotations::add(&mut p.storage, &mut args, &mut arrays, generation, &a) {
+        if !debug_annotations::add(&mut p.storage, &mut args, &mut arrays, &mut names, &a) {
             p.storage.stats.incr("track_event_parser_errors");
         }
     }
@@ -186,7 +223,7 @@ fn parse(
             p.storage.stats.incr("track_event_parser_errors");
             return;
         }
-        if name.is_none() {
+        if name_id.is_null() {
             // A state event without a value ends the current state.
             if let Some(prev) = p.track_event.open_states.remove(&track.track_id) {
                 if let Some(s) = p.storage.states.get_mut(prev) {
@@ -196,8 +233,8 @@ fn parse(
             return;
         }
         let arg_set_id = p.storage.args.add_set(&args);
-        let value = p.storage.strings.intern_opt(name.as_deref());
-        let category = p.storage.strings.intern_opt(category.as_deref());
+        let value = name_id;
+        let category = category_id;
         if let Some(prev) = p.track_event.open_states.get(&track.track_id) {
             if let Some(s) = p.storage.states.get_mut(*prev) {
                 s.dur = ts.saturating_sub(s.ts);

@@ -12,7 +12,8 @@ use std::borrow::Cow;
 
 use protozero::{Decoder, FieldValue};
 
-use super::debug_annotations::interned_str;
+use super::debug_annotations::{NameSource, interned_str};
+use super::interned_strings::SourceLocationIds;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -68,11 +69,12 @@ fn source_location(generation: &Generation, iid: u64) -> Option<(String, String,
 pub fn add_typed(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
-    generation: &Generation,
+    names: &mut NameSource<'_>,
     rest: &[u8],
     ts: i64,
     utid: Option<u32>,
 ) {
+    let generation = names.generation;
     let mut errors = 0u64;
     let mut last: Vec<(u32, FieldValue<'_>)> = Vec::new();
     for f in Decoder::new(rest).map_while(Result::ok) {
@@ -92,13 +94,38 @@ pub fn add_typed(
     };
 
     if let Some(iid) = uint(field::SOURCE_LOCATION_IID) {
-        match source_location(generation, iid).filter(|_| iid != 0) {
-            Some((file, function, line)) => {
-                add_str(storage, args, "source.file_name", &file.replace('\\', "/"));
-                add_str(storage, args, "source.function_name", &function);
-                add(storage, args, "source.line_number", ArgValue::Uint(line));
+        // Kept from an earlier event of the sequence: the same args, and
+        // their strings already pooled.
+        let kept = names
+            .cache
+            .source_location(names.generation_idx, generation, iid)
+            .filter(|_| iid != 0);
+        match kept {
+            Some(ids) => {
+                args.add(ids.file.0, ids.file.0, ArgValue::String(ids.file.1));
+                args.add(
+                    ids.function.0,
+                    ids.function.0,
+                    ArgValue::String(ids.function.1),
+                );
+                args.add(ids.line.0, ids.line.0, ArgValue::Uint(ids.line.1));
             }
-            None => errors += 1,
+            None => match source_location(generation, iid).filter(|_| iid != 0) {
+                Some((file, function, line)) => {
+                    let file = file.replace('\\', "/");
+                    add_str(storage, args, "source.file_name", &file);
+                    add_str(storage, args, "source.function_name", &function);
+                    add(storage, args, "source.line_number", ArgValue::Uint(line));
+                    let id = |s: &str| storage.strings.find(s).unwrap_or(StrId::NULL);
+                    let ids = SourceLocationIds {
+                        file: (id("source.file_name"), id(&file)),
+                        function: (id("source.function_name"), id(&function)),
+                        line: (id("source.line_number"), line),
+                    };
+                    (names.cache).put_source_location(names.generation_idx, generation, iid, ids);
+                }
+                None => errors += 1,
+            },
         }
     }
     if let Some(task) = bytes(field::TASK_EXECUTION) {
