@@ -82,12 +82,20 @@ const PROFILE_FIELDS: [u32; 2] = [66, 37];
 /// the trace in `bytes`, read from the file `path` names: loaded by the
 /// trace processor (without SQL), the one reader of traces. A protobuf
 /// trace with neither is not loaded; a trace of another format (a Firefox
-/// profiler or simpleperf profile) is loaded, and the protobuf framing's
-/// error stands unless it holds samples.
+/// profiler, simpleperf or pprof profile, plain or gzip-compressed) is
+/// loaded, and the protobuf framing's error stands unless it holds
+/// samples.
 pub fn cpu_profile(path: &str, bytes: &[u8]) -> Result<Profile, CliError> {
     // A malformed trace is an error naming the offset, as for every command.
     let packets = match packets(path, bytes) {
-        Ok(p) => p,
+        Ok(p) if Profile::is_protobuf_trace(bytes) => p,
+        // Framed like a trace but of another format (a raw pprof profile).
+        Ok(_) => {
+            return Profile::from_trace(bytes).map_err(|e| CliError::BadTrace {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            });
+        }
         Err(e) => {
             return match Profile::from_trace(bytes) {
                 Ok(p) if !p.samples().is_empty() => Ok(p),

@@ -38,6 +38,7 @@ mod config_field_decisions;
 mod heap_reader;
 mod heap_views;
 mod perf_samples;
+mod pprof_input;
 mod profile_reader;
 mod relay;
 mod relay_netns;
