@@ -283,3 +283,63 @@ fn incomplete_traces_are_errors_and_mutations_never_panic() {
         let _ = l.push(&b).and_then(|()| l.finish().map(|_| ()));
     }
 }
+
+/// Upstream's diff-test query answers: method slices by duration on
+/// `thread_slice` with their thread names and pathnames, on
+/// `art_method_tracing` thread tracks.
+#[cfg(feature = "sql")]
+#[test]
+fn upstreams_queries_answer() {
+    use crate::{TraceProcessor, Value};
+    let mut b =
+        format!("*version\n3\nclock=dual\n*threads\n7\tmain\n8\tworker\n*methods\n{METHODS}*end\n")
+            .into_bytes();
+    b.extend(data_header(3, 1_000, 14));
+    for r in calls(true) {
+        b.extend(r);
+    }
+    let tp = TraceProcessor::from_bytes(&b).expect("load");
+    let rows = |sql: &str| tp.query(sql).expect(sql).rows;
+    let t = |v: &str| Value::Text(v.to_owned());
+    assert_eq!(
+        rows(
+            "INCLUDE PERFETTO MODULE slices.with_context; \
+             SELECT ts, dur, name, thread_name, extract_arg(arg_set_id, 'pathname') AS pathname \
+             FROM thread_slice ORDER BY dur DESC"
+        ),
+        [
+            vec![
+                Value::Int(1_010_000),
+                Value::Int(40_000),
+                t("com/example/Main.run: ()V"),
+                t("main"),
+                t("com/example/Main.java")
+            ],
+            vec![
+                Value::Int(1_020_000),
+                Value::Int(10_000),
+                t("java/lang/Object.<init>: ()V"),
+                t("main"),
+                t("Object.java")
+            ],
+            vec![
+                Value::Int(1_040_000),
+                Value::Int(-1),
+                t("com/example/Main.run: ()V"),
+                t("worker"),
+                t("com/example/Main.java")
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            "SELECT DISTINCT t.type, t.name, thread.name FROM track t \
+             JOIN slice s ON s.track_id = t.id JOIN thread_track tt ON tt.id = t.id \
+             JOIN thread USING (utid) ORDER BY thread.name"
+        ),
+        [
+            vec![t("art_method_tracing"), Value::Null, t("main")],
+            vec![t("art_method_tracing"), Value::Null, t("worker")],
+        ]
+    );
+}

@@ -229,7 +229,8 @@ impl EventImport {
             let mut spec =
                 TrackSpec::new(raw_name.as_deref(), ASYNC_CLASSIFICATION, EventType::Slice);
             spec.dimensions = vec![
-                ("scope", Stored::Null),
+                // Upstream's NULL string id: a string arg without a value.
+                ("scope", Stored::String(StrId::NULL)),
                 ("name", Stored::String(root)),
                 ("track_compressor_idx", Stored::Int(i64::from(idx))),
             ];
@@ -238,7 +239,7 @@ impl EventImport {
                 ("source", Stored::String(chrome)),
                 ("trace_id_is_process_scoped", Stored::Bool(false)),
                 ("upid", Stored::Uint(u64::from(upid))),
-                ("source_scope", Stored::Null),
+                ("source_scope", Stored::String(StrId::NULL)),
             ];
             p.tracks.create(&mut p.storage, &spec)
         };

@@ -713,3 +713,90 @@ fn a_gzipped_trace_loads() {
     let st = crate::driver::load_reader(&gz[..]).unwrap();
     assert_eq!(st.slices.len(), 9);
 }
+
+/// Upstream's diff-test queries answer over a loaded FXT trace: `sched`
+/// joined to `thread`, `counters` by track name, `flow`, the `args` of
+/// the slices and tracks.
+#[cfg(feature = "sql")]
+#[test]
+fn upstreams_queries_answer() {
+    use crate::{TraceProcessor, Value};
+    let mut f = Fxt::new();
+    f.kernel_object(2, 11, S::Inline("a"), &[A::Koid(S::Inline("process"), 10)]);
+    f.context_switch(
+        100,
+        3,
+        0,
+        99,
+        11,
+        &[
+            A::I32(S::Inline("incoming_weight"), 3122),
+            A::I32(S::Inline("outgoing_weight"), i32::MIN),
+        ],
+    );
+    f.context_switch(
+        200,
+        3,
+        3,
+        11,
+        99,
+        &[
+            A::I32(S::Inline("incoming_weight"), i32::MIN),
+            A::I32(S::Inline("outgoing_weight"), 3122),
+        ],
+    );
+    let mut bytes = f.bytes();
+    bytes.extend_from_slice(&every_event()[8..]);
+    let tp = TraceProcessor::from_bytes(&bytes).expect("load");
+    let rows = |sql: &str| tp.query(sql).expect(sql).rows;
+    let t = |v: &str| Value::Text(v.to_owned());
+    assert_eq!(
+        rows(
+            "SELECT ts, cpu, dur, end_state, priority, tid FROM sched JOIN thread USING(utid) ORDER BY ts"
+        ),
+        [vec![
+            Value::Int(100),
+            Value::Int(3),
+            Value::Int(100),
+            t("S"),
+            Value::Int(3122),
+            Value::Int(11)
+        ]]
+    );
+    assert_eq!(
+        rows("SELECT ts, value, name FROM counters ORDER BY ts, name"),
+        [
+            vec![
+                Value::Int(6_000),
+                Value::Real(30.5),
+                t("cpu_usage:average:3")
+            ],
+            vec![Value::Int(6_000), Value::Real(90.0), t("cpu_usage:max:3")],
+        ]
+    );
+    assert_eq!(
+        rows("SELECT slice_out, slice_in FROM flow ORDER BY id"),
+        [
+            vec![Value::Int(2), Value::Int(3)],
+            vec![Value::Int(3), Value::Int(4)]
+        ]
+    );
+    let keys = rows(
+        "SELECT key, value_type, display_value FROM args WHERE key GLOB 'Some*' OR key IN ('somepointer', 'somebool', 'scope', 'source') GROUP BY key ORDER BY key",
+    );
+    assert_eq!(
+        keys,
+        [
+            vec![t("SomeNullArg"), t("string"), t("null")],
+            vec![t("Somedouble"), t("real"), t("2.5")],
+            vec![t("Someint32"), t("int"), t("-7")],
+            vec![t("Someint64"), t("int"), t("-234516543631231")],
+            vec![t("Someuint32"), t("int"), t("2145")],
+            vec![t("Someuint64"), t("int"), t("423621626134123415")],
+            vec![t("scope"), t("string"), Value::Null],
+            vec![t("somebool"), t("bool"), t("true")],
+            vec![t("somepointer"), t("pointer"), t("0xabcd")],
+            vec![t("source"), t("string"), t("chrome")],
+        ]
+    );
+}
