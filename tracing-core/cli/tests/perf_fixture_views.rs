@@ -7,6 +7,10 @@
 //! shares. Root (perf events); without perf events, rustc or Go the test
 //! says so in one line, and fails under `ZEROTRACE_REQUIRE_PERF=1` /
 //! `ZEROTRACE_REQUIRE_GO=1` (CI).
+//! `perf script` text of the same program, recorded by `perf record -g`,
+//! is read as a trace too (told by its content): its samples must be those
+//! the text holds, counted here apart from the reader, at the shares
+//! `perf report` gives, and the viewers must draw and convert it.
 //! (Its own test binary, not a module of `all/`: its samplers must not
 //! share the CPUs with other tests' work.)
 
@@ -14,7 +18,8 @@
 mod perf_fixture;
 
 use std::collections::BTreeMap;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use perf_fixture::{Ours, Running, fixture, leaf_shares, perf_config, read_back, trace_file};
 use zerotrace_protos::protos::perf_event_config::UnwindMode;
@@ -293,4 +298,232 @@ fn symbolize_names_a_stripped_binary_from_its_debug_file() {
         .expect("zerotrace runs");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("no binary or debug file found"));
+}
+
+/// Each sample's leaf function in `perf script` text, read here apart from
+/// the trace processor: samples are blocks ended by an empty line, the
+/// first line the sample's, the next its frames leaf first
+/// (`address symbol+offset (mapping)`); a block without frames is none.
+fn leaves_of_perf_script(script: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for block in script.split("\n\n") {
+        let mut lines = block.lines().filter(|l| !l.trim().is_empty());
+        if lines.next().is_none() {
+            continue;
+        }
+        let Some(leaf) = lines.next() else { continue };
+        let rest = leaf.trim().split_once(' ').map_or("", |(_, r)| r);
+        let sym = rest.rfind(" (").map_or(rest, |i| &rest[..i]);
+        *out.entry(perf_fixture::normalize(sym.trim())).or_default() += 1;
+    }
+    out
+}
+
+/// The share of `perf script` text's samples with `function` anywhere in
+/// their stack (what a flame graph's boxes of it add up to).
+fn inclusive_share(script: &str, function: &str) -> f64 {
+    let (mut with, mut all) = (0u64, 0u64);
+    for block in script.split("\n\n") {
+        let mut lines = block.lines().filter(|l| !l.trim().is_empty());
+        if lines.next().is_none() {
+            continue;
+        }
+        let frames: Vec<String> = lines
+            .map(|l| {
+                let rest = l.trim().split_once(' ').map_or("", |(_, r)| r);
+                let sym = rest.rfind(" (").map_or(rest, |i| &rest[..i]);
+                perf_fixture::normalize(sym.trim())
+            })
+            .collect();
+        if frames.is_empty() {
+            continue;
+        }
+        all += 1;
+        if frames.iter().any(|f| f == function) {
+            with += 1;
+        }
+    }
+    100.0 * with as f64 / all.max(1) as f64
+}
+
+/// `perf report`'s share of each symbol (by period; the period is fixed).
+fn perf_report_shares(data: &std::path::Path) -> BTreeMap<String, f64> {
+    let o = Command::new("perf")
+        .args([
+            "report",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "sym",
+            "-g",
+            "none",
+        ])
+        .args(["--percent-limit", "0", "-i"])
+        .arg(data)
+        .stderr(Stdio::null())
+        .output()
+        .expect("perf report runs");
+    assert!(o.status.success(), "perf report: {}", o.status);
+    let mut out = BTreeMap::new();
+    for line in text(&o.stdout).lines() {
+        // `    60.12%  [.] fixture::leaf_a`
+        let line = line.trim();
+        let Some((pct, rest)) = line.split_once('%') else {
+            continue;
+        };
+        let (Ok(pct), Some(sym)) = (pct.parse::<f64>(), rest.trim().get(4..)) else {
+            continue;
+        };
+        *out.entry(perf_fixture::normalize(sym.trim())).or_default() += pct;
+    }
+    out
+}
+
+/// Each sample's leaf frame name as the trace processor read it.
+fn leaves_loaded(script: &[u8]) -> BTreeMap<String, u64> {
+    let mut l = zerotrace_trace_processor::Loader::new();
+    l.push(script).expect("the text loads");
+    let st = l.finish().expect("the text loads");
+    let p = &st.profiling;
+    let mut out = BTreeMap::new();
+    for s in &p.samples {
+        assert_eq!(st.strings.get(s.source), Some("perf_text"));
+        let cs = &p.callsites[s.callsite_id.expect("a callsite") as usize];
+        let name = st
+            .strings
+            .get(p.frames[cs.frame_id as usize].name)
+            .unwrap_or("");
+        *out.entry(perf_fixture::normalize(name)).or_default() += 1;
+    }
+    out
+}
+
+#[test]
+fn perf_script_text_of_the_fixture_loads_with_perfs_own_counts() {
+    let test = "perf_script_text_of_the_fixture_loads_with_perfs_own_counts";
+    if perf_fixture::unavailable(test).is_some() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("perf_script_text");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let bin = fixture(true);
+    let run = Running::start(&bin, "cpu");
+    let data = dir.join("perf.data");
+    // A fixed period (1 ms of CPU clock): perf report's shares by period
+    // are shares of samples.
+    let mut rec = Command::new("perf")
+        .args(["record", "-g", "-e", "cpu-clock", "-c", "1000000", "-p"])
+        .arg(run.pid().to_string())
+        .arg("-o")
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("perf record starts");
+    std::thread::sleep(Duration::from_millis(2000));
+    if let Ok(Some(status)) = rec.try_wait() {
+        assert!(
+            !perf_fixture::required(),
+            "ZEROTRACE_REQUIRE_PERF=1 but perf record ended: {status}"
+        );
+        println!("{test} did not run: perf record ended at once ({status}), perf events closed?");
+        return;
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &rec.id().to_string()])
+        .status();
+    let status = rec.wait().expect("perf record ends");
+    drop(run);
+    assert!(
+        status.success() || status.code() == Some(130) || status.code().is_none(),
+        "perf record: {status}"
+    );
+
+    // The default text, and with the pid (`pid/tid`) in each sample line.
+    for (name, extra) in [("perf.txt", None), ("perf_pid.txt", Some("+pid"))] {
+        let mut script = Command::new("perf");
+        script.args(["script", "--no-inline", "-i"]).arg(&data);
+        if let Some(fields) = extra {
+            script.args(["-F", fields]);
+        }
+        let o = script
+            .stderr(Stdio::null())
+            .output()
+            .expect("perf script runs");
+        assert!(o.status.success(), "perf script: {}", o.status);
+        let path = dir.join(name);
+        std::fs::write(&path, &o.stdout).expect("the text written");
+
+        let script_text = text(&o.stdout);
+        let theirs = leaves_of_perf_script(&script_text);
+        let ours = leaves_loaded(&o.stdout);
+        let n: u64 = ours.values().sum();
+        assert!(n >= 200, "{name}: {n} samples");
+        assert_eq!(
+            ours, theirs,
+            "{name}: each leaf as often as the text has it"
+        );
+
+        let report = perf_report_shares(&data);
+        for (leaf, _) in LEAVES {
+            let share = 100.0 * ours.get(leaf).copied().unwrap_or(0) as f64 / n as f64;
+            let perf = report.get(leaf).copied().unwrap_or(0.0);
+            println!("{name}: {leaf}: {share:.2}% of {n} samples, perf report {perf:.2}%");
+            assert!(
+                (share - perf).abs() < 0.5,
+                "{name}: {leaf} {share:.2}%, perf report {perf:.2}%\n{report:?}"
+            );
+        }
+
+        // The viewers read the text as they read a trace.
+        let svg = dir.join(format!("{name}.svg"));
+        let o = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+            .arg("flamegraph")
+            .arg(&path)
+            .arg("-o")
+            .arg(&svg)
+            .output()
+            .expect("zerotrace runs");
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let drawn = std::fs::read_to_string(&svg).expect("an SVG");
+        // A leaf drawn under several callers: its boxes' shares add up (to
+        // the samples with it in their stack: kernel frames may sit on it).
+        let drawn_share = |leaf: &str| -> f64 {
+            drawn
+                .split("<title>")
+                .skip(1)
+                .filter_map(|t| {
+                    let (function, rest) = t.split_once(" (")?;
+                    (perf_fixture::normalize(function) == leaf).then_some(rest)
+                })
+                .filter_map(|rest| {
+                    rest.split(", ")
+                        .nth(1)?
+                        .split('%')
+                        .next()?
+                        .parse::<f64>()
+                        .ok()
+                })
+                .sum()
+        };
+        for (leaf, _) in LEAVES {
+            let share = inclusive_share(&script_text, leaf);
+            let pct = drawn_share(leaf);
+            assert!(
+                (pct - share).abs() < 0.5,
+                "{name}: {leaf} {pct}% in the SVG, {share:.2}% of the samples"
+            );
+        }
+        let pb = dir.join(format!("{name}.pb.gz"));
+        let o = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+            .args(["convert", "--format", "pprof"])
+            .arg(&path)
+            .arg("-o")
+            .arg(&pb)
+            .output()
+            .expect("zerotrace runs");
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(std::fs::metadata(&pb).map(|m| m.len()).unwrap_or(0) > 0);
+    }
 }
