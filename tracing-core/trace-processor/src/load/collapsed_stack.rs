@@ -272,6 +272,17 @@ mod tests {
     }
 
     #[test]
+    fn the_profile_views_weigh_each_stack_by_its_count() {
+        use crate::profile_view::{Filter, Profile, folded};
+        let profile = Profile::from_trace(TEXT.as_bytes()).expect("loads");
+        let lines = folded(&profile, &Filter::default()).lines();
+        assert_eq!(
+            lines,
+            vec!["main;foo;bar 100", "main;foo;baz 50", "main;qux 75"]
+        );
+    }
+
+    #[test]
     fn malformed_lines_are_counted_and_skipped() {
         // Three good lines first: the format is told by them.
         let text = "a;b 1\na;c 2\na;d 3\nno_count\na;b 0\na;b -3\na;b x\n;; 4\n 5\na;c 2\n";
