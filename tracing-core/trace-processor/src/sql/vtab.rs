@@ -238,6 +238,13 @@ unsafe impl<'vtab> VTab<'vtab> for ColumnarTab {
     }
 }
 
+// A PERFETTO TABLE stored as columns (`perfetto_sql/columnar.rs`) is made
+// by `CREATE VIRTUAL TABLE`, so that it is in the schema as a table (it is
+// dropped, listed and replaced as one); creating it only connects.
+impl rusqlite::vtab::CreateVTab<'_> for ColumnarTab {
+    const KIND: rusqlite::vtab::VTabKind = rusqlite::vtab::VTabKind::Default;
+}
+
 /// A scan over a row range, directly or through a column's value order.
 #[repr(C)]
 pub struct ColumnarCursor {
@@ -255,8 +262,19 @@ pub struct ColumnarCursor {
 struct Through {
     /// The rows, in the order to visit them.
     rows: Arc<[u32]>,
-    /// Backwards (`ORDER BY ... DESC`): `row` counts from the end.
-    desc: bool,
+    /// Backwards (`ORDER BY ... DESC`): the runs of equal values from the
+    /// last to the first, each in row order, as a stable sort gives them
+    /// (SQLite's sort of a stored table keeps equal rows in their order).
+    desc: Option<Backwards>,
+}
+
+/// Where a backwards visit of column `col`'s value order is: the run of
+/// equal values `lo..hi` of the order, and the position in it.
+struct Backwards {
+    col: usize,
+    lo: usize,
+    hi: usize,
+    at: usize,
 }
 
 impl ColumnarCursor {
@@ -265,21 +283,45 @@ impl ColumnarCursor {
         match &self.through {
             None => self.row,
             Some(t) => {
-                let pos = if t.desc {
-                    t.rows.len().saturating_sub(self.row + 1)
-                } else {
-                    self.row
-                };
+                let pos = t.desc.as_ref().map_or(self.row, |b| b.at);
                 t.rows.get(pos).map_or(usize::MAX, |r| *r as usize)
             }
         }
     }
 
-    /// Starts a visit of `rows` in their order (or backwards).
-    fn begin_through(&mut self, rows: Arc<[u32]>, desc: bool) {
+    /// The first position of the run of equal values in column `col`
+    /// that ends at position `hi` of `rows` (a value order).
+    fn run_start(&self, rows: &[u32], col: usize, hi: usize) -> usize {
+        let cell = |pos: usize| {
+            rows.get(pos)
+                .map_or(Cell::Null, |r| self.table.cell(*r as usize, col))
+        };
+        let Some(mut lo) = hi.checked_sub(1) else {
+            return 0;
+        };
+        let last = cell(lo);
+        while lo > 0 && cell(lo - 1) == last {
+            lo -= 1;
+        }
+        lo
+    }
+
+    /// Starts a visit of `rows` in their order, or of `col`'s value order
+    /// `rows` backwards (`desc`).
+    fn begin_through(&mut self, rows: Arc<[u32]>, desc: Option<usize>) {
         self.end = rows.len();
         self.row = 0;
-        self.through = Some(Through { rows, desc });
+        let back = desc.map(|col| {
+            let hi = rows.len();
+            let lo = self.run_start(&rows, col, hi);
+            Backwards {
+                col,
+                lo,
+                hi,
+                at: lo,
+            }
+        });
+        self.through = Some(Through { rows, desc: back });
     }
 
     /// The rows in `lo..hi` whose string in `col` matches, in the column's
@@ -471,15 +513,15 @@ unsafe impl VTabCursor for ColumnarCursor {
         match (column, text, desc) {
             (Some(c), None, _) if int_eq.is_some() => {
                 let rows = self.equal_rows(c, int_eq.flatten(), (lo, hi), by_row);
-                self.begin_through(rows.into(), false);
+                self.begin_through(rows.into(), None);
             }
             (Some(c), Some((op, pattern)), _) => {
                 let rows = self.matching_rows(c, op, &pattern, (lo, hi), by_row);
-                self.begin_through(rows.into(), false);
+                self.begin_through(rows.into(), None);
             }
             (Some(c), None, Some(desc)) => {
                 let order = self.table.order(c);
-                self.begin_through(order, desc);
+                self.begin_through(order, desc.then_some(c));
             }
             _ => {
                 self.row = lo;
@@ -491,6 +533,31 @@ unsafe impl VTabCursor for ColumnarCursor {
 
     fn next(&mut self) -> rusqlite::Result<()> {
         self.row += 1;
+        // Backwards: the next position of the run, else the run before it.
+        let step = match &self.through {
+            Some(Through {
+                rows,
+                desc: Some(b),
+            }) if b.at + 1 >= b.hi && b.lo > 0 => {
+                let lo = self.run_start(rows, b.col, b.lo);
+                Some(Backwards {
+                    col: b.col,
+                    lo,
+                    hi: b.lo,
+                    at: lo,
+                })
+            }
+            Some(Through { desc: Some(b), .. }) => Some(Backwards {
+                col: b.col,
+                lo: b.lo,
+                hi: b.hi,
+                at: b.at + 1,
+            }),
+            _ => None,
+        };
+        if let (Some(step), Some(t)) = (step, self.through.as_mut()) {
+            t.desc = Some(step);
+        }
         Ok(())
     }
 

@@ -21,10 +21,12 @@
 //! `functions.rs` (scalar),
 //! `table_functions.rs`, `nested.rs` (bodies run inside a call),
 //! `legacy.rs` (`CREATE_FUNCTION`, `EXPERIMENTAL_MEMOIZE`),
-//! `tables.rs` (tables, views, indexes), `modules.rs` (the module registry,
+//! `tables.rs` (tables, views, indexes; `columnar.rs` stores a table as
+//! columns), `modules.rs` (the module registry,
 //! with `modules/*.sql`), `packages.rs` (users' packages beside it),
 //! `module_index.rs` (the `__intrinsic_stdlib_objects` table), `error.rs`.
 
+mod columnar;
 mod error;
 mod functions;
 mod intrinsic_macros;
@@ -79,6 +81,8 @@ pub(crate) struct PerfettoSql {
     scalars: RefCell<Vec<(String, i32)>>,
     /// Modules included (run to their end).
     included: RefCell<HashSet<String>>,
+    /// The indexes made on tables stored as columns (`columnar.rs`).
+    indexes: columnar::Indexes,
     /// Modules being included, outermost first.
     including: RefCell<Vec<String>>,
     /// Created functions' calls in progress.
@@ -136,6 +140,7 @@ impl PerfettoSql {
             functions: RefCell::default(),
             scalars: RefCell::default(),
             included: RefCell::default(),
+            indexes: columnar::Indexes::default(),
             including: RefCell::default(),
             depth: Arc::default(),
             legacy: legacy::Legacy::default(),
@@ -256,7 +261,7 @@ impl PerfettoSql {
                 let (select, exact) = self.expand_body(sql, body)?;
                 let names = tables::columns(conn, statement, &select, true, schema.as_deref())
                     .map_err(|e| create_error(e, body.0, exact, statement))?;
-                tables::create(conn, table, replace, &name, &select, &names)
+                tables::create(conn, &self.indexes, table, replace, &name, &select, &names)
                     .map_err(|e| e.at(Some(start)))
             }
             Parsed::CreateIndex {
@@ -264,10 +269,10 @@ impl PerfettoSql {
                 name,
                 table,
                 columns,
-            } => tables::create_index(conn, replace, &name, &table, &columns)
+            } => tables::create_index(conn, &self.indexes, replace, &name, &table, &columns)
                 .map_err(|e| e.at(Some(start))),
             Parsed::DropIndex { name } => {
-                tables::drop_index(conn, &name).map_err(|e| e.at(Some(start)))
+                tables::drop_index(conn, &self.indexes, &name).map_err(|e| e.at(Some(start)))
             }
             Parsed::CreateFunction {
                 replace,
@@ -384,6 +389,7 @@ impl PerfettoSql {
     pub(crate) fn reset(&self, conn: &Connection) {
         *self.macros.borrow_mut() = macros::Macros::default();
         self.included.borrow_mut().clear();
+        self.indexes.clear();
         self.functions.borrow_mut().clear();
         for (name, n_arg) in self.scalars.borrow_mut().drain(..) {
             let _ = conn.remove_function(name.as_str(), n_arg);
@@ -485,6 +491,13 @@ impl PerfettoSql {
                 return Err(err.at(Some(start)));
             }
             self.included.borrow_mut().insert(m.key);
+        }
+        // An include frees much of what it used (the selects' sorts and
+        // intermediate rows, the builders of its tables), which glibc's
+        // allocator would keep resident: given back once the outermost
+        // include is done, as a load's is.
+        if self.including.borrow().is_empty() {
+            crate::free_memory::release();
         }
         Ok(())
     }

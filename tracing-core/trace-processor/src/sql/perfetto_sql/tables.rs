@@ -2,12 +2,15 @@
 //! and `CREATE|DROP PERFETTO INDEX`. The select's columns are checked as
 //! upstream checks them: each named like a column, no two alike, and, when
 //! a schema is declared, exactly the declared ones (any order). A table is
-//! materialised once (a real SQLite table of untyped columns, so each
-//! value keeps the type the select gave it); a view is SQLite's view; an
-//! index is SQLite's index on the table.
+//! materialised once, as columns (`columnar.rs`) or, when a column mixes
+//! kinds of values, as a real SQLite table of untyped columns, so each
+//! value keeps the type the select gave it either way; a view is SQLite's
+//! view; an index is SQLite's index on a row-store table, and only a name
+//! on a table stored as columns.
 
 use rusqlite::Connection;
 
+use super::columnar::{self, Indexes};
 use super::error::PerfettoSqlError;
 use super::statement::Param;
 
@@ -138,9 +141,11 @@ fn id_typed(name: &str) -> String {
     }
 }
 
-/// Creates table (or view) `name` from `select`, whose columns are `names`.
+/// Creates table (or view) `name` from `select`, whose columns are `names`
+/// (a table made again loses the indexes noted in `indexes`).
 pub(crate) fn create(
     conn: &Connection,
+    indexes: &Indexes,
     table: bool,
     replace: bool,
     name: &str,
@@ -176,6 +181,17 @@ pub(crate) fn create(
     let cols: Vec<String> = names.iter().map(|n| id_typed(n)).collect();
     conn.execute_batch(&format!("CREATE TABLE {q}({})", cols.join(", ")))
         .map_err(sqlite)?;
+    // Stored as columns when every column's values are of one kind
+    // (`columnar.rs`); the row store above only said whether the name is
+    // free, as it did before.
+    conn.execute_batch(&format!("DROP TABLE {q}"))
+        .map_err(sqlite)?;
+    indexes.forget_table(name);
+    if let Some(t) = columnar::collect(conn, name, select, names).map_err(sqlite)? {
+        return columnar::register(conn, name, t).map_err(sqlite);
+    }
+    conn.execute_batch(&format!("CREATE TABLE {q}({})", cols.join(", ")))
+        .map_err(sqlite)?;
     if let Err(e) = conn.execute_batch(&format!("INSERT INTO {q} {select}")) {
         // Nothing half made stays.
         let _ = conn.execute_batch(&format!("DROP TABLE IF EXISTS {q}"));
@@ -196,9 +212,12 @@ pub(crate) fn create(
     Ok(())
 }
 
-/// `CREATE [OR REPLACE] PERFETTO INDEX name ON table(columns)`.
+/// `CREATE [OR REPLACE] PERFETTO INDEX name ON table(columns)`: SQLite's
+/// index on a row-store table; on a table stored as columns, its name in
+/// `indexes` once its columns are checked.
 pub(crate) fn create_index(
     conn: &Connection,
+    indexes: &Indexes,
     replace: bool,
     name: &str,
     table: &str,
@@ -208,11 +227,49 @@ pub(crate) fn create_index(
         statement: "CREATE PERFETTO INDEX",
         message: e.to_string(),
     };
+    let cols: Vec<String> = columns.iter().map(|c| quote(c)).collect();
+    if columnar::is_columnar(conn, table) {
+        if replace {
+            indexes.remove(name);
+        }
+        let taken: bool = conn
+            .query_row(
+                "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'index' AND name = ?1 \
+                 COLLATE NOCASE",
+                [name],
+                |r| r.get(0),
+            )
+            .map_err(sqlite)?;
+        // Its columns must exist, as SQLite's index checks.
+        for c in columns {
+            let known: bool = conn
+                .query_row(
+                    "SELECT count(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2 \
+                     COLLATE NOCASE",
+                    [table, c.as_str()],
+                    |r| r.get(0),
+                )
+                .map_err(sqlite)?;
+            if !known {
+                return Err(PerfettoSqlError::Sqlite {
+                    statement: "CREATE PERFETTO INDEX",
+                    message: format!("table {table} has no column named {c}"),
+                });
+            }
+        }
+        if taken || !indexes.add(name, table) {
+            return Err(PerfettoSqlError::Sqlite {
+                statement: "CREATE PERFETTO INDEX",
+                message: format!("index {name} already exists"),
+            });
+        }
+        return Ok(());
+    }
     if replace {
+        indexes.remove(name);
         conn.execute_batch(&format!("DROP INDEX IF EXISTS {}", quote(name)))
             .map_err(sqlite)?;
     }
-    let cols: Vec<String> = columns.iter().map(|c| quote(c)).collect();
     conn.execute_batch(&format!(
         "CREATE INDEX {} ON {}({})",
         quote(name),
@@ -223,7 +280,14 @@ pub(crate) fn create_index(
 }
 
 /// `DROP PERFETTO INDEX name ON table`.
-pub(crate) fn drop_index(conn: &Connection, name: &str) -> Result<(), PerfettoSqlError> {
+pub(crate) fn drop_index(
+    conn: &Connection,
+    indexes: &Indexes,
+    name: &str,
+) -> Result<(), PerfettoSqlError> {
+    if indexes.remove(name) {
+        return Ok(());
+    }
     conn.execute_batch(&format!("DROP INDEX {}", quote(name)))
         .map_err(|e| PerfettoSqlError::Sqlite {
             statement: "DROP PERFETTO INDEX",
@@ -257,12 +321,27 @@ mod tests {
         )
         .expect("tables");
         // The slice table first, then `t` by the slice's typed id: a
-        // search of t's index per slice, never a scan of t per slice.
+        // search of t (stored as columns: the id handed to its virtual
+        // table, `e` or `i`) per slice, never a scan of t per slice.
         let steps = plan(&tp, "SELECT * FROM slice AS s CROSS JOIN t ON t.id = s.id");
         assert!(
             steps
                 .iter()
-                .any(|s| s.starts_with("SEARCH t USING") && s.contains("t__zt_id")),
+                .any(|s| s.starts_with("SCAN t VIRTUAL TABLE INDEX")
+                    && (s.ends_with(":e") || s.ends_with(":i") || s.ends_with(":="))),
+            "{steps:?}"
+        );
+        // The row store (a column of mixed kinds) searches its id index.
+        tp.query(
+            "CREATE PERFETTO TABLE w AS SELECT id, 'a' AS x FROM slice \
+             UNION ALL SELECT 0, 1 UNION ALL SELECT 1, 'b'",
+        )
+        .expect("w");
+        let steps = plan(&tp, "SELECT * FROM slice AS s CROSS JOIN w ON w.id = s.id");
+        assert!(
+            steps
+                .iter()
+                .any(|s| s.starts_with("SEARCH w USING") && s.contains("w__zt_id")),
             "{steps:?}"
         );
         // An id keeps its value; an integral real becomes the integer.

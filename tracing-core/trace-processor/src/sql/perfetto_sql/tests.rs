@@ -160,11 +160,19 @@ fn perfetto_views_and_indexes() {
         "CREATE PERFETTO VIEW: the following columns are declared in the schema, but do not \
          exist: z; and the following columns exist, but are not declared: a"
     );
-    run(&p, &c, "CREATE PERFETTO INDEX ti ON t(a, b)").unwrap();
-    run(&p, &c, "CREATE OR REPLACE PERFETTO INDEX ti ON t(b)").unwrap();
+    // A table stored as SQLite's rows (a column of integers and doubles:
+    // `columnar.rs`) takes SQLite's index.
+    run(
+        &p,
+        &c,
+        "CREATE PERFETTO TABLE u AS SELECT 1 AS a, 2 AS b UNION ALL SELECT 1, 2.5",
+    )
+    .unwrap();
+    run(&p, &c, "CREATE PERFETTO INDEX ti ON u(a, b)").unwrap();
+    run(&p, &c, "CREATE OR REPLACE PERFETTO INDEX ti ON u(b)").unwrap();
     let indexes = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'ti'";
     assert_eq!(ints(&run(&p, &c, indexes).unwrap()), [[1]]);
-    run(&p, &c, "DROP PERFETTO INDEX ti ON t").unwrap();
+    run(&p, &c, "DROP PERFETTO INDEX ti ON u").unwrap();
     assert_eq!(ints(&run(&p, &c, indexes).unwrap()), [[0]]);
     let (m, o) = error(&p, &c, "SELECT 1; CREATE PERFETTO INDEX x ON nowhere(a)");
     assert!(

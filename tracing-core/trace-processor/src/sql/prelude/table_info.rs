@@ -187,11 +187,13 @@ impl TableFn for TableInfo {
         let Some(Value::Text(name)) = args.first() else {
             return Err("perfetto_table_info: the table's name must be a string".into());
         };
-        // A PerfettoSQL table is a real SQLite table (the trace's own
-        // tables are virtual ones).
+        // A PerfettoSQL table is a real SQLite table or a virtual table of
+        // the columnar PERFETTO TABLE module (the trace's own tables are
+        // eponymous virtual tables, not in the schema).
         let found = self.db.query(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1 \
-             AND sql NOT LIKE 'CREATE VIRTUAL%'",
+             AND (sql NOT LIKE 'CREATE VIRTUAL%' \
+                  OR instr(sql, '__intrinsic_perfetto_table ') > 0)",
             &[(None, Value::Text(name.clone()))],
             1,
         )?;
