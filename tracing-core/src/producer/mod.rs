@@ -9,7 +9,7 @@ mod commit_sink;
 mod endpoint;
 mod error;
 mod patch_list;
-mod small_packet;
+pub(crate) mod small_packet;
 mod smb_view;
 mod startup;
 mod trace_packet;

@@ -85,6 +85,59 @@ impl<'a> SmallPacket<'a> {
         }
     }
 
+    /// Appends `bytes` of a length known only at run time (a string's):
+    /// up to 16 bytes as two overlapping moves, longer ones by a copy.
+    #[inline(always)]
+    pub(crate) fn put_slice(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
+        let Some(p) = self.room(n) else {
+            return;
+        };
+        // SAFETY: `n` bytes fit at `p` (see `room`); each move below
+        // writes inside `p..p + n`, and the chunk never overlaps `bytes`.
+        unsafe {
+            match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+                (Some(head), Some(tail)) if n <= 16 => {
+                    p.cast::<[u8; 8]>().write_unaligned(*head);
+                    p.add(n - 8).cast::<[u8; 8]>().write_unaligned(*tail);
+                }
+                _ => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+                    (Some(head), Some(tail)) if n < 8 => {
+                        p.cast::<[u8; 4]>().write_unaligned(*head);
+                        p.add(n - 4).cast::<[u8; 4]>().write_unaligned(*tail);
+                    }
+                    _ if n < 4 => {
+                        for (i, b) in bytes.iter().enumerate() {
+                            p.add(i).write(*b);
+                        }
+                    }
+                    _ => core::ptr::copy_nonoverlapping(bytes.as_ptr(), p, n),
+                },
+            }
+        }
+        self.len += n;
+    }
+
+    /// Reserves the 1-byte length of a nested message whose fields follow;
+    /// its place, for [`SmallPacket::close_len`].
+    #[inline(always)]
+    pub(crate) fn open_len(&mut self) -> usize {
+        let at = self.len;
+        self.put([0]);
+        at
+    }
+
+    /// Writes the length of the nested message opened at `at`: the bytes
+    /// written since (at most 125: the payload is at most 126 bytes).
+    #[inline(always)]
+    pub(crate) fn close_len(&mut self, at: usize) {
+        match self.len.checked_sub(at + 1) {
+            // SAFETY: `at < len <= max`: inside the payload written so far.
+            Some(size) if size < 128 => unsafe { self.start.add(1 + at).write(size as u8) },
+            _ => self.overflow = true,
+        }
+    }
+
     /// Appends the first `len` bytes of `bytes` (at most `K`), copying all
     /// `K` (a copy of constant size): the bytes past `len` land past the
     /// payload's end, overwritten by what follows or left in free space.
@@ -135,7 +188,7 @@ impl<'a> SmallPacket<'a> {
 
     /// Writes the packet's size and finishes it as the writer's fast path
     /// finishes a packet. `false` (nothing written) if a write did not fit.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn commit(self) -> bool {
         if self.overflow {
             return false;

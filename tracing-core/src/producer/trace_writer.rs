@@ -459,7 +459,7 @@ impl WriterCore {
     /// [`WriterCore::finish_trace_packet`] finishes one on its fast path:
     /// the count already held it, so it is inflated for the next one.
     /// `false` if nothing was counted (the room check failed).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn finish_small_packet(&mut self, stream: &mut StreamWriter, total: usize) -> bool {
         // SAFETY: `SmallPacket` wrote the `total` bytes at the cursor, in
         // the slice this delegate handed out.

@@ -5,7 +5,7 @@
 //! INCREMENTAL_STATE_CLEARED, every packet that uses interned ids says
 //! NEEDS_INCREMENTAL_STATE).
 
-use protozero::varint::MAX_VARINT_LEN;
+use protozero::varint::{MAX_VARINT_LEN, varint_len};
 use zerotrace_protos::protos::{TracePacket, TrackEvent};
 
 use super::callsite::SiteKey;
@@ -19,10 +19,70 @@ use super::site_cache::{SiteCache, SiteFacts};
 use super::tracks::write_descriptor;
 use super::tracks::{ThreadTrack, TrackSpec};
 use crate::producer::TraceWriter;
+use crate::producer::small_packet::SmallPacket;
 
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
+
+/// Most annotations an event from a known point writes without the
+/// general path.
+const MAX_FAST_ANNOTATIONS: usize = 8;
+
+/// Longest string value a small packet carries (longer ones take the
+/// general path).
+const MAX_SMALL_STRING: usize = 64;
+
+/// The most bytes `v`'s field takes in a `DebugAnnotation` (tag included)
+/// if it is a scalar a small packet writes; `None` for the others.
+#[inline]
+fn small_value_len(v: &DebugValue<'_>) -> Option<usize> {
+    match v {
+        DebugValue::Int(_) | DebugValue::Uint(_) | DebugValue::Pointer(_) => {
+            Some(1 + MAX_VARINT_LEN)
+        }
+        DebugValue::Bool(_) => Some(2),
+        DebugValue::Double(_) => Some(9),
+        DebugValue::Str(s) if s.len() <= MAX_SMALL_STRING => Some(2 + s.len()),
+        _ => None,
+    }
+}
+
+/// Writes the value field of a scalar `v` ([`small_value_len`] is `Some`)
+/// as the generated `DebugAnnotation` writer does.
+#[inline]
+fn put_small_value(p: &mut SmallPacket<'_>, v: &DebugValue<'_>) {
+    use zerotrace_protos::protos::DebugAnnotation as D;
+    const fn tag(id: u32, wire: u32) -> u8 {
+        (id << 3 | wire) as u8
+    }
+    match *v {
+        DebugValue::Int(x) => {
+            p.put([tag(D::FIELD_INT_VALUE, 0)]);
+            p.put_varint(x as u64);
+        }
+        DebugValue::Uint(x) => {
+            p.put([tag(D::FIELD_UINT_VALUE, 0)]);
+            p.put_varint(x);
+        }
+        DebugValue::Pointer(x) => {
+            p.put([tag(D::FIELD_POINTER_VALUE, 0)]);
+            p.put_varint(x);
+        }
+        DebugValue::Bool(x) => p.put([tag(D::FIELD_BOOL_VALUE, 0), u8::from(x)]),
+        DebugValue::Double(x) => {
+            p.put([tag(D::FIELD_DOUBLE_VALUE, 1)]);
+            p.put(x.to_bits().to_le_bytes());
+        }
+        DebugValue::Str(s) => {
+            p.put([tag(D::FIELD_STRING_VALUE, 2)]);
+            p.put_varint(s.len() as u64);
+            p.put_slice(s.as_bytes());
+        }
+        // Not small: the caller checked.
+        DebugValue::Dict(_) | DebugValue::Array(_) => {}
+    }
+}
 
 /// The kind of an event (`TrackEvent.Type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,7 +426,6 @@ impl EventWriter {
         annotations: &A,
         extra: impl FnOnce(&mut TrackEvent<'_>),
     ) {
-        const MAX_FAST_ANNOTATIONS: usize = 8;
         let facts = SiteFacts {
             kind: kind as u8,
             category,
@@ -400,9 +459,10 @@ impl EventWriter {
     }
 
     /// [`Self::site_event`] with annotations only, nothing further (what
-    /// the macros write): once the point has fired on this sequence, an
-    /// event without annotations is one small packet of constant bytes
-    /// around its timestamp, the same bytes the general path writes.
+    /// the macros write): once the point has fired on this sequence and
+    /// its annotations' names are interned, an event whose annotations are
+    /// scalars is one small packet: constant bytes around its timestamp
+    /// and values, the same bytes the general path writes.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn site_event_plain(
@@ -415,8 +475,74 @@ impl EventWriter {
         location: impl FnOnce() -> Option<SourceLocation>,
         annotations: &[(&'static str, DebugValue<'_>)],
     ) {
-        if annotations.is_empty()
-            && !self.cleared
+        if annotations.is_empty() {
+            return self.site_event_bare(ts, key, kind, category, name, location);
+        }
+        if !self.cleared
+            && annotations.len() <= MAX_FAST_ANNOTATIONS
+            && let Some(key) = key
+            && let Some(prefix) = self.sites.get(
+                key,
+                &SiteFacts {
+                    kind: kind as u8,
+                    category,
+                    name,
+                },
+            )
+        {
+            let (bytes, len) = prefix.padded();
+            // timestamp (8), sequence_flags (13), track_event (11) { the
+            // point's prefix, debug_annotations (4) { name_iid (1), value } }.
+            let mut max = 1 + MAX_VARINT_LEN + 4 + bytes.len();
+            let mut iids = [0u64; MAX_FAST_ANNOTATIONS];
+            let mut small = true;
+            for (iid, (n, v)) in iids.iter_mut().zip(annotations) {
+                *iid = self.interner.intern(InternKind::AnnotationName, n);
+                match small_value_len(v) {
+                    Some(l) => max += 3 + varint_len(*iid) + l,
+                    None => small = false,
+                }
+            }
+            // A new annotation name needs interned_data: the general path.
+            if small
+                && !self.interner.has_fresh()
+                && let Some(mut p) = self.writer.small_packet(max)
+            {
+                p.put([8 << 3]);
+                p.put_varint(ts);
+                p.put([13 << 3, SEQ_NEEDS_INCREMENTAL_STATE as u8, 11 << 3 | 2]);
+                let event = p.open_len();
+                p.put_padded(bytes, len);
+                for (iid, (_, v)) in iids.iter().zip(annotations) {
+                    p.put([4 << 3 | 2]);
+                    let a = p.open_len();
+                    p.put([1 << 3]);
+                    p.put_varint(*iid);
+                    put_small_value(&mut p, v);
+                    p.close_len(a);
+                }
+                p.close_len(event);
+                if p.commit() {
+                    return;
+                }
+            }
+        }
+        self.site_event(ts, key, kind, category, name, location, annotations, |_| {});
+    }
+
+    /// [`Self::site_event_plain`] without annotations (a known point's
+    /// begin or instant): the small packet needs no interning, no sizes.
+    #[inline(always)]
+    fn site_event_bare(
+        &mut self,
+        ts: u64,
+        key: Option<SiteKey>,
+        kind: EventKind,
+        category: &'static Category,
+        name: &'static str,
+        location: impl FnOnce() -> Option<SourceLocation>,
+    ) {
+        if !self.cleared
             && let Some(key) = key
         {
             let facts = SiteFacts {
@@ -445,7 +571,7 @@ impl EventWriter {
                 }
             }
         }
-        self.site_event(ts, key, kind, category, name, location, annotations, |_| {});
+        self.site_event(ts, key, kind, category, name, location, &[], |_| {});
     }
 
     /// [`Self::site_event`] through the general path, then caching the
@@ -737,7 +863,17 @@ mod tests {
                 // A name the point changes (names are expressions), and an
                 // annotation name first seen late.
                 let name = if i == 3 { "renamed" } else { "a" };
-                let late = [("n", DebugValue::Int(i)), ("late", DebugValue::Bool(true))];
+                // Every scalar kind, a negative int, and a string too long
+                // for a small packet every other round.
+                let long = "x".repeat(if round % 2 == 0 { 100 } else { 10 });
+                let late = [
+                    ("n", DebugValue::Int(-i)),
+                    ("late", DebugValue::Bool(true)),
+                    ("d", DebugValue::Double(1.5)),
+                    ("u", DebugValue::Uint(1 << 40)),
+                    ("p", DebugValue::Pointer(0xdead_beef_0000)),
+                    ("long", DebugValue::Str(&long)),
+                ];
                 let args: &[(&str, DebugValue<'_>)] = if i == 4 {
                     &late
                 } else {
@@ -750,7 +886,7 @@ mod tests {
                 let big = ts + (1 << 50);
                 if fast {
                     let key = Some(SiteKey::Dense(0));
-                    w.site_event(
+                    w.site_event_plain(
                         ts,
                         key,
                         EventKind::SliceBegin,
@@ -758,7 +894,6 @@ mod tests {
                         name,
                         || Some(here),
                         args,
-                        |_| {},
                     );
                     let key = Some(SiteKey::Metadata(0x1234));
                     w.site_event(
