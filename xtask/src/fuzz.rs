@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::fuzz_build::Build;
+
 /// Result of one target's run.
 pub struct Outcome {
     /// The target's name.
@@ -28,26 +30,6 @@ fn has_nightly() -> bool {
         .args(["+nightly", "--version"])
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn ensure_cargo_fuzz() -> Result<(), String> {
-    let ok = Command::new("cargo")
-        .args(["fuzz", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Ok(());
-    }
-    println!("fuzz: installing cargo-fuzz");
-    let st = Command::new("cargo")
-        .args(["install", "cargo-fuzz", "--locked"])
-        .status()
-        .map_err(|e| e.to_string())?;
-    if st.success() {
-        Ok(())
-    } else {
-        Err("cargo install cargo-fuzz failed".into())
-    }
 }
 
 /// Every target: the `[[bin]]`s of fuzz/Cargo.toml, in order.
@@ -84,19 +66,18 @@ pub fn run(
     dev: bool,
     full_schema: bool,
 ) -> Result<Vec<Outcome>, String> {
-    ensure_cargo_fuzz()?;
     let nightly = has_nightly();
-    let (toolchain, sanitizer): (&[&str], &str) = if nightly {
-        (&["+nightly"], "address")
-    } else {
-        (&[], "none")
+    let sanitizer = if nightly { "address" } else { "none" };
+    let how = Build {
+        nightly,
+        dev,
+        triple: crate::fuzz_build::host_triple(),
     };
     println!(
         "fuzz: {} toolchain, sanitizer {sanitizer}, {} build",
         if nightly { "nightly" } else { "stable" },
         if dev { "dev" } else { "release" }
     );
-    let profile = if dev { "--dev" } else { "--release" };
     let fuzz_dir = root.join("fuzz");
     // The fuzz package is its own workspace with its own (uncommitted) lock
     // file: start it from the main workspace's, so the fuzzed code builds
@@ -135,21 +116,14 @@ pub fn run(
     // sanitized dependencies once and links the targets in parallel, where
     // a `cargo fuzz run` per target would link them one after another.
     let build_started = Instant::now();
-    let mut build = Command::new("cargo");
-    build
-        .args(toolchain)
-        .args(["fuzz", "build", "--sanitizer", sanitizer, profile])
-        .args(features);
-    if only.len() == 1 {
-        build.arg(&only[0]);
-    }
-    let built = build
-        .current_dir(&fuzz_dir)
-        .env("CARGO_TARGET_DIR", target_dir.join("fuzz-build"))
+    let build_dir = target_dir.join("fuzz-build");
+    let selected: &[String] = if only.len() == 1 { only } else { &[] };
+    let built = how
+        .command(&fuzz_dir, &build_dir, features, selected)
         .status()
         .map_err(|e| e.to_string())?;
     if !built.success() {
-        return Err("cargo fuzz build failed".into());
+        return Err("the fuzz targets' build failed".into());
     }
     println!(
         "fuzz: built in {:.0} s",
@@ -161,7 +135,7 @@ pub fn run(
             continue;
         }
         // The committed seeds and regression inputs, copied into the corpus
-        // the run grows: cargo-fuzz's own (uncommitted) fuzz/corpus/<target>,
+        // the run grows: fuzz/corpus/<target> (uncommitted; cargo-fuzz's place),
         // which the logic crate's corpus test replays too.
         let corpus = fuzz_dir.join("corpus").join(&target);
         std::fs::create_dir_all(&corpus).map_err(|e| e.to_string())?;
@@ -173,19 +147,13 @@ pub fn run(
             }
         }
         let start = Instant::now();
-        let o = Command::new("cargo")
-            .args(toolchain)
-            .args(["fuzz", "run", "--sanitizer", sanitizer, profile])
-            .args(features)
-            .arg(&target)
-            .arg(&corpus)
-            .arg("--")
-            .arg(format!("-max_total_time={seconds}"))
-            .arg("-print_final_stats=1")
+        let artifacts = fuzz_dir.join("artifacts").join(&target);
+        std::fs::create_dir_all(&artifacts).map_err(|e| e.to_string())?;
+        let o = how
+            .run_command(&build_dir, &target, &corpus, &artifacts, seconds)
             .current_dir(&fuzz_dir)
-            .env("CARGO_TARGET_DIR", target_dir.join("fuzz-build"))
             .output()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("{target}: {e}"))?;
         let log = String::from_utf8_lossy(&o.stderr);
         let executions = log
             .lines()
@@ -198,7 +166,7 @@ pub fn run(
             eprintln!(
                 "fuzz: {target} FAILED\n{}\nfuzz: the input is in fuzz/artifacts/{target}/ \
                  (`cargo test -p zerotrace-fuzz-logic --test corpus {target}` replays it); \
-                 minimise it (`cargo fuzz tmin {target} FILE` in fuzz/) and commit it under \
+                 minimise it (`target/fuzz-build/*/*/{target} -minimize_crash=1 -runs=10000 FILE`) and commit it under \
                  fuzz/regressions/{target}/",
                 tail.into_iter().rev().collect::<Vec<_>>().join("\n")
             );

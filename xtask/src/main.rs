@@ -6,6 +6,7 @@ mod codegen;
 mod corpus;
 mod decode_data;
 mod fuzz;
+mod fuzz_build;
 mod heap_cost;
 mod instructions;
 mod interop;
