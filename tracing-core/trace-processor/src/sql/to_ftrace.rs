@@ -10,7 +10,7 @@
 
 use crate::hash::HashMap;
 use std::fmt::Write;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
@@ -69,8 +69,10 @@ struct Tables {
     args: Arc<Table>,
     threads: Arc<Table>,
     processes: Arc<Table>,
-    /// arg_set_id → first row of `args`.
-    arg_start: HashMap<i64, usize>,
+    /// arg_set_id → first row of `args`, built on the first call (a scan
+    /// of every arg, which a load that never calls `TO_FTRACE` should not
+    /// pay for).
+    arg_start: OnceLock<HashMap<i64, usize>>,
     kernel: Option<KernelVersion>,
 }
 
@@ -112,11 +114,24 @@ fn kernel_version(metadata: &Table) -> Option<KernelVersion> {
 }
 
 impl Tables {
+    /// The first `args` row of each arg set, built once.
+    fn arg_starts(&self) -> &HashMap<i64, usize> {
+        self.arg_start.get_or_init(|| {
+            let mut starts = HashMap::default();
+            for r in 0..self.args.len {
+                if let Some(set) = int(&self.args, r, "arg_set_id") {
+                    starts.entry(set).or_insert(r);
+                }
+            }
+            starts
+        })
+    }
+
     fn args(&self, set: Option<i64>) -> Vec<(String, Val)> {
         let Some(set) = set else {
             return Vec::new();
         };
-        let Some(&start) = self.arg_start.get(&set) else {
+        let Some(&start) = self.arg_starts().get(&set) else {
             return Vec::new();
         };
         let a = &self.args;
@@ -342,18 +357,12 @@ pub fn register(conn: &Connection, tables: &[Arc<Table>]) -> rusqlite::Result<()
         return Ok(());
     };
     let kernel = find(tables, "__intrinsic_metadata").and_then(|m| kernel_version(&m));
-    let mut arg_start = HashMap::default();
-    for r in 0..args.len {
-        if let Some(set) = int(&args, r, "arg_set_id") {
-            arg_start.entry(set).or_insert(r);
-        }
-    }
     let t = Arc::new(Tables {
         events,
         args,
         threads,
         processes,
-        arg_start,
+        arg_start: OnceLock::new(),
         kernel,
     });
     conn.create_scalar_function(
