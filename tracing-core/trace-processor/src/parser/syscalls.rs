@@ -1,7 +1,7 @@
 //! System calls (`raw_syscalls/sys_enter` and `sys_exit`) as slices on
 //! the calling thread's track, as upstream's syscall tracker makes them:
 //! named `sys_<call>` from the table of the architecture `system_info`
-//! named (`syscall_names.rs`), `sys_<number>` for a number the table lacks
+//! named (`syscall_names/`), `sys_<number>` for a number the table lacks
 //! or before an architecture is known; numbers from [`MAX_SYSCALLS`] up are
 //! dropped. The entry's arguments are args (`args[i]`), the exit's return
 //! value `ret`. `rt_sigreturn` never returns, so it is an instant.
