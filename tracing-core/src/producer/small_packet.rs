@@ -18,7 +18,8 @@ use crate::producer::trace_writer::WriterCore;
 /// of headroom for each open 1-byte length, and room to open a nested
 /// message), so that wherever it would have kept the 1-byte form, this
 /// path writes, and nowhere else; and room for an 8-byte word store at the
-/// end of the payload.
+/// end of the payload, or a copy of constant size (up to this many bytes)
+/// of fewer bytes there.
 pub(crate) const SMALL_PACKET_SLACK: usize = 32;
 
 /// A packet being written by [`TraceWriter::small_packet`](crate::producer::TraceWriter::small_packet):
@@ -33,10 +34,10 @@ pub(crate) struct SmallPacket<'a> {
     start: *mut u8,
     /// Payload bytes written so far.
     len: usize,
-    /// Most payload bytes (the room asked for, at most 126).
+    /// Most payload bytes (the room asked for, at most 126). A write that
+    /// does not fit still counts its bytes (writing none), so `len > max`
+    /// says the packet failed and is not committed.
     max: usize,
-    /// A write did not fit in `max`: the packet is not committed.
-    overflow: bool,
 }
 
 impl<'a> SmallPacket<'a> {
@@ -59,29 +60,40 @@ impl<'a> SmallPacket<'a> {
             start,
             len: 0,
             max,
-            overflow: false,
         }
     }
 
-    /// Where payload byte `len` goes, if `n` more bytes fit in the payload.
+    /// Counts `n` more payload bytes; where they go if they fit in the
+    /// payload (and every byte before them did).
     #[inline(always)]
     fn room(&mut self, n: usize) -> Option<*mut u8> {
-        if self.len + n > self.max {
-            self.overflow = true;
+        let at = self.len;
+        // No wrap: every caller bounds `n` by SMALL_PACKET_SLACK or by
+        // `max` (at most 126), so `len` would take more than 2^56 writes
+        // to pass `usize::MAX`.
+        self.len = at + n;
+        if self.len > self.max {
             return None;
         }
-        // SAFETY: `1 + len + n <= 1 + max` lies in the room `new` was
+        // SAFETY: `1 + at + n <= 1 + max` lies in the room `new` was
         // given (with SMALL_PACKET_SLACK more bytes after it).
-        Some(unsafe { self.start.add(1 + self.len) })
+        Some(unsafe { self.start.add(1 + at) })
+    }
+
+    /// Marks the packet failed: nothing more is written (every later
+    /// write finds `len` past `max` too), nothing committed.
+    #[inline(always)]
+    fn fail(&mut self) {
+        self.len = self.max + 1;
     }
 
     /// Appends `bytes` (encoded fields).
     #[inline(always)]
     pub(crate) fn put<const K: usize>(&mut self, bytes: [u8; K]) {
+        const { assert!(K <= SMALL_PACKET_SLACK) };
         if let Some(p) = self.room(K) {
             // SAFETY: `K` bytes fit at `p` (see `room`).
             unsafe { p.cast::<[u8; K]>().write_unaligned(bytes) };
-            self.len += K;
         }
     }
 
@@ -90,6 +102,10 @@ impl<'a> SmallPacket<'a> {
     #[inline(always)]
     pub(crate) fn put_slice(&mut self, bytes: &[u8]) {
         let n = bytes.len();
+        if n > self.max {
+            self.fail();
+            return;
+        }
         let Some(p) = self.room(n) else {
             return;
         };
@@ -115,7 +131,6 @@ impl<'a> SmallPacket<'a> {
                 },
             }
         }
-        self.len += n;
     }
 
     /// Reserves the 1-byte length of a nested message whose fields follow;
@@ -133,24 +148,29 @@ impl<'a> SmallPacket<'a> {
     pub(crate) fn close_len(&mut self, at: usize) {
         match self.len.checked_sub(at + 1) {
             // SAFETY: `at < len <= max`: inside the payload written so far.
-            Some(size) if size < 128 => unsafe { self.start.add(1 + at).write(size as u8) },
-            _ => self.overflow = true,
+            Some(size) if size < 128 && self.len <= self.max => unsafe {
+                self.start.add(1 + at).write(size as u8)
+            },
+            _ => self.fail(),
         }
     }
 
-    /// Appends the first `len` bytes of `bytes` (at most `K`), copying all
-    /// `K` (a copy of constant size): the bytes past `len` land past the
-    /// payload's end, overwritten by what follows or left in free space.
+    /// Appends the first `len` bytes of `bytes` (at most `K`, which is at
+    /// most [`SMALL_PACKET_SLACK`]), copying all `K` (a copy of constant
+    /// size): the bytes past `len` land past the payload's end, overwritten
+    /// by what follows or left in free space.
     #[inline(always)]
     pub(crate) fn put_padded<const K: usize>(&mut self, bytes: &[u8; K], len: usize) {
+        const { assert!(K <= SMALL_PACKET_SLACK) };
         if len > K {
-            self.overflow = true;
+            self.fail();
             return;
         }
-        if let Some(p) = self.room(K) {
-            // SAFETY: `K` bytes fit at `p` (see `room`).
+        if let Some(p) = self.room(len) {
+            // SAFETY: `len` bytes fit at `p` (see `room`), so `p` is at
+            // most `1 + max` bytes into the room, and `K` bytes from it lie
+            // within the SMALL_PACKET_SLACK bytes after that.
             unsafe { p.cast::<[u8; K]>().write_unaligned(*bytes) };
-            self.len += len;
         }
     }
 
@@ -183,14 +203,13 @@ impl<'a> SmallPacket<'a> {
                 }
             }
         }
-        self.len += n;
     }
 
     /// Writes the packet's size and finishes it as the writer's fast path
     /// finishes a packet. `false` (nothing written) if a write did not fit.
     #[inline(always)]
     pub(crate) fn commit(self) -> bool {
-        if self.overflow {
+        if self.len > self.max {
             return false;
         }
         // SAFETY: the size byte is the first byte of the room, and `len`

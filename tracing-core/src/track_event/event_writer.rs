@@ -5,7 +5,7 @@
 //! INCREMENTAL_STATE_CLEARED, every packet that uses interned ids says
 //! NEEDS_INCREMENTAL_STATE).
 
-use protozero::varint::{MAX_VARINT_LEN, varint_len};
+use protozero::varint::MAX_VARINT_LEN;
 use zerotrace_protos::protos::{TracePacket, TrackEvent};
 
 use super::callsite::SiteKey;
@@ -15,8 +15,8 @@ use super::debug_value::write_value;
 use super::interning::{Fresh, InternKind, Interner, SourceLocation};
 use super::options::EventOptions;
 use super::options::on_track;
-use super::site_cache::{SiteCache, SiteFacts};
-use super::small_values::{put_small_value, small_value_len};
+use super::site_cache::{SITE_ARGS, SiteCache, SiteFacts};
+use super::site_packet;
 use super::tracks::write_descriptor;
 use super::tracks::{ThreadTrack, TrackSpec};
 use crate::producer::TraceWriter;
@@ -27,7 +27,7 @@ const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 
 /// Most annotations an event from a known point writes without the
 /// general path.
-const MAX_FAST_ANNOTATIONS: usize = 8;
+const MAX_FAST_ANNOTATIONS: usize = site_packet::MAX_ANNOTATIONS;
 
 /// The kind of an event (`TrackEvent.Type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -406,8 +406,10 @@ impl EventWriter {
     /// [`Self::site_event`] with annotations only, nothing further (what
     /// the macros write): once the point has fired on this sequence and
     /// its annotations' names are interned, an event whose annotations are
-    /// scalars is one small packet: constant bytes around its timestamp
-    /// and values, the same bytes the general path writes.
+    /// scalars is one small packet (`site_packet`), the same bytes the
+    /// general path writes. When the annotations are named as in the event
+    /// that cached the point (the macros' names are constants), their ids
+    /// come with the point's prefix and nothing is interned.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn site_event_plain(
@@ -420,13 +422,10 @@ impl EventWriter {
         location: impl FnOnce() -> Option<SourceLocation>,
         annotations: &[(&'static str, DebugValue<'_>)],
     ) {
-        if annotations.is_empty() {
-            return self.site_event_bare(ts, key, kind, category, name, location);
-        }
         if !self.cleared
             && annotations.len() <= MAX_FAST_ANNOTATIONS
             && let Some(key) = key
-            && let Some(prefix) = self.sites.get(
+            && let Some(entry) = self.sites.entry(
                 key,
                 &SiteFacts {
                     kind: kind as u8,
@@ -435,88 +434,29 @@ impl EventWriter {
                 },
             )
         {
-            let (bytes, len) = prefix.padded();
-            // timestamp (8), sequence_flags (13), track_event (11) { the
-            // point's prefix, debug_annotations (4) { name_iid (1), value } }.
-            let mut max = 1 + MAX_VARINT_LEN + 4 + bytes.len();
-            let mut iids = [0u64; MAX_FAST_ANNOTATIONS];
-            let mut small = true;
-            for (iid, (n, v)) in iids.iter_mut().zip(annotations) {
-                *iid = self.interner.intern(InternKind::AnnotationName, n);
-                match small_value_len(v) {
-                    Some(l) => max += 3 + varint_len(*iid) + l,
-                    None => small = false,
+            if annotations.is_empty() {
+                if site_packet::put_bare(&mut self.writer, ts, entry) {
+                    return;
                 }
-            }
-            // A new annotation name needs interned_data: the general path.
-            if small
-                && !self.interner.has_fresh()
-                && let Some(mut p) = self.writer.small_packet(max)
-            {
-                p.put([8 << 3]);
-                p.put_varint(ts);
-                p.put([13 << 3, SEQ_NEEDS_INCREMENTAL_STATE as u8, 11 << 3 | 2]);
-                let event = p.open_len();
-                p.put_padded(bytes, len);
-                for (iid, (_, v)) in iids.iter().zip(annotations) {
-                    p.put([4 << 3 | 2]);
-                    let a = p.open_len();
-                    p.put([1 << 3]);
-                    p.put_varint(*iid);
-                    put_small_value(&mut p, v);
-                    p.close_len(a);
+            } else if let Some(heads) = entry.heads_for(annotations.iter().map(|(n, _)| *n)) {
+                if site_packet::put_with_heads(&mut self.writer, ts, entry, heads, annotations) {
+                    return;
                 }
-                p.close_len(event);
-                if p.commit() {
+            } else {
+                let mut iids = [0u64; MAX_FAST_ANNOTATIONS];
+                for (iid, (n, _)) in iids.iter_mut().zip(annotations) {
+                    *iid = self.interner.intern(InternKind::AnnotationName, n);
+                }
+                let iids = iids.get(..annotations.len()).unwrap_or(&[]);
+                // A new annotation name needs interned_data: the general path.
+                if !self.interner.has_fresh()
+                    && site_packet::put_with_iids(&mut self.writer, ts, entry, iids, annotations)
+                {
                     return;
                 }
             }
         }
         self.site_event(ts, key, kind, category, name, location, annotations, |_| {});
-    }
-
-    /// [`Self::site_event_plain`] without annotations (a known point's
-    /// begin or instant): the small packet needs no interning, no sizes.
-    #[inline(always)]
-    fn site_event_bare(
-        &mut self,
-        ts: u64,
-        key: Option<SiteKey>,
-        kind: EventKind,
-        category: &'static Category,
-        name: &'static str,
-        location: impl FnOnce() -> Option<SourceLocation>,
-    ) {
-        if !self.cleared
-            && let Some(key) = key
-        {
-            let facts = SiteFacts {
-                kind: kind as u8,
-                category,
-                name,
-            };
-            if let Some(prefix) = self.sites.get(key, &facts) {
-                let (bytes, len) = prefix.padded();
-                // timestamp (8), sequence_flags (13), track_event (11) {
-                // the point's prefix }.
-                let max = 1 + MAX_VARINT_LEN + 4 + bytes.len();
-                if let Some(mut p) = self.writer.small_packet(max) {
-                    p.put([8 << 3]);
-                    p.put_varint(ts);
-                    p.put([
-                        13 << 3,
-                        SEQ_NEEDS_INCREMENTAL_STATE as u8,
-                        11 << 3 | 2,
-                        len as u8,
-                    ]);
-                    p.put_padded(bytes, len);
-                    if p.commit() {
-                        return;
-                    }
-                }
-            }
-        }
-        self.site_event(ts, key, kind, category, name, location, &[], |_| {});
     }
 
     /// [`Self::site_event`] through the general path, then caching the
@@ -546,7 +486,12 @@ impl EventWriter {
                 .intern(InternKind::Category, facts.category.name);
             let name = self.interner.intern(InternKind::EventName, facts.name);
             let loc = location.map(|l| self.interner.intern_location(&l));
-            self.sites.put(key, &facts, cat, name, loc);
+            let mut args = [("", 0); SITE_ARGS];
+            for (a, (n, _)) in args.iter_mut().zip(annotations) {
+                *a = (*n, self.interner.intern(InternKind::AnnotationName, n));
+            }
+            let args = args.get(..annotations.len()).unwrap_or(&[]);
+            self.sites.put(key, &facts, cat, name, loc, args);
         }
     }
 

@@ -18,6 +18,7 @@ mod layer_fields;
 mod names;
 mod options;
 mod site_cache;
+mod site_packet;
 mod small_values;
 #[cfg(feature = "tracing")]
 mod span_table;

@@ -4,7 +4,7 @@
 //! writes it, so that a known point's begin with simple annotations is one
 //! small packet, byte for byte the general path's.
 
-use protozero::varint::MAX_VARINT_LEN;
+use protozero::varint::{MAX_VARINT_LEN, varint_len};
 
 use super::debug_value::DebugValue;
 use crate::producer::small_packet::SmallPacket;
@@ -28,9 +28,25 @@ pub(super) fn small_value_len(v: &DebugValue<'_>) -> Option<usize> {
     }
 }
 
+/// Exactly how many bytes `v`'s field takes in a `DebugAnnotation` (tag
+/// included) if it is a scalar a small packet writes; `None` for the
+/// others.
+#[inline]
+pub(super) fn small_value_size(v: &DebugValue<'_>) -> Option<usize> {
+    match v {
+        DebugValue::Int(x) => Some(1 + varint_len(*x as u64)),
+        DebugValue::Uint(x) | DebugValue::Pointer(x) => Some(1 + varint_len(*x)),
+        DebugValue::Bool(_) => Some(2),
+        DebugValue::Double(_) => Some(9),
+        // A 1-byte length: MAX_SMALL_STRING is below 128.
+        DebugValue::Str(s) if s.len() <= MAX_SMALL_STRING => Some(2 + s.len()),
+        _ => None,
+    }
+}
+
 /// Writes the value field of a scalar `v` ([`small_value_len`] is `Some`)
 /// as the generated `DebugAnnotation` writer does.
-#[inline]
+#[inline(always)]
 pub(super) fn put_small_value(p: &mut SmallPacket<'_>, v: &DebugValue<'_>) {
     use zerotrace_protos::protos::DebugAnnotation as D;
     const fn tag(id: u32, wire: u32) -> u8 {

@@ -11,9 +11,9 @@ use crate::shm::{HeapShm, SharedMemoryRegion};
 static CAT: Category = Category::new("cat");
 static OTHER: Category = Category::new("other");
 
-/// Writes a workload through the general path (`fast == false`) or
-/// through known points, and returns the SMB's bytes.
-fn record(fast: bool) -> Vec<u8> {
+/// Runs `f` with an event writer on a fresh 64 KiB SMB of 4 KiB chunks,
+/// and returns the SMB's bytes.
+fn on_fresh_smb(f: impl FnOnce(&mut EventWriter)) -> Vec<u8> {
     let region = Arc::new(HeapShm::new(64 * 1024).unwrap());
     let (sink, _rx) = ChannelCommitSink::new();
     let arbiter = SharedMemoryArbiter::new(
@@ -32,6 +32,21 @@ fn record(fast: bool) -> Vec<u8> {
         tid: 2,
     };
     let mut w = EventWriter::new(tw, thread, Some("t"));
+    f(&mut w);
+    w.writer().flush(None);
+    drop(w);
+    // SAFETY: the writer is gone; nothing writes the region now.
+    unsafe { region.snapshot() }
+}
+
+/// Writes a workload through the general path (`fast == false`) or
+/// through known points, and returns the SMB's bytes.
+fn record(fast: bool) -> Vec<u8> {
+    on_fresh_smb(|w| workload(w, fast))
+}
+
+/// [`record`]'s events.
+fn workload(w: &mut EventWriter, fast: bool) {
     let here = SourceLocation::new("f.rs", "m", 7);
     let there = SourceLocation::new("g.rs", "n", 9);
     let mut ts = 1000;
@@ -163,10 +178,6 @@ fn record(fast: bool) -> Vec<u8> {
             }
         }
     }
-    w.writer().flush(None);
-    drop(w);
-    // SAFETY: the writer is gone; nothing writes the region now.
-    unsafe { region.snapshot() }
 }
 
 #[test]
@@ -174,5 +185,61 @@ fn known_points_write_what_the_general_path_writes() {
     let general = record(false);
     let fast = record(true);
     assert!(general.iter().any(|&b| b != 0));
+    assert_eq!(general, fast);
+}
+
+/// A point with an int and a string (the macros' usual event), strings of
+/// every small length and one too long, ints of every varint length, over
+/// enough events that packets end at many offsets of the chunks (and a
+/// clear half-way): through the general path or the point.
+fn record_sizes(fast: bool) -> Vec<u8> {
+    let text = "y".repeat(80);
+    on_fresh_smb(|w| {
+        let here = SourceLocation::new("f.rs", "m", 7);
+        let mut ts = 1 << 40;
+        for i in 0..500usize {
+            if i == 250 {
+                w.clear_incremental_state();
+            }
+            ts += 1 << (i % 20);
+            let n = (1i64 << (i * 7 % 63)) - 1;
+            let s = &text[..i % 81];
+            let args = [("count", DebugValue::Int(n)), ("what", DebugValue::Str(s))];
+            if fast {
+                let key = Some(SiteKey::Dense(0));
+                w.site_event_plain(
+                    ts,
+                    key,
+                    EventKind::SliceBegin,
+                    &CAT,
+                    "a",
+                    || Some(here),
+                    &args,
+                );
+                w.slice_end_fast(ts + 1, &CAT, None);
+            } else {
+                let o = EventOptions::new().location(here);
+                w.emit(
+                    ts,
+                    EventKind::SliceBegin,
+                    Some(&CAT),
+                    Some("a"),
+                    &o,
+                    &args,
+                    |_| {},
+                );
+                w.slice_end(ts + 1, &CAT);
+            }
+        }
+    })
+}
+
+#[test]
+fn known_points_write_what_the_general_path_writes_at_every_offset() {
+    let general = record_sizes(false);
+    let fast = record_sizes(true);
+    // Most of the SMB is used: packets met chunk ends at many offsets.
+    let used = general.iter().filter(|&&b| b != 0).count();
+    assert!(used > 24 * 1024, "{used} bytes used");
     assert_eq!(general, fast);
 }
