@@ -4,6 +4,8 @@
 //! plus the legacy TrackEvent reference times. Packets keep the index of
 //! the generation they were read in, so sorting them later loses nothing.
 
+use zerotrace_protos::protos::TracePacketDefaultsDecoder;
+
 use crate::hash::HashMap;
 
 /// Incremental state of one sequence between two clears.
@@ -11,8 +13,12 @@ use crate::hash::HashMap;
 pub struct Generation {
     /// Interned messages by (InternedData field number, iid): their bytes.
     pub interned: HashMap<(u32, u64), Vec<u8>>,
-    /// The `TracePacketDefaults` bytes in force.
+    /// The `TracePacketDefaults` bytes in force (set with
+    /// [`Generation::set_defaults`], which also decodes them).
     pub defaults: Option<Vec<u8>>,
+    /// What every packet or TrackEvent reads of the defaults, decoded
+    /// once when they are set instead of per packet.
+    pub decoded_defaults: DecodedDefaults,
     /// Whether the state is valid (cleared at least once, no loss since).
     pub valid: bool,
     /// `trusted_pid` of the sequence's packets.
@@ -26,7 +32,48 @@ pub struct Generation {
     pub(crate) replacements: u32,
 }
 
+/// The fields of `TracePacketDefaults` read for every packet of a
+/// sequence: its clock, and its TrackEvent defaults' tracks.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DecodedDefaults {
+    /// `timestamp_clock_id`.
+    pub timestamp_clock_id: Option<u32>,
+    /// `track_event_defaults.track_uuid`.
+    pub track_uuid: Option<u64>,
+    /// `track_event_defaults.extra_counter_track_uuids`.
+    pub extra_counter_track_uuids: Vec<u64>,
+    /// `track_event_defaults.extra_double_counter_track_uuids`.
+    pub extra_double_counter_track_uuids: Vec<u64>,
+}
+
+impl DecodedDefaults {
+    /// Decodes `bytes`, a `TracePacketDefaults`.
+    pub fn decode(bytes: &[u8]) -> Self {
+        let d = TracePacketDefaultsDecoder::new(bytes);
+        let te = d.track_event_defaults();
+        DecodedDefaults {
+            timestamp_clock_id: d.timestamp_clock_id(),
+            track_uuid: te.as_ref().and_then(|t| t.track_uuid()),
+            extra_counter_track_uuids: te
+                .as_ref()
+                .map(|t| t.extra_counter_track_uuids().collect())
+                .unwrap_or_default(),
+            extra_double_counter_track_uuids: te
+                .as_ref()
+                .map(|t| t.extra_double_counter_track_uuids().collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 impl Generation {
+    /// Sets the `TracePacketDefaults` in force (their bytes), decoding
+    /// what packets read of them.
+    pub fn set_defaults(&mut self, bytes: &[u8]) {
+        self.decoded_defaults = DecodedDefaults::decode(bytes);
+        self.defaults = Some(bytes.to_vec());
+    }
+
     /// Interned bytes of a kind and iid.
     pub fn interned(&self, field: u32, iid: u64) -> Option<&[u8]> {
         self.interned.get(&(field, iid)).map(Vec::as_slice)

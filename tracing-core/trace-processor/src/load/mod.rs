@@ -602,7 +602,7 @@ impl Loader {
                     .stats
                     .incr("trace_packet_defaults_missing_sequence_id");
             } else if let Some(g) = self.generations.get_mut(gen_idx as usize) {
-                g.defaults = Some(defaults.to_vec());
+                g.set_defaults(defaults);
             }
         }
         if let Some(interned) = pkt.interned_data {

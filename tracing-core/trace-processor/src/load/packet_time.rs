@@ -92,14 +92,8 @@ impl Loader {
         }
         let mut clock_id = pkt.timestamp_clock_id.unwrap_or(0);
         if clock_id == 0 {
-            if let Some(d) = self
-                .generations
-                .get(gen_idx as usize)
-                .and_then(|g| g.defaults.as_deref())
-            {
-                clock_id = zerotrace_protos::protos::TracePacketDefaultsDecoder::new(d)
-                    .timestamp_clock_id()
-                    .unwrap_or(0);
+            if let Some(g) = self.generations.get(gen_idx as usize) {
+                clock_id = g.decoded_defaults.timestamp_clock_id.unwrap_or(0);
             }
         }
         let mut pending_clock = None;

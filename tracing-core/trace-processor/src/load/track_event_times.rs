@@ -12,8 +12,8 @@
 //! fields read here, so a TrackEvent is walked from its start once.
 
 use protozero::{Decoder, FieldValue, PackedFixed64, PackedVarints};
+use zerotrace_protos::protos::TrackEvent;
 use zerotrace_protos::protos::track_event::Type;
-use zerotrace_protos::protos::{TracePacketDefaultsDecoder, TrackEvent};
 
 use crate::clock::MachineClocks;
 use crate::descriptors::Descriptors;
@@ -214,10 +214,7 @@ pub fn tokenize(
     stats: &mut Stats,
 ) -> Option<Tokenized> {
     let event = split(event, rest);
-    let defaults = generation
-        .and_then(|g| g.defaults.as_deref())
-        .map(TracePacketDefaultsDecoder::new);
-    let te_defaults = defaults.as_ref().and_then(|d| d.track_event_defaults());
+    let defaults = generation.map(|g| &g.decoded_defaults);
     let mut out = TrackEventTimes::default();
     let mut legacy = false;
     let ts = match event.timestamp {
@@ -277,7 +274,7 @@ pub fn tokenize(
         None => {}
     }
 
-    let default_uuid = te_defaults.as_ref().and_then(|d| d.track_uuid());
+    let default_uuid = defaults.and_then(|d| d.track_uuid);
     match event.ty {
         Some(4) => {
             // TYPE_COUNTER
@@ -302,18 +299,12 @@ pub fn tokenize(
         (
             event.extra_values,
             event.extra_uuids,
-            te_defaults
-                .as_ref()
-                .map(|d| d.extra_counter_track_uuids().collect::<Vec<u64>>())
-                .unwrap_or_default(),
+            defaults.map_or(&[][..], |d| &d.extra_counter_track_uuids),
         ),
         (
             event.extra_double_values,
             event.extra_double_uuids,
-            te_defaults
-                .as_ref()
-                .map(|d| d.extra_double_counter_track_uuids().collect::<Vec<u64>>())
-                .unwrap_or_default(),
+            defaults.map_or(&[][..], |d| &d.extra_double_counter_track_uuids),
         ),
     ] {
         if values.is_empty() {
@@ -322,7 +313,7 @@ pub fn tokenize(
         let uuids = if uuids.is_empty() {
             default_uuids
         } else {
-            uuids
+            uuids.as_slice()
         };
         if uuids.is_empty() {
             stats.incr("track_event_extra_counter_missing_track_uuids");

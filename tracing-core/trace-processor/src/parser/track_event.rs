@@ -7,7 +7,7 @@
 
 use crate::hash::HashMap;
 
-use zerotrace_protos::protos::{TracePacket, TracePacketDefaultsDecoder, TrackEventDecoder};
+use zerotrace_protos::protos::{TracePacket, TrackEventDecoder};
 
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
@@ -35,6 +35,8 @@ pub struct TrackEventState {
     open_states: HashMap<u32, usize>,
     /// Interned names and categories already resolved to pool ids.
     names: super::interned_strings::InternedStrings,
+    /// The args of the event being parsed (kept for its memory).
+    args: ArgSetBuilder,
 }
 
 /// The payload this module imports.
@@ -54,7 +56,9 @@ fn import(p: &mut Parser, input: &Input<'_>) {
     }
 }
 
-/// Parses one TrackEvent (the bytes of the fields the loader left).
+/// Parses one TrackEvent (the bytes of the fields the loader left), its
+/// args collected in the state's builder, reused from event to event
+/// instead of a list allocated per event.
 fn parse(
     p: &mut Parser,
     rest: &[u8],
@@ -63,18 +67,27 @@ fn parse(
     generation_idx: u32,
     generation: &Generation,
 ) {
+    let mut args = std::mem::take(&mut p.track_event.args);
+    args.clear();
+    parse_event(p, rest, ts, te, generation_idx, generation, &mut args);
+    p.track_event.args = args;
+}
+
+/// [`parse`]'s body: `args` is empty.
+fn parse_event(
+    p: &mut Parser,
+    rest: &[u8],
+    ts: i64,
+    te: TrackEventView<'_>,
+    generation_idx: u32,
+    generation: &Generation,
+    args: &mut ArgSetBuilder,
+) {
     // Only the fields the loader did not read: not a walk from the start.
     let ev = TrackEventDecoder::new(rest);
     let facts = te.facts;
     let te = te.times;
-    let defaults = generation
-        .defaults
-        .as_deref()
-        .map(TracePacketDefaultsDecoder::new);
-    let default_uuid = defaults
-        .as_ref()
-        .and_then(|d| d.track_event_defaults())
-        .and_then(|d| d.track_uuid());
+    let default_uuid = generation.decoded_defaults.track_uuid;
     let legacy = ev.legacy_event();
 
     // Name and category (an interned one's pool id is kept per sequence
@@ -202,17 +215,16 @@ fn parse(
         return;
     }
 
-    let mut args = ArgSetBuilder::default();
     // Typed fields first, then debug annotations, as upstream adds them.
     let mut names = debug_annotations::NameSource {
         generation,
         generation_idx,
         cache: &mut p.track_event.names,
     };
-    super::track_event_args::add_typed(&mut p.storage, &mut args, &mut names, rest, ts, assoc.utid);
+    super::track_event_args::add_typed(&mut p.storage, args, &mut names, rest, ts, assoc.utid);
     let mut arrays = debug_annotations::ArrayIndexes::default();
     for a in ev.debug_annotations() {
-        if !debug_annotations::add(&mut p.storage, &mut args, &mut arrays, &mut names, &a) {
+        if !debug_annotations::add(&mut p.storage, args, &mut arrays, &mut names, &a) {
             p.storage.stats.incr("track_event_parser_errors");
         }
     }
@@ -232,7 +244,7 @@ fn parse(
             }
             return;
         }
-        let arg_set_id = p.storage.args.add_set(&args);
+        let arg_set_id = p.storage.args.add_set(args);
         let value = name_id;
         let category = category_id;
         if let Some(prev) = p.track_event.open_states.get(&track.track_id) {
@@ -287,7 +299,7 @@ fn parse(
     }
     let slice_id = match (ty, phase) {
         (1, _) | (0, b'B' | b'b' | b'S') => {
-            let a = p.storage.args.add_set(&args);
+            let a = p.storage.args.add_set(args);
             p.slices.begin(&mut p.storage, row(a, -1))
         }
         (2, _) | (0, b'E' | b'e' | b'F') => {
@@ -297,13 +309,13 @@ fn parse(
             }
             if let Some(id) = id {
                 if !args.is_empty() {
-                    merge_args(p, id, &args);
+                    merge_args(p, id, args);
                 }
             }
             id
         }
         (3, _) | (0, b'I' | b'i' | b'R' | b'n') => {
-            let a = p.storage.args.add_set(&args);
+            let a = p.storage.args.add_set(args);
             p.slices.instant(&mut p.storage, row(a, 0))
         }
         (0, b'T' | b'p') => {
@@ -314,7 +326,7 @@ fn parse(
                 .strings
                 .intern(if phase == b'T' { "T" } else { "p" });
             args.add(k, k, ArgValue::String(v));
-            let a = p.storage.args.add_set(&args);
+            let a = p.storage.args.add_set(args);
             p.slices.instant(&mut p.storage, row(a, 0))
         }
         (0, b'X') => {
@@ -323,7 +335,7 @@ fn parse(
                 .and_then(|l| l.duration_us())
                 .unwrap_or(0)
                 .saturating_mul(1000);
-            let a = p.storage.args.add_set(&args);
+            let a = p.storage.args.add_set(args);
             let Some(id) = p.slices.begin(&mut p.storage, row(a, dur)) else {
                 return;
             };

@@ -29,6 +29,16 @@ mod field {
     pub const CORRELATION_ID: u32 = 52;
     pub const CORRELATION_ID_STR: u32 = 53;
     pub const CORRELATION_ID_STR_IID: u32 = 54;
+    /// All of the above.
+    pub const READ: [u32; 7] = [
+        TASK_EXECUTION,
+        LOG_MESSAGE,
+        CHROME_HISTOGRAM_SAMPLE,
+        SOURCE_LOCATION_IID,
+        CORRELATION_ID,
+        CORRELATION_ID_STR,
+        CORRELATION_ID_STR_IID,
+    ];
 }
 
 /// `InternedData`'s fields read here.
@@ -76,14 +86,20 @@ pub fn add_typed(
 ) {
     let generation = names.generation;
     let mut errors = 0u64;
-    let mut last: Vec<(u32, FieldValue<'_>)> = Vec::new();
+    // The last value of each field read here, in one walk, without a
+    // list per event.
+    let mut last: [Option<FieldValue<'_>>; field::READ.len()] = [None; field::READ.len()];
     for f in Decoder::new(rest).map_while(Result::ok) {
-        match last.iter_mut().find(|(id, _)| *id == f.id) {
-            Some(slot) => slot.1 = f.value,
-            None => last.push((f.id, f.value)),
+        if let Some(i) = field::READ.iter().position(|&id| id == f.id) {
+            if let Some(slot) = last.get_mut(i) {
+                *slot = Some(f.value);
+            }
         }
     }
-    let get = |id: u32| last.iter().find(|(i, _)| *i == id).map(|(_, v)| *v);
+    let get = |id: u32| {
+        let i = field::READ.iter().position(|&r| r == id)?;
+        last.get(i).copied().flatten()
+    };
     let uint = |id: u32| match get(id) {
         Some(FieldValue::Varint(v)) => Some(v),
         _ => None,

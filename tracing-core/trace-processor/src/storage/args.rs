@@ -10,6 +10,7 @@ use crate::hash::HashMap;
 
 pub use crate::tables::args::{Arg, ArgRow, ArgValue};
 
+use super::arg_set_index::ArgSetIndex;
 use super::strings::StrId;
 
 /// Args a set being built holds before its keys are indexed.
@@ -56,6 +57,12 @@ impl ArgSetBuilder {
         }
     }
 
+    /// Empties it, keeping its memory for the next set.
+    pub fn clear(&mut self) {
+        self.args.clear();
+        self.index.clear();
+    }
+
     /// Whether no arg was added.
     pub fn is_empty(&self) -> bool {
         self.args.is_empty()
@@ -78,10 +85,8 @@ impl ArgSetBuilder {
 pub struct ArgTable {
     /// The rows, in set order.
     pub rows: Vec<ArgRow>,
-    /// Content hash → the first set with it.
-    sets: HashMap<u64, u32>,
-    /// Content hash → further sets with it (hash collisions).
-    more: HashMap<u64, Vec<u32>>,
+    /// Content hash → the sets with it.
+    sets: ArgSetIndex,
     state: foldhash::fast::RandomState,
 }
 
@@ -99,25 +104,15 @@ impl ArgTable {
             a.value.hash_key().hash(&mut hasher);
         }
         let h = hasher.finish();
-        let first = self.sets.get(&h).copied();
-        let candidates = first
-            .into_iter()
-            .chain(self.more.get(&h).into_iter().flatten().copied());
-        for id in candidates {
-            if self.same(id, &builder.args) {
-                return Some(id);
-            }
+        if let Some(id) = self.sets.find(h, |id| self.same(id, &builder.args)) {
+            return Some(id);
         }
         let id = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
         self.rows.extend(builder.args.iter().map(|&arg| ArgRow {
             arg_set_id: id,
             arg,
         }));
-        if first.is_none() {
-            self.sets.insert(h, id);
-        } else {
-            self.more.entry(h).or_default().push(id);
-        }
+        self.sets.insert(h, id);
         Some(id)
     }
 

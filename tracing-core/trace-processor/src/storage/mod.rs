@@ -1,6 +1,7 @@
 //! Everything one trace loads into: the string pool, the arg sets, the
 //! stats, and each table's rows.
 
+mod arg_set_index;
 pub mod args;
 pub mod import_logs;
 pub mod profile_facts;
