@@ -13,10 +13,11 @@
 //! lines) have openings too.
 //! Fuchsia traces (their magic number record) and ART method traces
 //! (the text header's first line, the v2 and streaming v1 magics) have
-//! openings too.
+//! openings too, and so do Instruments XML exports (the XML declaration
+//! and `<trace-query-result>`).
 
 /// The openings, by the input's first byte modulo their number.
-const OPENINGS: [&[u8]; 11] = [
+const OPENINGS: [&[u8]; 12] = [
     b"1 1700000000.000000 read(3, \"x\", 1) = 1\n",
     b"9,0,i,vers,36,214,A,B\n",
     b"SIMPLEPERF\x01\x00",
@@ -28,6 +29,7 @@ const OPENINGS: [&[u8]; 11] = [
     b"SLOW\xf3\x00",
     b"perf 1/1 [0] 1.000000: 1 cycles:\n",
     b"a;b 1\na;c 2\na;d 3\n",
+    b"<?xml version=\"1.0\"?>\n<trace-query-result>",
 ];
 
 /// The `other_formats` target: the first byte picks the format, the rest

@@ -19,6 +19,17 @@ pub trait FormatReader: std::fmt::Debug + Send {
     fn held_bytes(&self) -> u64;
     /// Ends the trace: whatever is still held goes into the tables.
     fn finish(self: Box<Self>, p: &mut Parser) -> Result<(), TraceError>;
+    /// Protobuf trace bytes the format carries inside it (FXT's Perfetto
+    /// blobs), read since the last call: the loader feeds them to its
+    /// protobuf core.
+    fn take_embedded_proto(&mut self) -> Vec<u8> {
+        Vec::new()
+    }
+    /// Protobuf trace bytes handed on in all: when some were, the trace
+    /// ends through the protobuf core too.
+    fn embedded_proto_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// What the loader found the trace to be (`format.rs`).
@@ -143,6 +154,11 @@ impl Loader {
                     Content::Other(Box::<super::collapsed_stack::CollapsedStackLoad>::default());
                 self.push_text(&head)
             }
+            Ok(format::Format::InstrumentsXml) => {
+                self.content =
+                    Content::Other(Box::<super::instruments::InstrumentsLoad>::default());
+                self.push_text(&head)
+            }
             Ok(format::Format::Dumpstate) => {
                 self.content = Content::Other(Box::<dumpstate::DumpstateLoad>::default());
                 self.push_text(&head)
@@ -186,10 +202,35 @@ impl Loader {
             }),
             Content::Sniffing(_) | Content::Proto | Content::Archive(_) => Ok(()),
         };
+        let res = res.and_then(|()| match &mut self.content {
+            Content::Other(r) => {
+                let embedded = r.take_embedded_proto();
+                if embedded.is_empty() {
+                    Ok(())
+                } else {
+                    self.push_embedded(&embedded)
+                }
+            }
+            _ => Ok(()),
+        });
         if let Err(e) = &res {
             self.failed = Some(e.clone());
         }
         res
+    }
+
+    /// Protobuf trace bytes carried inside another format: their packets
+    /// go through the protobuf core's tokenizer and sort window, as a
+    /// protobuf trace's do (the bytes were counted as the format's own).
+    fn push_embedded(&mut self, data: &[u8]) -> Result<(), TraceError> {
+        let mut tokenizer = std::mem::take(&mut self.tokenizer);
+        let res = tokenizer.push(data, &mut |p| self.on_packet(p, 0));
+        self.tokenizer = tokenizer;
+        res?;
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.check_budget()
     }
 
     /// Ends a reader other than the protobuf core: its result, or `None`
@@ -202,7 +243,15 @@ impl Loader {
                 systrace::import(&mut self.parser, &lines);
                 Some(Ok(()))
             }
-            Content::Other(r) => Some(r.finish(&mut self.parser)),
+            Content::Other(r) => {
+                // A format that carried protobuf packets ends through the
+                // protobuf core too, which parses them (None).
+                let carried = r.embedded_proto_bytes() > 0;
+                match r.finish(&mut self.parser) {
+                    Ok(()) if carried => None,
+                    res => Some(res),
+                }
+            }
             Content::Sniffing(_) | Content::Proto | Content::Archive(_) => None,
         }
     }

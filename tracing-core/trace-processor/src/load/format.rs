@@ -17,7 +17,8 @@
 //! Anything else gets an error that says what the bytes looked like. Fuchsia's trace
 //! format (its magic number record) and ART method traces (a `*version`
 //! line, or the `SLOW` magic) are told early by their magic, as upstream's
-//! detection priorities have them.
+//! detection priorities have them. Instruments XML (`xctrace export`) is
+//! told by its XML declaration followed by `<trace-query-result>`.
 
 /// Bytes looked at to tell the format.
 pub const LOOKAHEAD: usize = 128;
@@ -55,6 +56,8 @@ pub enum Format {
     Tar,
     /// A trace manifest (`{"perfetto_manifest"`).
     Manifest,
+    /// Apple Instruments' XML export (`load/instruments/`).
+    InstrumentsXml,
 }
 
 /// Bytes needed to tell a tar archive (its `ustar` magic is at 257).
@@ -112,6 +115,9 @@ pub fn sniff(head: &[u8]) -> Result<Format, String> {
     }
     if super::gecko::sniff(head) {
         return Ok(Format::Gecko);
+    }
+    if super::instruments::sniff(head) {
+        return Ok(Format::InstrumentsXml);
     }
     let compact: Vec<u8> = head
         .iter()
@@ -231,6 +237,14 @@ mod tests {
         assert_eq!(
             sniff(b"# folded\nmain;work 3\nmain;a 1\nmain;a;b 7\n"),
             Ok(Format::CollapsedStack)
+        );
+        assert_eq!(
+            sniff(b"<?xml version=\"1.0\"?>\n<trace-query-result>\n<node>"),
+            Ok(Format::InstrumentsXml)
+        );
+        assert_ne!(
+            sniff(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<trace-query-result>"),
+            Ok(Format::InstrumentsXml)
         );
         assert_eq!(sniff(b"PK\x03\x04\x14\x00"), Ok(Format::Zip));
         assert_eq!(

@@ -39,6 +39,7 @@ mod ftrace_walks_once;
 pub mod fuchsia;
 pub mod gecko;
 pub mod inflate;
+pub mod instruments;
 pub mod json;
 mod machines;
 mod packet_time;

@@ -1,6 +1,7 @@
 //! The public profiling views over the profiling tables (declared in
 //! `tables/profiling.rs`) that are more than a projection of one table,
 //! as upstream's prelude views: `perf_sample`, `cpu_profile_stack_sample`,
+//! `instruments_sample`,
 //! `perf_counter_track`, `stack_sample`'s async context and counter
 //! tables, and the `SELECT *` ones. Those that project one table
 //! (`heap_profile`, `heap_graph`, `stack_sample` and its session and
@@ -30,6 +31,12 @@ CREATE VIEW cpu_profile_stack_sample AS SELECT ps.id, ps.ts, ps.callsite_id, tc.
   LEFT JOIN __intrinsic_profiler_task_context AS tc ON tc.id = ps.task_context_id
   LEFT JOIN __intrinsic_chrome_stack_sample_extras AS x ON x.profiler_sample_id = ps.id
   WHERE ps.source IN ('chrome', 'legacy_v8', 'gecko', 'simpleperf', 'perf_text');
+CREATE VIEW instruments_sample AS SELECT ps.id, ps.ts, tc.utid, ps.callsite_id, c.cpu
+  FROM __intrinsic_profiler_sample AS ps
+  LEFT JOIN __intrinsic_profiler_task_context AS tc ON tc.id = ps.task_context_id
+  LEFT JOIN __intrinsic_profiler_execution_context AS ec ON ec.id = ps.execution_context_id
+  LEFT JOIN __intrinsic_cpu AS c ON c.id = ec.ucpu
+  WHERE ps.source = 'instruments';
 CREATE VIEW perf_counter_track AS SELECT ct.id, ct.name, ct.type, ct.parent_id,
   ct.source_arg_set_id, ct.machine_id, ct.unit, ct.description,
   extract_arg(ct.dimension_arg_set_id, 'perf_session_id') AS perf_session_id,

@@ -67,6 +67,7 @@ pub(crate) fn format_name(f: format::Format) -> String {
         format::Format::Manifest => "perfetto_manifest".to_string(),
         format::Format::PerfText => "perf_text".to_string(),
         format::Format::CollapsedStack => "collapsed_stack".to_string(),
+        format::Format::InstrumentsXml => "instruments_xml".to_string(),
         other => format!("{other:?}").to_ascii_lowercase(),
     }
 }

@@ -14,8 +14,12 @@
 //! reference to no string (`fuchsia_invalid_string_ref`), a record before
 //! any valid provider (`fuchsia_invalid_event`), a time past i64
 //! (`fuchsia_timestamp_overflow`). A record of size 0 ends the load with an
-//! error, as upstream's does. Blob records carrying Perfetto protobuf
-//! packets are not read.
+//! error, as upstream's does. A blob record of the Perfetto type (3)
+//! carries protobuf trace bytes (`TracePacket`s, as a `Trace` holds them):
+//! its payload is handed to the protobuf loading core as it is read
+//! (`FormatReader::take_embedded_proto`), so those packets load into the
+//! same tables as a Perfetto trace's; other blobs are skipped, as
+//! upstream skips them.
 
 mod import;
 pub mod record;
@@ -41,7 +45,11 @@ const INITIALIZATION: u32 = 1;
 const STRING: u32 = 2;
 const THREAD: u32 = 3;
 const EVENT: u32 = 4;
+const BLOB: u32 = 5;
 const KERNEL_OBJECT: u32 = 7;
+
+/// The blob type of Perfetto protobuf trace bytes.
+const PERFETTO_BLOB: u32 = 3;
 const SCHEDULER: u32 = 8;
 
 /// Metadata record types.
@@ -209,6 +217,10 @@ pub struct FuchsiaLoad {
     kept_bytes: u64,
     /// Process koids kernel object records gave threads, by thread koid.
     thread_pids: HashMap<u64, u64>,
+    /// Perfetto blob payloads read and not yet handed on.
+    embedded: Vec<u8>,
+    /// Perfetto blob bytes read in all.
+    embedded_total: u64,
 }
 
 impl Default for FuchsiaLoad {
@@ -223,6 +235,8 @@ impl Default for FuchsiaLoad {
             kept: Vec::new(),
             kept_bytes: 0,
             thread_pids: HashMap::default(),
+            embedded: Vec::new(),
+            embedded_total: 0,
         }
     }
 }
@@ -343,6 +357,7 @@ impl FuchsiaLoad {
                 }
             }
             EVENT => self.event(p, header, &mut w),
+            BLOB => self.blob(header, &mut w),
             KERNEL_OBJECT => self.kernel_object(p, header, &mut w),
             SCHEDULER => self.scheduler(p, header, &mut w),
             _ => Ok(()),
@@ -350,6 +365,23 @@ impl FuchsiaLoad {
         if let Err(why) = res {
             Self::count(p, why);
         }
+    }
+
+    /// A blob record: a Perfetto blob's payload is kept to hand on (its
+    /// name, when inline, is read past first).
+    fn blob(&mut self, header: u64, w: &mut Words<'_>) -> Result<(), Unread> {
+        if field32(header, 48, 55) != PERFETTO_BLOB {
+            return Ok(());
+        }
+        let name = field32(header, 16, 31);
+        if record::is_inline_string(name) {
+            w.inline_string(name).ok_or(Unread::Short)?;
+        }
+        let size = field(header, 32, 46) as usize;
+        let payload = w.string(size).ok_or(Unread::Short)?;
+        self.embedded.extend_from_slice(payload);
+        self.embedded_total = self.embedded_total.saturating_add(payload.len() as u64);
+        Ok(())
     }
 
     fn metadata(&mut self, header: u64, w: &mut Words<'_>) -> Result<(), Unread> {
@@ -592,7 +624,17 @@ impl FormatReader for FuchsiaLoad {
     }
 
     fn held_bytes(&self) -> u64 {
-        self.kept_bytes.saturating_add(self.pending.len() as u64)
+        self.kept_bytes
+            .saturating_add(self.pending.len() as u64)
+            .saturating_add(self.embedded.len() as u64)
+    }
+
+    fn take_embedded_proto(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.embedded)
+    }
+
+    fn embedded_proto_bytes(&self) -> u64 {
+        self.embedded_total
     }
 
     /// The kept records in time order (equal times in file order) go into

@@ -1,9 +1,8 @@
 //! The prelude's public views whose importers zerotrace does not have
-//! (SurfaceFlinger and WindowManager, memory snapshots,
-//! Instruments samples, ...). Each exists with upstream's name and
-//! columns, in upstream's order, and no rows, as upstream's are on a
-//! trace without that data, so that a query or module that names one
-//! runs instead of failing. A view that gains an importer moves out of
+//! (SurfaceFlinger and WindowManager, memory snapshots, ...). Each exists
+//! with upstream's name and columns, in upstream's order, and no rows, as
+//! upstream's are on a trace without that data, so that a query or module
+//! that names one runs instead of failing. A view that gains an importer moves out of
 //! this list and becomes a projection of its table.
 
 use rusqlite::Connection;
@@ -39,16 +38,6 @@ const VIEWS: &[EmptyView] = &[
             ("ts", "INTEGER"),
             ("upid", "INTEGER"),
             ("path", "TEXT"),
-        ],
-    ),
-    (
-        "instruments_sample",
-        &[
-            ("id", "INTEGER"),
-            ("ts", "INTEGER"),
-            ("utid", "INTEGER"),
-            ("callsite_id", "INTEGER"),
-            ("cpu", "INTEGER"),
         ],
     ),
     (
