@@ -6,7 +6,8 @@
 //! service, the same: scheduling events with the ftrace stats around
 //! them, the markers the test wrote, the process tree with this process,
 //! a process started during the session described once ftrace saw it run,
-//! meminfo counters and the CPUs. Without tracefs (not root) the ftrace
+//! meminfo counters and the CPUs; our trace processor loads it with no
+//! error or data-loss stat and the same in its tables. Without tracefs (not root) the ftrace
 //! part is checked to say so, unless `ZEROTRACE_REQUIRE_TRACEFS=1`.
 //! (Its own test binary, not a module of `all/`: it records ftrace from
 //! the kernel, which other tests' work beside it would disturb.)
@@ -26,6 +27,9 @@ use zerotrace_protos::protos::{
     ProcessTreeDecoder, SysStatsConfig, SysStatsDecoder,
 };
 use zerotrace_protos::upstream_tables::{data_source_field, packet_field};
+
+#[path = "tp_check/mod.rs"]
+mod tp_check;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -244,6 +248,47 @@ fn records_a_system_trace(which: Which, name: &str, genuine_consumer: bool) {
     assert_eq!(cpus.len(), 1, "{which:?}");
     assert!(CpuInfoDecoder::new(&cpus[0]).cpus().count() >= 1);
 
+    // Our trace processor over the same trace: nothing lost or refused,
+    // this process and the late one in the process table, meminfo
+    // counters and the CPUs.
+    let tp = tp_check::load(&trace);
+    tp_check::assert_no_unexplained_stats(
+        &tp,
+        &[(
+            "systrace_parse_failure",
+            "the test's markers are plain text, not atrace's `B|pid|name` lines: \
+             upstream counts each such print the same (checked below)",
+        )],
+    );
+    assert_eq!(
+        tp_check::int(
+            &tp,
+            "SELECT COALESCE(SUM(value), 0) FROM stats WHERE name = 'systrace_parse_failure'"
+        ),
+        if instance.is_some() { 5 } else { 0 },
+        "{which:?}: one per marker"
+    );
+    assert_eq!(
+        tp_check::int(
+            &tp,
+            &format!("SELECT count(*) FROM process WHERE pid = {me}")
+        ),
+        1,
+        "{which:?}"
+    );
+    assert!(
+        tp_check::int(
+            &tp,
+            "SELECT count(*) FROM counter c JOIN counter_track t \
+             ON c.track_id = t.id WHERE t.type = 'meminfo'"
+        ) > 0,
+        "{which:?}: no meminfo counter"
+    );
+    assert!(
+        tp_check::int(&tp, "SELECT count(*) FROM cpu") >= 1,
+        "{which:?}"
+    );
+
     let stats = payloads(&trace, packet_field::FTRACE_STATS);
     let bundles = payloads(&trace, packet_field::FTRACE_EVENTS);
     if instance.is_none() {
@@ -287,6 +332,33 @@ fn records_a_system_trace(which: Which, name: &str, genuine_consumer: bool) {
     );
     let want: Vec<String> = (0..5).map(|k| format!("zt-interop {k}")).collect();
     assert_eq!(markers, want, "{which:?}");
+
+    // The trace processor: the scheduling, the markers as `print` events
+    // (not atrace's format, so no slice), the late process by its command.
+    assert!(
+        tp_check::int(&tp, "SELECT count(*) FROM sched WHERE utid != 0") > 0,
+        "{which:?}: no sched slice"
+    );
+    assert_eq!(
+        tp_check::rows(
+            &tp,
+            "SELECT extract_arg(arg_set_id, 'buf') FROM ftrace_event \
+             WHERE name = 'print' ORDER BY ts"
+        )
+        .into_iter()
+        .map(|b| b.trim_end().to_owned())
+        .collect::<Vec<_>>(),
+        want,
+        "{which:?}"
+    );
+    assert_eq!(
+        tp_check::rows(
+            &tp,
+            &format!("SELECT name, cmdline FROM process WHERE pid = {late_pid}")
+        ),
+        ["sleep|sleep 0.8"],
+        "{which:?}"
+    );
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! slices (nested, annotated), instants, counters, flows and an async track,
 //! every name resolved through the interned data of its sequence. (The same
 //! against `zerotraced` is `tracing-core/tests/track_event_backend.rs`.)
+//! Our trace processor loads that trace with no error or data-loss stat
+//! and shows the same slices, counter values, flows and async slice.
 //! (Its own test binary, not a module of `all/`: a process registers
 //! TrackEvent once.)
 #![cfg(target_os = "linux")]
@@ -19,6 +21,10 @@ use zerotrace_core::track_event::{Category, TrackEvent, TrackSpec};
 use zerotrace_core::{trace_begin, trace_counter, trace_end, trace_event, trace_instant};
 use zerotrace_interop::services::{Service, Which};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
+
+#[path = "tp_check/mod.rs"]
+mod tp_check;
+use tp_check::rows;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -219,5 +225,61 @@ fn track_events_through_the_genuine_service() {
             Some("requests".to_owned()),
             Some(TrackEvent::process_track().uuid)
         )
+    );
+
+    // The same trace through our trace processor: nothing lost or refused,
+    // and the tables hold what the packets said.
+    let tp = tp_check::load(&trace);
+    tp_check::assert_no_unexplained_stats(&tp, &[]);
+    let me = std::process::id();
+    assert_eq!(
+        rows(
+            &tp,
+            &format!(
+                "SELECT s.name, s.depth, extract_arg(s.arg_set_id, 'debug.n'), \
+                 extract_arg(s.arg_set_id, 'debug.kind') FROM slice s \
+                 JOIN thread_track tt ON s.track_id = tt.id JOIN thread USING (utid) \
+                 JOIN process p USING (upid) WHERE p.pid = {me} AND s.name != 'received' \
+                 ORDER BY s.ts, s.depth"
+            )
+        ),
+        (0..3)
+            .flat_map(|n| [
+                format!("frame|0|{n}|vsync"),
+                "layout|1|NULL|NULL".to_owned()
+            ])
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT c.value FROM counter c JOIN counter_track t ON c.track_id = t.id \
+             WHERE t.name = 'fps' ORDER BY c.ts"
+        ),
+        ["60", "59", "58"]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT o.name, i.name, i.dur FROM flow f JOIN slice o ON f.slice_out = o.id \
+             JOIN slice i ON f.slice_in = i.id ORDER BY o.ts"
+        ),
+        [
+            "layout|received|0",
+            "layout|received|0",
+            "layout|received|0"
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, s.name, s.dur > 0 FROM slice s JOIN track t ON s.track_id = t.id \
+             WHERE s.name = 'fetch'"
+        ),
+        ["requests|fetch|1"]
+    );
+    assert_eq!(
+        tp_check::int(&tp, "SELECT count(*) FROM slice WHERE name = 'never'"),
+        0
     );
 }

@@ -25,9 +25,13 @@ mod scenarios;
 // The startup workload, shared with `tracing-core/tests/all/startup_tracing.rs`.
 #[path = "../../../tests/startup_support/mod.rs"]
 mod startup_support;
+// Loading traces into our trace processor and checking their stats.
+#[path = "../tp_check/mod.rs"]
+mod tp_check;
 
 mod genuine_ipc;
 mod genuine_trace_buffer;
+mod genuine_traces_load;
 mod protoc_decode_raw;
 mod relay_genuine;
 mod scale;
