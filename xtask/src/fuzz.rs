@@ -32,39 +32,58 @@ fn has_nightly() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Every target: the `[[bin]]`s of fuzz/Cargo.toml, in order.
-pub fn targets(root: &Path) -> Result<Vec<String>, String> {
+/// Every target (the `[[bin]]`s of fuzz/Cargo.toml, in order) with the
+/// features of the fuzz package it needs (its `required-features`; none
+/// for the smoke run's targets).
+pub fn targets_with_features(root: &Path) -> Result<Vec<(String, Vec<String>)>, String> {
     let toml = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).map_err(|e| e.to_string())?;
     Ok(toml
         .split("[[bin]]")
         .skip(1)
         .filter_map(|section| {
-            section.lines().find_map(|l| {
-                l.trim()
-                    .strip_prefix("name = \"")
-                    .and_then(|r| r.strip_suffix('"'))
-            })
+            let value = |key: &str| {
+                section
+                    .lines()
+                    .find_map(|l| l.trim().strip_prefix(key).map(str::trim))
+            };
+            let name = value("name = \"")?.strip_suffix('"')?.to_owned();
+            let features = value("required-features = [")
+                .and_then(|r| r.strip_suffix(']'))
+                .map(|list| {
+                    list.split(',')
+                        .map(|f| f.trim().trim_matches('"').to_owned())
+                        .filter(|f| !f.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some((name, features))
         })
-        .map(str::to_owned)
         .collect())
 }
 
-/// The target that needs Perfetto's whole generated schema (the fuzz
-/// package's feature `full-schema`).
-pub const FULL_SCHEMA_TARGET: &str = "trace_full_schema";
+/// Which targets a run builds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// Every target (the fuzz package's default features).
+    All,
+    /// The targets that need no feature of the fuzz package (CI's smoke
+    /// run: the code with `unsafe` in it and the wire protocols'
+    /// endpoints), built without its default features, so that neither
+    /// Perfetto's whole generated schema nor the trace processor, the
+    /// command line and the code generator are built under the sanitizers.
+    /// `cargo test --workspace` replays every target's corpus.
+    Smoke,
+}
 
-/// Runs `only` (or every target) for `seconds` each; `dev`: built
-/// unoptimised with debug assertions and overflow checks, else `--release`.
-/// Without `full_schema`, the fuzz package is built without its default
-/// feature `full-schema`, so neither [`FULL_SCHEMA_TARGET`] nor the
-/// ~350,000 generated lines it links are built, and that target is not run
-/// (CI's smoke run: `cargo test --workspace` replays its corpus).
+/// Runs `only` (or every target of `selection`) for `seconds` each; `dev`:
+/// built unoptimised with debug assertions and overflow checks, else
+/// `--release`.
 pub fn run(
     root: &Path,
     seconds: u64,
     only: &[String],
     dev: bool,
-    full_schema: bool,
+    selection: Selection,
 ) -> Result<Vec<Outcome>, String> {
     let nightly = has_nightly();
     let sanitizer = if nightly { "address" } else { "none" };
@@ -90,27 +109,34 @@ pub fn run(
     // everything): under $CARGO_TARGET_DIR when that is set.
     let target_dir =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let mut all = targets(root)?;
+    let known = targets_with_features(root)?;
+    let mut all: Vec<String> = known.iter().map(|(name, _)| name.clone()).collect();
     if let Some(unknown) = only.iter().find(|t| !all.contains(t)) {
         return Err(format!(
             "no fuzz target {unknown} (targets: {})",
             all.join(", ")
         ));
     }
-    let features: &[&str] = if full_schema {
-        &[]
-    } else {
-        if only.iter().any(|t| t == FULL_SCHEMA_TARGET) {
-            return Err(format!(
-                "{FULL_SCHEMA_TARGET} needs the full schema: drop --without-full-schema"
-            ));
+    let features: &[&str] = match selection {
+        Selection::All => &[],
+        Selection::Smoke => {
+            let heavy: Vec<&(String, Vec<String>)> =
+                known.iter().filter(|(_, f)| !f.is_empty()).collect();
+            if let Some((name, f)) = heavy.iter().find(|(name, _)| only.contains(name)) {
+                return Err(format!(
+                    "{name} needs the fuzz package's feature {}: drop --smoke",
+                    f.join(", ")
+                ));
+            }
+            all.retain(|t| !heavy.iter().any(|(name, _)| name == t));
+            println!(
+                "fuzz: the smoke run's {} targets; {} others not built (--smoke), \
+                 `cargo test -p zerotrace-fuzz-logic` replays their corpora",
+                all.len(),
+                heavy.len()
+            );
+            &["--no-default-features"]
         }
-        all.retain(|t| t != FULL_SCHEMA_TARGET);
-        println!(
-            "fuzz: {FULL_SCHEMA_TARGET} not built (--without-full-schema); \
-             `cargo test -p zerotrace-fuzz-logic` replays its corpus"
-        );
-        &["--no-default-features"]
     };
     // One build of every selected target first: cargo compiles the
     // sanitized dependencies once and links the targets in parallel, where
@@ -193,7 +219,11 @@ mod tests {
     #[test]
     fn the_targets_are_the_bins_of_the_fuzz_package() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let t = targets(&root).expect("fuzz/Cargo.toml");
+        let t: Vec<String> = targets_with_features(&root)
+            .expect("fuzz/Cargo.toml")
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
         assert_eq!(t.first().map(String::as_str), Some("decoder"));
         for new in [
             "text_config",
@@ -207,5 +237,29 @@ mod tests {
             !t.iter().any(|n| n.contains('-')),
             "no package names: {t:?}"
         );
+    }
+
+    #[test]
+    fn the_smoke_run_leaves_out_the_targets_of_the_heavy_features() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let t = targets_with_features(&root).expect("fuzz/Cargo.toml");
+        let features = |name: &str| {
+            t.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, f)| f.clone())
+                .unwrap_or_else(|| panic!("{name} in {t:?}"))
+        };
+        assert_eq!(features("trace_full_schema"), ["full-schema"]);
+        assert_eq!(features("trace_processor_time"), ["cli"]);
+        assert_eq!(features("codegen_frontend"), ["codegen"]);
+        for smoke in [
+            "decoder",
+            "smb_abi",
+            "trace_buffer",
+            "producer_port",
+            "perf_records",
+        ] {
+            assert!(features(smoke).is_empty(), "{smoke} in the smoke run");
+        }
     }
 }

@@ -136,12 +136,14 @@ enum Task {
         /// arithmetic overflow anywhere in the fuzzed code is a finding).
         #[arg(long)]
         dev: bool,
-        /// Leave out `trace_full_schema` and Perfetto's whole generated
-        /// schema it links (CI's smoke run: its corpus is replayed by
-        /// `cargo test`; the sanitized build skips the generated crate and
-        /// its build script's run).
+        /// Only the targets over code with `unsafe` in it and the wire
+        /// protocols' endpoints (CI's smoke run): not `trace_full_schema`
+        /// (Perfetto's whole generated schema), nor the targets over the
+        /// trace processor, the command line and the code generator, whose
+        /// sanitized build is most of the whole one. `cargo test` replays
+        /// every target's corpus.
         #[arg(long)]
-        without_full_schema: bool,
+        smoke: bool,
     },
     /// Build the genuine Perfetto SDK clients and run the interop tests
     /// against genuine Perfetto (its service, trace buffers, SDK and schemas).
@@ -380,13 +382,17 @@ fn main() -> ExitCode {
             seconds,
             targets,
             dev,
-            without_full_schema,
+            smoke,
         } => match fuzz::run(
             &workspace_root(),
             seconds,
             &targets,
             dev,
-            !without_full_schema,
+            if smoke {
+                fuzz::Selection::Smoke
+            } else {
+                fuzz::Selection::All
+            },
         ) {
             Ok(outcomes) if outcomes.iter().any(|o| o.crashed) => ExitCode::FAILURE,
             Ok(outcomes) => {

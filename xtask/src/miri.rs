@@ -23,7 +23,10 @@
 //! shared memory, handed-out slice pointers, leaked handles); `--full` runs
 //! everything under both (the TraceWriter's `soundness` and `trace_writer`
 //! suites, two minutes under Tree Borrows, are among what only `--full`
-//! adds: CI's time went to the decode benchmark's build).
+//! adds: CI's time went to the decode benchmark's build; so are protozero's
+//! unit tests, 101 s under Tree Borrows, whose handed-out slices and
+//! leaked writers `leaks_and_toggles` and `abandoned_patches` take through
+//! the same unsafe code under both models in CI).
 
 use std::path::Path;
 use std::process::Command;
@@ -44,7 +47,7 @@ enum Ci {
 /// Test suites run under Miri: (package, suite; of the lib's unit tests
 /// CI's short run takes the modules below).
 const TARGETS: &[(&str, Suite, Ci)] = &[
-    ("protozero", Suite::Lib, Ci::Both),
+    ("protozero", Suite::Lib, Ci::Stacked),
     ("protozero", Suite::Module("abandoned_patches"), Ci::Both),
     ("protozero", Suite::Module("known_answers"), Ci::Stacked),
     ("protozero", Suite::Module("no_alloc"), Ci::Stacked),

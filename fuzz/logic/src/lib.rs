@@ -17,6 +17,7 @@
 //! decoders).
 
 mod chunk_fragments;
+#[cfg(feature = "codegen")]
 mod codegen_frontend;
 mod commit_data_request;
 mod consumer_port;
@@ -24,7 +25,9 @@ mod decoder;
 pub mod derive_decoders;
 pub mod ftrace_page;
 mod ipc_frames;
+#[cfg(feature = "cli")]
 mod json_trace;
+#[cfg(feature = "cli")]
 mod other_formats;
 mod perf_records;
 mod perf_unwind;
@@ -33,19 +36,25 @@ mod producer_endpoint;
 mod producer_port;
 mod smb_abi;
 pub mod support;
+#[cfg(feature = "cli")]
 mod systrace_text;
+#[cfg(feature = "cli")]
 mod text_config;
 pub mod trace_buffer;
 mod trace_config;
+#[cfg(feature = "cli")]
 mod trace_file;
 #[cfg(feature = "full-schema")]
 pub mod trace_full_schema;
 mod trace_packet;
+#[cfg(feature = "cli")]
 mod trace_processor;
+#[cfg(feature = "cli")]
 mod trace_processor_time;
 mod typed_decoder;
 
 pub use chunk_fragments::chunk_fragments;
+#[cfg(feature = "codegen")]
 pub use codegen_frontend::codegen_frontend;
 pub use commit_data_request::commit_data_request;
 pub use consumer_port::consumer_port;
@@ -53,7 +62,9 @@ pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
 pub use ftrace_page::ftrace_page;
 pub use ipc_frames::ipc_frames;
+#[cfg(feature = "cli")]
 pub use json_trace::json_trace;
+#[cfg(feature = "cli")]
 pub use other_formats::other_formats;
 pub use perf_records::perf_records;
 pub use perf_unwind::perf_unwind;
@@ -62,15 +73,20 @@ pub use producer_endpoint::producer_endpoint;
 pub use producer_port::producer_port;
 pub use smb_abi::smb_abi;
 pub use support::{Cursor, FakeEnv, ScratchDir, World, scribble, with_stdout_silenced};
+#[cfg(feature = "cli")]
 pub use systrace_text::systrace_text;
+#[cfg(feature = "cli")]
 pub use text_config::text_config;
 pub use trace_buffer::trace_buffer;
 pub use trace_config::trace_config;
+#[cfg(feature = "cli")]
 pub use trace_file::trace_file;
 #[cfg(feature = "full-schema")]
 pub use trace_full_schema::trace_full_schema;
 pub use trace_packet::trace_packet;
+#[cfg(feature = "cli")]
 pub use trace_processor::trace_processor;
+#[cfg(feature = "cli")]
 pub use trace_processor_time::trace_processor_time;
 pub use typed_decoder::typed_decoder;
 
@@ -98,17 +114,25 @@ pub const TARGETS: &[Target] = &[
     ("producer_endpoint", producer_endpoint),
     ("consumer_port", consumer_port),
     ("trace_config", trace_config),
+    #[cfg(feature = "cli")]
     ("text_config", text_config),
+    #[cfg(feature = "codegen")]
     ("codegen_frontend", codegen_frontend),
     ("derive_decoders", derive_decoders),
+    #[cfg(feature = "cli")]
     ("trace_file", trace_file),
     ("procfs", procfs),
     ("ftrace_page", ftrace_page),
     ("perf_records", perf_records),
     ("perf_unwind", perf_unwind),
+    #[cfg(feature = "cli")]
     ("trace_processor", trace_processor),
+    #[cfg(feature = "cli")]
     ("trace_processor_time", trace_processor_time),
+    #[cfg(feature = "cli")]
     ("json_trace", json_trace),
+    #[cfg(feature = "cli")]
     ("systrace_text", systrace_text),
+    #[cfg(feature = "cli")]
     ("other_formats", other_formats),
 ];
