@@ -13,8 +13,8 @@ use prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet};
 use protozero_codegen::{Generated, GeneratedFile};
 
 use crate::{
-    DESCRIPTOR_FILE, DESCRIPTOR_ROOTS, PipelineError, WINSCOPE_DESCRIPTOR_FILE,
-    WINSCOPE_DESCRIPTOR_ROOTS,
+    DESCRIPTOR_FILE, DESCRIPTOR_ROOTS, PipelineError, TRACK_EVENT_DESCRIPTOR_FILE,
+    TRACK_EVENT_DESCRIPTOR_ROOTS, WINSCOPE_DESCRIPTOR_FILE, WINSCOPE_DESCRIPTOR_ROOTS,
 };
 
 /// Upstream's roots merged with every file of `ours`.
@@ -33,10 +33,12 @@ pub(crate) fn generate(upstream_root: &Path, ours: &Path) -> Result<Generated, P
     })
 }
 
-/// The trace processor's Winscope set: upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`]
-/// with their imports, as `protoc` compiles them, with the fields Android
-/// added since v51 that `newer` declares (`protos/winscope_newer`) merged in.
-pub(crate) fn generate_winscope(
+/// The trace processor's sets: the Winscope set, upstream's
+/// [`WINSCOPE_DESCRIPTOR_ROOTS`] with their imports, as `protoc` compiles
+/// them, with the fields Android added since v51 that `newer` declares
+/// (`protos/winscope_newer`) merged in; and the TrackEvent set, upstream's
+/// [`TRACK_EVENT_DESCRIPTOR_ROOTS`] with their imports.
+pub(crate) fn generate_trace_processor(
     upstream_root: &Path,
     newer: &Path,
 ) -> Result<Generated, PipelineError> {
@@ -45,11 +47,18 @@ pub(crate) fn generate_winscope(
     proto_files(newer, newer, &mut newer_files)?;
     let refs: Vec<&str> = newer_files.iter().map(String::as_str).collect();
     let set = merge(upstream, &compile(newer, &refs)?);
+    let track_event = compile(upstream_root, TRACK_EVENT_DESCRIPTOR_ROOTS)?;
     Ok(Generated {
-        files: vec![GeneratedFile {
-            path: PathBuf::from(WINSCOPE_DESCRIPTOR_FILE),
-            contents: set.encode_to_vec(),
-        }],
+        files: vec![
+            GeneratedFile {
+                path: PathBuf::from(WINSCOPE_DESCRIPTOR_FILE),
+                contents: set.encode_to_vec(),
+            },
+            GeneratedFile {
+                path: PathBuf::from(TRACK_EVENT_DESCRIPTOR_FILE),
+                contents: track_event.encode_to_vec(),
+            },
+        ],
     })
 }
 

@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `protos/src/generated` | every file of `protos/proto` and the [`UPSTREAM_FILES`] upstream (`FtraceEvent` cut to [`FTRACE_EVENTS`]) as one schema, each message once; our descriptor set; the upstream tables of [`FIELD_TABLES`] and the probes' schema lists | `zerotrace-protos`, the one schema library of every crate |
 //! | `tracing-core/cli/src/generated` | upstream from [`DESCRIPTOR_ROOTS`] with `protos/proto`'s newer fields merged in | the command's text configs and named dumps |
-//! | `tracing-core/trace-processor/src/generated` | upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`] with their imports and [`WINSCOPE_NEWER_PROTO_DIR`]'s newer fields merged in | the trace processor's Winscope proto-to-args flattener |
+//! | `tracing-core/trace-processor/src/generated` | upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`] with their imports and [`WINSCOPE_NEWER_PROTO_DIR`]'s newer fields merged in; upstream's [`TRACK_EVENT_DESCRIPTOR_ROOTS`] with their imports | the trace processor's proto-to-args flattener (Winscope packets; TrackEvent's typed fields and Chrome's extensions) |
 //!
 //! Both sources are generated as one schema because they share a package
 //! (`perfetto.protos`) and some messages: our `TracePacket` carries the
@@ -73,6 +73,17 @@ pub const WINSCOPE_DESCRIPTOR_FILE: &str = "winscope_descriptor.bin";
 /// (SurfaceFlinger, WindowManager, shell transitions, ProtoLog, ViewCapture,
 /// input method and input event packets).
 pub const WINSCOPE_DESCRIPTOR_ROOTS: &[&str] = &["protos/perfetto/trace/android/winscope.proto"];
+/// The TrackEvent descriptor set's file name in [`WINSCOPE_DESCRIPTOR_OUT_DIR`]
+/// (the trace processor's generated directory).
+pub const TRACK_EVENT_DESCRIPTOR_FILE: &str = "track_event_descriptor.bin";
+/// The upstream files whose imports make the TrackEvent descriptor set: the
+/// schema the trace processor reflects TrackEvent's typed fields and
+/// Chrome's extensions of it (`ChromeTrackEvent`) into args with, the two
+/// sets upstream's TrackEvent importer registers.
+pub const TRACK_EVENT_DESCRIPTOR_ROOTS: &[&str] = &[
+    "protos/perfetto/trace/track_event/track_event.proto",
+    "protos/third_party/chromium/chrome_track_event.proto",
+];
 
 /// Upstream files (relative to the crate root) generated as protozero
 /// writers and decoders in `zerotrace-protos`, with what they import: the
@@ -281,7 +292,7 @@ pub fn generate(root: &Path, protoc: bool) -> Result<Outputs, PipelineError> {
             },
             Output {
                 dir: WINSCOPE_DESCRIPTOR_OUT_DIR,
-                generated: descriptor::generate_winscope(
+                generated: descriptor::generate_trace_processor(
                     &upstream,
                     &root.join(WINSCOPE_NEWER_PROTO_DIR),
                 )?,

@@ -79,6 +79,7 @@ mod trace_diagnostics;
 mod track_event;
 mod track_event_args;
 mod track_event_callstack;
+mod track_event_reflect;
 pub(crate) mod translation_table;
 mod ufs;
 mod v4l2;

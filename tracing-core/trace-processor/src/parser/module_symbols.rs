@@ -57,7 +57,10 @@ pub fn parse(p: &mut Parser, bytes: &[u8]) {
     for a in m.address_symbols() {
         let set = u32::try_from(p.storage.profiling.symbols.len()).unwrap_or(u32::MAX);
         let mut has_lines = false;
+        // The last line's function names the address in slices' args.
+        let mut last_function = "";
         for line in a.lines() {
+            last_function = line.function_name().unwrap_or("");
             let file = line.source_file_name().unwrap_or("");
             let row = SymbolRow {
                 symbol_set_id: set,
@@ -83,6 +86,7 @@ pub fn parse(p: &mut Parser, bytes: &[u8]) {
         let address = a.address().unwrap_or(0);
         let mut found = false;
         for mapping in &mappings {
+            (p.translation).add_native_symbol(*mapping, address, last_function);
             for f in p.profiling.stacks.frames_at(*mapping, address) {
                 if let Some(row) = p.storage.profiling.frames.get_mut(f as usize) {
                     row.symbol_set_id = Some(set);

@@ -74,6 +74,7 @@ pub const IMPORTERS: &[(u32, Importer)] = &[
         module_symbols::parse(p, i.bytes)
     }),
     (field::DEOBFUSCATION_MAPPING, |p, i| {
+        p.translation.add_deobfuscation_map(i.bytes);
         p.profiling.deobfuscation.push(i.bytes.to_vec());
     }),
     (field::ART_PROCESS_METADATA, |p, i| {

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use prost_reflect::{Cardinality, FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::{Cardinality, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor};
 use protozero::{Decoder, FieldValue};
 
 /// Nested messages deeper than this stop the walk (an untrusted trace could
@@ -82,6 +82,52 @@ pub trait ArgSink {
     /// Whether the default of an unset field at `key` is wanted.
     fn wants_default(&mut self, _flat_key: &str, _key: &str) -> bool {
         true
+    }
+    /// A field about to be flattened at `flat_key`/`key`: true when the
+    /// sink has handled it itself (an override, as upstream's parser takes
+    /// for some fields), so the walk skips it.
+    fn take_over(&mut self, _flat_key: &str, _key: &str, _value: FieldValue<'_>) -> bool {
+        false
+    }
+}
+
+/// A field of a message, declared in it or as an extension of it (the
+/// walk reads both alike; an extension is keyed by its own short name).
+enum Field {
+    Declared(FieldDescriptor),
+    Extension(ExtensionDescriptor),
+}
+
+impl Field {
+    /// The message's field numbered `number`, or its extension so numbered.
+    fn of(desc: &MessageDescriptor, number: u32) -> Option<Self> {
+        desc.get_field(number)
+            .map(Field::Declared)
+            .or_else(|| desc.get_extension(number).map(Field::Extension))
+    }
+    fn name(&self) -> &str {
+        match self {
+            Field::Declared(f) => f.name(),
+            Field::Extension(e) => e.name(),
+        }
+    }
+    fn number(&self) -> u32 {
+        match self {
+            Field::Declared(f) => f.number(),
+            Field::Extension(e) => e.number(),
+        }
+    }
+    fn kind(&self) -> Kind {
+        match self {
+            Field::Declared(f) => f.kind(),
+            Field::Extension(e) => e.kind(),
+        }
+    }
+    fn repeated(&self) -> bool {
+        match self {
+            Field::Declared(f) => f.cardinality() == Cardinality::Repeated,
+            Field::Extension(e) => e.cardinality() == Cardinality::Repeated,
+        }
     }
 }
 
@@ -191,16 +237,18 @@ impl Walker<'_> {
             empty = false;
             // Unknown fields (and extensions the schema does not declare on
             // this message) are skipped, as upstream skips them.
-            let Some(fd) = desc.get_field(field.id) else {
+            let Some(fd) = Field::of(desc, field.id) else {
                 continue;
             };
             if self.options.add_defaults && !seen.contains(&field.id) {
                 seen.push(field.id);
             }
-            if depth == 0 && !self.allowed(field.id) {
+            // The allowed fields restrict declared fields only: an
+            // extension is always read, as upstream reads them.
+            if depth == 0 && matches!(fd, Field::Declared(_)) && !self.allowed(field.id) {
                 continue;
             }
-            let repeated = fd.cardinality() == Cardinality::Repeated;
+            let repeated = fd.repeated();
             let kind = fd.kind();
             let is_len = matches!(field.value, FieldValue::Bytes(_));
             if repeated && is_len && !matches!(kind, Kind::Message(_) | Kind::String | Kind::Bytes)
@@ -212,6 +260,10 @@ impl Walker<'_> {
             }
             let index = repeated.then(|| next_index(&mut indexes, field.id));
             let old = self.push(fd.name(), index);
+            if self.sink.take_over(&self.flat_key, &self.key, field.value) {
+                self.pop(old);
+                continue;
+            }
             let result = match (&kind, field.value) {
                 (Kind::Message(m), FieldValue::Bytes(b)) => self.message(m, b, depth + 1),
                 (_, FieldValue::Bytes(b)) => self.simple(&kind, Raw::Bytes(b)),
@@ -253,7 +305,7 @@ impl Walker<'_> {
 
     fn packed(
         &mut self,
-        fd: &FieldDescriptor,
+        fd: &Field,
         kind: &Kind,
         bytes: &[u8],
         indexes: &mut Vec<(u32, usize)>,

@@ -222,6 +222,14 @@ fn parse_event(
         cache: &mut p.track_event.names,
     };
     super::track_event_args::add_typed(&mut p.storage, args, &mut names, rest, ts, assoc.utid);
+    super::track_event_reflect::add(
+        &mut p.storage,
+        &mut p.profiling.stacks,
+        args,
+        generation_idx,
+        generation,
+        rest,
+    );
     let mut arrays = debug_annotations::ArrayIndexes::default();
     for a in ev.debug_annotations() {
         if !debug_annotations::add(&mut p.storage, args, &mut arrays, &mut names, &a) {

@@ -56,7 +56,8 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         &strings,
     ));
 
-    let ar = std::mem::take(&mut s.args.rows);
+    let mut ar = std::mem::take(&mut s.args.rows);
+    ar.retain(|r| r.arg_set_id != crate::tables::args::RETIRED_ARG_SET);
     out.push(ArgRow::freeze(&ar, &strings));
     drop(ar);
     out.push(StatRow::freeze(&stats_rows, &strings));

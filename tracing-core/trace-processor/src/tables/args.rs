@@ -102,6 +102,10 @@ pub struct Arg {
     pub value: ArgValue,
 }
 
+/// The set id of rows no longer in any set (an arg set replaced by its
+/// translation when the trace ended): they are left out of the table.
+pub const RETIRED_ARG_SET: u32 = u32::MAX;
+
 table! {
     /// A row of `args`: one arg of a set (the `args` view adds
     /// `display_value`).

@@ -312,6 +312,20 @@ impl StackProfileTracker {
         parent
     }
 
+    /// The mapping row of a sequence's interned mapping (shared by every
+    /// process, as a TrackEvent's native symbols name it); None when it
+    /// does not resolve (counted in the stats).
+    pub fn mapping_of_interned(
+        &mut self,
+        storage: &mut Storage,
+        generation_idx: u32,
+        generation: &Generation,
+        iid: u64,
+    ) -> Option<u32> {
+        self.interned_mapping(storage, generation_idx, generation, None, iid)
+            .ok()
+    }
+
     /// The callsite of an interned callstack of a sequence.
     pub fn interned_callstack(
         &mut self,

@@ -1,0 +1,240 @@
+//! A TrackEvent's typed Chrome fields and every extension of TrackEvent
+//! the schema knows (Chrome's `ChromeTrackEvent` fields) flattened into the
+//! event's args by reflection over TrackEvent's schema, as upstream's
+//! importer reflects them after the typed fields it reads itself and before
+//! the debug annotations: keys are the field paths (`chrome_user_event.
+//! action_hash`, `android_view_dump.activity[0].name`). A few interned ids
+//! are resolved instead of shown as numbers, as upstream overrides them: a
+//! mojo method's native symbol (its mapping row and relative pc, named at
+//! the end of the trace by the module symbols: `translation_table.rs`) and
+//! the interned source locations of Chrome's scheduler messages.
+
+use std::sync::OnceLock;
+
+use prost_reflect::{DescriptorPool, MessageDescriptor};
+use protozero::{Decoder, FieldValue};
+
+use super::proto_to_args::{self, ArgSink, FlatValue, Options};
+use super::winscope::SetSink;
+use crate::sequence_state::Generation;
+use crate::storage::Storage;
+use crate::storage::args::ArgSetBuilder;
+use crate::tracker::stack_profile::StackProfileTracker;
+
+/// TrackEvent and Chrome's extensions of it, as the schema pipeline
+/// compiles them.
+static DESCRIPTOR_SET: &[u8] = include_bytes!("../generated/track_event_descriptor.bin");
+
+/// TrackEvent's fields reflected into args (the typed Chrome messages, the
+/// inline and interned source location, the screenshot); the fields the
+/// importer reads itself are left out, extensions are always read.
+pub const REFLECTED_FIELDS: [u32; 17] = [
+    24, 25, 26, 27, 28, 29, 32, 33, 34, 35, 38, 39, 40, 41, 43, 49, 50,
+];
+
+/// `InternedData`'s fields resolved here.
+mod interned {
+    pub const SOURCE_LOCATIONS: u32 = 4;
+    pub const UNSYMBOLIZED_SOURCE_LOCATIONS: u32 = 28;
+}
+
+/// The flat keys of interned source locations resolved into
+/// `<prefix>.file_name`, `.function_name` and `.line_number`: (flat key,
+/// prefix).
+const SOURCE_LOCATION_IIDS: [(&str, &str); 4] = [
+    (
+        "begin_impl_frame_args.current_args.source_location_iid",
+        "begin_impl_frame_args.current_args",
+    ),
+    (
+        "begin_impl_frame_args.last_args.source_location_iid",
+        "begin_impl_frame_args.last_args",
+    ),
+    (
+        "begin_frame_observer_state.last_begin_frame_args.source_location_iid",
+        "begin_frame_observer_state.last_begin_frame_args",
+    ),
+    (
+        "chrome_memory_pressure_notification.creation_location_iid",
+        "chrome_memory_pressure_notification",
+    ),
+];
+
+/// The flat key of a mojo method's interned unsymbolized location.
+const MOJO_METHOD_IID: &str = "chrome_mojo_event_info.mojo_interface_method_iid";
+
+/// The keys a mojo method's native symbol is stored under until the module
+/// symbols name it.
+pub const MOJO_MAPPING_ID_KEY: &str =
+    "chrome_mojo_event_info.mojo_interface_method.native_symbol.mapping_id";
+/// See [`MOJO_MAPPING_ID_KEY`].
+pub const MOJO_REL_PC_KEY: &str =
+    "chrome_mojo_event_info.mojo_interface_method.native_symbol.rel_pc";
+
+/// The schema, decoded once (None if the embedded set were unreadable,
+/// which the tests rule out).
+pub fn pool() -> Option<&'static DescriptorPool> {
+    static POOL: OnceLock<Option<DescriptorPool>> = OnceLock::new();
+    POOL.get_or_init(|| DescriptorPool::decode(DESCRIPTOR_SET).ok())
+        .as_ref()
+}
+
+/// TrackEvent's message in the schema.
+fn track_event() -> Option<&'static MessageDescriptor> {
+    static DESC: OnceLock<Option<MessageDescriptor>> = OnceLock::new();
+    DESC.get_or_init(|| pool()?.get_message_by_name("perfetto.protos.TrackEvent"))
+        .as_ref()
+}
+
+/// Whether `rest` (a TrackEvent's fields) holds a field reflected here:
+/// most events hold none, and skip the walk.
+fn has_reflected(rest: &[u8]) -> bool {
+    Decoder::new(rest)
+        .map_while(Result::ok)
+        .any(|f| f.id >= 1000 || REFLECTED_FIELDS.contains(&f.id))
+}
+
+/// Adds the reflected fields of an event (`rest`: the fields the loader
+/// left) to `args`; a field that does not fit its schema counts a
+/// `track_event_parser_errors`.
+pub fn add(
+    storage: &mut Storage,
+    stacks: &mut StackProfileTracker,
+    args: &mut ArgSetBuilder,
+    generation_idx: u32,
+    generation: &Generation,
+    rest: &[u8],
+) {
+    if !has_reflected(rest) {
+        return;
+    }
+    let Some(desc) = track_event() else {
+        return;
+    };
+    let mut sink = Sink {
+        storage,
+        stacks,
+        args,
+        generation_idx,
+        generation,
+    };
+    let options = Options {
+        allowed_fields: Some(&REFLECTED_FIELDS),
+        add_defaults: false,
+    };
+    if proto_to_args::flatten(desc, rest, options, &mut sink).is_err() {
+        sink.storage.stats.incr("track_event_parser_errors");
+    }
+}
+
+/// The event's arg set, with the interned ids upstream resolves.
+struct Sink<'a> {
+    storage: &'a mut Storage,
+    stacks: &'a mut StackProfileTracker,
+    args: &'a mut ArgSetBuilder,
+    generation_idx: u32,
+    generation: &'a Generation,
+}
+
+impl Sink<'_> {
+    fn put(&mut self, key: &str, value: FlatValue<'_>) {
+        self.set_sink().add(key, key, value);
+    }
+
+    fn set_sink(&mut self) -> SetSink<'_> {
+        SetSink {
+            strings: &mut self.storage.strings,
+            builder: self.args,
+        }
+    }
+
+    /// An interned source location under `prefix`; false when the id
+    /// resolves to nothing (the id itself is kept then).
+    fn source_location(&mut self, prefix: &str, iid: u64) -> bool {
+        let Some(bytes) = self.generation.interned(interned::SOURCE_LOCATIONS, iid) else {
+            return false;
+        };
+        let d = Decoder::new(bytes);
+        let text = |n| {
+            d.find_last(n)
+                .and_then(|f| f.as_bytes().ok())
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        };
+        let file = text(2).replace('\\', "/");
+        let function = text(3);
+        self.put(&format!("{prefix}.file_name"), FlatValue::Str(file.into()));
+        self.put(
+            &format!("{prefix}.function_name"),
+            FlatValue::Str(function.into()),
+        );
+        if let Some(line) = d.find_last(4).and_then(|f| f.as_u64().ok()) {
+            let line = i64::from(line as u32);
+            self.put(&format!("{prefix}.line_number"), FlatValue::Int(line));
+        }
+        true
+    }
+
+    /// A mojo method's interned unsymbolized location: its mapping's row
+    /// and relative pc; false when either does not resolve.
+    fn native_symbol(&mut self, iid: u64) -> bool {
+        let Some(bytes) = self
+            .generation
+            .interned(interned::UNSYMBOLIZED_SOURCE_LOCATIONS, iid)
+        else {
+            return false;
+        };
+        let d = Decoder::new(bytes);
+        let field = |n| d.find_last(n).and_then(|f| f.as_u64().ok()).unwrap_or(0);
+        let (mapping_iid, rel_pc) = (field(2), field(3));
+        let Some(mapping) = self.stacks.mapping_of_interned(
+            self.storage,
+            self.generation_idx,
+            self.generation,
+            mapping_iid,
+        ) else {
+            return false;
+        };
+        self.put(MOJO_MAPPING_ID_KEY, FlatValue::Uint(u64::from(mapping)));
+        self.put(MOJO_REL_PC_KEY, FlatValue::Uint(rel_pc));
+        true
+    }
+}
+
+impl ArgSink for Sink<'_> {
+    fn add(&mut self, flat_key: &str, key: &str, value: FlatValue<'_>) {
+        self.set_sink().add(flat_key, key, value);
+    }
+
+    fn take_over(&mut self, flat_key: &str, _key: &str, value: FieldValue<'_>) -> bool {
+        let FieldValue::Varint(iid) = value else {
+            return false;
+        };
+        if flat_key == MOJO_METHOD_IID {
+            return self.native_symbol(iid);
+        }
+        match SOURCE_LOCATION_IIDS.iter().find(|(k, _)| *k == flat_key) {
+            Some((_, prefix)) => self.source_location(prefix, iid),
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_declares_track_event_and_chromes_extensions() {
+        let desc = track_event().expect("TrackEvent in the schema");
+        let mark = desc
+            .extensions()
+            .find(|e| e.name() == "chrome_hashed_performance_mark")
+            .expect("ChromeTrackEvent's extension");
+        assert!(mark.number() >= 1000);
+        for n in [24, 28, 38, 50] {
+            assert!(REFLECTED_FIELDS.contains(&n));
+            assert!(desc.get_field(n).is_some(), "field {n}");
+        }
+    }
+}
