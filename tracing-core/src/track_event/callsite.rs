@@ -14,7 +14,8 @@ static NEXT_INDEX: AtomicU32 = AtomicU32::new(0);
 
 /// Points past this many get no dense slot: their events take the general
 /// path (interning through the per-sequence tables), still correct. It
-/// bounds each thread's table (48 bytes a slot) whatever a program does.
+/// bounds each thread's table (160 bytes a slot: `site_cache`'s entry)
+/// whatever a program does.
 pub const MAX_DENSE_SITES: u32 = 4096;
 
 /// One trace point in the source, declared by the macros as a `static`:

@@ -424,6 +424,12 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_stays_small() {
+        // Each thread's dense table holds up to MAX_DENSE_SITES of them.
+        assert!(std::mem::size_of::<SiteEntry>() <= 160);
+    }
+
+    #[test]
     fn an_entry_keeps_its_events_annotation_names_and_ids() {
         let mut c = SiteCache::default();
         let facts = SiteFacts {
