@@ -201,7 +201,7 @@ table! {
         layer_id: Option<i64>,
         /// Its name.
         layer_name: StrId,
-        /// Whether it is visible (not computed yet: 0).
+        /// Whether it is visible, as Winscope computes it.
         is_visible: i64,
         /// Its parent layer.
         parent: Option<i64>,
@@ -510,6 +510,36 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_windowmanager_windowcontainer`: one window
+    /// container of one WindowManager dump.
+    pub struct WindowManagerWindowContainerRow in "__intrinsic_windowmanager_windowcontainer",
+        views ["windowmanager_windowcontainer"] {
+        /// The dump (`__intrinsic_windowmanager`).
+        snapshot_id: u32,
+        /// Its fields (its children left out).
+        arg_set_id: Option<u32>,
+        /// The string id of its proto without children, base64-encoded.
+        base64_proto_id: Option<u32>,
+        /// Its title.
+        title: StrId,
+        /// Its token.
+        token: i64,
+        /// Its parent's token.
+        parent_token: Option<i64>,
+        /// Its index among its parent's children.
+        child_index: Option<i64>,
+        /// Whether it is visible.
+        is_visible: Option<i64>,
+        /// Its rect (`__intrinsic_winscope_trace_rect`).
+        window_rect_id: Option<u32>,
+        /// Its kind ("DisplayContent", "Task", ...).
+        container_type: StrId,
+        /// A name shown instead of its title.
+        name_override: StrId,
+    }
+}
+
 /// The Winscope tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct WinscopeRows {
@@ -563,6 +593,8 @@ pub struct WinscopeRows {
     pub shell_transition_handlers: Vec<ShellTransitionHandlerRow>,
     /// `__intrinsic_windowmanager`.
     pub windowmanager: Vec<WindowManagerRow>,
+    /// `__intrinsic_windowmanager_windowcontainer`.
+    pub windowmanager_containers: Vec<WindowManagerWindowContainerRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -598,6 +630,7 @@ impl WinscopeRows {
             ShellTransitionRow::freeze(&self.shell_transitions, strings),
             ShellTransitionHandlerRow::freeze(&self.shell_transition_handlers, strings),
             WindowManagerRow::freeze(&self.windowmanager, strings),
+            WindowManagerWindowContainerRow::freeze(&self.windowmanager_containers, strings),
         ]
     }
 }
@@ -629,4 +662,5 @@ pub const TABLES: &[super::TableDecl] = &[
     ShellTransitionRow::TABLE,
     ShellTransitionHandlerRow::TABLE,
     WindowManagerRow::TABLE,
+    WindowManagerWindowContainerRow::TABLE,
 ];

@@ -6,16 +6,23 @@
 //! and the list of fields the importers claim; each packet kind's importer
 //! is its own file beside this one.
 
+mod geometry;
 mod input_event;
 mod inputmethod;
 pub mod protolog;
 mod protolog_format;
 mod sf_layers;
+mod sf_model;
+mod sf_order;
+mod sf_rects;
 mod sf_transactions;
+mod sf_visibility;
 mod shell_transitions;
 mod viewcapture;
 mod viewcapture_geometry;
 mod windowmanager;
+mod windowmanager_prune;
+mod windowmanager_tree;
 
 use std::sync::OnceLock;
 
@@ -43,6 +50,14 @@ pub struct WinscopeState {
     /// Each distinct rectangle's row in `__intrinsic_winscope_rect`, by
     /// its sides' bits.
     rect_ids: crate::hash::HashMap<[u64; 4], u32>,
+    /// Each distinct transform's row in `__intrinsic_winscope_transform`,
+    /// by its entries' bits.
+    transform_ids: crate::hash::HashMap<[u64; 6], u32>,
+    /// Where the WindowManager container walk is (it carries over from
+    /// dump to dump).
+    wm_walk: windowmanager_tree::WalkPosition,
+    /// The transform row WindowManager's rects share, once added.
+    wm_transform_id: Option<u32>,
 }
 
 impl WinscopeState {
@@ -56,6 +71,19 @@ impl WinscopeState {
         *self.rect_ids.entry(key).or_insert_with(|| {
             rects.push(rect);
             u32::try_from(rects.len() - 1).unwrap_or(u32::MAX)
+        })
+    }
+
+    /// The row of a transform in `transforms`, added the first time.
+    pub fn transform_id(
+        &mut self,
+        transforms: &mut Vec<crate::tables::winscope::WinscopeTransformRow>,
+        t: crate::tables::winscope::WinscopeTransformRow,
+    ) -> u32 {
+        let key = [t.dsdx, t.dtdx, t.tx, t.dtdy, t.dsdy, t.ty].map(f64::to_bits);
+        *self.transform_ids.entry(key).or_insert_with(|| {
+            transforms.push(t);
+            u32::try_from(transforms.len() - 1).unwrap_or(u32::MAX)
         })
     }
 }

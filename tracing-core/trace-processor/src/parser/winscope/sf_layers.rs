@@ -1,20 +1,26 @@
 //! `surfaceflinger_layers_snapshot` (TracePacket field 93): one dump of
 //! SurfaceFlinger's layer tree as a row of
 //! `__intrinsic_surfaceflinger_layers_snapshot` (its own fields as args,
-//! the layers left out) and a row of `__intrinsic_surfaceflinger_layer`
-//! per layer, with the layer's identity, hierarchy, corner radii and
-//! policy columns and its fields as args. The layers' computed visibility
-//! and rectangles (and the displays' rectangles) are not computed yet:
-//! `is_visible` is 0 and the rect ids are NULL.
+//! the layers left out), a row of `__intrinsic_surfaceflinger_display` per
+//! display with its rectangle, and a row of `__intrinsic_surfaceflinger_layer`
+//! per layer, with the layer's identity, hierarchy, corner radii, policy
+//! and computed visibility columns, its bounds' and input window's
+//! rectangles, and its fields as args followed by why it is not visible
+//! and which layers hide or cover it.
 
 use protozero::{Decoder, FieldValue};
 
 use super::super::Parser;
 use super::super::importer::Input;
-use super::{args_of, base64_proto_id, flatten_into};
-use crate::hash::HashSet;
-use crate::storage::args::ArgSetBuilder;
-use crate::tables::winscope::{SfLayerRow, SfLayersSnapshotRow};
+use super::geometry::Rect;
+use super::sf_model::{Display, INVALID_LAYER_STACK, Layer, Snapshot};
+use super::sf_rects::LayerRects;
+use super::sf_visibility::Visibility;
+use super::{base64_proto_id, flatten_into, sf_order, sf_rects, sf_visibility};
+use crate::hash::HashMap;
+use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::strings::StringPool;
+use crate::tables::winscope::{SfDisplayRow, SfLayerRow, SfLayersSnapshotRow};
 
 /// The stat counted when a proto could not be flattened into args.
 const PARSE_ERRORS: &str = "winscope_sf_layers_parse_errors";
@@ -22,22 +28,11 @@ const PARSE_ERRORS: &str = "winscope_sf_layers_parse_errors";
 /// The snapshot's fields kept as its args (all but its layers).
 const SNAPSHOT_ARG_FIELDS: &[u32] = &[1, 2, 4, 5, 6, 7, 8];
 
-/// LayerProto's flag that hides a layer.
-const LAYER_FLAG_HIDDEN: u64 = 0x01;
-/// The id of the root of offscreen layers.
-const OFFSCREEN_LAYER_ROOT_ID: i64 = 0x7fff_fffd;
-
-/// LayerProto's fields read here.
+/// LayerProto's fields read here (the rest in `sf_model`).
 mod layer {
-    pub const ID: u32 = 1;
     pub const NAME: u32 = 2;
-    pub const FLAGS: u32 = 22;
-    pub const PARENT: u32 = 25;
     pub const Z_ORDER_RELATIVE_OF: u32 = 26;
     pub const HWC_COMPOSITION_TYPE: u32 = 35;
-    pub const CORNER_RADIUS: u32 = 41;
-    pub const CORNER_RADII: u32 = 61;
-    pub const EFFECTIVE_RADII: u32 = 67;
 }
 
 /// Imports one snapshot.
@@ -70,99 +65,149 @@ pub(super) fn import(p: &mut Parser, input: &Input<'_>) {
         has_invalid_elapsed_ts: Some(u32::from(elapsed == 0)),
     });
 
-    let layers: Vec<&[u8]> = match d.find_last(3).map(|f| f.value) {
-        Some(FieldValue::Bytes(b)) => Decoder::new(b)
-            .map_while(Result::ok)
-            .filter(|f| f.id == 1)
-            .filter_map(|f| match f.value {
-                FieldValue::Bytes(l) => Some(l),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let ids: HashSet<i64> = layers
+    let snapshot = Snapshot::read(bytes);
+    let mut stack_rects: HashMap<u32, Rect> = HashMap::default();
+    for (index, display) in snapshot.displays.iter().enumerate() {
+        stack_rects.insert(display.layer_stack, display.stack_rect_or_empty());
+        import_display(p, snapshot_id, display, index);
+    }
+
+    let layers: Vec<Layer> = snapshot
+        .layer_bytes
         .iter()
-        .filter_map(|l| int(&Decoder::new(l), layer::ID))
+        .map(|b| Layer::read(b))
         .collect();
-    for l in layers {
-        import_layer(p, snapshot_id, l, &ids);
-    }
-}
-
-/// An int32 field.
-fn int(d: &Decoder<'_>, id: u32) -> Option<i64> {
-    d.find_last(id).and_then(|f| f.as_i32().ok()).map(i64::from)
-}
-
-/// A float field.
-fn float(d: &Decoder<'_>, id: u32) -> Option<f64> {
-    d.find_last(id).and_then(|f| f.as_f32().ok()).map(f64::from)
-}
-
-/// A layer's corner radii (tl, tr, bl, br): its per-corner radii when one
-/// is positive, else its single radius, plus what the client draws.
-fn corner_radii(d: &Decoder<'_>) -> [f64; 4] {
-    let radii = |id: u32| -> Option<[f64; 4]> {
-        match d.find_last(id)?.value {
-            FieldValue::Bytes(b) => {
-                let r = Decoder::new(b);
-                Some([1, 2, 3, 4].map(|i| float(&r, i).unwrap_or(0.0)))
-            }
-            _ => None,
-        }
+    let order = sf_order::top_to_bottom(&layers);
+    let indexed = sf_visibility::Layers::new(&layers);
+    let visibility = sf_visibility::compute(
+        &indexed,
+        &order,
+        &snapshot.displays,
+        snapshot.excludes_composition_state,
+    );
+    let mut sink = sf_rects::Sink {
+        state: &mut p.winscope,
+        rows: &mut p.storage.winscope,
     };
-    let mut out = [0.0; 4];
-    match radii(layer::CORNER_RADII) {
-        Some(r) if r.iter().any(|&v| v > 0.0) => out = r,
-        _ => {
-            if let Some(r) = float(d, layer::CORNER_RADIUS) {
-                out = [r; 4];
-            }
-        }
+    let rects = sf_rects::compute(
+        &mut sink,
+        &layers,
+        &order,
+        &visibility,
+        &snapshot.displays,
+        &stack_rects,
+    );
+    for (bytes, layer) in snapshot.layer_bytes.iter().zip(&layers) {
+        let (vis, rects) = match layer.id {
+            Some(id) => (
+                visibility.get(&id),
+                rects.get(&id).copied().unwrap_or_default(),
+            ),
+            None => (None, LayerRects::default()),
+        };
+        import_layer(p, snapshot_id, bytes, layer, &indexed, vis, rects);
     }
-    if let Some(e) = radii(layer::EFFECTIVE_RADII) {
-        for (o, v) in out.iter_mut().zip(e) {
-            *o += v;
-        }
-    }
-    out
 }
 
-fn import_layer(p: &mut Parser, snapshot_id: u32, bytes: &[u8], ids: &HashSet<i64>) {
+/// A display's row and its rectangle.
+fn import_display(p: &mut Parser, snapshot_id: u32, display: &Display, index: usize) {
+    let mut sink = sf_rects::Sink {
+        state: &mut p.winscope,
+        rows: &mut p.storage.winscope,
+    };
+    let trace_rect_id = sf_rects::display_rect(&mut sink, display, index);
+    let display_name = display
+        .name
+        .as_deref()
+        .map(|n| p.storage.strings.intern(n))
+        .unwrap_or_default();
+    p.storage.winscope.sf_displays.push(SfDisplayRow {
+        snapshot_id,
+        is_on: i64::from(display.layer_stack != INVALID_LAYER_STACK),
+        is_virtual: i64::from(display.is_virtual),
+        trace_rect_id,
+        // The id is a uint64 kept as its bits.
+        display_id: display.id as i64,
+        display_name,
+    });
+}
+
+/// A layer's row and args.
+fn import_layer(
+    p: &mut Parser,
+    snapshot_id: u32,
+    bytes: &[u8],
+    layer: &Layer,
+    layers: &sf_visibility::Layers<'_>,
+    visibility: Option<&Visibility>,
+    rects: LayerRects,
+) {
     let d = Decoder::new(bytes);
-    let layer_id = int(&d, layer::ID);
     let name = match d.find_last(layer::NAME).map(|f| f.value) {
         Some(FieldValue::Bytes(b)) => p.storage.strings.intern(&String::from_utf8_lossy(b)),
         _ => Default::default(),
     };
-    let flags = d
-        .find_last(layer::FLAGS)
-        .and_then(|f| f.as_u64().ok())
-        .unwrap_or(0);
-    let z_parent = int(&d, layer::Z_ORDER_RELATIVE_OF);
-    let [tl, tr, bl, br] = corner_radii(&d);
+    let z_parent = d
+        .find_last(layer::Z_ORDER_RELATIVE_OF)
+        .and_then(|f| f.as_i32().ok());
+    let radii = layer.radii;
     let base64 = base64_proto_id(&mut p.storage.strings, bytes);
-    let arg_set_id = args_of(p, "LayerProto", bytes, PARSE_ERRORS);
+    let mut builder = ArgSetBuilder::default();
+    if !flatten_into(
+        &mut p.storage.strings,
+        &mut builder,
+        "LayerProto",
+        bytes,
+        None,
+    ) {
+        p.storage.stats.incr(PARSE_ERRORS);
+    }
+    if let Some(v) = visibility {
+        add_visibility_args(&mut p.storage.strings, &mut builder, v);
+    }
+    let arg_set_id = p.storage.args.add_set(&builder);
     p.storage.winscope.sf_layers.push(SfLayerRow {
         snapshot_id,
         arg_set_id,
         base64_proto_id: Some(base64),
-        layer_id,
+        layer_id: layer.id.map(i64::from),
         layer_name: name,
-        is_visible: 0,
-        parent: int(&d, layer::PARENT),
-        corner_radius_tl: Some(tl),
-        corner_radius_tr: Some(tr),
-        corner_radius_bl: Some(bl),
-        corner_radius_br: Some(br),
-        hwc_composition_type: int(&d, layer::HWC_COMPOSITION_TYPE),
-        is_hidden_by_policy: i64::from(
-            flags & LAYER_FLAG_HIDDEN != 0 || layer_id.unwrap_or(0) == OFFSCREEN_LAYER_ROOT_ID,
-        ),
-        z_order_relative_of: z_parent,
-        is_missing_z_parent: i64::from(z_parent.is_some_and(|z| z > 0 && !ids.contains(&z))),
-        layer_rect_id: None,
-        input_rect_id: None,
+        is_visible: i64::from(visibility.is_some_and(|v| v.visible)),
+        parent: layer.parent.map(i64::from),
+        corner_radius_tl: Some(radii.tl),
+        corner_radius_tr: Some(radii.tr),
+        corner_radius_bl: Some(radii.bl),
+        corner_radius_br: Some(radii.br),
+        hwc_composition_type: d
+            .find_last(layer::HWC_COMPOSITION_TYPE)
+            .and_then(|f| f.as_i32().ok())
+            .map(i64::from),
+        is_hidden_by_policy: i64::from(layer.hidden_by_policy()),
+        z_order_relative_of: z_parent.map(i64::from),
+        is_missing_z_parent: i64::from(z_parent.is_some_and(|z| z > 0 && layers.get(z).is_none())),
+        layer_rect_id: rects.layer,
+        input_rect_id: rects.input,
     });
+}
+
+/// Why a layer is not visible and which layers hide or cover it, as
+/// indexed args after its fields.
+fn add_visibility_args(strings: &mut StringPool, builder: &mut ArgSetBuilder, v: &Visibility) {
+    let flat = strings.intern("visibility_reason");
+    for (i, reason) in v.reasons.iter().enumerate() {
+        let key = strings.intern(&format!("visibility_reason[{i}]"));
+        let value = ArgValue::String(strings.intern(reason));
+        builder.add(flat, key, value);
+    }
+    for (name, ids) in [
+        ("occluded_by", &v.occluded_by),
+        ("partially_occluded_by", &v.partially_occluded_by),
+        ("covered_by", &v.covered_by),
+    ] {
+        let flat = strings.intern(name);
+        for (i, &id) in ids.iter().enumerate() {
+            let key = strings.intern(&format!("{name}[{i}]"));
+            builder.add(flat, key, ArgValue::Int(i64::from(id)));
+        }
+    }
 }

@@ -1,16 +1,25 @@
 //! WindowManager dumps (WinscopeExtensions field 6): each dump becomes a
 //! row of `__intrinsic_windowmanager` with its focused display, whether it
 //! lacked its elapsed time, and its fields as args, all without the window
-//! container tree (`root_window_container`), which upstream lays out as
-//! rows of their own: the proto is kept and flattened with that field cut
-//! out. The container rows themselves (upstream's hierarchy walk) are not
-//! imported yet.
+//! container tree (`root_window_container`): the proto is kept and
+//! flattened with that field cut out. The tree becomes rows of
+//! `__intrinsic_windowmanager_windowcontainer`, one per container
+//! (`windowmanager_tree.rs`'s walk), each with its children-less proto as
+//! args and, for displays and windows, a rectangle.
 
 use protozero::{Decoder, FieldValue};
 
 use super::super::Parser;
+use super::windowmanager_prune::put_varint;
+use super::windowmanager_tree::{self, Container, ContainerRect};
 use super::{args_of, base64_proto_id};
-use crate::tables::winscope::WindowManagerRow;
+use crate::tables::winscope::{
+    WindowManagerRow, WindowManagerWindowContainerRow, WinscopeRectRow, WinscopeTraceRectRow,
+    WinscopeTransformRow,
+};
+
+/// The stat counted when a dump could not be read whole.
+const PARSE_ERRORS: &str = "winscope_windowmanager_parse_errors";
 
 /// WindowManagerTraceEntry's fields read here.
 const ELAPSED_REALTIME_NANOS: u32 = 1;
@@ -60,18 +69,6 @@ fn spans(bytes: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
 /// Imports one dump.
 pub(super) fn import(p: &mut Parser, ts: i64, bytes: &[u8]) {
     let pruned = without(bytes, WINDOW_MANAGER_SERVICE, ROOT_WINDOW_CONTAINER);
@@ -88,19 +85,95 @@ pub(super) fn import(p: &mut Parser, ts: i64, bytes: &[u8]) {
         _ => 0,
     };
     let base64 = base64_proto_id(&mut p.storage.strings, &pruned);
-    let arg_set_id = args_of(
-        p,
-        "WindowManagerTraceEntry",
-        &pruned,
-        "winscope_windowmanager_parse_errors",
-    );
-    p.storage.winscope.windowmanager.push(WindowManagerRow {
+    let arg_set_id = args_of(p, "WindowManagerTraceEntry", &pruned, PARSE_ERRORS);
+    let rows = &mut p.storage.winscope.windowmanager;
+    let snapshot_id = u32::try_from(rows.len()).unwrap_or(u32::MAX);
+    rows.push(WindowManagerRow {
         ts,
         arg_set_id,
         base64_proto_id: Some(base64),
         focused_display_id,
         has_invalid_elapsed_ts: i64::from(elapsed == 0),
     });
+    match windowmanager_tree::walk(bytes, &mut p.winscope.wm_walk) {
+        Ok(containers) => {
+            for c in containers {
+                import_container(p, snapshot_id, c);
+            }
+        }
+        Err(_) => p.storage.stats.incr(PARSE_ERRORS),
+    }
+}
+
+/// One container's row, args and rectangle.
+fn import_container(p: &mut Parser, snapshot_id: u32, c: Container) {
+    let window_rect_id = c.rect.map(|r| trace_rect(p, r));
+    let strings = &mut p.storage.strings;
+    let title = strings.intern(&c.title);
+    let container_type = strings.intern(c.kind);
+    let name_override = c
+        .name_override
+        .as_deref()
+        .map(|n| strings.intern(n))
+        .unwrap_or_default();
+    let base64 = base64_proto_id(strings, &c.pruned);
+    let message = if c.parent_token.is_none() {
+        "RootWindowContainerProto"
+    } else {
+        "WindowContainerChildProto"
+    };
+    let arg_set_id = args_of(p, message, &c.pruned, PARSE_ERRORS);
+    p.storage
+        .winscope
+        .windowmanager_containers
+        .push(WindowManagerWindowContainerRow {
+            snapshot_id,
+            arg_set_id,
+            base64_proto_id: Some(base64),
+            title,
+            token: i64::from(c.token),
+            parent_token: c.parent_token.map(i64::from),
+            child_index: c.child_index.map(i64::from),
+            is_visible: Some(i64::from(c.visible)),
+            window_rect_id,
+            container_type,
+            name_override,
+        });
+}
+
+/// A container's trace rect: its own rectangle row (not shared with equal
+/// ones, as upstream adds it) and the trace's one WindowManager transform
+/// row, added the first time. That row is upstream's: its y-from-x entry
+/// is 1 and its y scale 0.
+fn trace_rect(p: &mut Parser, r: ContainerRect) -> u32 {
+    let rows = &mut p.storage.winscope;
+    let [x, y, w, h] = r.xywh.map(f64::from);
+    rows.rects.push(WinscopeRectRow { x, y, w, h });
+    let rect_id = u32::try_from(rows.rects.len() - 1).unwrap_or(u32::MAX);
+    let transform_id = *p.winscope.wm_transform_id.get_or_insert_with(|| {
+        rows.transforms.push(WinscopeTransformRow {
+            dsdx: 1.0,
+            dtdx: 0.0,
+            tx: 0.0,
+            dtdy: 1.0,
+            dsdy: 0.0,
+            ty: 0.0,
+        });
+        u32::try_from(rows.transforms.len() - 1).unwrap_or(u32::MAX)
+    });
+    rows.trace_rects.push(WinscopeTraceRectRow {
+        rect_id,
+        // The display id's bits.
+        group_id: r.display_id as u32,
+        depth: r.depth,
+        is_spy: 0,
+        is_visible: i64::from(r.visible),
+        opacity: r.opacity,
+        transform_id,
+        border_width: None,
+        border_color: None,
+    });
+    u32::try_from(rows.trace_rects.len() - 1).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
