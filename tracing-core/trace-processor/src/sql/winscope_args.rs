@@ -4,7 +4,8 @@
 //! default, as Winscope's UI shows an entry. Each distinct proto once, in
 //! row order; the shell transitions' protos, several per transition, are
 //! merged per transition (a key seen before in the transition updates its
-//! row, and its default is not added again).
+//! row, and its default is not added again) and keyed as Android's newer
+//! schema names their fields, as the transitions' own args are.
 
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use super::prelude::table_function::{self, TableFn};
 use super::table::{Cell, Table};
 use crate::hash::{HashMap, HashSet};
 use crate::parser::proto_to_args::{self, ArgSink, FlatValue, Options};
-use crate::parser::winscope::{message_name, pool};
+use crate::parser::winscope::{message_name, pool, shell_transition_key};
 use crate::storage::strings::StrId;
 
 /// The function's name.
@@ -86,6 +87,8 @@ struct Sink<'a> {
     rows: &'a mut Vec<Row>,
     proto: i64,
     group: Option<&'a mut HashMap<String, usize>>,
+    /// Whether keys are renamed as the shell transitions' args are.
+    shell_transition: bool,
 }
 
 impl Sink<'_> {
@@ -114,9 +117,21 @@ impl Sink<'_> {
     }
 }
 
+impl Sink<'_> {
+    /// A key as the table's own args name it.
+    fn key<'k>(&self, k: &'k str) -> std::borrow::Cow<'k, str> {
+        if self.shell_transition {
+            shell_transition_key(k)
+        } else {
+            std::borrow::Cow::Borrowed(k)
+        }
+    }
+}
+
 impl ArgSink for Sink<'_> {
     fn add(&mut self, flat_key: &str, key: &str, value: FlatValue<'_>) {
-        let r = self.row(flat_key, key);
+        let (flat_key, key) = (self.key(flat_key), self.key(key));
+        let r = self.row(&flat_key, &key);
         match value {
             FlatValue::Int(v) => r.int_value = Some(v),
             FlatValue::Uint(v) => r.int_value = Some(v as i64),
@@ -129,9 +144,10 @@ impl ArgSink for Sink<'_> {
     }
 
     fn wants_default(&mut self, _flat_key: &str, key: &str) -> bool {
+        let key = self.key(key);
         self.group
             .as_deref()
-            .is_none_or(|map| !map.contains_key(key))
+            .is_none_or(|map| !map.contains_key(key.as_ref()))
     }
 }
 
@@ -202,6 +218,7 @@ impl TableFn for WithDefaults {
                 rows: &mut rows,
                 proto,
                 group,
+                shell_transition: message == "ShellTransition",
             };
             proto_to_args::flatten(&desc, &bytes, options, &mut sink).map_err(|e| e.to_string())?;
         }

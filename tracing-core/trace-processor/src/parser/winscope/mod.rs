@@ -36,7 +36,7 @@ use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::strings::StringPool;
 
 pub use sf_transactions::SfTransactionsState;
-pub use shell_transitions::ShellTransitionsState;
+pub use shell_transitions::{ShellTransitionsState, newer_key as shell_transition_key};
 
 /// What the Winscope importers keep between packets.
 #[derive(Debug, Default)]

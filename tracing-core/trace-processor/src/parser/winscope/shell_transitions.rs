@@ -59,15 +59,20 @@ const TARGETS_KEY: &str = "targets";
 /// schema keys them.
 struct Renaming<'a>(SetSink<'a>);
 
+/// A `ShellTransition` arg key as Android's newer schema names it: the
+/// changed windows under `changes` (v51's `targets`).
+pub fn newer_key(k: &str) -> std::borrow::Cow<'_, str> {
+    match k.strip_prefix(TARGETS_KEY) {
+        Some(rest) if rest.starts_with(['[', '.']) || rest.is_empty() => {
+            std::borrow::Cow::Owned(format!("{CHANGES_KEY}{rest}"))
+        }
+        _ => std::borrow::Cow::Borrowed(k),
+    }
+}
+
 impl ArgSink for Renaming<'_> {
     fn add(&mut self, flat_key: &str, key: &str, value: FlatValue<'_>) {
-        let rename = |k: &str| match k.strip_prefix(TARGETS_KEY) {
-            Some(rest) if rest.starts_with(['[', '.']) || rest.is_empty() => {
-                format!("{CHANGES_KEY}{rest}")
-            }
-            _ => k.to_owned(),
-        };
-        self.0.add(&rename(flat_key), &rename(key), value);
+        self.0.add(&newer_key(flat_key), &newer_key(key), value);
     }
 }
 
