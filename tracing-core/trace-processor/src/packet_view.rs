@@ -5,12 +5,14 @@
 //! the parsers import nothing of the loader.
 //!
 //! A queued [`Packet`] is small (40 bytes): its bytes wait in the
-//! [`PacketArena`], and what only some kinds carry (a TrackEvent's facts,
-//! and its thread time and counter values; a `compact_sched` event) waits
-//! in side tables that `extra` indexes. The parsers see each packet as a
-//! [`PacketView`]. A TrackEvent's bytes are only the fields the loader did
-//! not read: what it read travels as [`TrackEventFacts`] and
-//! [`TrackEventTimes`], so the parser does not read them again.
+//! [`PacketArena`], and what only some kinds carry (a TrackEvent's thread
+//! time and counter values; a `compact_sched` event) waits in side tables
+//! that `extra` indexes. The parsers see each packet as a [`PacketView`].
+//! A TrackEvent's bytes are only the fields the loader did not read: what
+//! it read travels as [`TrackEventFacts`], written as a header in front of
+//! those bytes (a flags byte and two varints, 3 to 16 bytes, not a record
+//! beside each of millions of waiting events), and [`TrackEventTimes`], so
+//! the parser does not read them again.
 
 use slab::Slab;
 
@@ -24,7 +26,8 @@ pub const NO_EXTRA: u32 = u32::MAX;
 pub enum PacketKind {
     /// A trace packet of any other kind.
     Packet,
-    /// A TrackEvent packet (its facts in `extra`'s entry).
+    /// A TrackEvent packet (its facts in front of its bytes, its times in
+    /// `extra`'s entry, if any).
     TrackEvent,
     /// One `FtraceEvent` of a bundle (`cpu` is its CPU).
     Ftrace,
@@ -87,9 +90,8 @@ pub struct PacketView<'a> {
 /// leaves the window, so the tables hold about what the window holds.
 #[derive(Debug, Default)]
 pub struct SideTables {
-    /// TrackEvents' facts, by their packet's `extra`.
-    pub track_events: Slab<TrackEventFacts>,
-    /// TrackEvents' times beyond their timestamp, by their facts' `times`.
+    /// TrackEvents' times beyond their timestamp, by their packet's
+    /// `extra` (none for most events).
     pub track_event_times: Slab<TrackEventTimes>,
     /// `compact_sched` events, by their packet's `extra`.
     pub inline_sched: Slab<InlineSched>,
@@ -100,10 +102,8 @@ impl SideTables {
     pub fn release(&mut self, packet: &Packet) {
         match packet.kind {
             PacketKind::TrackEvent => {
-                if let Some(facts) = self.track_events.try_remove(packet.extra as usize) {
-                    if facts.times != NO_EXTRA {
-                        self.track_event_times.try_remove(facts.times as usize);
-                    }
+                if packet.extra != NO_EXTRA {
+                    self.track_event_times.try_remove(packet.extra as usize);
                 }
             }
             PacketKind::InlineSched => {
@@ -126,18 +126,15 @@ impl<'a> PacketSource<'a> {
     /// Calls `f` with the view of `packet` (a TrackEvent without thread
     /// time or counter values is seen with empty times).
     pub fn with_view<R>(&self, packet: &Packet, f: impl FnOnce(&PacketView<'_>) -> R) -> R {
+        let mut bytes = self.arena.get(packet.bytes);
         let track_event = match packet.kind {
             PacketKind::TrackEvent => {
-                let facts = self
-                    .side
-                    .track_events
-                    .get(packet.extra as usize)
-                    .copied()
-                    .unwrap_or_default();
+                let (facts, rest) = TrackEventFacts::read(bytes);
+                bytes = rest;
                 let times = self
                     .side
                     .track_event_times
-                    .get(facts.times as usize)
+                    .get(packet.extra as usize)
                     .unwrap_or(&NO_TIMES);
                 Some(TrackEventView { facts, times })
             }
@@ -156,7 +153,7 @@ impl<'a> PacketSource<'a> {
         f(&PacketView {
             ts: packet.ts,
             index,
-            bytes: self.arena.get(packet.bytes),
+            bytes,
             field: u32::from(packet.field),
             generation: packet.generation,
             track_event,
@@ -206,14 +203,12 @@ static NO_TIMES: TrackEventTimes = TrackEventTimes {
 };
 
 /// The fields of a TrackEvent the loader read in its walk, which travel
-/// with the packet instead of its bytes (24 bytes a TrackEvent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// in front of the bytes it left ([`TrackEventFacts::write`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TrackEventFacts {
     track_uuid: u64,
     ty: i32,
     flags: u8,
-    /// Index of its [`TrackEventTimes`], or [`NO_EXTRA`] for none.
-    pub times: u32,
 }
 
 /// `TrackEventFacts::flags`: `track_uuid` is present.
@@ -222,17 +217,6 @@ const HAS_TRACK_UUID: u8 = 1;
 const HAS_TYPE_RAW: u8 = 2;
 /// An occurrence of `type` has a number the enum names.
 const HAS_TYPE: u8 = 4;
-
-impl Default for TrackEventFacts {
-    fn default() -> Self {
-        TrackEventFacts {
-            track_uuid: 0,
-            ty: 0,
-            flags: 0,
-            times: NO_EXTRA,
-        }
-    }
-}
 
 impl TrackEventFacts {
     /// Facts of an event's `track_uuid`, `type` (its last number) and
@@ -252,8 +236,48 @@ impl TrackEventFacts {
             track_uuid: track_uuid.unwrap_or(0),
             ty: ty.unwrap_or(0),
             flags,
-            times: NO_EXTRA,
         }
+    }
+
+    /// Puts the facts in front of `bytes` (an event's bytes) as their
+    /// header: the flags, then the type and the track uuid as varints,
+    /// each only when present.
+    pub fn write(&self, bytes: &mut Vec<u8>) {
+        let mut header = [0u8; 21];
+        let mut len = 1;
+        header[0] = self.flags;
+        if self.flags & HAS_TYPE_RAW != 0 {
+            len += put_varint(i64::from(self.ty) as u64, &mut header[len..]);
+        }
+        if self.flags & HAS_TRACK_UUID != 0 {
+            len += put_varint(self.track_uuid, &mut header[len..]);
+        }
+        bytes.splice(0..0, header.iter().take(len).copied());
+    }
+
+    /// The facts in front of `bytes` ([`Self::write`]'s header) and the
+    /// bytes after them; no facts and all of `bytes` when the header does
+    /// not read, which it always does in bytes the loader wrote.
+    pub fn read(bytes: &[u8]) -> (Self, &[u8]) {
+        let parse = || -> Option<(Self, &[u8])> {
+            let (&flags, mut rest) = bytes.split_first()?;
+            let mut facts = TrackEventFacts {
+                flags,
+                ..TrackEventFacts::default()
+            };
+            if flags & HAS_TYPE_RAW != 0 {
+                let (v, r) = get_varint(rest)?;
+                facts.ty = v as i32;
+                rest = r;
+            }
+            if flags & HAS_TRACK_UUID != 0 {
+                let (v, r) = get_varint(rest)?;
+                facts.track_uuid = v;
+                rest = r;
+            }
+            Some((facts, rest))
+        };
+        parse().unwrap_or((TrackEventFacts::default(), bytes))
     }
 
     /// `TrackEvent.track_uuid`.
@@ -271,6 +295,34 @@ impl TrackEventFacts {
     pub fn has_type(&self) -> bool {
         self.flags & HAS_TYPE != 0
     }
+}
+
+/// Writes `v` as a varint at the start of `out` (room for 10 bytes);
+/// the bytes written.
+fn put_varint(mut v: u64, out: &mut [u8]) -> usize {
+    let mut n = 0;
+    while let Some(b) = out.get_mut(n) {
+        n += 1;
+        if v < 0x80 {
+            *b = v as u8;
+            break;
+        }
+        *b = (v as u8 & 0x7f) | 0x80;
+        v >>= 7;
+    }
+    n
+}
+
+/// A varint at the start of `bytes` and the bytes after it.
+fn get_varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let mut v = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Some((v, bytes.get(i + 1..)?));
+        }
+    }
+    None
 }
 
 /// A TrackEvent as the parser sees what the loader read of it.
@@ -302,5 +354,37 @@ impl TrackEventTimes {
             && self.thread_instruction_count.is_none()
             && self.counter_value.is_none()
             && self.extra_counters.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The header gives back what was written, present or absent, and
+    /// the bytes behind it untouched.
+    #[test]
+    fn facts_read_back_from_their_header() {
+        for (facts, len) in [
+            (
+                TrackEventFacts::new(Some(u64::MAX - 3), Some(-7), false),
+                21,
+            ),
+            (TrackEventFacts::new(None, Some(i32::MAX), true), 6),
+            (TrackEventFacts::new(Some(300), Some(1), true), 4),
+            (TrackEventFacts::new(Some(0), None, false), 2),
+            (TrackEventFacts::default(), 1),
+        ] {
+            let mut bytes = vec![8, 1];
+            facts.write(&mut bytes);
+            assert_eq!(bytes.len(), len + 2);
+            let (read, rest) = TrackEventFacts::read(&bytes);
+            assert_eq!(read, facts);
+            assert_eq!(rest, &[8, 1]);
+        }
+        // A header cut short reads as no facts.
+        let (read, rest) = TrackEventFacts::read(&[3, 0x80]);
+        assert_eq!(read, TrackEventFacts::default());
+        assert_eq!(rest, &[3, 0x80]);
     }
 }

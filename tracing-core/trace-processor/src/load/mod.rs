@@ -70,9 +70,7 @@ use crate::arena::PacketArena;
 use crate::clock::MachineClocks;
 use crate::error::TraceError;
 use crate::packet_fields::{self, PacketFields, Payload};
-use crate::packet_view::{
-    NO_EXTRA, Packet, PacketKind, PacketSource, SideTables, TrackEventFacts, TrackEventTimes,
-};
+use crate::packet_view::{NO_EXTRA, Packet, PacketKind, PacketSource, SideTables, TrackEventTimes};
 use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::Storage;
@@ -261,10 +259,6 @@ impl Loader {
             .saturating_add(
                 (self.side.track_event_times.len() as u64)
                     .saturating_mul(std::mem::size_of::<TrackEventTimes>() as u64),
-            )
-            .saturating_add(
-                (self.side.track_events.len() as u64)
-                    .saturating_mul(std::mem::size_of::<TrackEventFacts>() as u64),
             );
         self.inflated.saturating_add(records)
     }

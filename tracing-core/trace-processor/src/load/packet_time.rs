@@ -146,7 +146,7 @@ impl Loader {
             kind: PacketKind::Packet,
             field: u16::try_from(payload.field).unwrap_or(0),
         };
-        let mut facts = None;
+        let mut times = None;
         if payload.field == TracePacket::FIELD_TRACK_EVENT {
             if !has_seq {
                 self.parser
@@ -175,9 +175,10 @@ impl Loader {
             }
             packet.ts = t.ts;
             packet.kind = PacketKind::TrackEvent;
-            facts = Some((t.facts, t.times));
+            times = Some(t.times);
         }
-        // A TrackEvent keeps only the fields its tokenizing did not read.
+        // A TrackEvent keeps only its facts and the fields its tokenizing
+        // did not read.
         let bytes = if packet.kind == PacketKind::TrackEvent {
             self.track_event_rest.as_slice()
         } else {
@@ -188,14 +189,14 @@ impl Loader {
             return;
         };
         packet.bytes = range;
-        if let Some((mut facts, times)) = facts {
-            // Only what a timestamp alone does not say is kept.
+        if let Some(times) = times {
+            // The facts travel in front of the bytes; only what a
+            // timestamp alone does not say is kept beside them.
+            packet.extra = NO_EXTRA;
             if !times.is_empty() {
                 let slot = self.side.track_event_times.insert(times);
-                facts.times = u32::try_from(slot).unwrap_or(NO_EXTRA);
+                packet.extra = u32::try_from(slot).unwrap_or(NO_EXTRA);
             }
-            let slot = self.side.track_events.insert(facts);
-            packet.extra = u32::try_from(slot).unwrap_or(NO_EXTRA);
         }
         let arrival = self.enqueue(packet, pending_clock);
         if payload.field == TracePacket::FIELD_SERVICE_EVENT

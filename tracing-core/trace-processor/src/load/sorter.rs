@@ -309,8 +309,12 @@ impl Sorter {
                 sink(Leaving::InOrder(e.packet));
             }
             self.stats.held = self.stats.held.saturating_sub(taken);
-            if q.events.len() < q.events.capacity() / 4 {
-                q.events.shrink_to(q.events.len() * 2);
+            // The drained front's memory goes back once it is half the
+            // queue (moving what is left, twice the queue's length in all),
+            // so that the tables the parsers grow meanwhile take its place
+            // rather than add to it.
+            if q.events.len() <= q.events.capacity() / 2 {
+                q.events.shrink_to_fit();
             }
             // The earliest queue cannot give an event before the limit.
             if taken == 0 {

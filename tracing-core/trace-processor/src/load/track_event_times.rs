@@ -186,21 +186,20 @@ fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
     out
 }
 
-/// One TrackEvent as the loader keeps it: its time on the trace clock,
-/// the facts that travel with it, and what only some events carry.
+/// One TrackEvent as the loader keeps it: its time on the trace clock and
+/// what only some events carry (its facts are in front of `rest`).
 #[derive(Debug)]
 pub struct Tokenized {
     /// Time on the trace clock.
     pub ts: i64,
-    /// The track uuid and type (its `times` not set yet).
-    pub facts: TrackEventFacts,
     /// Thread time, instruction count and counter values.
     pub times: TrackEventTimes,
 }
 
 /// Resolves one TrackEvent (its bytes; whether its packet has a
-/// timestamp), leaving in `rest` the bytes of the fields the parser reads;
-/// None when it is dropped (counted).
+/// timestamp), leaving in `rest` its facts' header
+/// ([`TrackEventFacts::write`]) followed by the bytes of the fields the
+/// parser reads; None when it is dropped (counted).
 #[allow(clippy::too_many_arguments)]
 pub fn tokenize(
     event: &[u8],
@@ -328,11 +327,8 @@ pub fn tokenize(
             out.extra_counters.push((uuid, abs));
         }
     }
-    Some(Tokenized {
-        ts,
-        facts: TrackEventFacts::new(event.track_uuid, event.ty, event.has_type),
-        times: out,
-    })
+    TrackEventFacts::new(event.track_uuid, event.ty, event.has_type).write(rest);
+    Some(Tokenized { ts, times: out })
 }
 
 /// The absolute value of a counter sample: incremental tracks add it to
@@ -409,7 +405,8 @@ mod tests {
         assert_eq!(got.extra_double_uuids, [22]);
         assert_eq!(got.extra_double_values, [0.25]);
 
-        // The rest holds the other fields as they were, and none of these.
+        // The rest holds the other fields as they were, and none of these
+        // (`tokenize` then puts the facts in front).
         let mut d = Decoder::new(&rest);
         let mut ids = Vec::new();
         while let Some(Ok(f)) = d.read_field() {
