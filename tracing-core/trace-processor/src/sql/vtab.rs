@@ -6,8 +6,11 @@
 //! value order ([`Table::order`], an index built on first use): an
 //! `ORDER BY` (or `GROUP BY`) of one column, either way, is consumed, so
 //! `ORDER BY dur DESC LIMIT 10` reads ten rows and a `GROUP BY track_id`
-//! aggregates as it goes; and `=` or `GLOB` on a string column is matched
-//! once per distinct string, then only the rows holding a matching string
+//! aggregates as it goes; `=` on an integer or string column (a join's
+//! key) is one run of the column's value order, found by binary search and
+//! visited in place (nothing copied per lookup); `GLOB` on
+//! a string column is matched once per distinct string of those beginning
+//! with its literal prefix, then only the rows holding a matching string
 //! are visited. SQLite still checks every constraint
 //! itself (none is omitted), so a narrowing that cannot be applied (a
 //! non-integer bound) only costs time, never a wrong answer.
@@ -260,12 +263,29 @@ pub struct ColumnarCursor {
 /// Rows visited in a given order: a column's value order, or the rows a
 /// string filter matched.
 struct Through {
-    /// The rows, in the order to visit them.
-    rows: Arc<[u32]>,
+    /// The rows, in the order to visit them (the cursor's positions index
+    /// it).
+    rows: Rows,
     /// Backwards (`ORDER BY ... DESC`): the runs of equal values from the
     /// last to the first, each in row order, as a stable sort gives them
     /// (SQLite's sort of a stored table keeps equal rows in their order).
     desc: Option<Backwards>,
+}
+
+/// A list of rows: a column's value order, shared with the table (a run
+/// of it is visited in place, nothing copied), or rows a filter picked.
+enum Rows {
+    Shared(Arc<[u32]>),
+    Owned(Vec<u32>),
+}
+
+impl Rows {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Rows::Shared(r) => r,
+            Rows::Owned(r) => r,
+        }
+    }
 }
 
 /// Where a backwards visit of column `col`'s value order is: the run of
@@ -284,7 +304,10 @@ impl ColumnarCursor {
             None => self.row,
             Some(t) => {
                 let pos = t.desc.as_ref().map_or(self.row, |b| b.at);
-                t.rows.get(pos).map_or(usize::MAX, |r| *r as usize)
+                t.rows
+                    .as_slice()
+                    .get(pos)
+                    .map_or(usize::MAX, |r| *r as usize)
             }
         }
     }
@@ -306,57 +329,118 @@ impl ColumnarCursor {
         lo
     }
 
-    /// Starts a visit of `rows` in their order, or of `col`'s value order
-    /// `rows` backwards (`desc`).
-    fn begin_through(&mut self, rows: Arc<[u32]>, desc: Option<usize>) {
-        self.end = rows.len();
-        self.row = 0;
+    /// Starts a visit of `rows` in their order (positions `span.0` to
+    /// `span.1`), or of `col`'s value order `rows` backwards (`desc`).
+    fn begin_through(&mut self, rows: Rows, span: (usize, usize), desc: Option<usize>) {
+        let all = rows.as_slice().len();
+        self.end = span.1.min(all);
+        self.row = span.0.min(self.end);
         let back = desc.map(|col| {
-            let hi = rows.len();
-            let lo = self.run_start(&rows, col, hi);
+            let lo = self.run_start(rows.as_slice(), col, all);
             Backwards {
                 col,
                 lo,
-                hi,
+                hi: all,
                 at: lo,
             }
         });
         self.through = Some(Through { rows, desc: back });
     }
 
-    /// The rows in `lo..hi` whose string in `col` matches, in the column's
-    /// value order (each distinct string is tested once), or in row order
-    /// when `by_row`.
-    fn matching_rows(
+    /// Visits the positions `a..b` of `col`'s value order `order`, a run
+    /// of equal values (so in row order, ties keeping it), narrowed to the
+    /// rows in `span`: two binary searches, nothing copied.
+    fn visit_run(&mut self, order: Arc<[u32]>, (a, b): (usize, usize), span: (usize, usize)) {
+        let run = order.get(a..b).unwrap_or(&[]);
+        let from = a + run.partition_point(|r| (*r as usize) < span.0);
+        let to = a + run.partition_point(|r| (*r as usize) < span.1);
+        self.begin_through(Rows::Shared(order), (from, to.max(from)), None);
+    }
+
+    /// The positions of `col`'s value order holding a string `s` for
+    /// which `below(s)` is false and `within(s)` is true, where `below`
+    /// holds for a prefix of the (ascending) strings and `within` then
+    /// for a run of them: two binary searches over the order. NULL sorts
+    /// first and is in neither.
+    fn string_span(
         &self,
+        order: &[u32],
         col: usize,
-        op: Op,
-        pattern: &str,
-        span: (usize, usize),
-        by_row: bool,
-    ) -> Vec<u32> {
+        below: impl Fn(&str) -> bool,
+        within: impl Fn(&str) -> bool,
+    ) -> (usize, usize) {
+        let at = |r: &u32| {
+            self.table
+                .str_id(*r as usize, col)
+                .filter(|id| *id != StrId::NULL)
+                .and_then(|id| self.table.strings.get(id))
+        };
+        let a = order.partition_point(|r| at(r).is_none_or(&below));
+        let b = a + order
+            .get(a..)
+            .unwrap_or(&[])
+            .partition_point(|r| at(r).is_some_and(&within));
+        (a, b)
+    }
+
+    /// Visits the rows in `span` whose string in `col` equals `text`: one
+    /// run of the column's value order, found by binary search and visited
+    /// in place (a string is pooled once per table, so the run is one
+    /// string id and in row order).
+    fn visit_equal_strings(&mut self, col: usize, text: &str, span: (usize, usize)) {
+        let order = self.table.order(col);
+        let (a, b) = self.string_span(&order, col, |s| s < text, |s| s == text);
+        let id = |pos: usize| {
+            order
+                .get(pos)
+                .and_then(|r| self.table.str_id(*r as usize, col))
+        };
+        if b <= a || id(a) == id(b - 1) {
+            self.visit_run(order, (a, b), span);
+        } else {
+            // The same text under two ids: the rows, in row order.
+            let mut rows: Vec<u32> = order
+                .get(a..b)
+                .unwrap_or(&[])
+                .iter()
+                .copied()
+                .filter(|r| (span.0..span.1).contains(&(*r as usize)))
+                .collect();
+            rows.sort_unstable();
+            let n = rows.len();
+            self.begin_through(Rows::Owned(rows), (0, n), None);
+        }
+    }
+
+    /// The rows in `span` whose string in `col` matches the `GLOB`
+    /// `pattern`, in the column's value order (each distinct string is
+    /// tested once), or in row order when `by_row`. Only the strings that
+    /// begin with the pattern's literal prefix (up to its first `*`, `?`
+    /// or `[`) are looked at, found by binary search.
+    fn glob_rows(&self, col: usize, pattern: &str, span: (usize, usize), by_row: bool) -> Vec<u32> {
         let mut out = Vec::new();
         let Ok(pat) = std::ffi::CString::new(pattern) else {
             return out;
         };
         let order = self.table.order(col);
+        let prefix = pattern
+            .find(['*', '?', '['])
+            .map_or(pattern, |i| pattern.get(..i).unwrap_or(""));
+        let (a, b) = self.string_span(&order, col, |s| s < prefix, |s| s.starts_with(prefix));
         let id_at = |pos: usize| {
             order
                 .get(pos)
                 .and_then(|r| self.table.str_id(*r as usize, col))
         };
-        let mut start = 0;
-        while start < order.len() {
+        let mut start = a;
+        while start < b {
             let id = id_at(start);
             let mut end = start + 1;
-            while end < order.len() && id_at(end) == id {
+            while end < b && id_at(end) == id {
                 end += 1;
             }
             let hit = match id.and_then(|i| self.table.strings.get(i)) {
-                Some(s) if id != Some(StrId::NULL) => match op {
-                    Op::Glob => glob(&pat, s),
-                    _ => s == pattern,
-                },
+                Some(s) if id != Some(StrId::NULL) => glob(&pat, s),
                 _ => false,
             };
             if hit {
@@ -374,39 +458,26 @@ impl ColumnarCursor {
         out
     }
 
-    /// The rows in `lo..hi` whose integer in `col` equals `v` (every row
-    /// when `v` is None), found as one run of the column's value order;
-    /// in row order when `by_row`.
-    fn equal_rows(
-        &self,
-        col: usize,
-        v: Option<i64>,
-        span: (usize, usize),
-        by_row: bool,
-    ) -> Vec<u32> {
+    /// Visits the rows in `span` whose integer in `col` equals `v`: one
+    /// run of the column's value order, visited in place. Every row of
+    /// `span` when `v` is None (not an integer: SQLite checks each one).
+    fn visit_equal_ints(&mut self, col: usize, v: Option<i64>, span: (usize, usize)) {
+        let Some(v) = v else {
+            self.through = None;
+            self.row = span.0;
+            self.end = span.1.max(span.0);
+            return;
+        };
         let order = self.table.order(col);
         let Some(c) = self.table.columns.get(col) else {
-            return Vec::new();
+            self.begin_through(Rows::Owned(Vec::new()), (0, 0), None);
+            return;
         };
-        let run = match v {
-            Some(v) => {
-                // NULLs sort first; they equal nothing.
-                let key = |r: &u32| c.int_at(*r as usize).map_or((0, 0), |x| (1, x));
-                let a = order.partition_point(|r| key(r) < (1, v));
-                let b = order.partition_point(|r| key(r) <= (1, v));
-                order.get(a..b).unwrap_or(&[])
-            }
-            None => &order[..],
-        };
-        let mut out: Vec<u32> = run
-            .iter()
-            .copied()
-            .filter(|r| (span.0..span.1).contains(&(*r as usize)))
-            .collect();
-        if by_row {
-            out.sort_unstable();
-        }
-        out
+        // NULLs sort first; they equal nothing.
+        let key = |r: &u32| c.int_at(*r as usize).map_or((0, 0), |x| (1, x));
+        let a = order.partition_point(|r| key(r) < (1, v));
+        let b = order.partition_point(|r| key(r) <= (1, v));
+        self.visit_run(order, (a, b), span);
     }
 
     /// First row whose sorted column is >= v (or > v when `strict`).
@@ -512,16 +583,18 @@ unsafe impl VTabCursor for ColumnarCursor {
         }
         match (column, text, desc) {
             (Some(c), None, _) if int_eq.is_some() => {
-                let rows = self.equal_rows(c, int_eq.flatten(), (lo, hi), by_row);
-                self.begin_through(rows.into(), None);
+                self.visit_equal_ints(c, int_eq.flatten(), (lo, hi));
             }
-            (Some(c), Some((op, pattern)), _) => {
-                let rows = self.matching_rows(c, op, &pattern, (lo, hi), by_row);
-                self.begin_through(rows.into(), None);
+            (Some(c), Some((Op::Glob, pattern)), _) => {
+                let rows = self.glob_rows(c, &pattern, (lo, hi), by_row);
+                let n = rows.len();
+                self.begin_through(Rows::Owned(rows), (0, n), None);
             }
+            (Some(c), Some((_, text)), _) => self.visit_equal_strings(c, &text, (lo, hi)),
             (Some(c), None, Some(desc)) => {
                 let order = self.table.order(c);
-                self.begin_through(order, desc.then_some(c));
+                let n = order.len();
+                self.begin_through(Rows::Shared(order), (0, n), desc.then_some(c));
             }
             _ => {
                 self.row = lo;
@@ -539,7 +612,7 @@ unsafe impl VTabCursor for ColumnarCursor {
                 rows,
                 desc: Some(b),
             }) if b.at + 1 >= b.hi && b.lo > 0 => {
-                let lo = self.run_start(rows, b.col, b.lo);
+                let lo = self.run_start(rows.as_slice(), b.col, b.lo);
                 Some(Backwards {
                     col: b.col,
                     lo,
