@@ -10,6 +10,7 @@ pub mod build_profiling;
 mod byte_functions;
 pub mod catalog;
 mod clock_functions;
+mod counter_intervals;
 mod demangle;
 mod file_access;
 mod flamegraph;
@@ -160,6 +161,7 @@ impl Engine {
         }
         math_functions::register(&conn)?;
         intervals::register(&conn)?;
+        counter_intervals::register(&conn)?;
         span_join::register(&conn)?;
         byte_functions::register(&conn)?;
         clock_functions::register(

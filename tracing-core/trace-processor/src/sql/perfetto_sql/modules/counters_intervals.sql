@@ -8,51 +8,26 @@
 -- Columns: id, ts, dur, track_id, value (DOUBLE), next_value (the next
 -- kept sample's, NULL for the last) and delta_value (the change from the
 -- previous kept sample, NULL for the first). Rows by track_id, then ts
--- (samples at the same ts in id order).
+-- (samples at the same ts in id order). The intervals are made by the
+-- native operator __intrinsic_counter_leading_intervals
+-- (src/sql/counter_intervals/) from the samples the aggregate
+-- __intrinsic_counter_samples_agg gathers.
 
 CREATE PERFETTO MACRO counter_leading_intervals(counter_table TableOrSubquery)
 RETURNS TableOrSubquery
 AS (
-  WITH
-    _zt_ci_input AS (
-      SELECT
-        cast(id AS INT) AS id,
-        cast(ts AS INT) AS ts,
-        cast(track_id AS INT) AS track_id,
-        cast(value AS REAL) AS value
+  SELECT id, ts, dur, track_id, value, next_value, delta_value
+  FROM __intrinsic_counter_leading_intervals(
+    (
+      SELECT __intrinsic_counter_samples_agg(
+        cast(id AS INT),
+        cast(ts AS INT),
+        cast(track_id AS INT),
+        cast(value AS REAL)
+      )
       FROM $counter_table
     ),
-    _zt_ci_marked AS (
-      SELECT
-        id,
-        ts,
-        track_id,
-        value,
-        lag(value, 1) OVER _zt_ci_w AS before_1,
-        lag(value, 2) OVER _zt_ci_w AS before_2,
-        lead(value, 1) OVER _zt_ci_w AS after_1
-      FROM _zt_ci_input
-      WINDOW _zt_ci_w AS (PARTITION BY track_id ORDER BY ts, id)
-    ),
-    _zt_ci_kept AS (
-      SELECT id, ts, track_id, value
-      FROM _zt_ci_marked
-      WHERE
-        before_1 IS NULL
-        OR before_2 IS NULL
-        OR before_1 != value
-        OR before_2 != value
-        OR (after_1 IS NOT NULL AND after_1 != value AND ts != 0)
-    )
-  SELECT
-    id,
-    ts,
-    coalesce(lead(ts) OVER _zt_ci_k, trace_end()) - ts AS dur,
-    track_id,
-    value,
-    lead(value) OVER _zt_ci_k AS next_value,
-    value - lag(value) OVER _zt_ci_k AS delta_value
-  FROM _zt_ci_kept
-  WINDOW _zt_ci_k AS (PARTITION BY track_id ORDER BY ts, id)
+    trace_end()
+  )
   ORDER BY track_id, ts, id
 );
