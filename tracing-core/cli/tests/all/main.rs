@@ -34,6 +34,7 @@ mod upstream;
 #[path = "../websocket_support/mod.rs"]
 mod websocket_support;
 
+mod collapsed_input;
 mod config_field_decisions;
 mod heap_reader;
 mod heap_views;

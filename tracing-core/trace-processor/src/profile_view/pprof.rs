@@ -6,7 +6,8 @@
 //! addresses, file offset); one location per (mapping, `rel_pc`), its
 //! lines the functions there, innermost first as pprof orders inlined
 //! functions (from `ModuleSymbols` when the trace has them, else the
-//! frame's name, else `mapping_basename+0xrel_pc`); one function per
+//! frame's name, else `mapping_basename+0xrel_pc`; frames known by name
+//! alone, which share a `rel_pc`, get a location per name); one function per
 //! (name, source file); samples with the same stack, process and thread
 //! merged, their stacks leaf first as pprof wants, labelled `pid` and
 //! `tid`. Sample types: `samples/count`, and `cpu/nanoseconds` (the
@@ -85,7 +86,8 @@ pub(crate) struct PprofTables<'p> {
     functions: Vec<(i64, i64)>,
     function_ids: HashMap<(String, Option<String>), u64>,
     locations: Vec<Location>,
-    location_ids: HashMap<(Option<usize>, u64), u64>,
+    /// (mapping, `rel_pc`, function ids of the lines) → location id.
+    location_ids: HashMap<(Option<usize>, u64, Vec<u64>), u64>,
     /// Frame index → location id, worked out once per frame.
     frame_locations: HashMap<usize, u64>,
 }
@@ -116,27 +118,31 @@ impl<'p> PprofTables<'p> {
             let Some(frame) = self.profile.frames().get(f) else {
                 continue;
             };
-            let key = (frame.mapping, frame.rel_pc);
+            let mut lines = Vec::new();
+            for l in self.profile.functions(f) {
+                let fkey = (l.function_name.clone(), l.source_file.clone());
+                let fid = match self.function_ids.get(&fkey) {
+                    Some(&id) => id,
+                    None => {
+                        let name = self.strings.id(&l.function_name);
+                        let file = self.strings.id(l.source_file.as_deref().unwrap_or(""));
+                        self.functions.push((name, file));
+                        let id = self.functions.len() as u64;
+                        self.function_ids.insert(fkey, id);
+                        id
+                    }
+                };
+                lines.push((fid, i64::from(l.line)));
+            }
+            let key = (
+                frame.mapping,
+                frame.rel_pc,
+                lines.iter().map(|(fid, _)| *fid).collect::<Vec<_>>(),
+            );
             let id = match self.location_ids.get(&key) {
                 Some(&id) => id,
                 None => {
                     let mapping = frame.mapping.and_then(|m| self.profile.mappings().get(m));
-                    let mut lines = Vec::new();
-                    for l in self.profile.functions(f) {
-                        let fkey = (l.function_name.clone(), l.source_file.clone());
-                        let fid = match self.function_ids.get(&fkey) {
-                            Some(&id) => id,
-                            None => {
-                                let name = self.strings.id(&l.function_name);
-                                let file = self.strings.id(l.source_file.as_deref().unwrap_or(""));
-                                self.functions.push((name, file));
-                                let id = self.functions.len() as u64;
-                                self.function_ids.insert(fkey, id);
-                                id
-                            }
-                        };
-                        lines.push((fid, i64::from(l.line)));
-                    }
                     self.locations.push(Location {
                         mapping: frame.mapping.map_or(0, |m| m as u64 + 1),
                         address: mapping.map_or(frame.rel_pc, |m| address(m, frame.rel_pc)),
