@@ -18,10 +18,10 @@ const ORDERING_EXPLICIT: i32 = 1;
 pub const IMPORTERS: &[(u32, Importer)] = &[(TracePacket::FIELD_TRACK_DESCRIPTOR, import)];
 
 fn import(p: &mut Parser, input: &Input<'_>) {
-    parse(p, input.bytes);
+    parse(p, input.bytes, input.ts);
 }
 
-fn parse(p: &mut Parser, bytes: &[u8]) {
+fn parse(p: &mut Parser, bytes: &[u8], ts: i64) {
     let td = TrackDescriptorDecoder::new(bytes);
     let Some(uuid) = td.uuid() else {
         return;
@@ -49,6 +49,11 @@ fn parse(p: &mut Parser, bytes: &[u8]) {
             Some(u) => u,
             None => p.processes.get_or_create_process(&mut p.storage, pid),
         };
+        // A process's own descriptor (not a thread's naming its process)
+        // is what Chrome writes with its active-process lists.
+        if td.thread().is_none() {
+            super::chrome_active_processes::add_descriptor(p, ts, upid);
+        }
         if let (true, Some(rank)) = (explicit_processes, rank) {
             add_process_arg(
                 p,

@@ -15,6 +15,7 @@ mod android_power;
 pub(crate) mod android_system_property;
 mod art_process_metadata;
 mod block_io;
+mod chrome_active_processes;
 mod chrome_metadata;
 mod chrome_process;
 mod clock_rate;
@@ -192,6 +193,8 @@ pub struct Parser {
     pub binder: crate::tracker::binder::BinderTracker,
     /// The system calls' names and the writes in progress.
     pub syscalls: syscalls::SyscallState,
+    /// Chrome's active-process lists and process descriptors.
+    pub chrome_active_processes: chrome_active_processes::ActiveProcesses,
 }
 
 impl Parser {
@@ -248,6 +251,7 @@ impl Parser {
             translation: Default::default(),
             binder: Default::default(),
             syscalls: Default::default(),
+            chrome_active_processes: Default::default(),
         }
     }
 
@@ -277,6 +281,7 @@ impl Parser {
         winscope::finish(&mut self);
         etw::finish(&mut self);
         translation_table::finish(&mut self);
+        chrome_active_processes::finish(&mut self);
         syscalls::finish(&mut self);
         android_network_packets::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();

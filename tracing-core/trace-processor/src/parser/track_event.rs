@@ -222,7 +222,7 @@ fn parse_event(
         cache: &mut p.track_event.names,
     };
     super::track_event_args::add_typed(&mut p.storage, args, &mut names, rest, ts, assoc.utid);
-    super::track_event_reflect::add(
+    let active_pids = super::track_event_reflect::add(
         &mut p.storage,
         &mut p.profiling.stacks,
         args,
@@ -230,6 +230,9 @@ fn parse_event(
         generation,
         rest,
     );
+    for pid in active_pids {
+        (p.chrome_active_processes).add_active(&mut p.processes, &mut p.storage, ts, pid);
+    }
     let mut arrays = debug_annotations::ArrayIndexes::default();
     for a in ev.debug_annotations() {
         if !debug_annotations::add(&mut p.storage, args, &mut arrays, &mut names, &a) {

@@ -94,9 +94,14 @@ fn has_reflected(rest: &[u8]) -> bool {
         .any(|f| f.id >= 1000 || REFLECTED_FIELDS.contains(&f.id))
 }
 
+/// The flat keys of the pids of Chrome's active-process lists (the typed
+/// field and ChromeTrackEvent's extension): added as args, and handed back.
+const ACTIVE_PROCESS_PIDS: [&str; 2] = ["chrome_active_processes.pid", "active_processes.pid"];
+
 /// Adds the reflected fields of an event (`rest`: the fields the loader
 /// left) to `args`; a field that does not fit its schema counts a
-/// `track_event_parser_errors`.
+/// `track_event_parser_errors`. Returns the pids of the active-process
+/// list the event holds (for `chrome_active_processes.rs`).
 pub fn add(
     storage: &mut Storage,
     stacks: &mut StackProfileTracker,
@@ -104,12 +109,12 @@ pub fn add(
     generation_idx: u32,
     generation: &Generation,
     rest: &[u8],
-) {
+) -> Vec<i64> {
     if !has_reflected(rest) {
-        return;
+        return Vec::new();
     }
     let Some(desc) = track_event() else {
-        return;
+        return Vec::new();
     };
     let mut sink = Sink {
         storage,
@@ -117,6 +122,7 @@ pub fn add(
         args,
         generation_idx,
         generation,
+        active_pids: Vec::new(),
     };
     let options = Options {
         allowed_fields: Some(&REFLECTED_FIELDS),
@@ -125,6 +131,7 @@ pub fn add(
     if proto_to_args::flatten(desc, rest, options, &mut sink).is_err() {
         sink.storage.stats.incr("track_event_parser_errors");
     }
+    sink.active_pids
 }
 
 /// The event's arg set, with the interned ids upstream resolves.
@@ -134,6 +141,8 @@ struct Sink<'a> {
     args: &'a mut ArgSetBuilder,
     generation_idx: u32,
     generation: &'a Generation,
+    /// The active-process list's pids met so far.
+    active_pids: Vec<i64>,
 }
 
 impl Sink<'_> {
@@ -210,6 +219,11 @@ impl ArgSink for Sink<'_> {
         let FieldValue::Varint(iid) = value else {
             return false;
         };
+        if ACTIVE_PROCESS_PIDS.contains(&flat_key) {
+            // An int32: recorded, and added as an arg as any field.
+            self.active_pids.push(i64::from(iid as u32 as i32));
+            return false;
+        }
         if flat_key == MOJO_METHOD_IID {
             return self.native_symbol(iid);
         }

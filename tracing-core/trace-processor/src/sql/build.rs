@@ -135,6 +135,10 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     ));
     out.push(SmapsRow::freeze(&p.smaps, &strings));
     out.extend(s.android.freeze(&strings));
+    out.push(crate::tables::chrome::MissingChromeProcessRow::freeze(
+        &s.missing_chrome_processes,
+        &strings,
+    ));
     out.push(crate::tables::logs::LogRow::freeze(&s.logs, &strings));
     out.push(
         crate::tables::android_network::AndroidNetworkPacketRow::freeze(

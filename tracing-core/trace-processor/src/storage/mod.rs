@@ -73,6 +73,8 @@ pub struct Storage {
     pub work: work::LoadWork,
     /// Android's own tables (`tables/android.rs`).
     pub android: crate::tables::android::AndroidRows,
+    /// `experimental_missing_chrome_processes` (`tables/chrome.rs`).
+    pub missing_chrome_processes: Vec<crate::tables::chrome::MissingChromeProcessRow>,
     /// `__intrinsic_logs` (`tables/logs.rs`).
     pub logs: Vec<crate::tables::logs::LogRow>,
     /// `__intrinsic_android_network_packets` (`tables/android_network.rs`).

@@ -29,6 +29,7 @@
 pub mod android;
 pub mod android_network;
 pub mod args;
+pub mod chrome;
 pub mod core;
 pub mod gpu;
 pub mod heap_graph;
@@ -108,6 +109,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(sched::TABLES)
         .chain(profiling::TABLES)
         .chain(android::TABLES)
+        .chain(chrome::TABLES)
         .chain(logs::TABLES)
         .chain(android_network::TABLES)
         .chain(heap_graph::TABLES)

@@ -126,6 +126,10 @@ const DESCRIPTION: &str = "extract_arg(source_arg_set_id, 'description') AS desc
 /// Every projection, in the order they are created.
 pub const PROJECTIONS: &[Projection] = &[
     Projection::of("package_list", &super::android::PackageListRow::TABLE),
+    Projection::of(
+        "experimental_missing_chrome_processes",
+        &super::chrome::MissingChromeProcessRow::TABLE,
+    ),
     Projection::of("logs", &super::logs::LogRow::TABLE),
     Projection {
         leave_out: &["log_source", "arg_set_id"],

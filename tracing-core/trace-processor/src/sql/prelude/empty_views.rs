@@ -22,14 +22,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     (
-        "experimental_missing_chrome_processes",
-        &[
-            ("id", "INTEGER"),
-            ("upid", "INTEGER"),
-            ("reliable_from", "INTEGER"),
-        ],
-    ),
-    (
         "filedescriptor",
         &[
             ("id", "INTEGER"),
