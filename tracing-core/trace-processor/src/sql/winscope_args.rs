@@ -5,7 +5,10 @@
 //! row order; the shell transitions' protos, several per transition, are
 //! merged per transition (a key seen before in the transition updates its
 //! row, and its default is not added again) and keyed as Android's newer
-//! schema names their fields, as the transitions' own args are.
+//! schema names their fields, as the transitions' own args are. The
+//! ViewCapture tables' interned strings are looked up again: an `x_iid`
+//! field becomes `x` with the string its proto's interned data gives it,
+//! or an error text (then the iid is kept too).
 
 use std::sync::Arc;
 
@@ -66,6 +69,57 @@ fn allowed_fields(table: &str) -> Option<&'static [u32]> {
     }
 }
 
+/// The table holding the interned strings of a table's protos.
+fn interned_table(table: &str) -> Option<&'static str> {
+    matches!(
+        table,
+        "__intrinsic_viewcapture" | "__intrinsic_viewcapture_view"
+    )
+    .then_some(INTERNED_DATA)
+}
+
+/// ViewCapture's interned strings, by proto, field and iid.
+const INTERNED_DATA: &str = "__intrinsic_viewcapture_interned_data";
+
+/// What an iid field shows when its string is not found.
+const DEINTERN_ERROR: &str = "STRING DE-INTERNING ERROR";
+
+/// Per field (flat key), each iid's string.
+type Interned = HashMap<String, HashMap<i64, String>>;
+
+/// A table's interned strings, by proto (string id of its base64 text).
+fn interned_by_proto(table: &Table) -> HashMap<i64, Interned> {
+    let mut out: HashMap<i64, Interned> = HashMap::default();
+    let col = |c: &str| table.columns.iter().position(|x| x.name == c);
+    let (Some(proto), Some(flat), Some(iid), Some(value)) = (
+        col("base64_proto_id"),
+        col("flat_key"),
+        col("iid"),
+        col("deinterned_value"),
+    ) else {
+        return out;
+    };
+    let text = |c: Cell| match c {
+        Cell::Str(s) => Some(s.to_owned()),
+        _ => None,
+    };
+    for r in 0..table.len {
+        let (Cell::Int(p), Cell::Int(i)) = (table.cell(r, proto), table.cell(r, iid)) else {
+            continue;
+        };
+        let (Some(f), Some(v)) = (text(table.cell(r, flat)), text(table.cell(r, value))) else {
+            continue;
+        };
+        out.entry(p)
+            .or_default()
+            .entry(f)
+            .or_default()
+            .entry(i)
+            .or_insert(v);
+    }
+    out
+}
+
 /// The column whose rows' protos are merged into one group.
 fn group_column(table: &str) -> Option<&'static str> {
     (table == "__intrinsic_window_manager_shell_transition_protos").then_some("transition_id")
@@ -89,6 +143,8 @@ struct Sink<'a> {
     group: Option<&'a mut HashMap<String, usize>>,
     /// Whether keys are renamed as the shell transitions' args are.
     shell_transition: bool,
+    /// The proto's interned strings, when its table has them.
+    interned: Option<&'a Interned>,
 }
 
 impl Sink<'_> {
@@ -128,9 +184,38 @@ impl Sink<'_> {
     }
 }
 
+impl Sink<'_> {
+    /// An `x_iid` field as `x` and its string; true when the string was
+    /// found (else the error text is added and the iid is kept as well).
+    fn deintern(&mut self, flat_key: &str, key: &str, iid: i64) -> bool {
+        let Some(interned) = self.interned else {
+            return false;
+        };
+        let (Some(flat_base), Some(key_base)) =
+            (flat_key.strip_suffix("_iid"), key.strip_suffix("_iid"))
+        else {
+            return false;
+        };
+        let found = interned.get(flat_key).and_then(|m| m.get(&iid)).cloned();
+        let r = self.row(flat_base, key_base);
+        r.string_value = Some(found.clone().unwrap_or_else(|| DEINTERN_ERROR.to_owned()));
+        found.is_some()
+    }
+}
+
 impl ArgSink for Sink<'_> {
     fn add(&mut self, flat_key: &str, key: &str, value: FlatValue<'_>) {
         let (flat_key, key) = (self.key(flat_key), self.key(key));
+        let iid = match value {
+            FlatValue::Int(v) => Some(v),
+            FlatValue::Uint(v) => Some(v as i64),
+            _ => None,
+        };
+        if let Some(iid) = iid
+            && self.deintern(&flat_key, &key, iid)
+        {
+            return;
+        }
         let r = self.row(&flat_key, &key);
         match value {
             FlatValue::Int(v) => r.int_value = Some(v),
@@ -195,6 +280,10 @@ impl TableFn for WithDefaults {
         let mut rows = Vec::new();
         let mut seen = HashSet::default();
         let mut groups: HashMap<i64, HashMap<String, usize>> = HashMap::default();
+        let interned = interned_table(&name)
+            .and_then(|t| self.tables.iter().find(|x| x.name == t))
+            .map(|t| interned_by_proto(t))
+            .unwrap_or_default();
         for r in 0..table.len {
             let Cell::Int(proto) = table.cell(r, proto_col) else {
                 continue;
@@ -219,6 +308,7 @@ impl TableFn for WithDefaults {
                 proto,
                 group,
                 shell_transition: message == "ShellTransition",
+                interned: interned.get(&proto),
             };
             proto_to_args::flatten(&desc, &bytes, options, &mut sink).map_err(|e| e.to_string())?;
         }
@@ -245,7 +335,7 @@ impl TableFn for WithDefaults {
 pub fn register(conn: &Connection, all: &[Arc<Table>]) -> rusqlite::Result<()> {
     let tables = all
         .iter()
-        .filter(|t| proto_of(t.name).is_some())
+        .filter(|t| proto_of(t.name).is_some() || t.name == INTERNED_DATA)
         .cloned()
         .collect();
     table_function::register(conn, NAME, Arc::new(WithDefaults { tables }))
