@@ -17,6 +17,7 @@ use super::Parser;
 use super::importer::{Importer, Input};
 use crate::clock::{BOOTTIME, machine_clock};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::CounterRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
@@ -207,7 +208,17 @@ fn import_power_rails(p: &mut Parser, input: &Input<'_>) {
         }
     }
     if !has_data {
-        p.storage.stats.incr("power_rail_empty_packet");
+        // Counted and logged with the packet's time, as upstream does (a
+        // packet of descriptors alone: the device's writer sends them with
+        // the first readings).
+        p.storage.record_import_log(
+            "power_rail_empty_packet",
+            LogPlace {
+                ts: Some(input.ts),
+                byte_offset: None,
+            },
+            &[],
+        );
         return;
     }
     for f in fields(input.bytes).filter(|f| f.id == 2) {

@@ -11,6 +11,7 @@ use protozero::Decoder;
 use super::Parser;
 use super::importer::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::{CpuFreqRow, CpuRow};
 use zerotrace_protos::upstream_tables::packet_field;
 
@@ -83,7 +84,10 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         cpus.push(c);
     }
     if cpus.is_empty() {
-        p.storage.stats.incr("cpu_info_empty");
+        // Counted and logged (no time or place: the whole packet), as
+        // upstream does.
+        p.storage
+            .record_import_log("cpu_info_empty", LogPlace::default(), &[]);
         return;
     }
     // Clusters: by capacity when every CPU has one, else by top frequency.
@@ -136,7 +140,8 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             args.add(k, k, ArgValue::Uint(c.features));
         }
         if c.features >> FEATURES.len() != 0 {
-            p.storage.stats.incr("cpu_info_unknown_cpu_features");
+            p.storage
+                .record_import_log("cpu_info_unknown_cpu_features", LogPlace::default(), &[]);
         }
         let row = CpuRow {
             cpu: Some(i as i64),

@@ -196,6 +196,14 @@ fn power_rails_are_tracks_per_rail_and_session_with_readings_at_their_own_time()
     // Index 5 has no descriptor; the descriptor-only packets have no data.
     assert_eq!(stat(&tp, "power_rail_unknown_index"), vec![vec![i(1)]]);
     assert_eq!(stat(&tp, "power_rail_empty_packet"), vec![vec![i(2)]]);
+    // Each is an import log too, at its packet's time, as upstream logs it.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, ts, severity FROM _trace_import_logs ORDER BY ts"
+        ),
+        vec![vec![s("power_rail_empty_packet"), i(5_000_000), s("error")]; 2]
+    );
 }
 
 #[test]

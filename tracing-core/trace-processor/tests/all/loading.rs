@@ -389,6 +389,15 @@ fn cpu_info_makes_cpus_clusters_and_frequencies() {
         ),
         vec![vec![Value::Int(1)]]
     );
+    // And an import log of the whole packet, with no time or place.
+    assert_eq!(
+        rows(&tp, "SELECT name, ts, byte_offset FROM _trace_import_logs"),
+        vec![vec![
+            Value::Text("cpu_info_unknown_cpu_features".into()),
+            Value::Null,
+            Value::Null
+        ]]
+    );
 }
 
 #[test]
