@@ -219,9 +219,16 @@ impl TrackResolution {
         };
         let name = td.name().or(td.static_name()).or(td.atrace_name());
         let description = td.description().map(|s| cx.storage.strings.intern(s));
-        let mut source_args = Vec::new();
-        // As upstream: how the UI orders the track's children, its rank
-        // among its siblings, then its description.
+        // As upstream: where the track came from (a descriptor, its uuid as
+        // `trace_id`, whether it is the default track), how the UI orders
+        // the track's children, its rank among its siblings, then its
+        // description.
+        let descriptor = cx.storage.strings.intern("descriptor");
+        let mut source_args = vec![
+            ("source", ArgValue::String(descriptor)),
+            ("trace_id", ArgValue::Int(uuid as i64)),
+            ("is_root_in_scope", ArgValue::Bool(uuid == 0)),
+        ];
         let ordering = match td.child_ordering_raw() {
             Some(1) => Some("lexicographic"),
             Some(2) => Some("chronological"),
