@@ -319,30 +319,37 @@ mod tests {
     use super::*;
 
     #[derive(Default)]
-    struct Log(Vec<String>);
+    struct Log {
+        seen: Vec<String>,
+        /// Character data since the last tag, joined as a handler joins it.
+        text: Vec<u8>,
+    }
+
+    impl Log {
+        fn flush(&mut self) {
+            if !self.text.is_empty() {
+                let t = String::from_utf8_lossy(&self.text).into_owned();
+                self.seen.push(format!("\"{t}\""));
+                self.text.clear();
+            }
+        }
+    }
 
     impl XmlHandler for Log {
         fn start(&mut self, name: &str, attrs: &[(String, String)]) {
+            self.flush();
             let a: Vec<String> = attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            self.0.push(format!("<{name} {}>", a.join(",")));
+            self.seen.push(format!("<{name} {}>", a.join(",")));
         }
         fn end(&mut self, name: &str, _at: u64) {
-            self.0.push(format!("</{name}>"));
+            self.flush();
+            self.seen.push(format!("</{name}>"));
         }
         fn stopped(&self) -> bool {
             false
         }
         fn text(&mut self, text: &[u8]) {
-            // Parts of one run are joined, as a handler does.
-            let t = String::from_utf8_lossy(text).into_owned();
-            match self.0.last_mut() {
-                Some(last) if last.starts_with('"') => {
-                    last.pop();
-                    last.push_str(&t);
-                    last.push('"');
-                }
-                _ => self.0.push(format!("\"{t}\"")),
-            }
+            self.text.extend_from_slice(text);
         }
     }
 
@@ -355,7 +362,7 @@ mod tests {
             s.read(&mut log, false)?;
         }
         s.finish(&mut log)?;
-        Ok(log.0)
+        Ok(log.seen)
     }
 
     const DOC: &[u8] = b"<?xml version=\"1.0\"?>\n<a x=\"1 &gt; 0\" y='q'><!-- c --><b ref=\"3\"/>t&amp;u&#65;<c>12</c></a>\n";
