@@ -112,6 +112,12 @@ impl Engine {
     /// Registers the tables, the functions and the views.
     pub fn new(tables: Vec<Table>) -> Result<Self, Error> {
         let conn = Connection::open_in_memory()?;
+        // Sorts (GROUP BY, ORDER BY, window partitions, DISTINCT) too big
+        // for SQLite's cache spill into temporary storage: kept in memory,
+        // as the database itself is, instead of files SQLite writes and
+        // reads back (a module's include over every slice sorted its rows
+        // through the file system).
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         let mut args = None;
         let mut slices = None;
         let names = tables.iter().map(|t| t.name).collect();

@@ -10,25 +10,42 @@
 
 INCLUDE PERFETTO MODULE linux.memory.general;
 
+-- The spans of one process counter (by name): `_all_counters_per_process`
+-- restricted to it, each sample lasting until the next of its track, the
+-- last until its process ends (or the trace does) plus 1. The name is
+-- tested before the window, not after (where SQLite cannot move a test
+-- past a window function): only that counter's tracks and samples are
+-- read and sorted, not every process counter once per view.
+CREATE PERFETTO MACRO _zt_process_counter_spans(counter_name Expr)
+RETURNS TableOrSubquery
+AS (
+  SELECT
+    c.ts,
+    lead(c.ts, 1, (
+      SELECT coalesce(p.end_ts, trace_end()) FROM process AS p WHERE p.upid = t.upid
+    ) + 1) OVER (PARTITION BY c.track_id ORDER BY c.ts) - c.ts AS dur,
+    t.upid,
+    c.value
+  FROM process_counter_track AS t
+  JOIN counter AS c ON c.track_id = t.id
+  WHERE t.name = $counter_name AND t.upid IS NOT NULL
+);
+
 CREATE PERFETTO VIEW _anon_rss AS
 SELECT ts, dur, upid, value AS anon_rss_val
-FROM _all_counters_per_process
-WHERE name = 'mem.rss.anon';
+FROM _zt_process_counter_spans!('mem.rss.anon');
 
 CREATE PERFETTO VIEW _file_rss AS
 SELECT ts, dur, upid, value AS file_rss_val
-FROM _all_counters_per_process
-WHERE name = 'mem.rss.file';
+FROM _zt_process_counter_spans!('mem.rss.file');
 
 CREATE PERFETTO VIEW _shmem_rss AS
 SELECT ts, dur, upid, value AS shmem_rss_val
-FROM _all_counters_per_process
-WHERE name = 'mem.rss.shmem';
+FROM _zt_process_counter_spans!('mem.rss.shmem');
 
 CREATE PERFETTO VIEW _swap AS
 SELECT ts, dur, upid, value AS swap_val
-FROM _all_counters_per_process
-WHERE name = 'mem.swap';
+FROM _zt_process_counter_spans!('mem.swap');
 
 CREATE VIRTUAL TABLE _anon_swap_sj
 USING SPAN_OUTER_JOIN(_anon_rss PARTITIONED upid, _swap PARTITIONED upid);
