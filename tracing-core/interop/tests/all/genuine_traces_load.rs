@@ -139,6 +139,15 @@ fn android_like_trace() -> Vec<u8> {
 fn an_android_like_trace_loads_into_androids_tables() {
     let tp = tp_check::load(&android_like_trace());
     tp_check::assert_no_unexplained_stats(&tp, &[]);
+    // Nothing dropped or mended, and nothing in the config to warn about.
+    assert_eq!(
+        rows(&tp, "SELECT name FROM _trace_import_logs"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        rows(&tp, "SELECT key FROM __intrinsic_trace_diagnostics"),
+        Vec::<String>::new()
+    );
 
     // Scheduling: CPU 0's plain sched_switch events, CPU 1's compact ones
     // (whose first switch only says who runs, as upstream reads it).
