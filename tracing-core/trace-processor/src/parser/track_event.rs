@@ -221,7 +221,8 @@ fn parse_event(
         generation_idx,
         cache: &mut p.track_event.names,
     };
-    super::track_event_args::add_typed(&mut p.storage, args, &mut names, rest, ts, assoc.utid);
+    let extensions =
+        super::track_event_args::add_typed(&mut p.storage, args, &mut names, rest, ts, assoc.utid);
     let active_pids = super::track_event_reflect::add(
         &mut p.storage,
         &mut p.profiling.stacks,
@@ -418,8 +419,10 @@ fn parse_event(
             flows.end(&mut p.storage, slice_id, id, true);
         }
     }
-    super::gpu_render_stage::track_event_correlation(p, rest, slice_id);
-    super::android_framework_track_event::on_slice(p, rest, slice_id);
+    if extensions {
+        super::gpu_render_stage::track_event_correlation(p, rest, slice_id);
+        super::android_framework_track_event::on_slice(p, rest, slice_id);
+    }
 }
 
 /// A v1 legacy flow event (`s`, `t`, `f`): it binds to the slice open on

@@ -73,9 +73,15 @@ fn source_location(generation: &Generation, iid: u64) -> Option<(String, String,
     Some((s(2), s(3), line))
 }
 
+/// The first field number of TrackEvent's extension range (`extensions
+/// 1000 to 9899`).
+const FIRST_EXTENSION: u32 = 1000;
+
 /// Adds the typed fields of an event at `ts` (`rest`: the fields the
 /// loader left) to `args`, before its debug annotations; `utid`: the
 /// event's thread (a log message needs one, and becomes its log entry).
+/// Whether `rest` holds an extension field (which the extensions' readers
+/// would otherwise each walk the event to look for).
 pub fn add_typed(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
@@ -83,13 +89,15 @@ pub fn add_typed(
     rest: &[u8],
     ts: i64,
     utid: Option<u32>,
-) {
+) -> bool {
     let generation = names.generation;
     let mut errors = 0u64;
     // The last value of each field read here, in one walk, without a
     // list per event.
     let mut last: [Option<FieldValue<'_>>; field::READ.len()] = [None; field::READ.len()];
+    let mut extensions = false;
     for f in Decoder::new(rest).map_while(Result::ok) {
+        extensions |= f.id >= FIRST_EXTENSION;
         if let Some(i) = field::READ.iter().position(|&id| id == f.id) {
             if let Some(slot) = last.get_mut(i) {
                 *slot = Some(f.value);
@@ -208,6 +216,7 @@ pub fn add_typed(
             .stats
             .add("track_event_parser_errors", errors as i64);
     }
+    extensions
 }
 
 /// A `LogMessage`'s args, and its entry in `android_logs` (tagged
