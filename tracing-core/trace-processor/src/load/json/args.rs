@@ -99,7 +99,12 @@ fn walk(
         other => {
             if let Some(val) = leaf(storage, other) {
                 let fk = storage.strings.intern(flat);
-                let k = storage.strings.intern(key);
+                // Outside arrays both keys are one string.
+                let k = if flat == key {
+                    fk
+                } else {
+                    storage.strings.intern(key)
+                };
                 out.add(fk, k, val);
             }
         }

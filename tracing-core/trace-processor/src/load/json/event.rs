@@ -85,7 +85,7 @@ pub struct JsonEvent {
     /// The async cookie and what made it.
     pub cookie: Option<(CookieKind, i64)>,
     /// `args`, when an object: its bytes.
-    pub args: Option<Box<[u8]>>,
+    pub args: Option<Vec<u8>>,
 }
 
 /// What reading an event gave.
@@ -179,6 +179,28 @@ fn cookie(cat: StrId, id: Id, storage: &Storage) -> i64 {
 /// Reads the event object `obj` (complete). An error is JSON that does
 /// not read (the trace is broken there).
 pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
+    read_at(storage, obj).map(|(r, _)| r)
+}
+
+/// Reads the event object at the start of `buf` (more may follow it) and
+/// says where it ends (after a stall, the end of `buf`). The bytes may
+/// end inside the object (`Incomplete`): nothing is counted then, so the
+/// object can be read again once it is whole.
+pub fn read_at(storage: &mut Storage, buf: &[u8]) -> Result<(Read, usize), ScanError> {
+    let mut id2_failed = false;
+    let res = read_fields(storage, buf, &mut id2_failed);
+    if id2_failed && res.is_ok() {
+        storage.stats.incr("json_tokenizer_failure");
+    }
+    res
+}
+
+fn read_fields(
+    storage: &mut Storage,
+    obj: &[u8],
+    id2_failed: &mut bool,
+) -> Result<(Read, usize), ScanError> {
+    let stall = |stat| Ok((Read::Stall(stat), obj.len()));
     let mut f = Fields::new(obj, 0)?;
     let mut e = JsonEvent::default();
     let mut ts: Option<i64> = None;
@@ -191,15 +213,15 @@ pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
             "ts" => ts = coerce_ts(&v),
             "dur" => match coerce_ts(&v) {
                 Some(d) => e.dur = Some(d),
-                None => return Ok(Read::Stall("json_tokenizer_failure")),
+                None => return stall("json_tokenizer_failure"),
             },
             "tts" => match coerce_ts(&v) {
                 Some(d) => e.tts = Some(d),
-                None => return Ok(Read::Stall("json_tokenizer_failure")),
+                None => return stall("json_tokenizer_failure"),
             },
             "tdur" => match coerce_ts(&v) {
                 Some(d) => e.tdur = Some(d),
-                None => return Ok(Read::Stall("json_tokenizer_failure")),
+                None => return stall("json_tokenizer_failure"),
             },
             "pid" | "tid" => {
                 let (num, name) = match &v {
@@ -265,20 +287,24 @@ pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
                             id2_local = l;
                             id2_global = g;
                         }
-                        Err(_) => storage.stats.incr("json_tokenizer_failure"),
+                        Err(_) => *id2_failed = true,
                     }
                 }
             }
             _ => {}
         }
     }
+    let end = f.position();
     if e.phase == 0 {
-        return Ok(Read::Skip(saw_field.then_some("json_tokenizer_failure")));
+        return Ok((
+            Read::Skip(saw_field.then_some("json_tokenizer_failure")),
+            end,
+        ));
     }
     let ts = match ts {
         Some(t) => t,
         None if e.phase == b'M' => 0,
-        None => return Ok(Read::Skip(Some("json_tokenizer_failure"))),
+        None => return Ok((Read::Skip(Some("json_tokenizer_failure")), end)),
     };
     if e.tid == 0 && e.pid != 0 && e.tid_name.is_none() {
         e.tid = e.pid;
@@ -291,7 +317,7 @@ pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
             (None, None) => None,
         },
     };
-    Ok(Read::Event(ts, e))
+    Ok((Read::Event(ts, e), end))
 }
 
 #[cfg(test)]

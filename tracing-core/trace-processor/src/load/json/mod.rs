@@ -18,6 +18,7 @@ pub mod event;
 pub mod parse;
 pub mod scan;
 pub mod slices;
+pub mod store;
 pub mod v8_profile;
 
 use crate::error::TraceError;
@@ -25,6 +26,7 @@ use crate::parser::Parser;
 
 use event::{JsonEvent, Read};
 use scan::{ScanError, Value};
+use store::EventStore;
 
 /// Where in the document the reading is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +56,7 @@ pub struct JsonLoad {
     /// The document is a bare array of events.
     array_only: bool,
     /// Events read, with their times.
-    events: Vec<(i64, JsonEvent)>,
+    events: EventStore,
     /// A complete (`X`) event was read: equal times sort by phase.
     saw_complete: bool,
     /// The text of `systemTraceEvents` read so far, line by line.
@@ -74,7 +76,7 @@ impl Default for JsonLoad {
             offset: 0,
             position: Position::Start,
             array_only: false,
-            events: Vec::new(),
+            events: EventStore::default(),
             saw_complete: false,
             system_lines: Vec::new(),
             system_line: Vec::new(),
@@ -94,15 +96,7 @@ fn broken(offset: u64, message: impl Into<String>) -> TraceError {
 impl JsonLoad {
     /// Memory held: bytes waiting and the events read.
     pub fn held_bytes(&self) -> u64 {
-        let per_event = std::mem::size_of::<(i64, JsonEvent)>() as u64;
-        let args: u64 = self
-            .events
-            .iter()
-            .map(|(_, e)| e.args.as_ref().map_or(0, |a| a.len() as u64))
-            .sum::<u64>();
-        (self.pending.len() as u64)
-            .saturating_add(per_event.saturating_mul(self.events.len() as u64))
-            .saturating_add(args)
+        (self.pending.len() as u64).saturating_add(self.events.held_bytes())
     }
 
     /// Reads the next bytes.
@@ -266,14 +260,30 @@ impl JsonLoad {
                     if pos != 0 {
                         self.event_scan = scan::BlockScan::default();
                     }
-                    let Some(len) = self.event_scan.advance(buf.get(pos..).unwrap_or(&[])) else {
-                        return Ok(pos);
+                    // The object is read where it lies, its end found by
+                    // the reading; only when the bytes end inside it (at
+                    // most once a chunk) or it does not read is its end
+                    // found first, piece by piece, and the object read
+                    // once whole, so that an error is told where it was.
+                    let rest = buf.get(pos..).unwrap_or(&[]);
+                    let direct = if self.event_scan.is_fresh() {
+                        event::read_at(&mut p.storage, rest).ok()
+                    } else {
+                        None
                     };
-                    self.event_scan = scan::BlockScan::default();
-                    let end = pos + len;
-                    let obj = buf.get(pos..end).unwrap_or(&[]);
+                    let (read, end) = match direct {
+                        Some((read, len)) => (Ok(read), pos + len),
+                        None => {
+                            let Some(len) = self.event_scan.advance(rest) else {
+                                return Ok(pos);
+                            };
+                            self.event_scan = scan::BlockScan::default();
+                            let obj = buf.get(pos..pos + len).unwrap_or(&[]);
+                            (event::read(&mut p.storage, obj), pos + len)
+                        }
+                    };
                     p.storage.work.step(1);
-                    match event::read(&mut p.storage, obj) {
+                    match read {
                         Ok(Read::Event(_, e)) if e.phase == b'P' => {
                             self.v8.read(p, &e, &mut self.events);
                         }
@@ -284,7 +294,7 @@ impl JsonLoad {
                                     .incr("trace_sorter_negative_timestamp_dropped");
                             } else {
                                 self.saw_complete |= e.phase == b'X';
-                                self.events.push((ts, e));
+                                self.events.push(ts, &e);
                             }
                         }
                         Ok(Read::Skip(stat)) => {
@@ -367,9 +377,7 @@ impl JsonLoad {
     /// Moves every event read to `time(ts)` (an archive member's own
     /// timeline placed on the merged one).
     pub fn map_times(&mut self, time: &mut dyn FnMut(i64) -> i64) {
-        for (ts, _) in &mut self.events {
-            *ts = time(*ts);
-        }
+        self.events.map_times(time);
     }
 
     /// The end of the trace: sorts the events and parses them.
@@ -385,16 +393,7 @@ impl JsonLoad {
             ));
         }
         let mut events = std::mem::take(&mut self.events);
-        if self.saw_complete {
-            let key = |e: &JsonEvent| match e.phase {
-                b'E' => i64::MIN,
-                b'X' => i64::MAX.saturating_sub(e.dur.unwrap_or(0)),
-                _ => i64::MAX,
-            };
-            events.sort_by_key(|(ts, e)| (*ts, key(e)));
-        } else {
-            events.sort_by_key(|(ts, _)| *ts);
-        }
+        events.sort(self.saw_complete);
         // The systrace text's lines, merged with the events by time (an
         // event before a line of the same time).
         let mut lines = Vec::new();
@@ -408,13 +407,18 @@ impl JsonLoad {
         let mut lines = lines.into_iter().peekable();
         let mut parser = parse::JsonParser::default();
         parser.v8 = std::mem::take(&mut self.v8);
-        for (ts, e) in &events {
-            while let Some(l) = lines.next_if(|l| l.ts < *ts) {
+        let mut e = JsonEvent::default();
+        for i in 0..events.len() {
+            let ts = events.ts(i).unwrap_or(0);
+            events.release_before(i);
+            events.read_into(i, &mut e);
+            while let Some(l) = lines.next_if(|l| l.ts < ts) {
                 super::systrace::events::import(p, &l);
             }
-            parser.parse(p, *ts, e);
+            parser.parse(p, ts, &e);
             p.storage.work.step(1);
         }
+        drop(events);
         for l in lines {
             super::systrace::events::import(p, &l);
         }

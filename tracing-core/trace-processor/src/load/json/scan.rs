@@ -90,9 +90,31 @@ fn string_end(buf: &[u8], pos: usize) -> Scanned<'static, bool> {
     }
 }
 
-/// The first of two bytes in `hay`.
+/// The first of two bytes in `hay`, looked for eight bytes at a time (a
+/// word's bytes equal to either become its zero bytes, found by the
+/// borrow trick; the lowest is exact).
 fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&c| c == a || c == b)
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let (ra, rb) = (LO * u64::from(a), LO * u64::from(b));
+    let mut words = hay.chunks_exact(8);
+    let mut at = 0;
+    for w in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(w);
+        let w = u64::from_le_bytes(bytes);
+        let (x, y) = (w ^ ra, w ^ rb);
+        let zeros = (x.wrapping_sub(LO) & !x & HI) | (y.wrapping_sub(LO) & !y & HI);
+        if zeros != 0 {
+            return Some(at + (zeros.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&c| c == a || c == b)
+        .map(|i| at + i)
 }
 
 /// Unescapes a string's contents (between its quotes).
@@ -143,7 +165,11 @@ pub fn string(buf: &[u8], pos: usize) -> Scanned<'_, Cow<'_, str>> {
     let s = if escapes {
         Cow::Owned(unescape(raw)?)
     } else {
-        String::from_utf8_lossy(raw)
+        // Valid UTF-8 (nearly always) is borrowed after the fast check.
+        match std::str::from_utf8(raw) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(raw),
+        }
     };
     Ok((s, end))
 }
@@ -189,6 +215,11 @@ pub struct BlockScan {
 }
 
 impl BlockScan {
+    /// Whether nothing was scanned yet.
+    pub fn is_fresh(&self) -> bool {
+        self.i == 0
+    }
+
     /// Goes on over `block` (the object's bytes from its `{`, as many as
     /// have arrived); the object's length once its closing `}` is seen.
     pub fn advance(&mut self, block: &[u8]) -> Option<usize> {
@@ -382,6 +413,12 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Where the reading is: past the closing brace once the last field
+    /// was read.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     /// The next field, or None at the closing brace.
     #[allow(clippy::type_complexity)]
     pub fn next_field(&mut self) -> Result<Option<(Cow<'a, str>, Value<'a>)>, ScanError> {
@@ -492,6 +529,25 @@ mod tests {
         );
         assert_eq!(got[2], ("c".to_owned(), Value::Object(br#"{"d": 2.5}"#)));
         assert_eq!(got[3], ("e".to_owned(), Value::Str("q\"é".into())));
+    }
+
+    #[test]
+    fn memchr2_finds_the_first_of_either_byte_at_every_position() {
+        for len in 0..40 {
+            for at in 0..len {
+                for (x, other) in [(b'"', b'\\'), (b'\\', b'"')] {
+                    let mut hay = vec![b'a'; len];
+                    hay[at] = x;
+                    if at + 3 < len {
+                        hay[at + 3] = other;
+                    }
+                    assert_eq!(memchr2(b'"', b'\\', &hay), Some(at), "{len} {at}");
+                }
+            }
+            // Bytes one away from the targets (borrow edge cases).
+            let hay: Vec<u8> = (0..len).map(|i| [b'!', b'#', 0x80, 0xa2][i % 4]).collect();
+            assert_eq!(memchr2(b'"', b'\\', &hay), None);
+        }
     }
 
     #[test]

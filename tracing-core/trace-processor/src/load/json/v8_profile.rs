@@ -28,6 +28,7 @@ use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::DummyOwner;
 
 use super::event::{Id, JsonEvent};
+use super::store::EventStore;
 
 /// One session of one process.
 #[derive(Debug, Default)]
@@ -100,7 +101,7 @@ fn session_id(storage: &Storage, id: Option<Id>) -> Result<Option<u64>, ()> {
 impl V8Profiles {
     /// Reads a `P` event: its session's start, nodes and samples (pushed
     /// to `out` at their times).
-    pub fn read(&mut self, p: &mut Parser, e: &JsonEvent, out: &mut Vec<(i64, JsonEvent)>) {
+    pub fn read(&mut self, p: &mut Parser, e: &JsonEvent, out: &mut EventStore) {
         let session = match session_id(&p.storage, e.id) {
             Ok(Some(s)) => s,
             Ok(None) => return,
@@ -162,7 +163,7 @@ impl V8Profiles {
                 dur: Some(node),
                 ..JsonEvent::default()
             };
-            out.push((s.ts, sample));
+            out.push(s.ts, &sample);
         }
     }
 

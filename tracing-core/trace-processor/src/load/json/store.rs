@@ -1,0 +1,509 @@
+//! The events of a JSON trace held from their reading to the end of the
+//! trace, when they are sorted and parsed: a whole trace is held, so the
+//! form they are held in decides the load's memory. Each event is written
+//! into one byte arena as a few varints (only the fields it has, a bit
+//! each in a flags word, and `args` as its raw bytes), and the sort
+//! moves 24-byte index entries (time, order key, offset), not events.
+//! An event costs about its args' bytes plus 30, where a [`JsonEvent`]
+//! with its args boxed costs over 200 and an allocation. Once sorted, the
+//! events' bytes are copied into blocks in their sorted order, so that
+//! the parse, which reads them in that order, frees each block once past
+//! it: the tables grow as the held events shrink.
+
+use crate::storage::strings::StrId;
+
+use super::event::{CookieKind, Id, JsonEvent, Scope};
+
+/// Presence bits of an encoded event's flags word.
+const DUR: u32 = 1;
+const TTS: u32 = 1 << 1;
+const TDUR: u32 = 1 << 2;
+const PID_EXISTS: u32 = 1 << 3;
+const TID_EXISTS: u32 = 1 << 4;
+const PID_NAME: u32 = 1 << 5;
+const TID_NAME: u32 = 1 << 6;
+const ID: u32 = 1 << 7;
+const ID_STR: u32 = 1 << 8;
+const BIND: u32 = 1 << 9;
+const BIND_STR: u32 = 1 << 10;
+const FLOW_IN: u32 = 1 << 11;
+const FLOW_OUT: u32 = 1 << 12;
+const BIND_ENCLOSING: u32 = 1 << 13;
+const COOKIE: u32 = 1 << 14;
+const COOKIE_LOCAL: u32 = 1 << 15;
+const ARGS: u32 = 1 << 16;
+/// The scope takes two bits from here.
+const SCOPE_SHIFT: u32 = 17;
+
+/// Bytes of a block of sorted events (an event larger goes alone in one):
+/// at least glibc's largest mmap threshold (32 MiB), so that each block is
+/// a mapping of its own, given back when freed, never heap memory that
+/// stays resident.
+const BLOCK: usize = 1 << 25;
+
+/// The events read so far, in the order read.
+#[derive(Debug, Default)]
+pub struct EventStore {
+    /// Per event: its time, its order among events of one time, and
+    /// where it starts: in `bytes` before the sort, after it the block
+    /// (high 32 bits) and the offset in it.
+    index: Vec<(i64, i64, u64)>,
+    bytes: Vec<u8>,
+    /// After the sort: the events' bytes in their sorted order.
+    blocks: Vec<Vec<u8>>,
+    /// Blocks before this one were freed.
+    freed: usize,
+    sorted: bool,
+    /// The block size when not [`BLOCK`] (the tests' small blocks).
+    block_bytes: Option<usize>,
+}
+
+/// Where an event of `phase` (lasting `dur`) sorts among the events of
+/// its time once the trace has complete events: ends first, then complete
+/// events longest first, then the rest (as read).
+fn order_key(phase: u8, dur: Option<i64>) -> i64 {
+    match phase {
+        b'E' => i64::MIN,
+        b'X' => i64::MAX.saturating_sub(dur.unwrap_or(0)),
+        _ => i64::MAX,
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_signed(out: &mut Vec<u8>, v: i64) {
+    put_varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// Reads an event's bytes back; the arena is ours, so a short read means
+/// a bug, and gives zeros rather than a panic.
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn varint(&mut self) -> u64 {
+        let mut v = 0u64;
+        let mut shift = 0;
+        while let Some(&c) = self.b.get(self.pos) {
+            self.pos += 1;
+            if shift < 64 {
+                v |= u64::from(c & 0x7f) << shift;
+            }
+            shift += 7;
+            if c < 0x80 {
+                break;
+            }
+        }
+        v
+    }
+
+    fn signed(&mut self) -> i64 {
+        let v = self.varint();
+        ((v >> 1) as i64) ^ -((v & 1) as i64)
+    }
+
+    fn str_id(&mut self) -> StrId {
+        StrId(u32::try_from(self.varint()).unwrap_or(0))
+    }
+
+    /// Steps over the event starting here; its length.
+    fn skip_event(&mut self) -> usize {
+        let start = self.pos;
+        self.pos += 1;
+        let flags = u32::try_from(self.varint()).unwrap_or(0);
+        // pid, tid, cat, name, then one varint per optional field.
+        let varints = 4 + [DUR, TTS, TDUR, PID_NAME, TID_NAME, ID, BIND]
+            .iter()
+            .filter(|&&b| flags & b != 0)
+            .count();
+        for _ in 0..varints {
+            self.varint();
+        }
+        if flags & COOKIE != 0 {
+            self.pos += 8;
+        }
+        if flags & ARGS != 0 {
+            let len = usize::try_from(self.varint()).unwrap_or(0);
+            self.pos = self.pos.saturating_add(len);
+        }
+        self.pos.min(self.b.len()) - start
+    }
+
+    fn id(&mut self, is_str: bool) -> Id {
+        if is_str {
+            Id::Str(self.str_id())
+        } else {
+            Id::Int(self.varint())
+        }
+    }
+}
+
+impl EventStore {
+    /// Events held.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Bytes held (the index and the arena).
+    pub fn held_bytes(&self) -> u64 {
+        let entry = std::mem::size_of::<(i64, i64, u64)>() as u64;
+        let blocks: usize = self.blocks.iter().map(Vec::len).sum();
+        (self.index.len() as u64)
+            .saturating_mul(entry)
+            .saturating_add(self.bytes.len() as u64)
+            .saturating_add(blocks as u64)
+    }
+
+    /// Keeps `e` at `ts` (before the sort).
+    pub fn push(&mut self, ts: i64, e: &JsonEvent) {
+        if self.sorted {
+            return;
+        }
+        let start = self.bytes.len() as u64;
+        self.index.push((ts, order_key(e.phase, e.dur), start));
+        let out = &mut self.bytes;
+        let mut flags = 0u32;
+        let mut bit = |on: bool, b: u32| {
+            if on {
+                flags |= b;
+            }
+        };
+        bit(e.dur.is_some(), DUR);
+        bit(e.tts.is_some(), TTS);
+        bit(e.tdur.is_some(), TDUR);
+        bit(e.pid_exists, PID_EXISTS);
+        bit(e.tid_exists, TID_EXISTS);
+        bit(e.pid_name.is_some(), PID_NAME);
+        bit(e.tid_name.is_some(), TID_NAME);
+        bit(e.id.is_some(), ID);
+        bit(matches!(e.id, Some(Id::Str(_))), ID_STR);
+        bit(e.bind_id.is_some(), BIND);
+        bit(matches!(e.bind_id, Some(Id::Str(_))), BIND_STR);
+        bit(e.flow_in, FLOW_IN);
+        bit(e.flow_out, FLOW_OUT);
+        bit(e.bind_enclosing, BIND_ENCLOSING);
+        bit(e.cookie.is_some(), COOKIE);
+        bit(
+            matches!(e.cookie, Some((CookieKind::Local, _))),
+            COOKIE_LOCAL,
+        );
+        bit(e.args.is_some(), ARGS);
+        let scope = match e.scope {
+            Scope::None => 0,
+            Scope::Global => 1,
+            Scope::Process => 2,
+            Scope::Thread => 3,
+        };
+        flags |= scope << SCOPE_SHIFT;
+        out.push(e.phase);
+        put_varint(out, u64::from(flags));
+        put_signed(out, e.pid);
+        put_signed(out, e.tid);
+        put_varint(out, u64::from(e.cat.0));
+        put_varint(out, u64::from(e.name.0));
+        for v in [e.dur, e.tts, e.tdur].into_iter().flatten() {
+            put_signed(out, v);
+        }
+        for s in [e.pid_name, e.tid_name].into_iter().flatten() {
+            put_varint(out, u64::from(s.0));
+        }
+        for id in [e.id, e.bind_id].into_iter().flatten() {
+            match id {
+                Id::Str(s) => put_varint(out, u64::from(s.0)),
+                Id::Int(i) => put_varint(out, i),
+            }
+        }
+        if let Some((_, c)) = e.cookie {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        if let Some(a) = &e.args {
+            put_varint(out, a.len() as u64);
+            out.extend_from_slice(a);
+        }
+    }
+
+    /// Moves every event to `time(ts)`.
+    pub fn map_times(&mut self, time: &mut dyn FnMut(i64) -> i64) {
+        for (ts, _, _) in &mut self.index {
+            *ts = time(*ts);
+        }
+    }
+
+    /// Sorts the events by time; at one time, when `by_phase`, by
+    /// [`order_key`]; else (and at equal keys) in the order read. Then
+    /// moves their bytes into blocks in that order. Events pushed after
+    /// the sort are not kept.
+    pub fn sort(&mut self, by_phase: bool) {
+        if self.sorted {
+            return;
+        }
+        // The offsets grow in the order read: they make the sort stable.
+        if by_phase {
+            self.index.sort_unstable();
+        } else {
+            self.index.sort_unstable_by_key(|&(ts, _, at)| (ts, at));
+        }
+        let bytes = std::mem::take(&mut self.bytes);
+        let size = self.block_bytes.unwrap_or(BLOCK);
+        let mut block: Vec<u8> = Vec::new();
+        for entry in &mut self.index {
+            let at = usize::try_from(entry.2).unwrap_or(usize::MAX);
+            let len = Reader { b: &bytes, pos: at }.skip_event();
+            if block.len() + len > size && !block.is_empty() {
+                self.blocks.push(std::mem::take(&mut block));
+            }
+            if block.capacity() == 0 {
+                block.reserve_exact(size.max(len));
+            }
+            entry.2 = ((self.blocks.len() as u64) << 32) | block.len() as u64;
+            block.extend_from_slice(bytes.get(at..at.saturating_add(len)).unwrap_or(&[]));
+        }
+        if !block.is_empty() {
+            self.blocks.push(block);
+        }
+        self.sorted = true;
+    }
+
+    /// Frees the blocks holding only events before the `i`th (after the
+    /// sort): they will not be read again.
+    pub fn release_before(&mut self, i: usize) {
+        let Some(&(_, _, at)) = self.index.get(i) else {
+            return;
+        };
+        let block = usize::try_from(at >> 32).unwrap_or(0);
+        while self.freed < block.min(self.blocks.len()) {
+            self.blocks[self.freed] = Vec::new();
+            self.freed += 1;
+        }
+    }
+
+    /// The time of the `i`th event (in the current order).
+    pub fn ts(&self, i: usize) -> Option<i64> {
+        self.index.get(i).map(|x| x.0)
+    }
+
+    /// Writes the `i`th event (in the current order) into `e`, reusing its
+    /// args' buffer; false past the end.
+    pub fn read_into(&self, i: usize, e: &mut JsonEvent) -> bool {
+        let Some(&(_, _, at)) = self.index.get(i) else {
+            return false;
+        };
+        let mut r = if self.sorted {
+            let block = usize::try_from(at >> 32).unwrap_or(usize::MAX);
+            Reader {
+                b: self.blocks.get(block).map_or(&[], Vec::as_slice),
+                pos: (at & 0xffff_ffff) as usize,
+            }
+        } else {
+            Reader {
+                b: &self.bytes,
+                pos: usize::try_from(at).unwrap_or(usize::MAX),
+            }
+        };
+        let phase = r.b.get(r.pos).copied().unwrap_or(0);
+        r.pos += 1;
+        let flags = u32::try_from(r.varint()).unwrap_or(0);
+        let has = |b: u32| flags & b != 0;
+        let mut args = e.args.take().unwrap_or_default();
+        *e = JsonEvent {
+            phase,
+            pid: r.signed(),
+            tid: r.signed(),
+            cat: r.str_id(),
+            name: r.str_id(),
+            pid_exists: has(PID_EXISTS),
+            tid_exists: has(TID_EXISTS),
+            flow_in: has(FLOW_IN),
+            flow_out: has(FLOW_OUT),
+            bind_enclosing: has(BIND_ENCLOSING),
+            scope: match (flags >> SCOPE_SHIFT) & 3 {
+                1 => Scope::Global,
+                2 => Scope::Process,
+                3 => Scope::Thread,
+                _ => Scope::None,
+            },
+            ..JsonEvent::default()
+        };
+        if has(DUR) {
+            e.dur = Some(r.signed());
+        }
+        if has(TTS) {
+            e.tts = Some(r.signed());
+        }
+        if has(TDUR) {
+            e.tdur = Some(r.signed());
+        }
+        if has(PID_NAME) {
+            e.pid_name = Some(r.str_id());
+        }
+        if has(TID_NAME) {
+            e.tid_name = Some(r.str_id());
+        }
+        if has(ID) {
+            e.id = Some(r.id(has(ID_STR)));
+        }
+        if has(BIND) {
+            e.bind_id = Some(r.id(has(BIND_STR)));
+        }
+        if has(COOKIE) {
+            let mut c = [0u8; 8];
+            if let Some(b) = r.b.get(r.pos..r.pos + 8) {
+                c.copy_from_slice(b);
+            }
+            r.pos += 8;
+            let kind = if has(COOKIE_LOCAL) {
+                CookieKind::Local
+            } else {
+                CookieKind::Global
+            };
+            e.cookie = Some((kind, i64::from_le_bytes(c)));
+        }
+        if has(ARGS) {
+            let len = usize::try_from(r.varint()).unwrap_or(0);
+            args.clear();
+            args.extend_from_slice(r.b.get(r.pos..r.pos.saturating_add(len)).unwrap_or(&[]));
+            e.args = Some(args);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full() -> JsonEvent {
+        JsonEvent {
+            phase: b'X',
+            dur: Some(-5),
+            tts: Some(1 << 40),
+            tdur: Some(7),
+            pid: -1,
+            tid: 4_000_000_000,
+            pid_exists: true,
+            tid_exists: false,
+            pid_name: Some(StrId(9)),
+            tid_name: Some(StrId(10)),
+            cat: StrId(3),
+            name: StrId(u32::MAX),
+            id: Some(Id::Int(u64::MAX)),
+            bind_id: Some(Id::Str(StrId(12))),
+            flow_in: true,
+            flow_out: false,
+            scope: Scope::Thread,
+            bind_enclosing: true,
+            cookie: Some((CookieKind::Local, i64::MIN)),
+            args: Some(br#"{"a":1}"#.to_vec()),
+        }
+    }
+
+    fn same(a: &JsonEvent, b: &JsonEvent) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
+    /// Every field comes back as it went in, from a full event and an
+    /// empty one, and a reused event's stale fields do not leak.
+    #[test]
+    fn events_read_back_as_written() {
+        let mut s = EventStore::default();
+        let empty = JsonEvent {
+            phase: b'i',
+            ..JsonEvent::default()
+        };
+        s.push(5, &full());
+        s.push(-3, &empty);
+        let mut e = JsonEvent::default();
+        assert!(s.read_into(0, &mut e));
+        assert!(same(&e, &full()));
+        assert!(s.read_into(1, &mut e));
+        assert!(same(&e, &empty), "{e:?}");
+        assert!(!s.read_into(2, &mut e));
+        assert_eq!(s.ts(1), Some(-3));
+    }
+
+    /// Sorted into blocks, every event reads back as written (large
+    /// ones alone in a block), and freeing the blocks behind the reading
+    /// leaves the events ahead readable.
+    #[test]
+    fn sorted_blocks_read_back_and_free_behind_the_reading() {
+        const SMALL: usize = 16 << 10;
+        let mut s = EventStore {
+            block_bytes: Some(SMALL),
+            ..EventStore::default()
+        };
+        let mut want = Vec::new();
+        for i in 0..3000i64 {
+            let mut e = full();
+            e.tid = i;
+            e.args = Some(vec![
+                b'x';
+                if i % 500 == 7 {
+                    SMALL + 3
+                } else {
+                    (i % 300) as usize
+                }
+            ]);
+            if i % 3 == 0 {
+                e.args = None;
+                e.cookie = None;
+            }
+            s.push(3000 - i, &e);
+            want.push(e);
+        }
+        s.sort(false);
+        assert!(s.blocks.len() > 3);
+        let mut e = JsonEvent::default();
+        for i in 0..3000 {
+            s.release_before(i);
+            assert!(s.read_into(i, &mut e));
+            assert!(same(&e, &want[2999 - i]), "{i}");
+        }
+        assert!(s.freed > 0);
+        assert!(s.held_bytes() < 3000 * 24 + 2 * SMALL as u64 + 600);
+    }
+
+    /// The sort is by time, stable, and at one time (by phase) ends
+    /// first and longer complete events before shorter ones.
+    #[test]
+    fn the_sort_orders_by_time_then_phase_then_reading() {
+        let ev = |phase: u8, dur: Option<i64>, tid: i64| JsonEvent {
+            phase,
+            dur,
+            tid,
+            ..JsonEvent::default()
+        };
+        let mut s = EventStore::default();
+        s.push(2, &ev(b'B', None, 1));
+        s.push(1, &ev(b'X', Some(5), 2));
+        s.push(1, &ev(b'i', None, 3));
+        s.push(1, &ev(b'X', Some(10), 4));
+        s.push(1, &ev(b'E', None, 5));
+        s.push(1, &ev(b'i', None, 6));
+        let order = |s: &EventStore| -> Vec<i64> {
+            let mut e = JsonEvent::default();
+            (0..s.len())
+                .map(|i| {
+                    s.read_into(i, &mut e);
+                    e.tid
+                })
+                .collect()
+        };
+        let mut by_time = EventStore {
+            index: s.index.clone(),
+            bytes: s.bytes.clone(),
+            ..EventStore::default()
+        };
+        by_time.sort(false);
+        assert_eq!(order(&by_time), [2, 3, 4, 5, 6, 1]);
+        s.sort(true);
+        assert_eq!(order(&s), [5, 4, 2, 3, 6, 1]);
+    }
+}
