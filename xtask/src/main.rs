@@ -19,6 +19,9 @@ mod scale;
 mod soak;
 mod suites;
 mod tp_bench;
+mod tp_bench_formats;
+mod tp_bench_json;
+mod tp_bench_perf;
 mod tp_conformance;
 mod tp_data;
 mod tp_parquet;
@@ -258,11 +261,22 @@ enum Task {
     /// standard queries with their plans (release build). Loads TRACE, or
     /// tp-data's trace (recorded first when missing).
     TpBench {
-        /// The trace (default: tp-data's).
+        /// The trace (default: tp-data's, or with --json / --perf-text
+        /// the generated one).
         trace: Option<PathBuf>,
         /// Timed loads (default 3).
         #[arg(long)]
         runs: Option<u32>,
+        /// Chrome JSON instead (issue 65): a generated trace of --mb MB
+        /// (or TRACE), its load's CPU time and peak memory.
+        #[arg(long, conflicts_with = "perf_text")]
+        json: bool,
+        /// `perf script` text instead, likewise.
+        #[arg(long)]
+        perf_text: bool,
+        /// The generated trace's size in MB (default 300).
+        #[arg(long)]
+        mb: Option<u64>,
     },
     /// Run Perfetto's trace processor diff test cases (index.json, each
     /// case's trace.pb, query.sql, expected.csv) through our trace
@@ -703,8 +717,31 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::TpBench { trace, runs } => {
-            match tp_bench::run(&workspace_root(), &tp_bench::Options { trace, runs }) {
+        Task::TpBench {
+            trace,
+            runs,
+            json,
+            perf_text,
+            mb,
+        } => {
+            let format = match (json, perf_text) {
+                (true, _) => Some(tp_bench_formats::Format::Json),
+                (_, true) => Some(tp_bench_formats::Format::PerfText),
+                _ => None,
+            };
+            let res = match format {
+                Some(format) => tp_bench_formats::run(
+                    &workspace_root(),
+                    &tp_bench_formats::Options {
+                        format,
+                        trace,
+                        mb,
+                        runs,
+                    },
+                ),
+                None => tp_bench::run(&workspace_root(), &tp_bench::Options { trace, runs }),
+            };
+            match res {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::FAILURE,
                 Err(e) => {

@@ -21,8 +21,11 @@
 //! cargo run --release -p zerotrace-trace-processor --example tp_bench -- --composition TRACE
 //! ```
 //!
-//! `--peak-rss TRACE` is the memory child's mode.
+//! `--peak-rss TRACE` is the memory child's mode; `--load-cost TRACE`
+//! ([`load_cost`]) one load's CPU time and peak memory, any format, for
+//! `cargo xtask tp-bench --json` / `--perf-text`.
 
+mod load_cost;
 mod memory;
 mod queries;
 mod scan;
@@ -43,6 +46,8 @@ enum Mode {
     Composition(PathBuf),
     /// The memory child.
     PeakRss(PathBuf),
+    /// One load's CPU time and peak memory.
+    LoadCost(PathBuf),
     /// Only the standard queries' best times, one line each, for
     /// `cargo xtask tp-parquet --bench` to set beside DuckDB's.
     QueriesOnly(PathBuf),
@@ -84,7 +89,7 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
                     .ok_or_else(|| format!("--runs: not a positive number: {v}"))?;
             }
             "--skip" => skip.push(it.next().ok_or("--skip needs a module")?.clone()),
-            "--composition" | "--peak-rss" | "--queries-only" | "--stdlib" => {
+            "--composition" | "--peak-rss" | "--queries-only" | "--stdlib" | "--load-cost" => {
                 mode = Some(a.clone())
             }
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
@@ -97,6 +102,7 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
         Some("--composition") => Mode::Composition(trace),
         Some("--queries-only") => Mode::QueriesOnly(trace),
         Some("--stdlib") => Mode::Stdlib(trace, skip),
+        Some("--load-cost") => Mode::LoadCost(trace),
         Some(_) => Mode::PeakRss(trace),
         None => Mode::Bench { trace, runs },
     })
@@ -141,6 +147,7 @@ fn main() -> ExitCode {
         Ok(Mode::Bench { trace, runs }) => bench(&trace, runs),
         Ok(Mode::Composition(trace)) => composition(&trace),
         Ok(Mode::PeakRss(trace)) => memory::child(&trace),
+        Ok(Mode::LoadCost(trace)) => load_cost::run(&trace),
         Ok(Mode::QueriesOnly(trace)) => queries_only(&trace),
         Ok(Mode::Stdlib(trace, skip)) => stdlib::run(&trace, &skip),
         Ok(Mode::Sql(trace, statements)) => stdlib::statements(&trace, &statements),
@@ -437,6 +444,10 @@ mod tests {
         assert_eq!(
             parse_args(&args(&["t", "--peak-rss"])),
             Ok(Mode::PeakRss("t".into()))
+        );
+        assert_eq!(
+            parse_args(&args(&["--load-cost", "t"])),
+            Ok(Mode::LoadCost("t".into()))
         );
         assert_eq!(
             parse_args(&args(&["--stdlib", "t"])),
