@@ -15,6 +15,8 @@ pub struct Descriptor {
     pub is_incremental_counter: bool,
     /// Order in which uuids were first seen.
     pub order: u32,
+    /// The sequence the descriptor was written on.
+    pub sequence: u32,
 }
 
 /// Descriptors by uuid.
@@ -22,6 +24,9 @@ pub struct Descriptor {
 pub struct Descriptors {
     /// uuid → descriptor.
     pub by_uuid: HashMap<u64, Descriptor>,
+    /// The sequences a packet marked `first_packet_on_sequence` (their
+    /// descriptors' tracks say `has_first_packet_on_sequence`).
+    pub first_packet_sequences: crate::hash::HashSet<u32>,
 }
 
 impl Descriptors {

@@ -72,6 +72,8 @@ pub struct PacketFields<'a> {
     pub sequence_flags: Option<u32>,
     /// `incremental_state_cleared`.
     pub incremental_state_cleared: bool,
+    /// `first_packet_on_sequence`.
+    pub first_packet_on_sequence: bool,
     /// `trace_packet_defaults`' bytes.
     pub trace_packet_defaults: Option<&'a [u8]>,
     /// `previous_packet_dropped`.
@@ -154,6 +156,11 @@ impl<'a> PacketFields<'a> {
                 TracePacket::FIELD_INCREMENTAL_STATE_CLEARED => {
                     if let Some(v) = varint() {
                         out.incremental_state_cleared = v != 0;
+                    }
+                }
+                TracePacket::FIELD_FIRST_PACKET_ON_SEQUENCE => {
+                    if let Some(v) = varint() {
+                        out.first_packet_on_sequence = v != 0;
                     }
                 }
                 TracePacket::FIELD_TRACE_PACKET_DEFAULTS => {

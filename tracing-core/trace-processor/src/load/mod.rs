@@ -564,6 +564,12 @@ impl Loader {
                 s.previous_packet_dropped_count += 1;
             }
         }
+        if pkt.first_packet_on_sequence && seq_id.is_some() {
+            (self.parser.track_resolution)
+                .descriptors_mut()
+                .first_packet_sequences
+                .insert(seq);
+        }
         let flags = pkt.sequence_flags.unwrap_or(0);
         let cleared = pkt.incremental_state_cleared || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0;
         if cleared {

@@ -34,7 +34,7 @@ impl Loader {
     }
 
     pub(super) fn on_track_descriptor(&mut self, td: &[u8], seq: u32, gen_idx: u32) {
-        self.register_descriptor(td);
+        self.register_descriptor(td, seq);
         // As upstream: a thread's descriptor, read while the sequence's
         // incremental state is valid, becomes the sequence's thread
         // (for legacy events that give no track) and resets its
@@ -134,7 +134,7 @@ impl Loader {
         }
     }
 
-    pub(super) fn register_descriptor(&mut self, bytes: &[u8]) {
+    pub(super) fn register_descriptor(&mut self, bytes: &[u8], sequence: u32) {
         let td = TrackDescriptorDecoder::new(bytes);
         let Some(uuid) = td.uuid() else {
             self.parser
@@ -154,6 +154,7 @@ impl Loader {
                     .as_ref()
                     .is_some_and(|c| c.is_incremental().unwrap_or(false)),
                 order: 0,
+                sequence,
             });
     }
 }

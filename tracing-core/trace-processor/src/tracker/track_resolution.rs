@@ -220,15 +220,23 @@ impl TrackResolution {
         let name = td.name().or(td.static_name()).or(td.atrace_name());
         let description = td.description().map(|s| cx.storage.strings.intern(s));
         // As upstream: where the track came from (a descriptor, its uuid as
-        // `trace_id`, whether it is the default track), how the UI orders
+        // `trace_id`, whether it is the root of its scope: a thread's or a
+        // process's own track, or the default track), how the UI orders
         // the track's children, its rank among its siblings, then its
         // description.
         let descriptor = cx.storage.strings.intern("descriptor");
         let mut source_args = vec![
             ("source", ArgValue::String(descriptor)),
             ("trace_id", ArgValue::Int(uuid as i64)),
-            ("is_root_in_scope", ArgValue::Bool(uuid == 0)),
+            (
+                "is_root_in_scope",
+                ArgValue::Bool(uuid == 0 || td.thread().is_some() || td.process().is_some()),
+            ),
         ];
+        let sequence = self.descriptors.get(uuid).map(|d| d.sequence);
+        if sequence.is_some_and(|s| self.descriptors.first_packet_sequences.contains(&s)) {
+            source_args.push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
+        }
         let ordering = match td.child_ordering_raw() {
             Some(1) => Some("lexicographic"),
             Some(2) => Some("chronological"),
