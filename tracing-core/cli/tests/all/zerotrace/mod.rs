@@ -14,6 +14,7 @@ use prost::Message;
 use prost_reflect::DynamicMessage;
 use zerotrace_protos::protos::TracePacketDecoder;
 
+mod convert_round_trip;
 mod errors;
 mod inspect;
 mod record;
