@@ -81,6 +81,9 @@ fn typed_fields_become_args_before_debug_annotations() {
             text("track_event.log_message.function_name", "func"),
             int("track_event.log_message.line_number", 123),
             text("chrome_histogram_sample.name", "Compositing.Display"),
+            // Then the sample's own fields, reflected as upstream reflects
+            // TrackEvent's Chrome messages.
+            int("chrome_histogram_sample.name_iid", 3),
         ]
     );
     // The log message is a logcat entry of its thread, INFO without a
