@@ -61,3 +61,4 @@ mod translation_tables;
 mod viewcapture;
 mod what_users_are_told;
 mod winscope;
+mod winscope_layers;
