@@ -224,18 +224,22 @@ impl TrackResolution {
         // process's own track, or the default track), how the UI orders
         // the track's children, its rank among its siblings, then its
         // description.
-        let descriptor = cx.storage.strings.intern("descriptor");
-        let mut source_args = vec![
-            ("source", ArgValue::String(descriptor)),
-            ("trace_id", ArgValue::Int(uuid as i64)),
-            (
-                "is_root_in_scope",
-                ArgValue::Bool(uuid == 0 || td.thread().is_some() || td.process().is_some()),
-            ),
-        ];
-        let sequence = self.descriptors.get(uuid).map(|d| d.sequence);
-        if sequence.is_some_and(|s| self.descriptors.first_packet_sequences.contains(&s)) {
-            source_args.push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
+        // A thread's slice track that may merge with the system's thread
+        // track is that track upstream, without a descriptor's args.
+        let merged_thread_track = td.thread().is_some()
+            && td.counter().is_none()
+            && !td.disallow_merging_with_system_tracks().unwrap_or(false);
+        let mut source_args = Vec::new();
+        if !merged_thread_track {
+            let descriptor = cx.storage.strings.intern("descriptor");
+            let is_root = uuid == 0 || td.thread().is_some() || td.process().is_some();
+            source_args.push(("source", ArgValue::String(descriptor)));
+            source_args.push(("trace_id", ArgValue::Int(uuid as i64)));
+            source_args.push(("is_root_in_scope", ArgValue::Bool(is_root)));
+            let sequence = self.descriptors.get(uuid).map(|d| d.sequence);
+            if sequence.is_some_and(|s| self.descriptors.first_packet_sequences.contains(&s)) {
+                source_args.push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
+            }
         }
         let ordering = match td.child_ordering_raw() {
             Some(1) => Some("lexicographic"),
