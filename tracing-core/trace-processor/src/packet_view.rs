@@ -203,7 +203,7 @@ static NO_TIMES: TrackEventTimes = TrackEventTimes {
 };
 
 /// The fields of a TrackEvent the loader read in its walk, which travel
-/// in front of the bytes it left ([`TrackEventFacts::write`]).
+/// in front of the bytes it left ([`TrackEventFacts::encode`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TrackEventFacts {
     track_uuid: u64,
@@ -239,11 +239,13 @@ impl TrackEventFacts {
         }
     }
 
-    /// Puts the facts in front of `bytes` (an event's bytes) as their
-    /// header: the flags, then the type and the track uuid as varints,
-    /// each only when present.
-    pub fn write(&self, bytes: &mut Vec<u8>) {
-        let mut header = [0u8; 21];
+    /// The longest header [`Self::encode`] writes.
+    pub const MAX_HEADER: usize = 21;
+
+    /// Writes the facts as the header that goes in front of the event's
+    /// bytes (the flags, then the type and the track uuid as varints, each
+    /// only when present) at the start of `header`; its length.
+    pub fn encode(&self, header: &mut [u8; Self::MAX_HEADER]) -> usize {
         let mut len = 1;
         header[0] = self.flags;
         if self.flags & HAS_TYPE_RAW != 0 {
@@ -252,10 +254,10 @@ impl TrackEventFacts {
         if self.flags & HAS_TRACK_UUID != 0 {
             len += put_varint(self.track_uuid, &mut header[len..]);
         }
-        bytes.splice(0..0, header.iter().take(len).copied());
+        len
     }
 
-    /// The facts in front of `bytes` ([`Self::write`]'s header) and the
+    /// The facts in front of `bytes` ([`Self::encode`]'s header) and the
     /// bytes after them; no facts and all of `bytes` when the header does
     /// not read, which it always does in bytes the loader wrote.
     pub fn read(bytes: &[u8]) -> (Self, &[u8]) {
@@ -375,9 +377,10 @@ mod tests {
             (TrackEventFacts::new(Some(0), None, false), 2),
             (TrackEventFacts::default(), 1),
         ] {
-            let mut bytes = vec![8, 1];
-            facts.write(&mut bytes);
-            assert_eq!(bytes.len(), len + 2);
+            let mut header = [0u8; TrackEventFacts::MAX_HEADER];
+            assert_eq!(facts.encode(&mut header), len);
+            let mut bytes = header[..len].to_vec();
+            bytes.extend_from_slice(&[8, 1]);
             let (read, rest) = TrackEventFacts::read(&bytes);
             assert_eq!(read, facts);
             assert_eq!(rest, &[8, 1]);

@@ -147,6 +147,7 @@ impl Loader {
             field: u16::try_from(payload.field).unwrap_or(0),
         };
         let mut times = None;
+        let mut te_start = 0;
         if payload.field == TracePacket::FIELD_TRACK_EVENT {
             if !has_seq {
                 self.parser
@@ -175,12 +176,13 @@ impl Loader {
             }
             packet.ts = t.ts;
             packet.kind = PacketKind::TrackEvent;
+            te_start = t.start;
             times = Some(t.times);
         }
         // A TrackEvent keeps only its facts and the fields its tokenizing
         // did not read.
         let bytes = if packet.kind == PacketKind::TrackEvent {
-            self.track_event_rest.as_slice()
+            self.track_event_rest.get(te_start..).unwrap_or_default()
         } else {
             payload.bytes
         };

@@ -102,6 +102,8 @@ fn doubles(value: FieldValue<'_>, out: &mut Vec<f64>) {
 fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
     count_track_event_walk();
     rest.clear();
+    // Room for the facts' header, written once they are known.
+    rest.resize(TrackEventFacts::MAX_HEADER, 0);
     let mut out = ReadHere::default();
     let mut d = Decoder::new(event);
     loop {
@@ -192,14 +194,17 @@ fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
 pub struct Tokenized {
     /// Time on the trace clock.
     pub ts: i64,
+    /// Where the event's bytes (its facts' header, then the fields) start
+    /// in `rest`.
+    pub start: usize,
     /// Thread time, instruction count and counter values.
     pub times: TrackEventTimes,
 }
 
 /// Resolves one TrackEvent (its bytes; whether its packet has a
-/// timestamp), leaving in `rest` its facts' header
-/// ([`TrackEventFacts::write`]) followed by the bytes of the fields the
-/// parser reads; None when it is dropped (counted).
+/// timestamp), leaving in `rest` from [`Tokenized::start`] its facts'
+/// header ([`TrackEventFacts::encode`]) followed by the bytes of the fields
+/// the parser reads; None when it is dropped (counted).
 #[allow(clippy::too_many_arguments)]
 pub fn tokenize(
     event: &[u8],
@@ -327,8 +332,21 @@ pub fn tokenize(
             out.extra_counters.push((uuid, abs));
         }
     }
-    TrackEventFacts::new(event.track_uuid, event.ty, event.has_type).write(rest);
-    Some(Tokenized { ts, times: out })
+    // The facts' header goes right before the fields, in the room left.
+    let mut header = [0u8; TrackEventFacts::MAX_HEADER];
+    let len = TrackEventFacts::new(event.track_uuid, event.ty, event.has_type).encode(&mut header);
+    let start = TrackEventFacts::MAX_HEADER - len;
+    if let (Some(room), Some(header)) = (
+        rest.get_mut(start..TrackEventFacts::MAX_HEADER),
+        header.get(..len),
+    ) {
+        room.copy_from_slice(header);
+    }
+    Some(Tokenized {
+        ts,
+        start,
+        times: out,
+    })
 }
 
 /// The absolute value of a counter sample: incremental tracks add it to
@@ -405,9 +423,11 @@ mod tests {
         assert_eq!(got.extra_double_uuids, [22]);
         assert_eq!(got.extra_double_values, [0.25]);
 
-        // The rest holds the other fields as they were, and none of these
-        // (`tokenize` then puts the facts in front).
-        let mut d = Decoder::new(&rest);
+        // The rest holds room for the facts' header (`tokenize` writes it
+        // there), then the other fields as they were, and none of these.
+        let (room, rest) = rest.split_at(TrackEventFacts::MAX_HEADER);
+        assert!(room.iter().all(|&b| b == 0));
+        let mut d = Decoder::new(rest);
         let mut ids = Vec::new();
         while let Some(Ok(f)) = d.read_field() {
             ids.push(f.id);
@@ -420,7 +440,7 @@ mod tests {
                 TrackEvent::FIELD_FLOW_IDS
             ]
         );
-        let rest = TrackEventDecoder::new(&rest);
+        let rest = TrackEventDecoder::new(rest);
         assert_eq!(rest.name(), Some("n"));
         assert_eq!(rest.categories().collect::<Vec<_>>(), ["c"]);
         assert_eq!(rest.flow_ids().collect::<Vec<_>>(), [9]);
