@@ -49,6 +49,7 @@ mod sql_packages;
 mod text_configs;
 mod tp_httpd;
 mod tp_httpd_guards;
+mod tracing_chrome_input;
 mod websocket;
 mod websocket_browser;
 mod websocket_hostile_matrix;
