@@ -131,7 +131,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
             c.push_ns as f64 / 1e9,
             c.finish_ns as f64 / 1e9,
             c.build_ns as f64 / 1e9,
-            c.peak_kb.saturating_sub(c.baseline_kb) / 1000
+            c.peak_kb.saturating_sub(c.baseline_kb) * 1024 / 1_000_000
         );
         costs.push(c);
     }
