@@ -49,7 +49,9 @@ fn nested_slices(n: u64) -> Vec<u8> {
             e.set_track_uuid(10);
             let mut l = e.begin_legacy_event();
             l.set_phase(i32::from(b'X'));
-            l.set_duration_us(1_000_000_000);
+            // Each ends before the one before it (one outlasting it would
+            // be dropped as overlapping, not nested).
+            l.set_duration_us(1_000_000_000 - i as i64);
         }));
     }
     for i in 0..n {

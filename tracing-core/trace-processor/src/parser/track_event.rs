@@ -347,15 +347,17 @@ fn parse_event(
                 .and_then(|l| l.duration_us())
                 .unwrap_or(0)
                 .saturating_mul(1000);
-            let a = p.storage.args.add_set(args);
-            let Some(id) = p.slices.begin(&mut p.storage, row(a, dur)) else {
+            // A dropped slice (negative or partly overlapping) leaves no
+            // args behind.
+            let Some(id) = p.slices.complete(&mut p.storage, row(None, dur)) else {
                 return;
             };
-            if let (Some(tdur), Some(s)) = (
-                legacy.as_ref().and_then(|l| l.thread_duration_us()),
-                p.storage.slices.get_mut(id as usize),
-            ) {
-                s.thread_dur = Some(tdur.saturating_mul(1000));
+            let a = p.storage.args.add_set(args);
+            if let Some(s) = p.storage.slices.get_mut(id as usize) {
+                s.arg_set_id = a;
+                if let Some(tdur) = legacy.as_ref().and_then(|l| l.thread_duration_us()) {
+                    s.thread_dur = Some(tdur.saturating_mul(1000));
+                }
             }
             Some(id)
         }

@@ -9,10 +9,19 @@
 //! open one without walking the complete slices above it. Every stack
 //! entry looked at is counted in [`SliceTracker::steps`], the work a test
 //! and the fuzz harness bound per input byte.
+//!
+//! Complete slices (a known duration) follow upstream's rules: one that
+//! starts inside a complete slice of its track and ends after it cannot
+//! nest, so it is dropped and logged in
+//! `slice_drop_overlapping_complete_event` with the overlap; one with a
+//! negative duration (taken through [`SliceTracker::complete`]) is dropped
+//! and logged in `slice_negative_duration`.
 
 use crate::hash::HashMap;
 
 use crate::storage::Storage;
+use crate::storage::args::ArgValue;
+use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::SliceRow;
 
 /// Deepest a track's slice stack goes, as upstream's slice tracker caps
@@ -76,10 +85,54 @@ impl SliceTracker {
         Some(())
     }
 
-    /// Opens a slice (dur -1) or adds a complete one (dur >= 0, kept on the
-    /// stack until its end passes so later slices nest in it); None when
-    /// the track's stack is [`MAX_DEPTH`] deep (the slice is dropped).
+    /// The complete slice on top of `row`'s track that `row` (complete)
+    /// starts inside of and outlasts, once finished slices are popped.
+    /// Only the top is looked at: every complete slice is checked when it
+    /// is added, so those above the innermost open slice nest, and the top
+    /// one ends first.
+    fn overlapped(&mut self, storage: &Storage, row: &SliceRow) -> Option<u32> {
+        let stack = self.stacks.get(&row.track_id)?;
+        let &top = stack.slices.last()?;
+        self.steps += 1;
+        let s = storage.slices.get(top as usize)?;
+        let end = s.ts.saturating_add(s.dur);
+        (s.dur >= 0 && row.ts < end && row.ts.saturating_add(row.dur) > end).then_some(top)
+    }
+
+    /// Logs a complete slice dropped because it partly overlaps the slice
+    /// `conflicting`: the time both share and the slice it conflicts with.
+    fn log_overlap(storage: &mut Storage, row: &SliceRow, conflicting: u32) {
+        let Some(c) = storage.slices.get(conflicting as usize) else {
+            return;
+        };
+        let (c_ts, c_dur, c_name) = (c.ts, c.dur, c.name);
+        let args = [
+            ("overlap_start", ArgValue::Int(row.ts)),
+            ("overlap_end", ArgValue::Int(c_ts.saturating_add(c_dur))),
+            ("conflicting_slice_name", ArgValue::String(c_name)),
+            ("conflicting_slice_ts", ArgValue::Int(c_ts)),
+            ("conflicting_slice_dur", ArgValue::Int(c_dur)),
+        ];
+        let place = LogPlace {
+            ts: Some(row.ts),
+            byte_offset: None,
+        };
+        storage.record_import_log_typed("slice_drop_overlapping_complete_event", place, &args);
+    }
+
+    /// Opens a slice (dur < 0) or adds a complete one (dur >= 0, kept on
+    /// the stack until its end passes so later slices nest in it); None
+    /// when the track's stack is [`MAX_DEPTH`] deep or a complete slice
+    /// partly overlaps the one it starts in (the slice is dropped, counted
+    /// and logged).
     pub fn begin(&mut self, storage: &mut Storage, mut row: SliceRow) -> Option<u32> {
+        if row.dur >= 0 {
+            self.pop_finished(storage, row.track_id, row.ts);
+            if let Some(conflicting) = self.overlapped(storage, &row) {
+                Self::log_overlap(storage, &row, conflicting);
+                return None;
+            }
+        }
         self.place(storage, &mut row)?;
         let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
         let open = row.dur < 0;
@@ -91,6 +144,21 @@ impl SliceTracker {
         self.steps += 1;
         storage.slices.push(row);
         Some(id)
+    }
+
+    /// Adds a slice of known duration read from a trace (a legacy `X`
+    /// event): one with a negative duration is dropped and logged in
+    /// `slice_negative_duration`; otherwise as [`SliceTracker::begin`].
+    pub fn complete(&mut self, storage: &mut Storage, row: SliceRow) -> Option<u32> {
+        if row.dur < 0 {
+            let place = LogPlace {
+                ts: Some(row.ts),
+                byte_offset: None,
+            };
+            storage.record_import_log_typed("slice_negative_duration", place, &[]);
+            return None;
+        }
+        self.begin(storage, row)
     }
 
     /// Adds an instant: nested like a slice, never left open; None when
@@ -233,6 +301,62 @@ mod tests {
         assert!(t.begin(&mut st, open(701)).is_some());
     }
 
+    fn complete(ts: i64, dur: i64) -> SliceRow {
+        SliceRow {
+            ts,
+            dur,
+            ..SliceRow::default()
+        }
+    }
+
+    /// A complete slice starting inside another and ending after it is
+    /// dropped, counted and logged with the overlap, as upstream does.
+    #[test]
+    fn a_partly_overlapping_complete_slice_is_dropped_and_logged() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let a = t.complete(&mut st, complete(0, 10)).unwrap();
+        assert_eq!(t.complete(&mut st, complete(5, 10)), None);
+        assert_eq!(st.slices.len(), 1);
+        assert_eq!(st.stats.get("slice_drop_overlapping_complete_event"), 1);
+        assert_eq!(st.import_logs.len(), 1);
+        assert_eq!(st.import_logs[0].ts, Some(5));
+        // The stack still holds the first slice: a nested one goes in it.
+        let b = t.complete(&mut st, complete(6, 2)).unwrap();
+        assert_eq!(st.slices[b as usize].parent_id, Some(a));
+    }
+
+    /// A negative duration is dropped and counted, and leaves the stack
+    /// alone (it is not taken for an open slice).
+    #[test]
+    fn a_negative_duration_complete_slice_is_dropped_and_counted() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        assert_eq!(t.complete(&mut st, complete(10, -5)), None);
+        assert_eq!(t.complete(&mut st, complete(20, -1)), None);
+        assert!(st.slices.is_empty());
+        assert_eq!(st.stats.get("slice_negative_duration"), 2);
+        assert_eq!(t.end(&mut st, 0, 30, None), None);
+    }
+
+    /// Nested complete slices (one ending with its parent too), one that
+    /// starts as its parent ends, and one inside an open slice are kept.
+    #[test]
+    fn nested_and_following_complete_slices_are_kept() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let a = t.complete(&mut st, complete(0, 10)).unwrap();
+        let b = t.complete(&mut st, complete(2, 8)).unwrap();
+        assert_eq!(st.slices[b as usize].parent_id, Some(a));
+        let c = t.complete(&mut st, complete(10, 20)).unwrap();
+        assert_eq!(st.slices[c as usize].depth, 0);
+        let open = t.begin(&mut st, complete(40, -1)).unwrap();
+        let d = t.complete(&mut st, complete(45, 100)).unwrap();
+        assert_eq!(st.slices[d as usize].parent_id, Some(open));
+        assert_eq!(st.stats.get("slice_drop_overlapping_complete_event"), 0);
+        assert_eq!(st.slices.len(), 5);
+    }
+
     /// An end with nothing open under many complete slices looks at one
     /// entry, not at every complete slice of the stack (the quadratic
     /// load of a crafted trace: N nested complete slices, N ends).
@@ -245,7 +369,9 @@ mod tests {
                 &mut st,
                 SliceRow {
                     ts: i,
-                    dur: 1_000_000,
+                    // Each inside the last (one that outlasted it would
+                    // be dropped).
+                    dur: 1_000_000 - 2 * i,
                     ..SliceRow::default()
                 },
             )

@@ -40,7 +40,9 @@ fn nested_complete_slices_then_ends(n: i64) -> Vec<u8> {
             e.set_name("nested");
             let mut l = e.begin_legacy_event();
             l.set_phase(i32::from(b'X'));
-            l.set_duration_us(1_000_000_000);
+            // Each ends before the one before it (one outlasting it would
+            // be dropped as overlapping).
+            l.set_duration_us(1_000_000_000 - i);
         }));
     }
     for i in 0..n {

@@ -2,7 +2,8 @@
 //! a tid or pid under a new uuid make a new thread or process; an explicit
 //! `track_uuid: 0` with a type goes on the "Default Track"; legacy events
 //! fall back to pid/tid overrides and scoped instant tracks; v1 legacy
-//! flows (`s`/`t`/`f`) bind to enclosing or next slices.
+//! flows (`s`/`t`/`f`) bind to enclosing or next slices; legacy complete
+//! (`X`) events that partly overlap or last a negative time are dropped.
 
 use crate::common;
 
@@ -156,14 +157,55 @@ fn process_scoped_legacy_instants_get_the_process_instant_track() {
 }
 
 fn complete(ts: u64, uuid: u64, name: &str) -> Vec<u8> {
+    complete_for(ts, uuid, name, 10)
+}
+
+fn complete_for(ts: u64, uuid: u64, name: &str, dur_us: i64) -> Vec<u8> {
     event(ts, |e| {
         e.set_track_uuid(uuid);
         e.set_name(name);
         e.add_categories("c");
         let mut l = e.begin_legacy_event();
         l.set_phase(i32::from(b'X'));
-        l.set_duration_us(10);
+        l.set_duration_us(dur_us);
     })
+}
+
+/// Upstream's slice tracker rules for complete events: one nested in
+/// another is kept under it, one that starts inside another and ends after
+/// it is dropped (`slice_drop_overlapping_complete_event`, logged), one with
+/// a negative duration is dropped (`slice_negative_duration`).
+#[test]
+fn overlapping_and_negative_complete_events_are_dropped_and_counted() {
+    let t = trace(&[
+        thread_descriptor(1, 1, 1, 1, "t1"),
+        complete_for(10_000, 1, "outer", 10),
+        complete_for(12_000, 1, "inner", 5),
+        complete_for(18_000, 1, "overlapping", 10),
+        complete_for(30_000, 1, "negative", -5),
+        complete_for(40_000, 1, "after", 1),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(&tp, "SELECT name, depth, dur FROM slice ORDER BY ts"),
+        vec![
+            vec![s("outer"), Value::Int(0), Value::Int(10_000)],
+            vec![s("inner"), Value::Int(1), Value::Int(5_000)],
+            vec![s("after"), Value::Int(0), Value::Int(1_000)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, value FROM stats WHERE name IN \
+             ('slice_drop_overlapping_complete_event', 'slice_negative_duration') \
+             ORDER BY name"
+        ),
+        vec![
+            vec![s("slice_drop_overlapping_complete_event"), Value::Int(1)],
+            vec![s("slice_negative_duration"), Value::Int(1)],
+        ]
+    );
 }
 
 fn flow(ts: u64, uuid: u64, phase: u8, id: u64, enclosing: bool) -> Vec<u8> {
