@@ -513,8 +513,7 @@ table! {
 table! {
     /// A row of `__intrinsic_windowmanager_windowcontainer`: one window
     /// container of one WindowManager dump.
-    pub struct WindowManagerWindowContainerRow in "__intrinsic_windowmanager_windowcontainer",
-        views ["windowmanager_windowcontainer"] {
+    pub struct WindowManagerWindowContainerRow in "__intrinsic_windowmanager_windowcontainer" {
         /// The dump (`__intrinsic_windowmanager`).
         snapshot_id: u32,
         /// Its fields (its children left out).
