@@ -5,7 +5,7 @@
 //! Instruments XML export (`xctrace export` of a Time Profiler table)
 //! draws as its samples' stacks.
 
-use crate::support::{text, zerotrace};
+use crate::support::{flamegraph_svg, text, zerotrace};
 
 use std::path::PathBuf;
 
@@ -44,16 +44,7 @@ fn flamegraph_and_pprof_read_collapsed_stacks() {
     std::fs::write(&gz, enc.finish().unwrap()).unwrap();
 
     for input in [&plain, &gz] {
-        let svg = d.join("stacks.svg");
-        let o = zerotrace()
-            .arg("flamegraph")
-            .arg(input)
-            .arg("-o")
-            .arg(&svg)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{input:?}: {}", text(&o.stderr));
-        let s = std::fs::read_to_string(&svg).unwrap();
+        let s = flamegraph_svg(input, &d.join("stacks.svg"), &[]);
         for want in [
             "main (10 samples, 100.00%)",
             "work (7 samples, 70.00%)",
@@ -106,16 +97,7 @@ fn flamegraph_draws_an_instruments_export() {
     let d = dir("instruments");
     let xml = d.join("samples.xml");
     std::fs::write(&xml, INSTRUMENTS).unwrap();
-    let svg = d.join("samples.svg");
-    let o = zerotrace()
-        .arg("flamegraph")
-        .arg(&xml)
-        .arg("-o")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let s = std::fs::read_to_string(&svg).unwrap();
+    let s = flamegraph_svg(&xml, &d.join("samples.svg"), &[]);
     for want in [
         "main (2 samples, 100.00%)",
         "work (2 samples, 100.00%)",

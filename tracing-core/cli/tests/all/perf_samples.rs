@@ -7,7 +7,7 @@
 //! writers.
 
 use crate::perf_support;
-use crate::support::{text, zerotrace};
+use crate::support::{flamegraph_svg, text, zerotrace};
 use crate::tp_support;
 
 use std::collections::BTreeMap;
@@ -157,19 +157,7 @@ fn flamegraph_draws_the_expected_frames_with_their_counts() {
     }
 
     // One process, one thread, a time window.
-    let only = |args: &[&str]| {
-        let out = d.join("only.svg");
-        let o = zerotrace()
-            .arg("flamegraph")
-            .arg(&trace)
-            .arg("-o")
-            .arg(&out)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        std::fs::read_to_string(out).unwrap()
-    };
+    let only = |args: &[&str]| flamegraph_svg(&trace, &d.join("only.svg"), args);
     let pid = only(&["--pid", "200"]);
     assert!(pid.contains("server_loop (4 samples, 100.00%)"));
     assert!(!pid.contains("main ("));
@@ -420,16 +408,7 @@ fn flamegraph_and_pprof_read_a_firefox_profile() {
           "samples": {"stack": [1, 1, 0], "time": [1.0, 2.0, 3.0]}}]}"#,
     )
     .unwrap();
-    let svg = d.join("cpu.svg");
-    let o = zerotrace()
-        .arg("flamegraph")
-        .arg(&p)
-        .arg("-o")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let s = std::fs::read_to_string(&svg).unwrap();
+    let s = flamegraph_svg(&p, &d.join("cpu.svg"), &[]);
     assert!(s.contains("hot (2 samples, 66.67%)"), "{s}");
     let gz = d.join("cpu.pb.gz");
     let o = zerotrace()

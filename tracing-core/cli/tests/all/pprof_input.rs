@@ -10,7 +10,7 @@
 //! was written from.
 
 use crate::perf_support::{Fr, PerfSeq, Trace, app};
-use crate::support::{text, zerotrace};
+use crate::support::{flamegraph_svg, text, zerotrace};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -237,16 +237,7 @@ fn a_go_cpu_profile_reads_as_go_tool_pprof_reads_it() {
     );
 
     // flamegraph: main.hot with its cumulative count.
-    let svg = d.join("cpu.svg");
-    let o = zerotrace()
-        .arg("flamegraph")
-        .arg(&prof)
-        .arg("-o")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let s = std::fs::read_to_string(&svg).unwrap();
+    let s = flamegraph_svg(&prof, &d.join("cpu.svg"), &[]);
     let hot = theirs["main.hot"].1;
     let want = format!("main.hot ({hot} sample");
     assert!(s.contains(&want), "{want} not in the SVG");
@@ -330,16 +321,7 @@ fn our_pprof_output_loads_back_to_the_same_samples() {
     let raw_path = d.join("cpu.pb");
     std::fs::write(&raw_path, &raw).unwrap();
     for input in [&out, &raw_path] {
-        let svg = d.join("cpu.svg");
-        let o = zerotrace()
-            .arg("flamegraph")
-            .arg(input)
-            .arg("-o")
-            .arg(&svg)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        let s = std::fs::read_to_string(&svg).unwrap();
+        let s = flamegraph_svg(input, &d.join("cpu.svg"), &[]);
         for want in [
             "main (9 samples, 100.00%)",
             "hot (6 samples, 66.67%)",

@@ -1,6 +1,8 @@
 //! What several modules of this binary share: the `zerotrace` command,
-//! its output as text, and packets framed as a trace.
+//! its output as text, a flame graph drawn by it, and packets framed as a
+//! trace.
 
+use std::path::Path;
 use std::process::Command;
 
 /// The `zerotrace` binary this package built.
@@ -11,6 +13,20 @@ pub fn zerotrace() -> Command {
 /// Output bytes as text (invalid UTF-8 replaced).
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// `zerotrace flamegraph INPUT -o SVG ARGS`, which must succeed: the SVG.
+pub fn flamegraph_svg(input: &Path, svg: &Path, args: &[&str]) -> String {
+    let o = zerotrace()
+        .arg("flamegraph")
+        .arg(input)
+        .arg("-o")
+        .arg(svg)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{input:?}: {}", text(&o.stderr));
+    std::fs::read_to_string(svg).unwrap()
 }
 
 /// `packets` framed as a trace (`Trace.packet` entries), for the trace

@@ -16,6 +16,7 @@ mod file_access;
 mod flamegraph;
 mod functions;
 mod heap_graph;
+mod hidden_arguments;
 mod intervals;
 mod math_functions;
 mod metrics;

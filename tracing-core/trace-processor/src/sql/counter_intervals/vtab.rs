@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::vtab::{
-    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
+    Context, Filters, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
     eponymous_only_module,
 };
 use rusqlite::{Connection, Result};
+
+use crate::sql::hidden_arguments::bind_hidden_arguments;
 
 use super::error::CounterError;
 use super::leading::{Interval, leading};
@@ -79,32 +81,7 @@ unsafe impl<'vtab> VTab<'vtab> for LeadingTab {
     fn best_index(&self, info: &mut IndexInfo) -> Result<()> {
         // Each argument given is an `=` on its hidden column; `idx_num`'s
         // bits say which came, in column order.
-        let mut by_column: [Option<usize>; HIDDEN] = [None; HIDDEN];
-        for (i, c) in info.constraints().enumerate() {
-            if !c.is_usable() || c.operator() != IndexConstraintOp::SQLITE_INDEX_CONSTRAINT_EQ {
-                continue;
-            }
-            let Some(h) = usize::try_from(c.column())
-                .ok()
-                .and_then(|col| col.checked_sub(COLUMNS.len()))
-            else {
-                continue;
-            };
-            if let Some(slot @ None) = by_column.get_mut(h) {
-                *slot = Some(i);
-            }
-        }
-        let mut mask: c_int = 0;
-        let mut argv = 0;
-        for (h, found) in by_column.iter().enumerate() {
-            if let Some(i) = found {
-                argv += 1;
-                let mut u = info.constraint_usage(*i);
-                u.set_argv_index(argv);
-                u.set_omit(true);
-                mask |= 1 << h;
-            }
-        }
+        let mask = bind_hidden_arguments(info, COLUMNS.len(), HIDDEN);
         info.set_idx_num(mask);
         // The rows come by track_id, ts, then id: an ascending order by a
         // prefix of those is consumed.

@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::types::{Null, Value, ValueRef};
 use rusqlite::vtab::{
-    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
+    Context, Filters, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
     eponymous_only_module,
 };
 use rusqlite::{Connection, Result};
+
+use crate::sql::hidden_arguments::bind_hidden_arguments;
 
 use super::create::create;
 use super::error::IntervalError;
@@ -120,32 +122,7 @@ unsafe impl<'vtab> VTab<'vtab> for OpTab {
     fn best_index(&self, info: &mut IndexInfo) -> Result<()> {
         // Each argument given is an `=` on its hidden column; their values
         // come in column order, which `idx_num`'s bits record.
-        let mut by_column: Vec<Option<usize>> = vec![None; self.hidden];
-        for (i, c) in info.constraints().enumerate() {
-            if !c.is_usable() || c.operator() != IndexConstraintOp::SQLITE_INDEX_CONSTRAINT_EQ {
-                continue;
-            }
-            let Some(h) = usize::try_from(c.column())
-                .ok()
-                .and_then(|col| col.checked_sub(self.visible))
-            else {
-                continue;
-            };
-            if let Some(slot @ None) = by_column.get_mut(h) {
-                *slot = Some(i);
-            }
-        }
-        let mut mask: c_int = 0;
-        let mut argv = 0;
-        for (h, found) in by_column.iter().enumerate() {
-            if let Some(i) = found {
-                argv += 1;
-                let mut u = info.constraint_usage(*i);
-                u.set_argv_index(argv);
-                u.set_omit(true);
-                mask |= 1 << h;
-            }
-        }
+        let mask = bind_hidden_arguments(info, self.visible, self.hidden);
         info.set_idx_num(mask);
         // Without its first argument the call cannot run.
         info.set_estimated_cost(if mask & 1 == 1 { 1000.0 } else { 1e15 });
