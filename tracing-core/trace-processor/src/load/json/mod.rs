@@ -514,6 +514,26 @@ mod tests {
     "displayTimeUnit": "ns",
     "metadata": {"version": 3}}"#;
 
+    /// A complete event with a negative duration is dropped and counted
+    /// in `slice_negative_duration`, as upstream's slice tracker drops it;
+    /// the events around it keep their nesting.
+    #[test]
+    fn a_complete_event_with_a_negative_duration_is_dropped_and_counted() {
+        let text = r#"[
+          {"ph":"X","pid":1,"tid":2,"ts":10,"dur":10,"name":"outer"},
+          {"ph":"X","pid":1,"tid":2,"ts":12,"dur":-3,"name":"backwards"},
+          {"ph":"X","pid":1,"tid":2,"ts":13,"dur":2,"name":"inner"}
+        ]"#;
+        let st = load(text, text.len());
+        let slices: Vec<(&str, u32)> = st
+            .slices
+            .iter()
+            .map(|s| (name(&st, s.name), s.depth))
+            .collect();
+        assert_eq!(slices, vec![("outer", 0), ("inner", 1)]);
+        assert_eq!(st.stats.get("slice_negative_duration"), 1);
+    }
+
     /// A Chrome JSON trace loads into the same tables as a protobuf one
     /// would fill: thread slices nested with their args (an end's merged
     /// in), counters per arg key on the process, async slices on their own

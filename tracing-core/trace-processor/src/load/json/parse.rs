@@ -309,6 +309,20 @@ impl JsonParser {
                     return;
                 };
                 let mut track = p.tracks.thread_track(&mut p.storage, utid);
+                // As upstream's slice tracker takes a scoped slice: one
+                // with a negative duration is dropped and logged (after its
+                // thread's track exists), never nested or spilled.
+                if dur < 0 {
+                    p.storage.record_import_log_typed(
+                        "slice_negative_duration",
+                        LogPlace {
+                            ts: Some(ts),
+                            byte_offset: None,
+                        },
+                        &[],
+                    );
+                    return;
+                }
                 let name = Self::slice_name(p, e);
                 let args = Self::args(p, e);
                 let id = match self.slices.begin(
