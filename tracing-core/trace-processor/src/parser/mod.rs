@@ -62,6 +62,7 @@ mod process_tree;
 mod profile_packet;
 mod profiling;
 pub(crate) mod proto_to_args;
+mod range_of_interest;
 pub mod registry;
 mod sched;
 mod service;
