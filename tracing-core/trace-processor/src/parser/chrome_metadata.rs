@@ -1,8 +1,10 @@
 //! Chrome's own packets about a trace: `ChromeMetadataPacket` into
 //! `cr-<letter>-*` metadata (one letter per packet, as upstream tells
 //! Chrome instances apart), its background tracing metadata base64-encoded
-//! with the scenario hash, and `ChromeTrigger` as an instant on the trigger
-//! track with the rule's hash in metadata.
+//! with the scenario hash, `ChromeTrigger` as an instant on the trigger
+//! track with the rule's hash in metadata, and a Telemetry benchmark's
+//! `ChromeBenchmarkMetadata` into the `benchmark_*` metadata entries (its
+//! story tags one `multi` entry each).
 
 use base64::Engine;
 use protozero::Decoder;
@@ -16,6 +18,8 @@ use crate::storage::rows::SliceRow;
 const CHROME_METADATA: u32 = 51;
 /// TracePacket.chrome_trigger.
 const CHROME_TRIGGER: u32 = 109;
+/// TracePacket.chrome_benchmark_metadata.
+const CHROME_BENCHMARK_METADATA: u32 = 48;
 
 /// What the Chrome metadata parser keeps between packets.
 #[derive(Debug, Default)]
@@ -37,7 +41,45 @@ fn string<'a>(d: &Decoder<'a>, field: u32) -> Option<&'a str> {
 pub const IMPORTERS: &[(u32, Importer)] = &[
     (CHROME_METADATA, |p, input| metadata(p, input.bytes)),
     (CHROME_TRIGGER, |p, input| trigger(p, input.bytes, input.ts)),
+    (CHROME_BENCHMARK_METADATA, |p, input| {
+        benchmark(p, input.bytes)
+    }),
 ];
+
+/// `ChromeBenchmarkMetadata`: each field present into its metadata entry
+/// (the story tags appended, one entry each).
+fn benchmark(p: &mut Parser, bytes: &[u8]) {
+    let d = Decoder::new(bytes);
+    let s = &mut p.storage;
+    for (field, key) in [
+        (3, "benchmark_name"),
+        (4, "benchmark_description"),
+        (5, "benchmark_label"),
+        (6, "benchmark_story_name"),
+    ] {
+        if let Some(v) = string(&d, field) {
+            s.set_metadata_str(key, v);
+        }
+    }
+    for tag in Decoder::new(bytes).flatten().filter(|f| f.id == 7) {
+        if let Ok(tag) = tag.as_str() {
+            s.append_metadata("benchmark_story_tags", None, Some(tag));
+        }
+    }
+    if let Some(v) = int(&d, 1) {
+        s.set_metadata_int("benchmark_start_time_us", v);
+    }
+    if let Some(v) = int(&d, 2) {
+        s.set_metadata_int("benchmark_story_run_time_us", v);
+    }
+    if let Some(v) = int(&d, 8) {
+        // An int32.
+        s.set_metadata_int("benchmark_story_run_index", i64::from(v as i32));
+    }
+    if let Some(v) = int(&d, 9) {
+        s.set_metadata_int("benchmark_had_failures", i64::from(v != 0));
+    }
+}
 
 fn metadata(p: &mut Parser, bytes: &[u8]) {
     let letter = char::from(b'a' + (p.chrome_metadata.packets % 26) as u8);
@@ -129,4 +171,87 @@ fn trigger(p: &mut Parser, bytes: &[u8], ts: i64) {
     );
     p.storage
         .set_metadata_int("cr-triggered_rule_name_hash", i64::from(hash));
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{TraceProcessor, Value};
+
+    #[test]
+    fn a_benchmarks_metadata_fills_the_benchmark_entries() {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut p = zerotrace_protos::protos::TracePacket::from_message(w.root());
+            p.set_trusted_packet_sequence_id(1);
+            let mut b = p.message().begin_nested(super::CHROME_BENCHMARK_METADATA);
+            b.append_int64(1, 1_600_000);
+            b.append_int64(2, 1_700_000);
+            b.append_string(3, "loading.desktop");
+            b.append_string(5, "run 1");
+            b.append_string(6, "google_story");
+            b.append_string(7, "cold");
+            b.append_string(7, "top_10");
+            b.append_int32(8, 2);
+            b.append_bool(9, true);
+        }
+        let p = w.finish().expect("writer");
+        let mut t = vec![0x0a, p.len() as u8];
+        t.extend_from_slice(&p);
+        let tp = TraceProcessor::from_bytes(&t).expect("trace");
+        let rows = tp
+            .query(
+                "SELECT name, key_type, int_value, str_value FROM metadata \
+                 WHERE name GLOB 'benchmark_*' ORDER BY name, str_value",
+            )
+            .expect("query")
+            .rows;
+        let text = |s: &str| Value::Text(s.to_owned());
+        let row = |name: &str, kind: &str, int: Value, string: Value| {
+            vec![text(name), text(kind), int, string]
+        };
+        assert_eq!(
+            rows,
+            vec![
+                row(
+                    "benchmark_had_failures",
+                    "single",
+                    Value::Int(1),
+                    Value::Null
+                ),
+                row("benchmark_label", "single", Value::Null, text("run 1")),
+                row(
+                    "benchmark_name",
+                    "single",
+                    Value::Null,
+                    text("loading.desktop")
+                ),
+                row(
+                    "benchmark_start_time_us",
+                    "single",
+                    Value::Int(1_600_000),
+                    Value::Null
+                ),
+                row(
+                    "benchmark_story_name",
+                    "single",
+                    Value::Null,
+                    text("google_story")
+                ),
+                row(
+                    "benchmark_story_run_index",
+                    "single",
+                    Value::Int(2),
+                    Value::Null
+                ),
+                row(
+                    "benchmark_story_run_time_us",
+                    "single",
+                    Value::Int(1_700_000),
+                    Value::Null
+                ),
+                row("benchmark_story_tags", "multi", Value::Null, text("cold")),
+                row("benchmark_story_tags", "multi", Value::Null, text("top_10")),
+            ]
+        );
+    }
 }
