@@ -1,8 +1,11 @@
 //! Packets about the trace itself: triggers (slices on the "Trace
 //! Triggers" track and the `trace_trigger` metadata, a clone snapshot's
 //! trigger winning over a plain one), the service's events into
-//! `metadata`, and `TraceStats` buffer counters into `stats`.
+//! `metadata`, `TraceStats` buffer counters into `stats`, and the state a
+//! UI saved into its trace (`ui_state`, kept in `metadata` base64-encoded
+//! for the UI that opens the trace again, as upstream keeps it).
 
+use base64::Engine;
 use zerotrace_protos::protos::{
     TracePacket, TraceStatsDecoder, TracingServiceEventDecoder, TriggerDecoder,
 };
@@ -25,8 +28,15 @@ pub enum TriggerKind {
     CloneSnapshot,
 }
 
+/// TracePacket.ui_state (not in our generated schema's subset).
+const UI_STATE: u32 = 78;
+
 /// The payloads this module imports.
 pub const IMPORTERS: &[(u32, Importer)] = &[
+    (UI_STATE, |p, i| {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(i.bytes);
+        p.storage.set_metadata_str("ui_state", &encoded);
+    }),
     (TracePacket::FIELD_TRIGGER, |p, i| {
         on_trigger(p, &TriggerDecoder::new(i.bytes), i.ts, TriggerKind::Trace);
     }),
@@ -301,6 +311,34 @@ mod tests {
                 row("traced_final_flush_failed", None, 1),
                 row("traced_producers_connected", None, 3),
             ]
+        );
+    }
+
+    #[test]
+    fn a_uis_saved_state_is_kept_base64_encoded() {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut p = zerotrace_protos::protos::TracePacket::from_message(w.root());
+            p.set_trusted_packet_sequence_id(1);
+            let mut ui = p.message().begin_nested(super::UI_STATE);
+            ui.append_int64(1, 1000);
+            ui.append_int64(2, 2000);
+        }
+        let p = w.finish().expect("writer");
+        let mut t = vec![0x0a, p.len() as u8];
+        t.extend_from_slice(&p);
+        let tp = TraceProcessor::from_bytes(&t).expect("trace");
+        let rows = tp
+            .query("SELECT key_type, str_value FROM metadata WHERE name = 'ui_state'")
+            .expect("query")
+            .rows;
+        // The payload 08 e8 07 10 d0 0f, base64-encoded.
+        assert_eq!(
+            rows,
+            vec![vec![
+                Value::Text("single".to_owned()),
+                Value::Text("COgHENAP".to_owned())
+            ]]
         );
     }
 }
