@@ -51,6 +51,7 @@ mod importer;
 mod interned_strings;
 mod interrupt_info;
 mod irq;
+mod journald;
 mod kprobe;
 mod module_symbols;
 mod network;

@@ -316,6 +316,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/linux_perf_samples.sql"),
     },
     Module {
+        key: "linux.systemd_journald",
+        sql: include_str!("modules/linux_systemd_journald.sql"),
+    },
+    Module {
         key: "linux.threads",
         sql: include_str!("modules/linux_threads.sql"),
     },
