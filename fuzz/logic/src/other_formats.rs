@@ -15,9 +15,58 @@
 //! (the text header's first line, the v2 and streaming v1 magics) have
 //! openings too, and so do Instruments XML exports (the XML declaration
 //! and `<trace-query-result>`).
+//! Android dumpstate text (its banner and `== dumpstate: ` line), zip
+//! archives (a local file header's signature) and tar archives (a whole
+//! `ustar` header of an empty directory, so that the rest is the archive's
+//! next entries) have openings too: hostile archives (huge declared sizes,
+//! many members, nested archives) must fail with a typed error in bounded
+//! work.
 
-/// The openings, by the input's first byte modulo their number.
-const OPENINGS: [&[u8]; 12] = [
+/// A tar header (POSIX `ustar`) of an empty directory `d/`, its checksum
+/// computed as tar defines it (the header's byte sum with the checksum
+/// field read as spaces, six octal digits, a NUL and a space).
+const TAR_DIRECTORY: [u8; 512] = {
+    let mut h = [0u8; 512];
+    let fields: [(usize, &[u8]); 9] = [
+        (0, b"d/"),
+        (100, b"0000755\0"),
+        (108, b"0000000\0"),
+        (116, b"0000000\0"),
+        (124, b"00000000000\0"),
+        (136, b"00000000000\0"),
+        (156, b"5"),
+        (257, b"ustar\0"),
+        (263, b"00"),
+    ];
+    let mut f = 0;
+    while f < fields.len() {
+        let (at, text) = fields[f];
+        let mut i = 0;
+        while i < text.len() {
+            h[at + i] = text[i];
+            i += 1;
+        }
+        f += 1;
+    }
+    let mut sum: u32 = 8 * b' ' as u32;
+    let mut i = 0;
+    while i < h.len() {
+        sum += h[i] as u32;
+        i += 1;
+    }
+    let mut digit = 0;
+    while digit < 6 {
+        h[148 + 5 - digit] = b'0' + ((sum >> (3 * digit)) & 7) as u8;
+        digit += 1;
+    }
+    h[154] = 0;
+    h[155] = b' ';
+    h
+};
+
+/// The openings, by the input's first byte modulo their number (new ones
+/// are added at the end, so that a seed's first byte keeps its format).
+const OPENINGS: [&[u8]; 15] = [
     b"1 1700000000.000000 read(3, \"x\", 1) = 1\n",
     b"9,0,i,vers,36,214,A,B\n",
     b"SIMPLEPERF\x01\x00",
@@ -30,17 +79,72 @@ const OPENINGS: [&[u8]; 12] = [
     b"perf 1/1 [0] 1.000000: 1 cycles:\n",
     b"a;b 1\na;c 2\na;d 3\n",
     b"<?xml version=\"1.0\"?>\n<trace-query-result>",
+    b"========================================================\n== dumpstate: ",
+    b"PK\x03\x04",
+    &TAR_DIRECTORY,
 ];
+
+/// The trace a fuzz input stands for: the opening its first byte picks,
+/// then the rest (None for an empty input).
+fn trace_of(data: &[u8]) -> Option<Vec<u8>> {
+    let (&pick, rest) = data.split_first()?;
+    let opening = OPENINGS[usize::from(pick) % OPENINGS.len()];
+    let mut trace = opening.to_vec();
+    trace.extend_from_slice(rest);
+    Some(trace)
+}
 
 /// The `other_formats` target: the first byte picks the format, the rest
 /// follows its opening.
 pub fn other_formats(data: &[u8]) {
-    let Some((&pick, rest)) = data.split_first() else {
+    let Some(trace) = trace_of(data) else {
         return;
     };
-    let opening = OPENINGS[usize::from(pick) % OPENINGS.len()];
-    let mut trace = opening.to_vec();
-    trace.extend_from_slice(rest);
     crate::trace_processor(&trace);
     crate::trace_processor_time(&trace);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trace_of;
+    use zerotrace_trace_processor::{Loader, TraceProcessor};
+
+    /// The seed `name`'s trace, loaded: the first column of `sql`'s rows.
+    fn query_seed(name: &str, sql: &str) -> Vec<String> {
+        let path = format!(
+            "{}/../seeds/other_formats/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let seed = std::fs::read(&path).expect("the seed reads");
+        let trace = trace_of(&seed).expect("a seed is not empty");
+        let mut loader = Loader::new();
+        loader.push(&trace).expect("the seed's trace loads");
+        let storage = loader.finish().expect("the seed's trace loads");
+        let tp = TraceProcessor::from_storage(storage).expect("the tables build");
+        let result = tp.query(sql).expect("the query runs");
+        result.rows.iter().map(|r| format!("{:?}", r[0])).collect()
+    }
+
+    #[test]
+    fn the_archive_seeds_load_their_member_behind_their_opening() {
+        for seed in ["zip", "tar"] {
+            let names = query_seed(seed, "SELECT name FROM slice");
+            assert_eq!(names.len(), 1, "{seed}: {names:?}");
+            assert!(names[0].contains("work"), "{seed}: {names:?}");
+            let files = query_seed(seed, "SELECT trace_type FROM __intrinsic_trace_file");
+            assert!(files.iter().any(|t| t.contains(seed)), "{seed}: {files:?}");
+        }
+    }
+
+    #[test]
+    fn the_dumpstate_seed_loads_as_dumpstate() {
+        let lines = query_seed(
+            "dumpstate",
+            "SELECT line FROM __intrinsic_android_dumpstate",
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("DUMP OF SERVICE")),
+            "{lines:?}"
+        );
+    }
 }

@@ -62,6 +62,10 @@ impl Loader {
             Content::Archive(a) => {
                 a.push(data);
                 self.bytes_pushed += data.len() as u64;
+                // The archive's own bytes are taken in too (listing its
+                // members is work on them), besides what its members
+                // give when they are read at the end.
+                self.parser.storage.work.take(data.len() as u64);
                 self.identity.on_bytes(data);
                 let res = self.budget.check_bytes(a.held_bytes());
                 if let Err(e) = &res {
