@@ -22,19 +22,21 @@
 //! many members, nested archives) must fail with a typed error in bounded
 //! work.
 
-/// A tar header (POSIX `ustar`) of an empty directory `d/`, its checksum
-/// computed as tar defines it (the header's byte sum with the checksum
-/// field read as spaces, six octal digits, a NUL and a space).
-const TAR_DIRECTORY: [u8; 512] = {
+/// A tar header (POSIX `ustar`) of `name` (at most 100 bytes), its size
+/// the 11 octal digits `size`, of type `typeflag` (`b'0'` a file, `b'5'` a
+/// directory), its checksum computed as tar defines it (the header's byte
+/// sum with the checksum field read as spaces, six octal digits, a NUL and
+/// a space).
+const fn tar_header(name: &[u8], size: &[u8; 11], typeflag: u8) -> [u8; 512] {
     let mut h = [0u8; 512];
     let fields: [(usize, &[u8]); 9] = [
-        (0, b"d/"),
+        (0, name),
         (100, b"0000755\0"),
         (108, b"0000000\0"),
         (116, b"0000000\0"),
-        (124, b"00000000000\0"),
+        (124, size),
         (136, b"00000000000\0"),
-        (156, b"5"),
+        (156, &[typeflag]),
         (257, b"ustar\0"),
         (263, b"00"),
     ];
@@ -62,7 +64,10 @@ const TAR_DIRECTORY: [u8; 512] = {
     h[154] = 0;
     h[155] = b' ';
     h
-};
+}
+
+/// The tar opening: an empty directory `d/`.
+const TAR_DIRECTORY: [u8; 512] = tar_header(b"d/", b"00000000000", b'5');
 
 /// The openings, by the input's first byte modulo their number (new ones
 /// are added at the end, so that a seed's first byte keeps its format).
@@ -106,8 +111,93 @@ pub fn other_formats(data: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    use super::trace_of;
-    use zerotrace_trace_processor::{Loader, TraceProcessor};
+    use super::{TAR_DIRECTORY, other_formats, tar_header, trace_of};
+    use zerotrace_trace_processor::{Loader, TraceError, TraceProcessor};
+
+    /// Loads `trace` whole: the error, if any.
+    fn load_error(trace: &[u8]) -> Option<TraceError> {
+        let mut loader = Loader::new();
+        match loader.push(trace) {
+            Ok(()) => loader.finish().err(),
+            Err(e) => Some(e),
+        }
+    }
+
+    /// A fuzz input of the tar opening followed by `entries` and the
+    /// archive's end (two zero blocks).
+    fn tar_input(entries: &[u8]) -> Vec<u8> {
+        let mut input = vec![14u8];
+        input.extend_from_slice(entries);
+        input.extend_from_slice(&[0u8; 1024]);
+        input
+    }
+
+    #[test]
+    fn hostile_tar_archives_fail_with_a_typed_error_in_bounded_work() {
+        // A member declaring 8 GiB with 100 bytes behind it.
+        let mut huge = tar_header(b"big.pb", b"77777777777", b'0').to_vec();
+        huge.extend_from_slice(&[0x0a; 100]);
+        let input = tar_input(&huge);
+        other_formats(&input);
+        let trace = trace_of(&input).expect("not empty");
+        assert!(
+            matches!(load_error(&trace), Some(TraceError::Archive { .. })),
+            "{:?}",
+            load_error(&trace)
+        );
+        // A member that is itself a tar archive.
+        let mut nested = tar_header(b"inner.tar", b"00000002000", b'0').to_vec();
+        nested.extend_from_slice(&TAR_DIRECTORY);
+        nested.extend_from_slice(&[0u8; 512]);
+        let input = tar_input(&nested);
+        other_formats(&input);
+        let error = load_error(&trace_of(&input).expect("not empty"));
+        assert!(
+            error
+                .as_ref()
+                .is_some_and(|e| e.to_string().contains("nested")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_tar_of_many_small_traces_loads_in_linear_work() {
+        // 1,000 members, each a systrace text with one line: the time
+        // invariant (work linear in the bytes) holds.
+        let text = b"# tracer: nop\n";
+        let mut entries = Vec::new();
+        for _ in 0..1000 {
+            entries.extend_from_slice(&tar_header(b"t.systrace", b"00000000016", b'0'));
+            let mut block = [0u8; 512];
+            block[..text.len()].copy_from_slice(text);
+            entries.extend_from_slice(&block);
+        }
+        let input = tar_input(&entries);
+        other_formats(&input);
+        assert_eq!(load_error(&trace_of(&input).expect("not empty")), None);
+    }
+
+    #[test]
+    fn a_zip_directory_claiming_every_entry_fails_with_a_typed_error() {
+        // The zip opening, then an end of central directory record saying
+        // 65,535 entries in a 4 GiB directory at offset 0.
+        let mut input = vec![13u8];
+        input.extend_from_slice(&[0u8; 26]);
+        input.extend_from_slice(b"PK\x05\x06");
+        input.extend_from_slice(&0u16.to_le_bytes());
+        input.extend_from_slice(&0u16.to_le_bytes());
+        input.extend_from_slice(&u16::MAX.to_le_bytes());
+        input.extend_from_slice(&u16::MAX.to_le_bytes());
+        input.extend_from_slice(&u32::MAX.to_le_bytes());
+        input.extend_from_slice(&0u32.to_le_bytes());
+        input.extend_from_slice(&0u16.to_le_bytes());
+        other_formats(&input);
+        let error = load_error(&trace_of(&input).expect("not empty"));
+        assert!(
+            matches!(error, Some(TraceError::Archive { .. })),
+            "{error:?}"
+        );
+    }
 
     /// The seed `name`'s trace, loaded: the first column of `sql`'s rows.
     fn query_seed(name: &str, sql: &str) -> Vec<String> {
