@@ -50,6 +50,7 @@ mod sql_file_access;
 mod stdlib_android;
 mod stdlib_android_extra;
 mod stdlib_linux;
+mod stdlib_linux_irqs;
 mod stdlib_modules;
 mod sys_stats;
 mod systrace;
