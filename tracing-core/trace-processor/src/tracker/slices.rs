@@ -16,6 +16,15 @@
 //! `slice_drop_overlapping_complete_event` with the overlap; one with a
 //! negative duration (taken through [`SliceTracker::complete`]) is dropped
 //! and logged in `slice_negative_duration`.
+//!
+//! Before every begin and end the stack is brought to the event's time as
+//! upstream does: complete slices that are over are popped (a slice covers
+//! its start but not its end, except that instants at one time nest in
+//! each other); and a complete slice under an open one that ended before
+//! the event cuts the open slices above it to its end, pops them and
+//! itself, and counts `misplaced_end_event` (a child cannot outlast its
+//! parent). Whether such a slice exists is one look, each stack entry
+//! keeping the earliest end at or below it.
 
 use crate::hash::HashMap;
 
@@ -36,6 +45,77 @@ struct Stack {
     slices: Vec<u32>,
     /// Positions in `slices` of its open slices (dur -1), ascending.
     open: Vec<usize>,
+    /// Per entry of `slices`: the earliest end among the complete slices
+    /// at or below it (`i64::MAX` when none), so an event finds out in one
+    /// look whether a complete slice under an open one has ended.
+    min_end: Vec<i64>,
+}
+
+impl Stack {
+    /// Pushes slice `id` (the row it was made from).
+    fn push(&mut self, id: u32, row: &SliceRow) {
+        let end = if row.dur >= 0 {
+            row.ts.saturating_add(row.dur)
+        } else {
+            i64::MAX
+        };
+        let below = self.min_end.last().copied().unwrap_or(i64::MAX);
+        if row.dur < 0 {
+            self.open.push(self.slices.len());
+        }
+        self.slices.push(id);
+        self.min_end.push(end.min(below));
+    }
+
+    /// Pops every entry from position `len` up.
+    fn truncate(&mut self, len: usize) {
+        self.slices.truncate(len);
+        self.min_end.truncate(len);
+        while self.open.last().is_some_and(|&p| p >= len) {
+            self.open.pop();
+        }
+    }
+}
+
+/// Whether the complete slice `s` is over for an event at `ts` of
+/// duration `new_dur` (negative: not known yet). A slice covers its start
+/// but not its end, so one ending at `ts` is over, except that an instant
+/// stays for another instant at its time: instants at one time nest.
+fn is_over(s: &SliceRow, ts: i64, new_dur: i64) -> bool {
+    let end = s.ts.saturating_add(s.dur);
+    s.dur >= 0 && (end < ts || (end == ts && !(s.dur == 0 && new_dur == 0)))
+}
+
+/// Pops the complete slices over at `ts` from the top of `stack`, down to
+/// the first open slice or the first complete one still running. A new
+/// complete slice (`new_dur >= 0`) that starts inside that running one
+/// and ends after it cannot nest: Err names the slice it overlaps.
+fn pop_over(
+    stack: &mut Stack,
+    storage: &Storage,
+    ts: i64,
+    new_dur: i64,
+    steps: &mut u64,
+) -> Result<(), u32> {
+    while let Some(&top) = stack.slices.last() {
+        *steps += 1;
+        let Some(s) = storage.slices.get(top as usize) else {
+            break;
+        };
+        if s.dur < 0 {
+            break;
+        }
+        if is_over(s, ts, new_dur) {
+            stack.truncate(stack.slices.len() - 1);
+            continue;
+        }
+        let end = s.ts.saturating_add(s.dur);
+        if new_dur >= 0 && ts < end && ts.saturating_add(new_dur) > end {
+            return Err(top);
+        }
+        break;
+    }
+    Ok(())
 }
 
 /// Open slices per track.
@@ -53,50 +133,62 @@ impl SliceTracker {
         self.steps
     }
 
-    /// Drops open slices that end before `ts` (complete slices nested
-    /// under nothing once their end passed).
-    fn pop_finished(&mut self, storage: &Storage, track: u32, ts: i64) {
-        if let Some(stack) = self.stacks.get_mut(&track) {
-            while let Some(&top) = stack.slices.last() {
+    /// Brings `track`'s stack to an event at `ts` of duration `new_dur`
+    /// (negative: an end, or a begin whose end is not known), as upstream's
+    /// slice tracker does before every begin and end: complete slices that
+    /// are over are popped; a complete slice under an open one that ended
+    /// before `ts` cuts every slice above it to its own end, and they and it
+    /// are popped and counted in `misplaced_end_event` (their ends were
+    /// misplaced: a slice cannot outlast its parent). Err names the complete
+    /// slice a new complete one partly overlaps (nothing after it is done).
+    fn close(
+        &mut self,
+        storage: &mut Storage,
+        track: u32,
+        ts: i64,
+        new_dur: i64,
+    ) -> Result<(), u32> {
+        let Some(stack) = self.stacks.get_mut(&track) else {
+            return Ok(());
+        };
+        loop {
+            pop_over(stack, storage, ts, new_dur, &mut self.steps)?;
+            let Some(&open) = stack.open.last() else {
+                return Ok(());
+            };
+            if open == 0 || stack.min_end.get(open - 1).is_none_or(|&e| e >= ts) {
+                return Ok(());
+            }
+            // The innermost complete slice under `open` that ended before
+            // `ts`; every entry walked is popped below.
+            let mut cut = None;
+            for pos in (0..open).rev() {
                 self.steps += 1;
-                let Some(s) = storage.slices.get(top as usize) else {
-                    break;
+                let Some(s) = stack
+                    .slices
+                    .get(pos)
+                    .and_then(|&id| storage.slices.get(id as usize))
+                else {
+                    continue;
                 };
-                if s.dur >= 0 && s.ts.saturating_add(s.dur) <= ts {
-                    stack.slices.pop();
-                } else {
+                let end = s.ts.saturating_add(s.dur);
+                if s.dur >= 0 && end < ts {
+                    cut = Some((pos, end));
                     break;
                 }
             }
+            let Some((pos, end)) = cut else {
+                return Ok(());
+            };
+            storage.stats.incr("misplaced_end_event");
+            for &id in stack.slices.get(pos + 1..).unwrap_or_default() {
+                self.steps += 1;
+                if let Some(s) = storage.slices.get_mut(id as usize) {
+                    s.dur = end.saturating_sub(s.ts);
+                }
+            }
+            stack.truncate(pos);
         }
-    }
-
-    /// The depth and parent a new slice on `track` gets, or None (counted)
-    /// when the stack is full.
-    fn place(&mut self, storage: &mut Storage, row: &mut SliceRow) -> Option<()> {
-        self.pop_finished(storage, row.track_id, row.ts);
-        let stack = self.stacks.entry(row.track_id).or_default();
-        if stack.slices.len() >= MAX_DEPTH {
-            storage.stats.incr("slice_max_depth_exceeded");
-            return None;
-        }
-        row.depth = u32::try_from(stack.slices.len()).unwrap_or(u32::MAX);
-        row.parent_id = stack.slices.last().copied();
-        Some(())
-    }
-
-    /// The complete slice on top of `row`'s track that `row` (complete)
-    /// starts inside of and outlasts, once finished slices are popped.
-    /// Only the top is looked at: every complete slice is checked when it
-    /// is added, so those above the innermost open slice nest, and the top
-    /// one ends first.
-    fn overlapped(&mut self, storage: &Storage, row: &SliceRow) -> Option<u32> {
-        let stack = self.stacks.get(&row.track_id)?;
-        let &top = stack.slices.last()?;
-        self.steps += 1;
-        let s = storage.slices.get(top as usize)?;
-        let end = s.ts.saturating_add(s.dur);
-        (s.dur >= 0 && row.ts < end && row.ts.saturating_add(row.dur) > end).then_some(top)
     }
 
     /// Logs a complete slice dropped because it partly overlaps the slice
@@ -126,21 +218,19 @@ impl SliceTracker {
     /// partly overlaps the one it starts in (the slice is dropped, counted
     /// and logged).
     pub fn begin(&mut self, storage: &mut Storage, mut row: SliceRow) -> Option<u32> {
-        if row.dur >= 0 {
-            self.pop_finished(storage, row.track_id, row.ts);
-            if let Some(conflicting) = self.overlapped(storage, &row) {
-                Self::log_overlap(storage, &row, conflicting);
-                return None;
-            }
+        if let Err(conflicting) = self.close(storage, row.track_id, row.ts, row.dur) {
+            Self::log_overlap(storage, &row, conflicting);
+            return None;
         }
-        self.place(storage, &mut row)?;
-        let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
-        let open = row.dur < 0;
         let stack = self.stacks.entry(row.track_id).or_default();
-        if open {
-            stack.open.push(stack.slices.len());
+        if stack.slices.len() >= MAX_DEPTH {
+            storage.stats.incr("slice_max_depth_exceeded");
+            return None;
         }
-        stack.slices.push(id);
+        row.depth = u32::try_from(stack.slices.len()).unwrap_or(u32::MAX);
+        row.parent_id = stack.slices.last().copied();
+        let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
+        stack.push(id, &row);
         self.steps += 1;
         storage.slices.push(row);
         Some(id)
@@ -161,24 +251,26 @@ impl SliceTracker {
         self.begin(storage, row)
     }
 
-    /// Adds an instant: nested like a slice, never left open; None when
-    /// the track's stack is [`MAX_DEPTH`] deep (the instant is dropped).
+    /// Adds an instant: a complete slice of duration 0, nested like one;
+    /// another instant at its time nests in it. None when the track's
+    /// stack is [`MAX_DEPTH`] deep (the instant is dropped).
     pub fn instant(&mut self, storage: &mut Storage, mut row: SliceRow) -> Option<u32> {
         row.dur = 0;
-        self.place(storage, &mut row)?;
-        let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
-        storage.slices.push(row);
-        Some(id)
+        self.begin(storage, row)
     }
 
-    /// The innermost slice open on a track at `ts`.
+    /// The innermost slice open on a track at `ts` (complete slices over
+    /// by then are popped first).
     pub fn topmost(&mut self, storage: &Storage, track: u32, ts: i64) -> Option<u32> {
-        self.pop_finished(storage, track, ts);
-        self.stacks.get(&track)?.slices.last().copied()
+        let stack = self.stacks.get_mut(&track)?;
+        // A duration not known yet never conflicts.
+        let _ = pop_over(stack, storage, ts, -1, &mut self.steps);
+        stack.slices.last().copied()
     }
 
     /// Closes the innermost open slice of a track; its id, or None when
-    /// nothing is open.
+    /// nothing is open (or a complete slice under it ended before `ts`
+    /// and cut it there first, counted in `misplaced_end_event`).
     pub fn end(
         &mut self,
         storage: &mut Storage,
@@ -186,9 +278,9 @@ impl SliceTracker {
         ts: i64,
         thread_ts: Option<i64>,
     ) -> Option<u32> {
-        self.pop_finished(storage, track, ts);
+        // A duration not known yet never conflicts.
+        let _ = self.close(storage, track, ts, -1);
         let stack = self.stacks.get_mut(&track)?;
-        // Positions past the stack's top were popped with their slices.
         let (pos, id) = loop {
             let pos = stack.open.pop()?;
             self.steps += 1;
@@ -199,7 +291,7 @@ impl SliceTracker {
             }
         };
         self.steps += (stack.slices.len() - pos) as u64;
-        stack.slices.truncate(pos);
+        stack.truncate(pos);
         let s = storage.slices.get_mut(id as usize)?;
         s.dur = ts.saturating_sub(s.ts).max(0);
         if let (Some(end), Some(start)) = (thread_ts, s.thread_ts) {
@@ -383,5 +475,107 @@ mod tests {
         }
         let per_end = (t.steps() - before) / 1000;
         assert!(per_end <= 2, "{per_end} steps per end");
+    }
+    /// An open slice that outlasts the complete slice it began in is cut
+    /// to that slice's end once a later event passes it: both are popped
+    /// (the next slice sits at depth 0) and `misplaced_end_event` counted.
+    #[test]
+    fn an_open_slice_outlasting_its_complete_parent_is_cut_and_counted() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let a = t.complete(&mut st, complete(0, 10)).unwrap();
+        let b = t.begin(&mut st, complete(5, -1)).unwrap();
+        let c = t.begin(&mut st, complete(6, -1)).unwrap();
+        assert_eq!(st.slices[c as usize].parent_id, Some(b));
+        let d = t.begin(&mut st, complete(15, -1)).unwrap();
+        assert_eq!(st.slices[b as usize].dur, 5);
+        assert_eq!(st.slices[c as usize].dur, 4);
+        assert_eq!(st.slices[d as usize].depth, 0);
+        assert_eq!(st.slices[d as usize].parent_id, None);
+        assert_eq!(st.stats.get("misplaced_end_event"), 1);
+        // Only d is left open.
+        assert_eq!(t.end(&mut st, 0, 20, None), Some(d));
+        assert_eq!(t.end(&mut st, 0, 21, None), None);
+        assert_eq!(st.slices[a as usize].dur, 10);
+        assert_eq!(st.stats.get("misplaced_end_event"), 1);
+    }
+
+    /// An end past the complete parent's end cuts the open slice at the
+    /// parent's end and then finds nothing open; an end at the parent's
+    /// end (a slice covers its start, not its end) closes it as usual.
+    #[test]
+    fn an_end_past_the_complete_parent_is_misplaced() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        t.complete(&mut st, complete(0, 10)).unwrap();
+        let b = t.begin(&mut st, complete(5, -1)).unwrap();
+        assert_eq!(t.end(&mut st, 0, 15, None), None);
+        assert_eq!(st.slices[b as usize].dur, 5);
+        assert_eq!(st.stats.get("misplaced_end_event"), 1);
+
+        let c = t.complete(&mut st, complete(20, 10)).unwrap();
+        let d = t.begin(&mut st, complete(22, -1)).unwrap();
+        assert_eq!(t.end(&mut st, 0, 30, None), Some(d));
+        assert_eq!(st.slices[d as usize].dur, 8);
+        assert_eq!(st.stats.get("misplaced_end_event"), 1);
+        // c is over at 30: a slice there is a sibling.
+        let e = t.begin(&mut st, complete(30, -1)).unwrap();
+        assert_eq!(st.slices[e as usize].depth, 0);
+        assert_ne!(st.slices[e as usize].parent_id, Some(c));
+    }
+
+    /// A complete slice still running under an open one is left alone;
+    /// the innermost complete one that ended cuts only what is above it.
+    #[test]
+    fn only_the_complete_slice_that_ended_cuts_the_stack() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let outer = t.complete(&mut st, complete(0, 100)).unwrap();
+        let open = t.begin(&mut st, complete(1, -1)).unwrap();
+        let inner = t.complete(&mut st, complete(2, 8)).unwrap();
+        let b = t.begin(&mut st, complete(3, -1)).unwrap();
+        assert_eq!(st.slices[b as usize].parent_id, Some(inner));
+        let e = t.begin(&mut st, complete(20, -1)).unwrap();
+        assert_eq!(st.slices[b as usize].dur, 7);
+        assert_eq!(st.slices[open as usize].dur, -1);
+        assert_eq!(st.slices[e as usize].parent_id, Some(open));
+        assert_eq!(st.slices[e as usize].depth, 2);
+        assert_eq!(st.slices[outer as usize].dur, 100);
+        assert_eq!(st.stats.get("misplaced_end_event"), 1);
+    }
+
+    /// Instants at one time nest in each other, as upstream stacks them;
+    /// anything else at that time, or an instant later, pops them.
+    #[test]
+    fn instants_at_one_time_nest() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let at = |ts| SliceRow {
+            ts,
+            ..SliceRow::default()
+        };
+        let i1 = t.instant(&mut st, at(5)).unwrap();
+        let i2 = t.instant(&mut st, at(5)).unwrap();
+        let i3 = t.complete(&mut st, complete(5, 0)).unwrap();
+        assert_eq!(st.slices[i2 as usize].parent_id, Some(i1));
+        assert_eq!(st.slices[i2 as usize].depth, 1);
+        assert_eq!(st.slices[i3 as usize].parent_id, Some(i2));
+        assert_eq!(st.slices[i3 as usize].depth, 2);
+        // A slice with a duration at that time is not inside them.
+        let s = t.complete(&mut st, complete(5, 3)).unwrap();
+        assert_eq!(st.slices[s as usize].depth, 0);
+        // Nor is a begin, nor an instant later.
+        let i4 = t.instant(&mut st, at(8)).unwrap();
+        let i5 = t.instant(&mut st, at(9)).unwrap();
+        assert_eq!(st.slices[i4 as usize].depth, 0);
+        assert_eq!(st.slices[i5 as usize].depth, 0);
+        t.instant(&mut st, at(10)).unwrap();
+        let b = t.begin(&mut st, complete(10, -1)).unwrap();
+        assert_eq!(st.slices[b as usize].depth, 0);
+        // An instant at a slice's end is past it.
+        let c = t.complete(&mut st, complete(20, 5)).unwrap();
+        let i6 = t.instant(&mut st, at(25)).unwrap();
+        assert_eq!(st.slices[i6 as usize].parent_id, Some(b));
+        assert_ne!(st.slices[i6 as usize].parent_id, Some(c));
     }
 }
