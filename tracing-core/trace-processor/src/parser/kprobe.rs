@@ -38,10 +38,7 @@ fn kprobe(p: &mut Parser, e: &FtraceInput<'_>) {
             p.slices.begin(&mut p.storage, row(-1));
         }
         END => {
-            let ended = p.slices.end(&mut p.storage, track_id, e.ts, None);
-            if ended.is_none() {
-                p.storage.stats.incr("misplaced_end_event");
-            }
+            let _ = p.slices.end(&mut p.storage, track_id, e.ts, None);
         }
         INSTANT => {
             p.slices.begin(&mut p.storage, row(0));

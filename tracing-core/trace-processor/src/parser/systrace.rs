@@ -364,9 +364,7 @@ pub fn apply(
         }
         'E' => {
             let track = p.tracks.atrace_thread_track(&mut p.storage, utid);
-            if p.slices.end(&mut p.storage, track, ts, None).is_none() {
-                p.storage.stats.incr("misplaced_end_event");
-            }
+            let _ = p.slices.end(&mut p.storage, track, ts, None);
         }
         'C' => {
             let (Some(name), Some(value), Some(tgid)) = (name, value, tgid) else {

@@ -316,9 +316,6 @@ fn parse_event(
         }
         (2, _) | (0, b'E' | b'e' | b'F') => {
             let id = p.slices.end(&mut p.storage, track_id, ts, te.thread_ts);
-            if id.is_none() {
-                p.storage.stats.incr("misplaced_end_event");
-            }
             if let Some(id) = id {
                 if !args.is_empty() {
                     merge_args(p, id, args);

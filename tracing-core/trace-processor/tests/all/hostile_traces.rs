@@ -98,7 +98,9 @@ fn nested_complete_slices_then_unmatched_ends_take_linear_work() {
         w2.bytes
     );
     // Upstream's cap: 512 slices nest, the rest are dropped and counted;
-    // every end finds nothing open.
+    // every end finds nothing open, which upstream's slice tracker ignores
+    // without a stat (misplaced_end_event counts only open slices cut short
+    // below a complete one, and every slice here is complete).
     assert_eq!(
         rows(&tp, "SELECT count(*), max(depth) FROM slice"),
         vec![vec![Value::Int(512), Value::Int(511)]]
@@ -107,7 +109,7 @@ fn nested_complete_slices_then_unmatched_ends_take_linear_work() {
         stat(&tp, "slice_max_depth_exceeded"),
         Value::Int(6000 - 512)
     );
-    assert_eq!(stat(&tp, "misplaced_end_event"), Value::Int(6000));
+    assert_eq!(stat(&tp, "misplaced_end_event"), Value::Int(0));
 }
 
 /// A zlib stream of `n` zero bytes.
