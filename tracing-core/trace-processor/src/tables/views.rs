@@ -127,6 +127,10 @@ const DESCRIPTION: &str = "extract_arg(source_arg_set_id, 'description') AS desc
 pub const PROJECTIONS: &[Projection] = &[
     Projection::of("package_list", &super::android::PackageListRow::TABLE),
     Projection::of(
+        "android_dumpstate",
+        &super::android::AndroidDumpstateRow::TABLE,
+    ),
+    Projection::of(
         "experimental_missing_chrome_processes",
         &super::chrome::MissingChromeProcessRow::TABLE,
     ),

@@ -300,6 +300,19 @@ DUMP OF SERVICE CRITICAL alarm:\n\x20 nowRTC=1\n\
             ]
         );
         assert_eq!(counters(&st, "ScreenState"), [(1_000_000_000, 2.0)]);
+        // The public view shows them (it was once an empty placeholder).
+        let tp = crate::TraceProcessor::from_storage(st).expect("engine");
+        let r = tp
+            .query("SELECT section, service, line FROM android_dumpstate WHERE id = 3")
+            .expect("query");
+        assert_eq!(
+            r.rows,
+            vec![vec![
+                crate::Value::Text("DUMPSYS (/system/bin/dumpsys)".to_owned()),
+                crate::Value::Text("alarm".to_owned()),
+                crate::Value::Text("  nowRTC=1".to_owned()),
+            ]]
+        );
     }
 
     /// A checkin line that does not start with `9` is an error, as

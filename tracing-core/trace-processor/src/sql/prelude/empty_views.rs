@@ -13,15 +13,6 @@ type EmptyView = (&'static str, &'static [(&'static str, &'static str)]);
 /// The views, by name.
 const VIEWS: &[EmptyView] = &[
     (
-        "android_dumpstate",
-        &[
-            ("id", "INTEGER"),
-            ("section", "TEXT"),
-            ("service", "TEXT"),
-            ("line", "TEXT"),
-        ],
-    ),
-    (
         "filedescriptor",
         &[
             ("id", "INTEGER"),
