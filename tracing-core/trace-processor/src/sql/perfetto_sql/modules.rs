@@ -216,6 +216,14 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/callstacks_stack_profile.sql"),
     },
     Module {
+        key: "chrome.event_latency_description",
+        sql: include_str!("modules/chrome_event_latency_description.sql"),
+    },
+    Module {
+        key: "chrome.scroll_jank.scroll_jank_cause_map",
+        sql: include_str!("modules/chrome_scroll_jank_scroll_jank_cause_map.sql"),
+    },
+    Module {
         key: "counters.global_tracks",
         sql: include_str!("modules/counters_global_tracks.sql"),
     },
