@@ -40,6 +40,30 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_cpu_cluster_type.sql"),
     },
     Module {
+        key: "android.cujs.base",
+        sql: include_str!("modules/android_cujs_base.sql"),
+    },
+    Module {
+        key: "android.cujs.boundaries",
+        sql: include_str!("modules/android_cujs_boundaries.sql"),
+    },
+    Module {
+        key: "android.cujs.frames",
+        sql: include_str!("modules/android_cujs_frames.sql"),
+    },
+    Module {
+        key: "android.cujs.relevant_slices",
+        sql: include_str!("modules/android_cujs_relevant_slices.sql"),
+    },
+    Module {
+        key: "android.cujs.sysui_cujs",
+        sql: include_str!("modules/android_cujs_sysui_cujs.sql"),
+    },
+    Module {
+        key: "android.cujs.threads",
+        sql: include_str!("modules/android_cujs_threads.sql"),
+    },
+    Module {
         key: "android.device",
         sql: include_str!("modules/android_device.sql"),
     },
@@ -176,8 +200,16 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_process_metadata.sql"),
     },
     Module {
+        key: "android.render_thread",
+        sql: include_str!("modules/android_render_thread.sql"),
+    },
+    Module {
         key: "android.slices",
         sql: include_str!("modules/android_slices.sql"),
+    },
+    Module {
+        key: "android.surfaceflinger",
+        sql: include_str!("modules/android_surfaceflinger.sql"),
     },
     Module {
         key: "android.suspend",
