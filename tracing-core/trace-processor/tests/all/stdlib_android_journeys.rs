@@ -1,6 +1,8 @@
 //! The standard library's Android user-journey modules on atrace traces
-//! built here: SystemUI's jank and latency CUJs (`android.cujs.*`),
-//! checked against what each trace says.
+//! built here: SystemUI's jank and latency CUJs (`android.cujs.*`), app
+//! startups (`android.startup.startups`), Automotive user switches
+//! (`android.auto.multiuser`) and ART garbage collections
+//! (`android.garbage_collection`), checked against what each trace says.
 
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
@@ -186,5 +188,140 @@ fn latency_cujs_take_their_state_from_markers_on_their_track() {
             vec![i(1), s("latency"), s("OPEN_APP"), i(1)],
             vec![i(2), s("latency"), s("UNLOCK"), i(1)],
         ]
+    );
+}
+
+/// system_server (pid 1) launching com.app (pid 20) cold, Android 13
+/// style, with a user switch around it and a GC in the app.
+fn startup() -> TraceProcessor {
+    load(&[
+        processes(&[(1, "system_server"), (20, "com.app")]),
+        prints(&[
+            (100, 1, "B|1|UserController.startUser-11-fg-start-mode-1"),
+            (200, 1, "E|1"),
+            (1_000, 1, "S|1|launchingActivity#1|0"),
+            (2_000, 20, "B|20|bindApplication"),
+            (2_500, 20, "E|20"),
+            (3_000, 20, "B|20|activityStart"),
+            (3_200, 20, "E|20"),
+            (3_500, 20, "B|20|activityResume"),
+            (3_700, 20, "E|20"),
+            (4_000, 1, "B|1|launchingActivity#1:completed-cold:com.app"),
+            (4_000, 1, "E|1"),
+            (5_000, 1, "F|1|launchingActivity#1|0"),
+            (6_000, 1, "B|1|finishUserStopped-10-[stopUser]"),
+            (6_100, 1, "E|1"),
+            // The app's heap and a young GC stretched by its compaction.
+            (9_000, 21, "C|20|Heap size (KB)|5000"),
+            (10_000, 21, "B|20|young concurrent copying GC"),
+            (11_000, 21, "C|20|Heap size (KB)|6000"),
+            (12_000, 21, "E|20"),
+            (12_000, 21, "B|20|CompactionPhase"),
+            (12_500, 21, "E|20"),
+            (13_000, 21, "C|20|Heap size (KB)|3000"),
+        ]),
+    ])
+}
+
+#[test]
+fn startups_come_from_launching_activity_slices_with_their_process() {
+    let tp = startup();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.startup.startups;
+             SELECT startup_id, ts, ts_end, dur, dur_without_trampoline, package, startup_type
+             FROM android_startups",
+        ),
+        vec![vec![
+            i(1),
+            i(1_000),
+            i(5_000),
+            i(4_000),
+            i(4_000),
+            s("com.app"),
+            s("cold")
+        ]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT p.startup_id, p.pid, p.startup_type FROM android_startup_processes AS p",
+        ),
+        vec![vec![i(1), i(20), s("cold")]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT slice_name FROM android_thread_slices_for_all_startups ORDER BY slice_ts",
+        ),
+        vec![
+            vec![s("bindApplication")],
+            vec![s("activityStart")],
+            vec![s("activityResume")]
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT android_sum_dur_on_main_thread_for_startup_and_slice(1, 'activity*')",
+        ),
+        vec![vec![i(400)]]
+    );
+}
+
+#[test]
+fn a_user_switch_ends_at_each_later_startup_or_user_stop() {
+    let tp = startup();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.auto.multiuser;
+             SELECT event_start_user_id, event_start_time, event_end_time, event_end_name,
+               duration
+             FROM android_auto_multiuser_timing",
+        ),
+        vec![
+            vec![s("11"), i(100), i(5_000), s("com.app"), i(4_900)],
+            vec![
+                s("11"),
+                i(100),
+                i(6_100),
+                s("finishUserStopped-10-[stopUser]"),
+                i(6_000)
+            ],
+        ]
+    );
+}
+
+#[test]
+fn a_gc_reclaims_the_heap_between_its_peak_and_the_sample_after_it() {
+    let tp = startup();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.garbage_collection;
+             SELECT gc_type, is_mark_compact, gc_ts, gc_dur, min_heap_mb, max_heap_mb,
+               reclaimed_mb, process_name
+             FROM android_garbage_collection_events",
+        ),
+        vec![vec![
+            s("young"),
+            i(0),
+            i(10_000),
+            i(2_500),
+            Value::Real(3.0),
+            Value::Real(6.0),
+            Value::Real(3.0),
+            s("com.app")
+        ]]
+    );
+    // The device summary is one row; the heap window spans the samples.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT count(*), max(ts), max(dur) FROM _android_garbage_collection_stats",
+        ),
+        vec![vec![i(1), i(9_000), i(4_000)]]
     );
 }

@@ -28,6 +28,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_anrs.sql"),
     },
     Module {
+        key: "android.auto.multiuser",
+        sql: include_str!("modules/android_auto_multiuser.sql"),
+    },
+    Module {
         key: "android.battery",
         sql: include_str!("modules/android_battery.sql"),
     },
@@ -90,6 +94,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.frames.timeline_maxsdk28",
         sql: include_str!("modules/android_frames_timeline_maxsdk28.sql"),
+    },
+    Module {
+        key: "android.garbage_collection",
+        sql: include_str!("modules/android_garbage_collection.sql"),
     },
     Module {
         key: "android.gpu.frequency",
@@ -208,6 +216,26 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_slices.sql"),
     },
     Module {
+        key: "android.startup.startup_events",
+        sql: include_str!("modules/android_startup_startup_events.sql"),
+    },
+    Module {
+        key: "android.startup.startups",
+        sql: include_str!("modules/android_startup_startups.sql"),
+    },
+    Module {
+        key: "android.startup.startups_maxsdk28",
+        sql: include_str!("modules/android_startup_startups_maxsdk28.sql"),
+    },
+    Module {
+        key: "android.startup.startups_minsdk29",
+        sql: include_str!("modules/android_startup_startups_minsdk29.sql"),
+    },
+    Module {
+        key: "android.startup.startups_minsdk33",
+        sql: include_str!("modules/android_startup_startups_minsdk33.sql"),
+    },
+    Module {
         key: "android.surfaceflinger",
         sql: include_str!("modules/android_surfaceflinger.sql"),
     },
@@ -218,6 +246,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.user_list",
         sql: include_str!("modules/android_user_list.sql"),
+    },
+    Module {
+        key: "android.version",
+        sql: include_str!("modules/android_version.sql"),
     },
     Module {
         key: "android.winscope.inputmethod",
