@@ -4,6 +4,7 @@
 //! `perfetto_sql/`) and answers with the last statement's rows, as
 //! `trace_processor_shell` prints them.
 
+mod aggregate;
 mod annotated_callstack;
 pub mod build;
 pub mod build_profiling;
@@ -141,6 +142,7 @@ impl Engine {
                 Some(t.clone()),
             )?;
         }
+        aggregate::register(&conn)?;
         prelude::register(&conn, &all)?;
         winscope_args::register(&conn, &all)?;
         winscope_hierarchy::register(&conn, &all)?;
@@ -209,6 +211,7 @@ impl Engine {
             conn.create_module(t.name, eponymous_only_module::<ColumnarTab>(), Some(t))?;
         }
         demangle::register(&conn)?;
+        aggregate::register(&conn)?;
         for (name, of) in aliases {
             conn.execute_batch(&format!(
                 "CREATE VIEW \"{}\" AS SELECT * FROM \"{}\"",
@@ -334,7 +337,11 @@ impl Engine {
         sql: &str,
         each: &mut dyn FnMut(&QueryResult, bool),
     ) -> Result<QueryResult, Error> {
-        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        // A query of one table's aggregates runs over their result,
+        // computed over the columns (`aggregate/`).
+        let rewritten = aggregate::rewrite(self, sql);
+        let text = rewritten.as_ref().map_or(sql, |r| r.sql.as_str());
+        let mut batch = rusqlite::Batch::new(&self.conn, text);
         let mut last = QueryResult::default();
         while let Some(mut stmt) = batch.next().map_err(|e| prepare_error(e, sql))? {
             let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();

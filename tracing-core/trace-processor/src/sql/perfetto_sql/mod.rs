@@ -39,7 +39,7 @@ mod packages;
 mod statement;
 mod table_functions;
 mod tables;
-mod tokens;
+pub(crate) mod tokens;
 mod types;
 
 use std::cell::{Cell, RefCell};
