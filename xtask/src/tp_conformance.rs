@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
-use zerotrace_trace_processor::{TraceProcessor, shell_csv_all};
+use zerotrace_trace_processor::{LoadOptions, TraceProcessor, shell_csv_all};
 
 /// How long one case may take by default (load and query; the slowest
 /// case takes well under a second).
@@ -132,7 +132,13 @@ pub fn run_case(dir: &Path) -> Option<String> {
         Ok(t) => t,
         Err(e) => return Some(e),
     };
-    let tp = match TraceProcessor::open(&trace) {
+    // Upstream's diff test runner loads every trace with
+    // `--analyze-trace-proto-content`.
+    let options = LoadOptions {
+        analyze_proto_content: true,
+        ..LoadOptions::default()
+    };
+    let tp = match TraceProcessor::open_with_options(&trace, options, |_| {}) {
         Ok(tp) => tp,
         Err(e) => return Some(format!("load: {e}")),
     };
@@ -509,6 +515,23 @@ mod tests {
         );
         assert_eq!(caught(|| None), None);
         assert_eq!(caught(|| Some("x".into())).as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn a_missing_cases_directory_fails_the_run_and_names_it() {
+        // CI must never pass tp-conformance by finding nothing to run.
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("perfetto-difftests");
+        let opts = Options {
+            case_timeout: Duration::from_secs(5),
+            jobs: 1,
+        };
+        let err = run(&gone, &opts).expect_err("a missing directory is an error");
+        assert!(err.contains("perfetto-difftests"), "{err}");
+        // A directory without cases.json fails the same way.
+        std::fs::create_dir_all(&gone).unwrap();
+        let err = run(&gone, &opts).expect_err("no cases.json is an error");
+        assert!(err.contains("cases.json"), "{err}");
     }
 
     #[test]

@@ -188,12 +188,15 @@ fn deobfuscate_frame(p: &mut Parser, frame: usize, mappings: &[MethodMapping]) {
         .get(frame)
         .and_then(|f| f.symbol_set_id)
         .and_then(|set| {
+            // A set's rows are contiguous from the row its id names.
             p.storage
                 .profiling
                 .symbols
+                .get(set as usize..)
+                .unwrap_or_default()
                 .iter()
-                .find(|s| s.symbol_set_id == set && s.line_number.is_some())
-                .and_then(|s| s.line_number)
+                .take_while(|s| s.symbol_set_id == set)
+                .find_map(|s| s.line_number)
         });
     let chain: Vec<&MethodMapping> = match line {
         Some(l) => mappings.iter().filter(|m| m.covers(l)).collect(),

@@ -220,7 +220,9 @@ impl Walker<'_> {
             return Err(FlattenError::TooDeep(self.key.clone()));
         }
         let mut indexes: Vec<(u32, usize)> = Vec::new();
-        let mut seen: Vec<u32> = Vec::new();
+        // Declared fields seen (for defaults); a set, as a descriptor from
+        // the trace may declare any number of fields.
+        let mut seen: crate::hash::HashSet<u32> = crate::hash::HashSet::default();
         let mut empty = true;
         let mut failure = None;
         for field in Decoder::new(bytes) {
@@ -240,8 +242,8 @@ impl Walker<'_> {
             let Some(fd) = Field::of(desc, field.id) else {
                 continue;
             };
-            if self.options.add_defaults && !seen.contains(&field.id) {
-                seen.push(field.id);
+            if self.options.add_defaults {
+                seen.insert(field.id);
             }
             // The allowed fields restrict declared fields only: an
             // extension is always read, as upstream reads them.

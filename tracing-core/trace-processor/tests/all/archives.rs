@@ -279,3 +279,62 @@ fn two_traces_from_one_embedded_machine_share_one_machine_row() {
     );
     assert_eq!(rows(&tp, "SELECT count(*) FROM slice"), vec![vec![i(2)]]);
 }
+
+#[test]
+fn pins_along_a_long_chain_of_references_add_their_offsets_and_a_circle_pins_nothing() {
+    // app.json → c0 → c1 → … → c59 → phone.pb's BOOTTIME, 10 ns per step;
+    // mid.json joins the chain half way (its pin reuses the chain's tail,
+    // resolved once); lost.json refers into a circle and is not moved.
+    const N: usize = 60;
+    let mut files = vec![
+        r#"{"path": "phone.pb"}"#.to_owned(),
+        r#"{"path": "app.json", "clocks": {"offset_ns": 500, "sync_to": {"file": "c0"}}}"#
+            .to_owned(),
+        r#"{"path": "mid.json", "clocks": {"offset_ns": 7, "sync_to": {"file": "c30"}}}"#
+            .to_owned(),
+        r#"{"path": "lost.json", "clocks": {"offset_ns": 1, "sync_to": {"file": "x0"}}}"#
+            .to_owned(),
+        r#"{"path": "x0", "clocks": {"offset_ns": 1, "sync_to": {"file": "x1"}}}"#.to_owned(),
+        r#"{"path": "x1", "clocks": {"offset_ns": 1, "sync_to": {"file": "x0"}}}"#.to_owned(),
+    ];
+    for k in 0..N {
+        let to = if k + 1 == N {
+            r#"{"file": "phone.pb", "clock": "BOOTTIME"}"#.to_owned()
+        } else {
+            format!(r#"{{"file": "c{}"}}"#, k + 1)
+        };
+        files.push(format!(
+            r#"{{"path": "c{k}", "clocks": {{"offset_ns": 10, "sync_to": {to}}}}}"#
+        ));
+    }
+    let manifest = format!(
+        r#"{{"perfetto_manifest": {{"version": 1, "files": [{}]}}}}"#,
+        files.join(",")
+    );
+    let pb = trace(&proto_slice("phone_work", 1_100_000_000, 1_200_000_000));
+    let json = |name: &str| {
+        format!(
+            r#"{{"traceEvents": [{{"pid": 5, "tid": 5, "ts": 3000, "dur": 10, "ph": "X", "name": "{name}"}}]}}"#
+        )
+    };
+    let (app, mid, lost) = (json("app_work"), json("mid_work"), json("lost_work"));
+    let tp = load(&tar(&[
+        ("phone.pb", &pb),
+        ("app.json", app.as_bytes()),
+        ("mid.json", mid.as_bytes()),
+        ("lost.json", lost.as_bytes()),
+        ("meta.json", manifest.as_bytes()),
+    ]));
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, ts FROM slice WHERE name GLOB '*_work' ORDER BY name"
+        ),
+        vec![
+            vec![s("app_work"), i(3_000_000 + 500 + 10 * N as i64)],
+            vec![s("lost_work"), i(3_000_000)],
+            vec![s("mid_work"), i(3_000_000 + 7 + 10 * (N as i64 - 30))],
+            vec![s("phone_work"), i(1_100_000_000)],
+        ]
+    );
+}

@@ -52,30 +52,54 @@ pub(super) fn relate(l: &mut Loader, m: &Manifest) {
 }
 
 /// The pin of a clockless member (`clocks` without its own clock), as the
-/// manifest says; a reference that is itself pinned is followed.
+/// manifest says; a reference that is itself pinned is followed. Each
+/// path's pin is resolved once and kept, so members along one long chain
+/// of references cost the chain's length in all, not each.
 pub(super) fn pin_of(l: &mut Loader, m: &Manifest, path: &str) -> Option<Pin> {
-    let mut offset = 0i64;
-    let mut path = path.to_string();
-    // A chain of pins is at most as long as the files listed.
-    for _ in 0..=m.files.len() {
-        let c = m.entry(&path)?.clocks.clone()?;
-        offset = offset.saturating_add(c.offset_ns);
+    let mut memo = std::mem::take(&mut l.archive.pins);
+    let mut chain: Vec<(String, i64)> = Vec::new();
+    let mut seen = crate::hash::HashSet::default();
+    let mut cur = path.to_owned();
+    // The pin where the walk stops, before the offsets of `chain`.
+    let mut pin = loop {
+        if let Some(p) = memo.get(&cur) {
+            break *p;
+        }
+        // A chain that comes back on itself pins nothing.
+        if !seen.insert(cur.clone()) {
+            break None;
+        }
+        let Some(c) = m.entry(&cur).and_then(|f| f.clocks.as_ref()) else {
+            break None;
+        };
+        let own = (cur.clone(), c.offset_ns);
         if let Some(ref_clock) = c.sync_clock {
             let machine = l.machine_of_file(m, &c.sync_file, c.sync_machine.as_deref());
-            return Some(Pin {
+            chain.push(own);
+            break Some(Pin {
                 key: Some(machine_clock(ref_clock, machine)),
-                offset,
+                offset: 0,
             });
         }
-        if m.entry(&c.sync_file)
-            .and_then(|f| f.clocks.as_ref())
-            .is_none()
-        {
-            return Some(Pin { key: None, offset });
+        let next = c.sync_file.clone();
+        chain.push(own);
+        if m.entry(&next).and_then(|f| f.clocks.as_ref()).is_none() {
+            break Some(Pin {
+                key: None,
+                offset: 0,
+            });
         }
-        path = c.sync_file;
+        cur = next;
+    };
+    for (p, offset) in chain.into_iter().rev() {
+        pin = pin.map(|t| Pin {
+            key: t.key,
+            offset: offset.saturating_add(t.offset),
+        });
+        memo.insert(p, pin);
     }
-    None
+    l.archive.pins = memo;
+    pin
 }
 
 /// A text member's time on the timeline: through its pin, else through

@@ -302,6 +302,7 @@ impl Loader {
 
     /// The manifest's machines and trace clock, before any trace member.
     fn apply_manifest(&mut self, m: &Manifest) {
+        self.archive.pins.clear();
         for f in &m.files {
             if let Some(name) = &f.machine {
                 self.named_machine(name);

@@ -34,6 +34,9 @@ pub struct Manifest {
     pub files: Vec<FileEntry>,
     /// `manifest_attribute.<key>` metadata, in order (the last of a key wins).
     pub attributes: Vec<(String, Attribute)>,
+    /// Each path's first entry in `files`, so that a lookup per member
+    /// does not scan a list the manifest makes as long as it likes.
+    by_path: crate::hash::HashMap<String, usize>,
 }
 
 /// `trace_time`: the clock that becomes the timeline.
@@ -174,7 +177,9 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest, TraceError> {
             .as_array()
             .ok_or_else(|| error("files must be an array"))?;
         for f in files {
-            m.files.push(file_entry(f)?);
+            let entry = file_entry(f)?;
+            m.by_path.entry(entry.path.clone()).or_insert(m.files.len());
+            m.files.push(entry);
         }
     }
     if let Some(attrs) = root.get("attributes") {
@@ -269,7 +274,7 @@ fn file_entry(f: &Value) -> Result<FileEntry, TraceError> {
 
 /// Files and machines named by `trace_time` and `clocks` must be declared.
 fn check_references(m: &Manifest) -> Result<(), TraceError> {
-    let entry = |path: &str| m.files.iter().find(|f| f.path == path);
+    let entry = |path: &str| m.entry(path);
     let machine_of = |file: &str, machine: &Option<String>, what: &str| -> Result<(), TraceError> {
         let Some(f) = entry(file) else {
             return Err(error(format!(
@@ -310,7 +315,12 @@ fn check_references(m: &Manifest) -> Result<(), TraceError> {
 impl Manifest {
     /// The entry of the member at `path`.
     pub fn entry(&self, path: &str) -> Option<&FileEntry> {
-        self.files.iter().find(|f| f.path == path)
+        match self.by_path.get(path) {
+            Some(&i) => self.files.get(i),
+            // Built by hand, not read: no index.
+            None if self.by_path.is_empty() => self.files.iter().find(|f| f.path == path),
+            None => None,
+        }
     }
 }
 

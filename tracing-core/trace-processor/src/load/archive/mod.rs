@@ -71,6 +71,8 @@ pub struct ArchiveState {
     pub(crate) host_used: bool,
     /// The format the trace's first bytes were told to be.
     pub(crate) first_format: Option<crate::load::format::Format>,
+    /// Clockless members' pins resolved so far, by path.
+    pub(crate) pins: HashMap<String, Option<clocks::Pin>>,
 }
 
 impl ArchiveState {

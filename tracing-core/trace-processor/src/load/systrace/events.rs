@@ -47,6 +47,9 @@ fn text(out: &mut Vec<u8>, id: u32, s: &str) {
 /// key kept, as upstream's map keeps it.
 fn args(s: &str) -> Vec<(&str, &str)> {
     let mut out: Vec<(&str, &str)> = Vec::new();
+    // The keys seen, so that a line of many args costs their number, not
+    // its square (a line may be up to a MiB long); filled once it is long.
+    let mut seen: crate::hash::HashSet<&str> = crate::hash::HashSet::default();
     for tok in s.split(' ').filter(|t| !t.is_empty()) {
         let (k, v) = if tok.contains('=') {
             let mut parts = tok.split('=').filter(|p| !p.is_empty());
@@ -56,7 +59,16 @@ fn args(s: &str) -> Vec<(&str, &str)> {
         } else {
             ("name", tok)
         };
-        if !out.iter().any(|(e, _)| *e == k) {
+        // Few args: a scan; past 16, a set of the keys.
+        let new = if out.len() < 16 {
+            !out.iter().any(|(e, _)| *e == k)
+        } else {
+            if seen.is_empty() {
+                seen.extend(out.iter().map(|(e, _)| *e));
+            }
+            seen.insert(k)
+        };
+        if new {
             out.push((k, v));
         }
     }
@@ -314,5 +326,18 @@ mod tests {
             args("prev_comm=a b=c=d prev_comm=z word"),
             vec![("prev_comm", "a"), ("b", "d"), ("name", "word")]
         );
+    }
+
+    #[test]
+    fn a_line_of_many_args_keeps_the_first_of_each_key_past_the_scan() {
+        let line: Vec<String> = (0..40)
+            .map(|i| format!("k{}={i}", i % 20))
+            .chain(["k3=late".to_owned(), "k25=x".to_owned()])
+            .collect();
+        let text = line.join(" ");
+        let a = args(&text);
+        assert_eq!(a.len(), 21);
+        assert!(a.contains(&("k3", "3")) && !a.contains(&("k3", "late")));
+        assert_eq!(a.last(), Some(&("k25", "x")));
     }
 }

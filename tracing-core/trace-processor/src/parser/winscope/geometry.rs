@@ -4,7 +4,7 @@
 //! Pure arithmetic; the importers turn the results into rows.
 
 /// Distance below which two coordinates count as the same place.
-const CLOSE: f64 = 0.01;
+pub(super) const CLOSE: f64 = 0.01;
 /// Difference below which two matrix entries count as equal.
 const EQUAL: f64 = 0.000_001;
 

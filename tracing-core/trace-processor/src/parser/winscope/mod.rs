@@ -9,6 +9,7 @@
 mod geometry;
 mod input_event;
 mod inputmethod;
+mod near_rects;
 pub mod protolog;
 mod protolog_format;
 mod sf_layers;

@@ -15,6 +15,7 @@ use crate::tables::winscope::{
 
 use super::WinscopeState;
 use super::geometry::{Rect, Transform};
+use super::near_rects::NearRects;
 use super::sf_model::{Display, Layer};
 use super::sf_visibility::Visibility;
 
@@ -110,7 +111,7 @@ pub fn display_rect(sink: &mut Sink<'_>, d: &Display, index: usize) -> u32 {
 
 /// The bounds platform code gives layers without any: ten times each
 /// display's size and the largest size, both ways round.
-fn invalid_bounds(displays: &[Display]) -> Vec<Rect> {
+fn invalid_bounds(displays: &[Display]) -> NearRects {
     let of = |(w, h): (f64, f64)| {
         let (x, y) = (w * 10.0, h * 10.0);
         let b = Rect::ltrb(-x, -y, x, y);
@@ -118,7 +119,7 @@ fn invalid_bounds(displays: &[Display]) -> Vec<Rect> {
     };
     let mut out = Vec::new();
     if displays.is_empty() {
-        return out;
+        return NearRects::default();
     }
     let mut max = (0.0_f64, 0.0_f64);
     for d in displays {
@@ -127,7 +128,7 @@ fn invalid_bounds(displays: &[Display]) -> Vec<Rect> {
         max = (max.0.max(size.0), max.1.max(size.1));
     }
     out.extend(of(max));
-    out
+    NearRects::new(out)
 }
 
 /// A layer's trace rect and input window trace rect.
@@ -187,13 +188,12 @@ fn bounds_rect(
     sink: &mut Sink<'_>,
     l: &Layer,
     visible: bool,
-    invalid: &[Rect],
+    invalid: &NearRects,
     z: &mut HashMap<u32, u32>,
 ) -> Option<u32> {
     let screen = l.cropped_screen_bounds(None)?;
     let depth = z.entry(l.layer_stack).or_insert(0);
-    let placeholder =
-        invalid.iter().any(|r| screen.almost_eq(r)) || screen.almost_eq(&DEFAULT_INVALID_BOUNDS);
+    let placeholder = invalid.any_almost_eq(&screen) || screen.almost_eq(&DEFAULT_INVALID_BOUNDS);
     if !visible && placeholder {
         return None;
     }
@@ -224,7 +224,7 @@ fn input_rect(
     sink: &mut Sink<'_>,
     l: &Layer,
     computed_visible: bool,
-    invalid: &[Rect],
+    invalid: &NearRects,
     z: &mut HashMap<u32, u32>,
     display_matrix: Option<&Transform>,
     display: Option<&Rect>,
@@ -243,7 +243,7 @@ fn input_rect(
     if let Some(d) = display {
         let crop = frame.is_empty()
             || info.config & input_config::IS_WALLPAPER != 0
-            || invalid.iter().any(|r| frame.almost_eq(r));
+            || invalid.any_almost_eq(&frame);
         if crop {
             frame = frame.crop(d);
             crop_to = Some(d);
