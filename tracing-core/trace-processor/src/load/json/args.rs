@@ -1,9 +1,17 @@
 //! A JSON event's `args` into an arg set, keyed as Perfetto keys them:
 //! `args.a.b` for nested objects, `args.list[0]` for array elements (the
 //! flat key leaves the index out), nulls left out, booleans as booleans.
+//! A trace repeats the same few key paths in millions of events:
+//! [`KeyCache`] finds a path's interned key from its parent's and the
+//! member's name, so that a key is built and interned once per path.
 
+use std::fmt::Write as _;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use crate::hash::HashMap;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::strings::StrId;
 
 use super::scan::{Elements, Fields, ScanError, Value};
 
@@ -114,6 +122,222 @@ fn walk(
     Ok(())
 }
 
+/// Key paths a cache holds at most (a trace of a new key in every event
+/// costs no more than this beyond the string pool).
+const MAX_CACHED_KEYS: usize = 1 << 16;
+
+/// One cached key path: its parent path, the member's name, the interned
+/// flat key (`args.a.b`).
+#[derive(Debug)]
+struct KeyNode {
+    parent: u32,
+    /// The member's name as its bytes (unescaped).
+    name: Box<[u8]>,
+    flat: StrId,
+}
+
+/// A key path while walking: its node when cached, its flat key.
+#[derive(Debug, Clone, Copy)]
+struct Path {
+    node: Option<u32>,
+    flat: StrId,
+}
+
+/// Interned flat keys by path, below one prefix (node 0).
+#[derive(Debug)]
+pub struct KeyCache {
+    prefix: String,
+    nodes: Vec<KeyNode>,
+    /// Hash of (parent, name) → node.
+    by_hash: HashMap<u64, u32>,
+    state: foldhash::fast::RandomState,
+}
+
+impl KeyCache {
+    /// A cache of the keys under `prefix`.
+    pub fn new(prefix: &str) -> KeyCache {
+        KeyCache {
+            prefix: prefix.to_owned(),
+            nodes: Vec::new(),
+            by_hash: HashMap::default(),
+            state: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    /// The prefix's path.
+    fn root(&mut self, storage: &mut Storage) -> Path {
+        if self.nodes.is_empty() {
+            let flat = storage.strings.intern(&self.prefix);
+            self.nodes.push(KeyNode {
+                parent: 0,
+                name: Box::from(&b""[..]),
+                flat,
+            });
+        }
+        Path {
+            node: Some(0),
+            flat: self.nodes.first().map_or(StrId::NULL, |n| n.flat),
+        }
+    }
+
+    /// The path `parent.name`, its flat key made and interned when the
+    /// path is first met (or every time, once the cache is full).
+    fn child(&mut self, storage: &mut Storage, parent: Path, name: &[u8]) -> Path {
+        let mut hash = None;
+        if let Some(p) = parent.node {
+            let mut h = self.state.build_hasher();
+            p.hash(&mut h);
+            name.hash(&mut h);
+            let h = h.finish();
+            match self.by_hash.get(&h) {
+                Some(&id) => {
+                    if let Some(n) = self.nodes.get(id as usize) {
+                        if n.parent == p && *n.name == *name {
+                            return Path {
+                                node: Some(id),
+                                flat: n.flat,
+                            };
+                        }
+                    }
+                }
+                None => hash = Some(h),
+            }
+        }
+        let mut text = String::with_capacity(self.prefix.len() + name.len() + 32);
+        text.push_str(storage.strings.get(parent.flat).unwrap_or(""));
+        text.push('.');
+        text.push_str(&String::from_utf8_lossy(name));
+        let flat = storage.strings.intern(&text);
+        // Cached when its parent is and the map has room and no other
+        // path with its hash.
+        let node = match (hash, parent.node) {
+            (Some(h), Some(p)) if self.nodes.len() < MAX_CACHED_KEYS => {
+                let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+                self.nodes.push(KeyNode {
+                    parent: p,
+                    name: Box::from(name),
+                    flat,
+                });
+                self.by_hash.insert(h, id);
+                Some(id)
+            }
+            _ => None,
+        };
+        Path { node, flat }
+    }
+}
+
+/// Adds the args of the object `obj` under the cache's prefix to `out`,
+/// finding the keys outside arrays in `cache`. The same args as [`add`]
+/// gives; an error leaves the args read before it.
+pub fn add_cached(
+    storage: &mut Storage,
+    cache: &mut KeyCache,
+    obj: &[u8],
+    out: &mut ArgSetBuilder,
+) -> Result<(), ScanError> {
+    let root = cache.root(storage);
+    let mut counters: Vec<(String, usize)> = Vec::new();
+    let mut w = CachedWalk {
+        storage,
+        cache,
+        out,
+        counters: &mut counters,
+    };
+    w.walk(&Value::Object(obj), root, None, 0)
+}
+
+/// One `args` object being read through the key cache.
+struct CachedWalk<'w> {
+    storage: &'w mut Storage,
+    cache: &'w mut KeyCache,
+    out: &'w mut ArgSetBuilder,
+    counters: &'w mut Vec<(String, usize)>,
+}
+
+impl CachedWalk<'_> {
+    /// `v` at `path`; `key` is the full key's text once inside an array
+    /// (None while it is the flat key).
+    fn walk(
+        &mut self,
+        v: &Value<'_>,
+        path: Path,
+        key: Option<&mut String>,
+        depth: u32,
+    ) -> Result<(), ScanError> {
+        if depth > MAX_NESTING {
+            return Err(ScanError::Invalid("args nested too deep".to_owned()));
+        }
+        match v {
+            Value::Object(bytes) => {
+                let mut f = Fields::new(bytes, 0)?;
+                let mut key = key;
+                let key_len = key.as_ref().map_or(0, |k| k.len());
+                while let Some((k, child)) = f.next_field_bytes()? {
+                    if child == Value::Null {
+                        continue;
+                    }
+                    let child_path = self.cache.child(self.storage, path, &k);
+                    match key.as_deref_mut() {
+                        Some(full) => {
+                            full.truncate(key_len);
+                            full.push('.');
+                            full.push_str(&String::from_utf8_lossy(&k));
+                            self.walk(&child, child_path, Some(full), depth + 1)?;
+                        }
+                        None => self.walk(&child, child_path, None, depth + 1)?,
+                    }
+                }
+                if let Some(full) = key {
+                    full.truncate(key_len);
+                }
+            }
+            Value::Array(bytes) => {
+                let mut own = String::new();
+                let full: &mut String = match key {
+                    Some(k) => k,
+                    None => {
+                        own.push_str(self.storage.strings.get(path.flat).unwrap_or(""));
+                        &mut own
+                    }
+                };
+                let key_len = full.len();
+                let mut e = Elements::new(bytes, 0)?;
+                while let Some(child) = e.next_element()? {
+                    if child == Value::Null {
+                        continue;
+                    }
+                    full.truncate(key_len);
+                    // The next index of this key within the set.
+                    let idx = match self.counters.iter_mut().find(|(k, _)| k == full) {
+                        Some((_, n)) => {
+                            *n += 1;
+                            *n - 1
+                        }
+                        None => {
+                            self.counters.push((full.clone(), 1));
+                            0
+                        }
+                    };
+                    let _ = write!(full, "[{idx}]");
+                    self.walk(&child, path, Some(full), depth + 1)?;
+                }
+                full.truncate(key_len);
+            }
+            other => {
+                if let Some(val) = leaf(self.storage, other) {
+                    let k = match key {
+                        Some(full) => self.storage.strings.intern(full),
+                        None => path.flat,
+                    };
+                    self.out.add(path.flat, k, val);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +375,47 @@ mod tests {
                 ("args.a.k".into(), "args.a[1].k".into(), ArgValue::Int(2)),
             ]
         );
+    }
+
+    /// The cached reading gives the same args as the plain one, on the
+    /// same object read again (from the cache) and on keys that only
+    /// differ by where they sit.
+    #[test]
+    fn cached_keys_give_the_same_args() {
+        let objs: [&[u8]; 4] = [
+            br#"{"s":"x","n":null,"o":{"i":1,"b":true},"a":[1.5,{"k":2},[3,{"z":null,"y":4}]],}"#,
+            br#"{"o":{"i":{"i":2}},"i":3,"a":{"k":[5,6]},"q\"":{"r":[[1],[2]]}}"#,
+            br#"{"s":"y","o":{"i":7,"b":false},"a":[{"k":[8]},{"k":9}]}"#,
+            br#"{}"#,
+        ];
+        let mut st = Storage::default();
+        let mut cache = KeyCache::new("args");
+        for round in 0..2 {
+            for obj in objs {
+                let mut plain = ArgSetBuilder::default();
+                add(&mut st, obj, "args", &mut plain).unwrap();
+                let mut cached = ArgSetBuilder::default();
+                add_cached(&mut st, &mut cache, obj, &mut cached).unwrap();
+                let text = |b: &ArgSetBuilder| -> Vec<(String, String, ArgValue)> {
+                    b.args()
+                        .iter()
+                        .map(|a| {
+                            (
+                                st.strings.get(a.flat_key).unwrap().to_owned(),
+                                st.strings.get(a.key).unwrap().to_owned(),
+                                a.value,
+                            )
+                        })
+                        .collect()
+                };
+                assert_eq!(text(&cached), text(&plain), "round {round}");
+                assert_eq!(cached.args(), plain.args());
+            }
+        }
+        // A failure part way keeps the args before it, as the plain one.
+        let bad = br#"{"a":1,"b":tru}"#;
+        let mut cached = ArgSetBuilder::default();
+        assert!(add_cached(&mut st, &mut cache, bad, &mut cached).is_err());
+        assert_eq!(cached.args().len(), 1);
     }
 }

@@ -6,6 +6,7 @@
 //! raw bytes until the event is parsed.
 
 use crate::storage::Storage;
+use crate::storage::args::Arg;
 use crate::storage::strings::StrId;
 
 use super::scan::{self, Fields, ScanError, Value};
@@ -84,8 +85,30 @@ pub struct JsonEvent {
     pub bind_enclosing: bool,
     /// The async cookie and what made it.
     pub cookie: Option<(CookieKind, i64)>,
-    /// `args`, when an object: its bytes.
+    /// `args`, when an object, as its bytes: kept for the phases that read
+    /// their args as fields (`C`, `T`, `M`, `P`).
     pub args: Option<Vec<u8>>,
+    /// `args` already keyed and interned, for the phases whose args become
+    /// an arg set (see [`keeps_arg_set`]); empty when none.
+    pub arg_list: Vec<Arg>,
+    /// Reading `args` into `arg_list` failed part way (the args before the
+    /// failure are kept; the parse counts `json_parser_failure`).
+    pub args_failed: bool,
+}
+
+/// Whether events of `phase` have their args stored as an arg set (slices
+/// and instants), rather than read as fields (counters, thread states,
+/// metadata, V8 samples) or not at all (flows and the rest).
+pub fn keeps_arg_set(phase: u8) -> bool {
+    matches!(
+        phase,
+        b'B' | b'E' | b'X' | b'b' | b'e' | b'n' | b'i' | b'I' | b'R'
+    )
+}
+
+/// Whether events of `phase` have their args read as fields at parse time.
+pub fn keeps_raw_args(phase: u8) -> bool {
+    matches!(phase, b'C' | b'T' | b'M' | b'P')
 }
 
 /// What reading an event gave.
@@ -176,17 +199,38 @@ fn cookie(cat: StrId, id: Id, storage: &Storage) -> i64 {
     h.finish() as i64
 }
 
-/// Reads the event object `obj` (complete). An error is JSON that does
-/// not read (the trace is broken there).
+/// Reads the event object `obj` (complete), its `args` as bytes in
+/// [`JsonEvent::args`]. An error is JSON that does not read (the trace is
+/// broken there). The tests' reading of one whole object.
+#[cfg(test)]
 pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
-    read_at(storage, obj).map(|(r, _)| r)
+    read_at(storage, obj).map(|r| match r.read {
+        Read::Event(ts, mut e) => {
+            e.args = r.args.map(<[u8]>::to_vec);
+            Read::Event(ts, e)
+        }
+        other => other,
+    })
+}
+
+/// An event object read where it lies.
+#[derive(Debug)]
+pub struct ReadAt<'a> {
+    /// What the object gave.
+    pub read: Read,
+    /// Where it ends (after a stall, the end of the bytes).
+    pub end: usize,
+    /// Its `args` object's bytes, when it has one (borrowed from the
+    /// bytes read, so that nothing is copied for an event whose args are
+    /// keyed at once or not kept).
+    pub args: Option<&'a [u8]>,
 }
 
 /// Reads the event object at the start of `buf` (more may follow it) and
 /// says where it ends (after a stall, the end of `buf`). The bytes may
 /// end inside the object (`Incomplete`): nothing is counted then, so the
 /// object can be read again once it is whole.
-pub fn read_at(storage: &mut Storage, buf: &[u8]) -> Result<(Read, usize), ScanError> {
+pub fn read_at<'a>(storage: &mut Storage, buf: &'a [u8]) -> Result<ReadAt<'a>, ScanError> {
     let mut id2_failed = false;
     let res = read_fields(storage, buf, &mut id2_failed);
     if id2_failed && res.is_ok() {
@@ -195,35 +239,42 @@ pub fn read_at(storage: &mut Storage, buf: &[u8]) -> Result<(Read, usize), ScanE
     res
 }
 
-fn read_fields(
+fn read_fields<'a>(
     storage: &mut Storage,
-    obj: &[u8],
+    obj: &'a [u8],
     id2_failed: &mut bool,
-) -> Result<(Read, usize), ScanError> {
-    let stall = |stat| Ok((Read::Stall(stat), obj.len()));
+) -> Result<ReadAt<'a>, ScanError> {
+    let stall = |stat| {
+        Ok(ReadAt {
+            read: Read::Stall(stat),
+            end: obj.len(),
+            args: None,
+        })
+    };
+    let mut args: Option<&'a [u8]> = None;
     let mut f = Fields::new(obj, 0)?;
     let mut e = JsonEvent::default();
     let mut ts: Option<i64> = None;
     let (mut id2_local, mut id2_global) = (None, None);
     let mut saw_field = false;
-    while let Some((k, v)) = f.next_field()? {
+    while let Some((k, v)) = f.next_field_bytes()? {
         saw_field = true;
         match &*k {
-            "ph" => e.phase = v.as_str().and_then(|s| s.bytes().next()).unwrap_or(0),
-            "ts" => ts = coerce_ts(&v),
-            "dur" => match coerce_ts(&v) {
+            b"ph" => e.phase = v.as_str().and_then(|s| s.bytes().next()).unwrap_or(0),
+            b"ts" => ts = coerce_ts(&v),
+            b"dur" => match coerce_ts(&v) {
                 Some(d) => e.dur = Some(d),
                 None => return stall("json_tokenizer_failure"),
             },
-            "tts" => match coerce_ts(&v) {
+            b"tts" => match coerce_ts(&v) {
                 Some(d) => e.tts = Some(d),
                 None => return stall("json_tokenizer_failure"),
             },
-            "tdur" => match coerce_ts(&v) {
+            b"tdur" => match coerce_ts(&v) {
                 Some(d) => e.tdur = Some(d),
                 None => return stall("json_tokenizer_failure"),
             },
-            "pid" | "tid" => {
+            b"pid" | b"tid" => {
                 let (num, name) = match &v {
                     Value::Str(s) => {
                         let id = storage.strings.intern(s);
@@ -234,7 +285,7 @@ fn read_fields(
                     _ => (None, None),
                 };
                 if let Some(n) = num {
-                    if &*k == "pid" {
+                    if &*k == b"pid" {
                         e.pid = n;
                         e.pid_name = name;
                         e.pid_exists = true;
@@ -245,42 +296,42 @@ fn read_fields(
                     }
                 }
             }
-            "id" => {
+            b"id" => {
                 if let Some(id) = extract_id(storage, &v) {
                     e.id = Some(id);
                 }
             }
-            "bind_id" => {
+            b"bind_id" => {
                 if let Some(id) = extract_id(storage, &v) {
                     e.bind_id = Some(id);
                 }
             }
-            "cat" => e.cat = storage.strings.intern(v.as_str().unwrap_or("")),
-            "name" => e.name = storage.strings.intern(v.as_str().unwrap_or("")),
-            "flow_in" => {
+            b"cat" => e.cat = storage.strings.intern(v.as_str().unwrap_or("")),
+            b"name" => e.name = storage.strings.intern(v.as_str().unwrap_or("")),
+            b"flow_in" => {
                 if let Value::Bool(b) = v {
                     e.flow_in = b;
                 }
             }
-            "flow_out" => {
+            b"flow_out" => {
                 if let Value::Bool(b) = v {
                     e.flow_out = b;
                 }
             }
-            "s" => match &v {
+            b"s" => match &v {
                 Value::Str(s) if s == "p" => e.scope = Scope::Process,
                 Value::Str(s) if s == "t" => e.scope = Scope::Thread,
                 Value::Str(s) if s == "g" => e.scope = Scope::Global,
                 Value::Str(_) => {}
                 _ => e.scope = Scope::None,
             },
-            "bp" => e.bind_enclosing = v.as_str() == Some("e"),
-            "args" => {
+            b"bp" => e.bind_enclosing = v.as_str() == Some("e"),
+            b"args" => {
                 if let Value::Object(o) = v {
-                    e.args = Some(o.into());
+                    args = Some(o);
                 }
             }
-            "id2" => {
+            b"id2" => {
                 if let Value::Object(o) = v {
                     match parse_id2(storage, o) {
                         Ok((l, g)) => {
@@ -295,16 +346,20 @@ fn read_fields(
         }
     }
     let end = f.position();
-    if e.phase == 0 {
-        return Ok((
-            Read::Skip(saw_field.then_some("json_tokenizer_failure")),
+    let skip = |stat| {
+        Ok(ReadAt {
+            read: Read::Skip(stat),
             end,
-        ));
+            args: None,
+        })
+    };
+    if e.phase == 0 {
+        return skip(saw_field.then_some("json_tokenizer_failure"));
     }
     let ts = match ts {
         Some(t) => t,
         None if e.phase == b'M' => 0,
-        None => return Ok((Read::Skip(Some("json_tokenizer_failure")), end)),
+        None => return skip(Some("json_tokenizer_failure")),
     };
     if e.tid == 0 && e.pid != 0 && e.tid_name.is_none() {
         e.tid = e.pid;
@@ -317,7 +372,11 @@ fn read_fields(
             (None, None) => None,
         },
     };
-    Ok((Read::Event(ts, e), end))
+    Ok(ReadAt {
+        read: Read::Event(ts, e),
+        end,
+        args,
+    })
 }
 
 #[cfg(test)]

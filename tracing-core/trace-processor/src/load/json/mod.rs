@@ -11,7 +11,8 @@
 //! `scan.rs` reads JSON leniently, `event.rs` turns an event object into
 //! its fields, `args.rs` its `args` into an arg set, `slices.rs` keeps the
 //! slice stacks, `parse.rs` puts each event into the tables,
-//! `v8_profile.rs` reads V8's CPU profiles (`P` events).
+//! `v8_profile.rs` reads V8's CPU profiles (`P` events); `phase_tests.rs`
+//! tests what is read past (object phases, `stackFrames`, `samples`).
 
 pub mod args;
 pub mod event;
@@ -21,8 +22,12 @@ pub mod slices;
 pub mod store;
 pub mod v8_profile;
 
+#[cfg(test)]
+mod phase_tests;
+
 use crate::error::TraceError;
 use crate::parser::Parser;
+use crate::storage::args::ArgSetBuilder;
 
 use event::{JsonEvent, Read};
 use scan::{ScanError, Value};
@@ -67,6 +72,10 @@ pub struct JsonLoad {
     event_scan: scan::BlockScan,
     /// V8 CPU profile sessions (`P` events).
     v8: v8_profile::V8Profiles,
+    /// The args of the event being kept, keyed.
+    arg_scratch: ArgSetBuilder,
+    /// The args' keys met so far.
+    key_cache: args::KeyCache,
 }
 
 impl Default for JsonLoad {
@@ -82,6 +91,8 @@ impl Default for JsonLoad {
             system_line: Vec::new(),
             event_scan: scan::BlockScan::default(),
             v8: v8_profile::V8Profiles::default(),
+            arg_scratch: ArgSetBuilder::default(),
+            key_cache: args::KeyCache::new("args"),
         }
     }
 }
@@ -272,42 +283,49 @@ impl JsonLoad {
                         None
                     };
                     let (read, end) = match direct {
-                        Some((read, len)) => (Ok(read), pos + len),
+                        Some(r) => {
+                            let end = pos + r.end;
+                            (Ok(r), end)
+                        }
                         None => {
                             let Some(len) = self.event_scan.advance(rest) else {
                                 return Ok(pos);
                             };
                             self.event_scan = scan::BlockScan::default();
                             let obj = buf.get(pos..pos + len).unwrap_or(&[]);
-                            (event::read(&mut p.storage, obj), pos + len)
+                            (event::read_at(&mut p.storage, obj), pos + len)
                         }
                     };
                     p.storage.work.step(1);
-                    match read {
-                        Ok(Read::Event(_, e)) if e.phase == b'P' => {
+                    let read = match read {
+                        Ok(r) => r,
+                        Err(e) => return Err(self.err_at(pos, e)),
+                    };
+                    match read.read {
+                        Read::Event(_, mut e) if e.phase == b'P' => {
+                            e.args = read.args.map(<[u8]>::to_vec);
                             self.v8.read(p, &e, &mut self.events);
                         }
-                        Ok(Read::Event(ts, e)) => {
+                        Read::Event(ts, mut e) => {
                             if ts < 0 {
                                 p.storage
                                     .stats
                                     .incr("trace_sorter_negative_timestamp_dropped");
                             } else {
                                 self.saw_complete |= e.phase == b'X';
-                                self.events.push(ts, &e);
+                                self.keep(p, ts, &mut e, read.args);
                             }
                         }
-                        Ok(Read::Skip(stat)) => {
+                        Read::Skip(stat) => {
                             if let Some(s) = stat {
                                 p.storage.stats.incr(s);
                             }
                         }
-                        Ok(Read::Stall(stat)) => {
+                        Read::Stall(stat) => {
                             p.storage.stats.incr(stat);
                             self.position = Position::Stalled;
                             return Ok(buf.len());
                         }
-                        Err(e) => return Err(self.err_at(pos, e)),
                     }
                     pos = end;
                 }
@@ -362,6 +380,29 @@ impl JsonLoad {
         }
     }
 
+    /// Holds an event read at `ts` until the sort: the args of a slice or
+    /// instant keyed and interned now (so that they are read once, and held
+    /// as ids rather than text), a counter's, thread state's or metadata
+    /// event's as their bytes, any other's not at all.
+    fn keep(&mut self, p: &mut Parser, ts: i64, e: &mut JsonEvent, args: Option<&[u8]>) {
+        let mut raw = None;
+        self.arg_scratch.clear();
+        if let Some(a) = args {
+            if event::keeps_arg_set(e.phase) {
+                e.args_failed = args::add_cached(
+                    &mut p.storage,
+                    &mut self.key_cache,
+                    a,
+                    &mut self.arg_scratch,
+                )
+                .is_err();
+            } else if event::keeps_raw_args(e.phase) {
+                raw = Some(a);
+            }
+        }
+        self.events.push(ts, e, raw, self.arg_scratch.args());
+    }
+
     fn take_system_bytes(&mut self, b: &[u8]) {
         self.system_line.extend_from_slice(b);
     }
@@ -408,10 +449,7 @@ impl JsonLoad {
         let mut parser = parse::JsonParser::default();
         parser.v8 = std::mem::take(&mut self.v8);
         let mut e = JsonEvent::default();
-        for i in 0..events.len() {
-            let ts = events.ts(i).unwrap_or(0);
-            events.release_before(i);
-            events.read_into(i, &mut e);
+        while let Some(ts) = events.next_sorted(&mut e) {
             while let Some(l) = lines.next_if(|l| l.ts < ts) {
                 super::systrace::events::import(p, &l);
             }

@@ -55,13 +55,14 @@ fn chrome_source(p: &mut Parser) -> Vec<(&'static str, ArgValue)> {
 }
 
 impl JsonParser {
-    /// The event's args under `args`.
+    /// The event's args under `args` (keyed when the event was read).
     fn args(p: &mut Parser, e: &JsonEvent) -> ArgSetBuilder {
         let mut b = ArgSetBuilder::default();
-        if let Some(a) = &e.args {
-            if super::args::add(&mut p.storage, a, "args", &mut b).is_err() {
-                p.storage.stats.incr("json_parser_failure");
-            }
+        for a in &e.arg_list {
+            b.add(a.flat_key, a.key, a.value);
+        }
+        if e.args_failed {
+            p.storage.stats.incr("json_parser_failure");
         }
         b
     }

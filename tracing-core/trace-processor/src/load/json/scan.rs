@@ -119,6 +119,12 @@ fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
 
 /// Unescapes a string's contents (between its quotes).
 fn unescape(raw: &[u8]) -> Result<String, ScanError> {
+    Ok(String::from_utf8_lossy(&unescape_bytes(raw)?).into_owned())
+}
+
+/// A string's contents with its escapes replaced (the bytes not yet
+/// checked to be UTF-8).
+fn unescape_bytes(raw: &[u8]) -> Result<Vec<u8>, ScanError> {
     let mut out: Vec<u8> = Vec::with_capacity(raw.len());
     let mut i = 0;
     while let Some(&c) = raw.get(i) {
@@ -155,7 +161,22 @@ fn unescape(raw: &[u8]) -> Result<String, ScanError> {
             _ => {}
         }
     }
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    Ok(out)
+}
+
+/// The string opening at `pos` as bytes, unescaped but not checked to be
+/// UTF-8 (a key compared with known names, or looked up by its bytes,
+/// needs no check; `String::from_utf8_lossy` of them is what [`string`]
+/// gives).
+pub fn string_bytes(buf: &[u8], pos: usize) -> Scanned<'_, Cow<'_, [u8]>> {
+    let (escapes, end) = string_end(buf, pos)?;
+    let raw = buf.get(pos + 1..end - 1).unwrap_or(&[]);
+    let s = if escapes {
+        Cow::Owned(unescape_bytes(raw)?)
+    } else {
+        Cow::Borrowed(raw)
+    };
+    Ok((s, end))
 }
 
 /// The string opening at `pos`, unescaped.
@@ -252,7 +273,9 @@ impl BlockScan {
 }
 
 /// A number's text as upstream reads it: an integer when written as one
-/// and within i64, else a double built from its parts.
+/// and within i64, else a double built from its parts. An integer's value
+/// is gathered as its digits are scanned (nearly every number in a trace
+/// is one); the rest are read again from their text.
 fn number(buf: &[u8], pos: usize) -> Scanned<'static, Value<'static>> {
     let mut i = pos;
     let digits = |i: &mut usize| {
@@ -262,9 +285,12 @@ fn number(buf: &[u8], pos: usize) -> Scanned<'static, Value<'static>> {
         }
         *i - s
     };
-    if buf.get(i) == Some(&b'-') {
+    let neg = buf.get(i) == Some(&b'-');
+    if neg {
         i += 1;
     }
+    // The magnitude while it fits a u64.
+    let mut magnitude: Option<u64> = Some(0);
     match buf.get(i) {
         Some(b'0') => {
             i += 1;
@@ -273,7 +299,12 @@ fn number(buf: &[u8], pos: usize) -> Scanned<'static, Value<'static>> {
             }
         }
         Some(b'1'..=b'9') => {
-            digits(&mut i);
+            while let Some(&d) = buf.get(i).filter(|d| d.is_ascii_digit()) {
+                magnitude = magnitude
+                    .and_then(|m| m.checked_mul(10))
+                    .and_then(|m| m.checked_add(u64::from(d - b'0')));
+                i += 1;
+            }
         }
         Some(_) => return invalid("expected a digit"),
         None => return Err(ScanError::Incomplete),
@@ -299,6 +330,16 @@ fn number(buf: &[u8], pos: usize) -> Scanned<'static, Value<'static>> {
     // A number ending the bytes may go on in the next chunk.
     if i >= buf.len() {
         return Err(ScanError::Incomplete);
+    }
+    if int_like {
+        let int = match magnitude {
+            Some(m) if !neg => i64::try_from(m).ok(),
+            Some(m) if m <= 1 << 63 => Some((m as i64).wrapping_neg()),
+            _ => None,
+        };
+        if let Some(v) = int {
+            return Ok((Value::Int(v), i));
+        }
     }
     let text = std::str::from_utf8(buf.get(pos..i).unwrap_or(&[])).unwrap_or("");
     Ok((parse_number(text, int_like)?, i))
@@ -422,6 +463,21 @@ impl<'a> Fields<'a> {
     /// The next field, or None at the closing brace.
     #[allow(clippy::type_complexity)]
     pub fn next_field(&mut self) -> Result<Option<(Cow<'a, str>, Value<'a>)>, ScanError> {
+        self.next_with(string)
+    }
+
+    /// The next field with its key as bytes (see [`string_bytes`]), or
+    /// None at the closing brace.
+    #[allow(clippy::type_complexity)]
+    pub fn next_field_bytes(&mut self) -> Result<Option<(Cow<'a, [u8]>, Value<'a>)>, ScanError> {
+        self.next_with(string_bytes)
+    }
+
+    /// The next field, its key read by `key`.
+    fn next_with<K>(
+        &mut self,
+        key: fn(&'a [u8], usize) -> Scanned<'a, K>,
+    ) -> Result<Option<(K, Value<'a>)>, ScanError> {
         if self.done {
             return Ok(None);
         }
@@ -437,7 +493,7 @@ impl<'a> Fields<'a> {
             Some(b'"') => {}
             Some(_) => return invalid("expected a key"),
         }
-        let (key, next) = string(buf, pos)?;
+        let (key, next) = key(buf, pos)?;
         pos = skip_space(buf, next);
         match buf.get(pos) {
             None => return Err(ScanError::Incomplete),
@@ -574,6 +630,23 @@ mod tests {
         assert_eq!(value(b"\"ab", 0), Err(ScanError::Incomplete));
         assert_eq!(value(b"{\"a\": [", 0), Err(ScanError::Incomplete));
         assert_eq!(value(b"5.1 ", 0), Ok((Value::Float(5.1), 3)));
+        assert_eq!(value(b"-0,", 0), Ok((Value::Int(0), 2)));
+        assert_eq!(
+            value(b"-9223372036854775808,", 0),
+            Ok((Value::Int(i64::MIN), 20))
+        );
+        assert_eq!(
+            value(b"9223372036854775807,", 0),
+            Ok((Value::Int(i64::MAX), 19))
+        );
+        assert!(matches!(
+            value(b"9223372036854775808,", 0),
+            Ok((Value::Float(_), 19))
+        ));
+        assert!(matches!(
+            value(b"-9223372036854775809,", 0),
+            Ok((Value::Float(_), 20))
+        ));
         // Past i64: a double.
         assert!(matches!(
             value(b"99999999999999999999 ", 0),

@@ -2,14 +2,15 @@
 //! trace, when they are sorted and parsed: a whole trace is held, so the
 //! form they are held in decides the load's memory. Each event is written
 //! into one byte arena as a few varints (only the fields it has, a bit
-//! each in a flags word, and `args` as its raw bytes), and the sort
-//! moves 24-byte index entries (time, order key, offset), not events.
-//! An event costs about its args' bytes plus 30, where a [`JsonEvent`]
-//! with its args boxed costs over 200 and an allocation. Once sorted, the
-//! events' bytes are copied into blocks in their sorted order, so that
-//! the parse, which reads them in that order, frees each block once past
-//! it: the tables grow as the held events shrink.
+//! each in a flags word; a slice's args as interned key and value ids, a
+//! counter's or metadata event's as their raw bytes), and the sort moves
+//! 24-byte index entries (time, order key, offset), not events. Once
+//! sorted, the events' bytes are copied, each after its time, into blocks
+//! in their sorted order and the index is dropped: the parse reads the
+//! blocks in order and frees each once past it, so the tables grow as the
+//! held events shrink.
 
+use crate::storage::args::{Arg, ArgValue};
 use crate::storage::strings::StrId;
 
 use super::event::{CookieKind, Id, JsonEvent, Scope};
@@ -34,6 +35,14 @@ const COOKIE_LOCAL: u32 = 1 << 15;
 const ARGS: u32 = 1 << 16;
 /// The scope takes two bits from here.
 const SCOPE_SHIFT: u32 = 17;
+/// The args as a list of keyed, interned args.
+const ARG_LIST: u32 = 1 << 19;
+/// Reading the args into the list failed part way.
+const ARGS_FAILED: u32 = 1 << 20;
+
+/// An arg's value kind in its tag byte (the low three bits); the next bit
+/// says its key is its flat key.
+const TAG_SAME_KEY: u8 = 1 << 3;
 
 /// Bytes of a block of sorted events (an event larger goes alone in one):
 /// at least glibc's largest mmap threshold (32 MiB), so that each block is
@@ -44,16 +53,18 @@ const BLOCK: usize = 1 << 25;
 /// The events read so far, in the order read.
 #[derive(Debug, Default)]
 pub struct EventStore {
-    /// Per event: its time, its order among events of one time, and
-    /// where it starts: in `bytes` before the sort, after it the block
-    /// (high 32 bits) and the offset in it.
+    /// Per event (before the sort): its time, its order among events of
+    /// one time, and where it starts in `bytes`.
     index: Vec<(i64, i64, u64)>,
     bytes: Vec<u8>,
-    /// After the sort: the events' bytes in their sorted order.
+    /// After the sort: each event's time and bytes, in sorted order.
     blocks: Vec<Vec<u8>>,
-    /// Blocks before this one were freed.
-    freed: usize,
+    /// Where the sorted reading is: the block, the offset in it (blocks
+    /// before it were freed).
+    cursor: (usize, usize),
     sorted: bool,
+    /// An arg list being written.
+    scratch: Vec<u8>,
     /// The block size when not [`BLOCK`] (the tests' small blocks).
     block_bytes: Option<usize>,
 }
@@ -79,6 +90,24 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 fn put_signed(out: &mut Vec<u8>, v: i64) {
     put_varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// Writes one keyed arg: a tag byte (the value's kind, whether the key
+/// is the flat key), the key ids, the value (a double as its 8 bytes, the
+/// rest as a varint).
+fn put_arg(out: &mut Vec<u8>, a: &Arg) {
+    let (kind, bits) = a.value.hash_key();
+    let same = a.key == a.flat_key;
+    out.push(kind | if same { TAG_SAME_KEY } else { 0 });
+    put_varint(out, u64::from(a.flat_key.0));
+    if !same {
+        put_varint(out, u64::from(a.key.0));
+    }
+    match a.value {
+        ArgValue::Real(_) => out.extend_from_slice(&bits.to_le_bytes()),
+        ArgValue::Int(v) => put_signed(out, v),
+        _ => put_varint(out, bits),
+    }
 }
 
 /// Reads an event's bytes back; the arena is ours, so a short read means
@@ -114,6 +143,45 @@ impl Reader<'_> {
         StrId(u32::try_from(self.varint()).unwrap_or(0))
     }
 
+    fn fixed64(&mut self) -> u64 {
+        let mut c = [0u8; 8];
+        if let Some(b) = self.b.get(self.pos..self.pos + 8) {
+            c.copy_from_slice(b);
+        }
+        self.pos += 8;
+        u64::from_le_bytes(c)
+    }
+
+    /// One arg written by [`put_arg`].
+    fn arg(&mut self) -> Arg {
+        let tag = self.b.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        let flat_key = self.str_id();
+        let key = if tag & TAG_SAME_KEY != 0 {
+            flat_key
+        } else {
+            self.str_id()
+        };
+        let value = match tag & 7 {
+            0 => ArgValue::Int(self.signed()),
+            1 => ArgValue::Uint(self.varint()),
+            2 => ArgValue::String(self.str_id()),
+            3 => ArgValue::Real(f64::from_bits(self.fixed64())),
+            4 => ArgValue::Pointer(self.varint()),
+            5 => ArgValue::Bool(self.varint() != 0),
+            6 => ArgValue::Json(self.str_id()),
+            _ => {
+                self.varint();
+                ArgValue::Null
+            }
+        };
+        Arg {
+            flat_key,
+            key,
+            value,
+        }
+    }
+
     /// Steps over the event starting here; its length.
     fn skip_event(&mut self) -> usize {
         let start = self.pos;
@@ -134,6 +202,10 @@ impl Reader<'_> {
             let len = usize::try_from(self.varint()).unwrap_or(0);
             self.pos = self.pos.saturating_add(len);
         }
+        if flags & ARG_LIST != 0 {
+            let len = usize::try_from(self.varint()).unwrap_or(0);
+            self.pos = self.pos.saturating_add(len);
+        }
         self.pos.min(self.b.len()) - start
     }
 
@@ -147,11 +219,6 @@ impl Reader<'_> {
 }
 
 impl EventStore {
-    /// Events held.
-    pub fn len(&self) -> usize {
-        self.index.len()
-    }
-
     /// Bytes held (the index and the arena).
     pub fn held_bytes(&self) -> u64 {
         let entry = std::mem::size_of::<(i64, i64, u64)>() as u64;
@@ -162,8 +229,11 @@ impl EventStore {
             .saturating_add(blocks as u64)
     }
 
-    /// Keeps `e` at `ts` (before the sort).
-    pub fn push(&mut self, ts: i64, e: &JsonEvent) {
+    /// Keeps `e` at `ts` (before the sort), with `raw_args` (its args as
+    /// bytes, for the phases that read them as fields) and `arg_list` (its
+    /// args keyed, read back as [`JsonEvent::arg_list`]); `e.args` and
+    /// `e.arg_list` are not looked at.
+    pub fn push(&mut self, ts: i64, e: &JsonEvent, raw_args: Option<&[u8]>, arg_list: &[Arg]) {
         if self.sorted {
             return;
         }
@@ -195,7 +265,9 @@ impl EventStore {
             matches!(e.cookie, Some((CookieKind::Local, _))),
             COOKIE_LOCAL,
         );
-        bit(e.args.is_some(), ARGS);
+        bit(raw_args.is_some(), ARGS);
+        bit(!arg_list.is_empty(), ARG_LIST);
+        bit(e.args_failed, ARGS_FAILED);
         let scope = match e.scope {
             Scope::None => 0,
             Scope::Global => 1,
@@ -224,9 +296,19 @@ impl EventStore {
         if let Some((_, c)) = e.cookie {
             out.extend_from_slice(&c.to_le_bytes());
         }
-        if let Some(a) = &e.args {
+        if let Some(a) = raw_args {
             put_varint(out, a.len() as u64);
             out.extend_from_slice(a);
+        }
+        if !arg_list.is_empty() {
+            // Its length first, so that the sort steps over it.
+            let list = &mut self.scratch;
+            list.clear();
+            for a in arg_list {
+                put_arg(list, a);
+            }
+            put_varint(out, list.len() as u64);
+            out.extend_from_slice(list);
         }
     }
 
@@ -239,8 +321,8 @@ impl EventStore {
 
     /// Sorts the events by time; at one time, when `by_phase`, by
     /// [`order_key`]; else (and at equal keys) in the order read. Then
-    /// moves their bytes into blocks in that order. Events pushed after
-    /// the sort are not kept.
+    /// moves them (each after its time) into blocks in that order and
+    /// drops the index. Events pushed after the sort are not kept.
     pub fn sort(&mut self, by_phase: bool) {
         if self.sorted {
             return;
@@ -252,18 +334,21 @@ impl EventStore {
             self.index.sort_unstable_by_key(|&(ts, _, at)| (ts, at));
         }
         let bytes = std::mem::take(&mut self.bytes);
+        let index = std::mem::take(&mut self.index);
         let size = self.block_bytes.unwrap_or(BLOCK);
         let mut block: Vec<u8> = Vec::new();
-        for entry in &mut self.index {
-            let at = usize::try_from(entry.2).unwrap_or(usize::MAX);
+        for &(ts, _, at) in &index {
+            let at = usize::try_from(at).unwrap_or(usize::MAX);
             let len = Reader { b: &bytes, pos: at }.skip_event();
-            if block.len() + len > size && !block.is_empty() {
+            // The time, then the event.
+            let need = len + 10;
+            if block.len() + need > size && !block.is_empty() {
                 self.blocks.push(std::mem::take(&mut block));
             }
             if block.capacity() == 0 {
-                block.reserve_exact(size.max(len));
+                block.reserve_exact(size.max(need));
             }
-            entry.2 = ((self.blocks.len() as u64) << 32) | block.len() as u64;
+            put_signed(&mut block, ts);
             block.extend_from_slice(bytes.get(at..at.saturating_add(len)).unwrap_or(&[]));
         }
         if !block.is_empty() {
@@ -272,108 +357,106 @@ impl EventStore {
         self.sorted = true;
     }
 
-    /// Frees the blocks holding only events before the `i`th (after the
-    /// sort): they will not be read again.
-    pub fn release_before(&mut self, i: usize) {
-        let Some(&(_, _, at)) = self.index.get(i) else {
-            return;
-        };
-        let block = usize::try_from(at >> 32).unwrap_or(0);
-        while self.freed < block.min(self.blocks.len()) {
-            self.blocks[self.freed] = Vec::new();
-            self.freed += 1;
-        }
-    }
-
-    /// The time of the `i`th event (in the current order).
-    pub fn ts(&self, i: usize) -> Option<i64> {
-        self.index.get(i).map(|x| x.0)
-    }
-
-    /// Writes the `i`th event (in the current order) into `e`, reusing its
-    /// args' buffer; false past the end.
-    pub fn read_into(&self, i: usize, e: &mut JsonEvent) -> bool {
-        let Some(&(_, _, at)) = self.index.get(i) else {
-            return false;
-        };
-        let mut r = if self.sorted {
-            let block = usize::try_from(at >> 32).unwrap_or(usize::MAX);
-            Reader {
-                b: self.blocks.get(block).map_or(&[], Vec::as_slice),
-                pos: (at & 0xffff_ffff) as usize,
+    /// The next event in sorted order (after [`EventStore::sort`]) written
+    /// into `e` (its buffers reused), and its time; None past the last.
+    /// Each block is freed once its last event is read.
+    pub fn next_sorted(&mut self, e: &mut JsonEvent) -> Option<i64> {
+        loop {
+            let (b, at) = self.cursor;
+            let block = self.blocks.get_mut(b)?;
+            if at < block.len() {
+                break;
             }
+            *block = Vec::new();
+            self.cursor = (b + 1, 0);
+        }
+        let (b, at) = self.cursor;
+        let mut r = Reader {
+            b: self.blocks.get(b).map_or(&[], Vec::as_slice),
+            pos: at,
+        };
+        let ts = r.signed();
+        read_event(&mut r, e);
+        self.cursor.1 = r.pos.max(at + 1);
+        Some(ts)
+    }
+}
+
+/// Reads the event at `r` into `e`, reusing its buffers.
+fn read_event(r: &mut Reader<'_>, e: &mut JsonEvent) {
+    let phase = r.b.get(r.pos).copied().unwrap_or(0);
+    r.pos += 1;
+    let flags = u32::try_from(r.varint()).unwrap_or(0);
+    let has = |b: u32| flags & b != 0;
+    let mut args = e.args.take().unwrap_or_default();
+    let mut list = std::mem::take(&mut e.arg_list);
+    list.clear();
+    *e = JsonEvent {
+        phase,
+        pid: r.signed(),
+        tid: r.signed(),
+        cat: r.str_id(),
+        name: r.str_id(),
+        pid_exists: has(PID_EXISTS),
+        tid_exists: has(TID_EXISTS),
+        flow_in: has(FLOW_IN),
+        flow_out: has(FLOW_OUT),
+        bind_enclosing: has(BIND_ENCLOSING),
+        args_failed: has(ARGS_FAILED),
+        scope: match (flags >> SCOPE_SHIFT) & 3 {
+            1 => Scope::Global,
+            2 => Scope::Process,
+            3 => Scope::Thread,
+            _ => Scope::None,
+        },
+        ..JsonEvent::default()
+    };
+    if has(DUR) {
+        e.dur = Some(r.signed());
+    }
+    if has(TTS) {
+        e.tts = Some(r.signed());
+    }
+    if has(TDUR) {
+        e.tdur = Some(r.signed());
+    }
+    if has(PID_NAME) {
+        e.pid_name = Some(r.str_id());
+    }
+    if has(TID_NAME) {
+        e.tid_name = Some(r.str_id());
+    }
+    if has(ID) {
+        e.id = Some(r.id(has(ID_STR)));
+    }
+    if has(BIND) {
+        e.bind_id = Some(r.id(has(BIND_STR)));
+    }
+    if has(COOKIE) {
+        let c = r.fixed64();
+        let kind = if has(COOKIE_LOCAL) {
+            CookieKind::Local
         } else {
-            Reader {
-                b: &self.bytes,
-                pos: usize::try_from(at).unwrap_or(usize::MAX),
-            }
+            CookieKind::Global
         };
-        let phase = r.b.get(r.pos).copied().unwrap_or(0);
-        r.pos += 1;
-        let flags = u32::try_from(r.varint()).unwrap_or(0);
-        let has = |b: u32| flags & b != 0;
-        let mut args = e.args.take().unwrap_or_default();
-        *e = JsonEvent {
-            phase,
-            pid: r.signed(),
-            tid: r.signed(),
-            cat: r.str_id(),
-            name: r.str_id(),
-            pid_exists: has(PID_EXISTS),
-            tid_exists: has(TID_EXISTS),
-            flow_in: has(FLOW_IN),
-            flow_out: has(FLOW_OUT),
-            bind_enclosing: has(BIND_ENCLOSING),
-            scope: match (flags >> SCOPE_SHIFT) & 3 {
-                1 => Scope::Global,
-                2 => Scope::Process,
-                3 => Scope::Thread,
-                _ => Scope::None,
-            },
-            ..JsonEvent::default()
-        };
-        if has(DUR) {
-            e.dur = Some(r.signed());
-        }
-        if has(TTS) {
-            e.tts = Some(r.signed());
-        }
-        if has(TDUR) {
-            e.tdur = Some(r.signed());
-        }
-        if has(PID_NAME) {
-            e.pid_name = Some(r.str_id());
-        }
-        if has(TID_NAME) {
-            e.tid_name = Some(r.str_id());
-        }
-        if has(ID) {
-            e.id = Some(r.id(has(ID_STR)));
-        }
-        if has(BIND) {
-            e.bind_id = Some(r.id(has(BIND_STR)));
-        }
-        if has(COOKIE) {
-            let mut c = [0u8; 8];
-            if let Some(b) = r.b.get(r.pos..r.pos + 8) {
-                c.copy_from_slice(b);
-            }
-            r.pos += 8;
-            let kind = if has(COOKIE_LOCAL) {
-                CookieKind::Local
-            } else {
-                CookieKind::Global
-            };
-            e.cookie = Some((kind, i64::from_le_bytes(c)));
-        }
-        if has(ARGS) {
-            let len = usize::try_from(r.varint()).unwrap_or(0);
-            args.clear();
-            args.extend_from_slice(r.b.get(r.pos..r.pos.saturating_add(len)).unwrap_or(&[]));
-            e.args = Some(args);
-        }
-        true
+        e.cookie = Some((kind, c as i64));
     }
+    if has(ARGS) {
+        let len = usize::try_from(r.varint()).unwrap_or(0);
+        args.clear();
+        args.extend_from_slice(r.b.get(r.pos..r.pos.saturating_add(len)).unwrap_or(&[]));
+        e.args = Some(args);
+        r.pos = r.pos.saturating_add(len);
+    }
+    if has(ARG_LIST) {
+        let len = usize::try_from(r.varint()).unwrap_or(0);
+        let end = r.pos.saturating_add(len).min(r.b.len());
+        while r.pos < end {
+            list.push(r.arg());
+        }
+        r.pos = end;
+    }
+    e.arg_list = list;
 }
 
 #[cfg(test)]
@@ -402,6 +485,39 @@ mod tests {
             bind_enclosing: true,
             cookie: Some((CookieKind::Local, i64::MIN)),
             args: Some(br#"{"a":1}"#.to_vec()),
+            arg_list: vec![
+                Arg {
+                    flat_key: StrId(4),
+                    key: StrId(4),
+                    value: ArgValue::Int(-7),
+                },
+                Arg {
+                    flat_key: StrId(5),
+                    key: StrId(600),
+                    value: ArgValue::Real(-2.5),
+                },
+                Arg {
+                    flat_key: StrId(6),
+                    key: StrId(6),
+                    value: ArgValue::String(StrId(70_000)),
+                },
+                Arg {
+                    flat_key: StrId(7),
+                    key: StrId(7),
+                    value: ArgValue::Bool(true),
+                },
+                Arg {
+                    flat_key: StrId(8),
+                    key: StrId(9),
+                    value: ArgValue::Uint(u64::MAX),
+                },
+                Arg {
+                    flat_key: StrId(8),
+                    key: StrId(9),
+                    value: ArgValue::Null,
+                },
+            ],
+            args_failed: true,
         }
     }
 
@@ -418,15 +534,15 @@ mod tests {
             phase: b'i',
             ..JsonEvent::default()
         };
-        s.push(5, &full());
-        s.push(-3, &empty);
+        s.push(5, &full(), full().args.as_deref(), &full().arg_list);
+        s.push(-3, &empty, None, &[]);
+        s.sort(false);
         let mut e = JsonEvent::default();
-        assert!(s.read_into(0, &mut e));
-        assert!(same(&e, &full()));
-        assert!(s.read_into(1, &mut e));
+        assert_eq!(s.next_sorted(&mut e), Some(-3));
         assert!(same(&e, &empty), "{e:?}");
-        assert!(!s.read_into(2, &mut e));
-        assert_eq!(s.ts(1), Some(-3));
+        assert_eq!(s.next_sorted(&mut e), Some(5));
+        assert!(same(&e, &full()));
+        assert_eq!(s.next_sorted(&mut e), None);
     }
 
     /// Sorted into blocks, every event reads back as written (large
@@ -455,19 +571,23 @@ mod tests {
                 e.args = None;
                 e.cookie = None;
             }
-            s.push(3000 - i, &e);
+            s.push(3000 - i, &e, e.args.as_deref(), &e.arg_list);
             want.push(e);
         }
         s.sort(false);
         assert!(s.blocks.len() > 3);
+        let all = s.held_bytes();
         let mut e = JsonEvent::default();
         for i in 0..3000 {
-            s.release_before(i);
-            assert!(s.read_into(i, &mut e));
+            assert_eq!(s.next_sorted(&mut e), Some(i as i64 + 1));
             assert!(same(&e, &want[2999 - i]), "{i}");
+            if i == 2000 {
+                // A third is left to read; the blocks behind were freed.
+                assert!(s.held_bytes() < all / 2, "{} of {all}", s.held_bytes());
+            }
         }
-        assert!(s.freed > 0);
-        assert!(s.held_bytes() < 3000 * 24 + 2 * SMALL as u64 + 600);
+        assert_eq!(s.next_sorted(&mut e), None);
+        assert_eq!(s.held_bytes(), 0);
     }
 
     /// The sort is by time, stable, and at one time (by phase) ends
@@ -481,20 +601,15 @@ mod tests {
             ..JsonEvent::default()
         };
         let mut s = EventStore::default();
-        s.push(2, &ev(b'B', None, 1));
-        s.push(1, &ev(b'X', Some(5), 2));
-        s.push(1, &ev(b'i', None, 3));
-        s.push(1, &ev(b'X', Some(10), 4));
-        s.push(1, &ev(b'E', None, 5));
-        s.push(1, &ev(b'i', None, 6));
-        let order = |s: &EventStore| -> Vec<i64> {
+        s.push(2, &ev(b'B', None, 1), None, &[]);
+        s.push(1, &ev(b'X', Some(5), 2), None, &[]);
+        s.push(1, &ev(b'i', None, 3), None, &[]);
+        s.push(1, &ev(b'X', Some(10), 4), None, &[]);
+        s.push(1, &ev(b'E', None, 5), None, &[]);
+        s.push(1, &ev(b'i', None, 6), None, &[]);
+        let order = |s: &mut EventStore| -> Vec<i64> {
             let mut e = JsonEvent::default();
-            (0..s.len())
-                .map(|i| {
-                    s.read_into(i, &mut e);
-                    e.tid
-                })
-                .collect()
+            std::iter::from_fn(|| s.next_sorted(&mut e).map(|_| e.tid)).collect()
         };
         let mut by_time = EventStore {
             index: s.index.clone(),
@@ -502,8 +617,8 @@ mod tests {
             ..EventStore::default()
         };
         by_time.sort(false);
-        assert_eq!(order(&by_time), [2, 3, 4, 5, 6, 1]);
+        assert_eq!(order(&mut by_time), [2, 3, 4, 5, 6, 1]);
         s.sort(true);
-        assert_eq!(order(&s), [5, 4, 2, 3, 6, 1]);
+        assert_eq!(order(&mut s), [5, 4, 2, 3, 6, 1]);
     }
 }

@@ -163,7 +163,7 @@ impl V8Profiles {
                 dur: Some(node),
                 ..JsonEvent::default()
             };
-            out.push(s.ts, &sample);
+            out.push(s.ts, &sample, None, &[]);
         }
     }
 
