@@ -217,3 +217,19 @@ fn chrome_processes_are_told_by_their_process_type_arg() {
         ]
     );
 }
+
+#[test]
+fn import_includes_a_module_for_the_next_statement_and_is_no_output() {
+    let tp = counters(&[("c", 1, 1.0)]);
+    let out = tp
+        .query_outputs(
+            "SELECT IMPORT('time.conversion');
+             INCLUDE PERFETTO MODULE time.conversion;
+             SELECT time_to_us(5000) AS us",
+        )
+        .expect("query");
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].rows, vec![vec![Value::Int(5)]]);
+    assert!(error(&tp, "SELECT IMPORT(1)").ends_with("IMPORT: argument must be string"));
+    assert!(error(&tp, "SELECT IMPORT('no.such_module')").contains("no.such_module"));
+}

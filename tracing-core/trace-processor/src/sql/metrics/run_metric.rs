@@ -6,6 +6,10 @@
 //! (text, an integer, or a real printed with six decimals), and every
 //! placeholder of the file must be given. The call itself returns nothing.
 //!
+//! `SELECT IMPORT('a.b.c')`, the older spelling of `INCLUDE PERFETTO
+//! MODULE a.b.c` that upstream still accepts, goes the same way: it
+//! queues that include.
+//!
 //! SQLite calls the function in the middle of a statement, where running
 //! other statements (which may create or drop tables) is not safe; the
 //! call checks its arguments, substitutes, and queues the text, and the
@@ -29,8 +33,9 @@ use crate::sql::perfetto_sql::{PerfettoSql, Piece, mark_void};
 /// statement to end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Request {
-    /// The file's path as the call named it.
-    pub path: String,
+    /// The call, for its errors: `RUN_METRIC('path')` (the file's path as
+    /// the call named it) or `IMPORT('key')`.
+    pub caller: String,
     /// Its text with every placeholder replaced.
     pub sql: String,
 }
@@ -129,7 +134,35 @@ fn request(files: &[MetricFile], ctx: &Context<'_>) -> rusqlite::Result<Request>
             file.sql
         ))
     })?;
-    Ok(Request { path, sql })
+    Ok(Request {
+        caller: format!("RUN_METRIC('{path}')"),
+        sql,
+    })
+}
+
+/// Whether `key` can be a module name as `INCLUDE` takes it: dotted words,
+/// possibly ending in a `*` wildcard (nothing that could end the
+/// statement the include is written into).
+fn is_module_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '*')
+}
+
+/// Checks an `IMPORT` call's argument: the include to queue.
+fn import_request(ctx: &Context<'_>) -> rusqlite::Result<Request> {
+    let key = match ctx.get_raw(0) {
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        _ => return Err(fail("IMPORT: argument must be string".into())),
+    };
+    if !is_module_key(&key) {
+        return Err(fail(format!("IMPORT: '{key}' is not a module name")));
+    }
+    Ok(Request {
+        caller: format!("IMPORT('{key}')"),
+        sql: format!("INCLUDE PERFETTO MODULE {key};"),
+    })
 }
 
 impl RunMetric {
@@ -141,8 +174,23 @@ impl RunMetric {
         }
     }
 
-    /// Registers `RUN_METRIC` on `conn`.
+    /// Registers `RUN_METRIC` and `IMPORT` on `conn`.
     pub(crate) fn register(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let pending = self.pending.clone();
+        conn.create_scalar_function(
+            "import",
+            1,
+            FunctionFlags::SQLITE_UTF8,
+            move |ctx: &Context<'_>| -> rusqlite::Result<Null> {
+                let r = import_request(ctx)?;
+                pending
+                    .lock()
+                    .map_err(|_| fail("IMPORT: queue poisoned".into()))?
+                    .push(r);
+                mark_void();
+                Ok(Null)
+            },
+        )?;
         let files = self.files;
         let pending = self.pending.clone();
         conn.create_scalar_function(
@@ -192,8 +240,8 @@ impl RunMetric {
                 })
                 .map_err(|e| Error::Sql {
                     message: format!(
-                        "RUN_METRIC('{}'): {}",
-                        r.path,
+                        "{}: {}",
+                        r.caller,
                         crate::sql::perfetto_sql::error_message(&e)
                     ),
                     offset: Some(start),
@@ -259,6 +307,16 @@ mod tests {
             substitute("{{a-b}}", &values(&[])).as_deref(),
             Some("{{a-b}}")
         );
+    }
+
+    #[test]
+    fn import_takes_dotted_module_names_and_wildcards_only() {
+        assert!(is_module_key("time.conversion"));
+        assert!(is_module_key("android.*"));
+        assert!(is_module_key("*"));
+        assert!(!is_module_key(""));
+        assert!(!is_module_key("a.b; DROP TABLE slice"));
+        assert!(!is_module_key("a b"));
     }
 
     #[test]
