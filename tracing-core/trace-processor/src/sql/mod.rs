@@ -34,6 +34,7 @@ pub(crate) mod streaming;
 mod string_functions;
 mod strip_hex;
 pub mod table;
+mod thread_slice_time;
 mod to_ftrace;
 mod trace_bounds;
 pub(crate) mod union;
@@ -171,6 +172,8 @@ impl Engine {
         math_functions::register(&conn)?;
         intervals::register(&conn)?;
         counter_intervals::register(&conn)?;
+        let mut perfetto = perfetto_sql::PerfettoSql::default();
+        thread_slice_time::register(&conn, &all, perfetto.natives_mut())?;
         span_join::register(&conn)?;
         byte_functions::register(&conn)?;
         clock_functions::register(
@@ -192,7 +195,7 @@ impl Engine {
             tables: names,
             storage: all,
             file_access,
-            perfetto: perfetto_sql::PerfettoSql::default(),
+            perfetto,
         })
     }
 

@@ -169,12 +169,25 @@ pub(crate) fn collect(
     let columns: Vec<Column> = builders
         .into_iter()
         .enumerate()
-        .map(|(i, b)| {
-            let col = names.get(i).map_or("", String::as_str);
-            let ty = if col == "id" { "INTEGER" } else { "" };
-            b.finish(static_name(col), ty)
-        })
+        .map(|(i, b)| b.finish(static_name(names.get(i).map_or("", String::as_str)), ""))
         .collect();
+    Ok(Some(table_of(name, columns, len, Arc::new(pool))))
+}
+
+/// Table `name` of `columns` (`len` rows each), their strings in `strings`:
+/// column `id` declared INTEGER and the others untyped, as a select's are
+/// stored; searched by row number when `id` is the row number, else on
+/// `id` (or `ts`) when it ascends.
+pub(crate) fn table_of(
+    name: &str,
+    mut columns: Vec<Column>,
+    len: usize,
+    strings: Arc<StringPool>,
+) -> Table {
+    for c in &mut columns {
+        c.name = static_name(c.name);
+        c.sql_type = if c.name == "id" { "INTEGER" } else { "" };
+    }
     let has_id = columns
         .first()
         .is_some_and(|c| c.name == "id" && matches!(c.data, ColumnData::RowIndex(_)));
@@ -186,15 +199,15 @@ pub(crate) fn collect(
             .position(|c| c.name == *want)
             .filter(|&i| columns.get(i).is_some_and(Column::ascends))
     });
-    Ok(Some(Table {
+    Table {
         name: static_name(name),
         columns,
         len,
         has_id,
         sorted_by,
-        strings: Arc::new(pool),
+        strings,
         orders: Default::default(),
-    }))
+    }
 }
 
 /// Makes `table` the virtual table `name` (which must not exist), by a

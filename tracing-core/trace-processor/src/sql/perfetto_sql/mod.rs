@@ -34,6 +34,7 @@ mod legacy;
 mod macros;
 mod module_index;
 mod modules;
+pub(crate) mod native;
 pub(crate) mod nested;
 mod packages;
 mod statement;
@@ -94,6 +95,8 @@ pub(crate) struct PerfettoSql {
     legacy_registered: Cell<bool>,
     /// `RUN_METRIC` and the metric files it queued (`sql/metrics`).
     metrics: crate::sql::metrics::run_metric::RunMetric,
+    /// The sources a PERFETTO TABLE takes native columns from (`native.rs`).
+    natives: native::NativeTables,
 }
 
 impl Default for PerfettoSql {
@@ -146,7 +149,14 @@ impl PerfettoSql {
             legacy: legacy::Legacy::default(),
             legacy_registered: Cell::new(false),
             metrics: Default::default(),
+            natives: native::NativeTables::default(),
         }
+    }
+
+    /// The native sources a PERFETTO TABLE may take its columns from, to
+    /// register more on.
+    pub(crate) fn natives_mut(&mut self) -> &mut native::NativeTables {
+        &mut self.natives
     }
 
     /// Registers a user's package beside the built-in modules, unless its
@@ -261,8 +271,30 @@ impl PerfettoSql {
                 let (select, exact) = self.expand_body(sql, body)?;
                 let names = tables::columns(conn, statement, &select, true, schema.as_deref())
                     .map_err(|e| create_error(e, body.0, exact, statement))?;
-                tables::create(conn, &self.indexes, table, replace, &name, &select, &names)
-                    .map_err(|e| e.at(Some(start)))
+                let native = if table {
+                    self.natives
+                        .table_for(&name, &select, &names)
+                        .map_err(|e| {
+                            PerfettoSqlError::Sqlite {
+                                statement,
+                                message: e.to_string(),
+                            }
+                            .at(Some(start))
+                        })?
+                } else {
+                    None
+                };
+                tables::create(
+                    conn,
+                    &self.indexes,
+                    table,
+                    replace,
+                    &name,
+                    &select,
+                    &names,
+                    native,
+                )
+                .map_err(|e| e.at(Some(start)))
             }
             Parsed::CreateIndex {
                 replace,

@@ -142,7 +142,10 @@ fn id_typed(name: &str) -> String {
 }
 
 /// Creates table (or view) `name` from `select`, whose columns are `names`
-/// (a table made again loses the indexes noted in `indexes`).
+/// (a table made again loses the indexes noted in `indexes`); a table
+/// whose columns a native source built (`native`, see `native.rs`) takes
+/// them as they are instead of running `select`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn create(
     conn: &Connection,
     indexes: &Indexes,
@@ -151,6 +154,7 @@ pub(crate) fn create(
     name: &str,
     select: &str,
     names: &[String],
+    native: Option<crate::sql::table::Table>,
 ) -> Result<(), PerfettoSqlError> {
     let statement = if table {
         "CREATE PERFETTO TABLE"
@@ -187,6 +191,9 @@ pub(crate) fn create(
     conn.execute_batch(&format!("DROP TABLE {q}"))
         .map_err(sqlite)?;
     indexes.forget_table(name);
+    if let Some(t) = native {
+        return columnar::register(conn, name, t).map_err(sqlite);
+    }
     if let Some(t) = columnar::collect(conn, name, select, names).map_err(sqlite)? {
         return columnar::register(conn, name, t).map_err(sqlite);
     }

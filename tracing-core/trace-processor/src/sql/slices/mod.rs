@@ -5,7 +5,7 @@
 //! `slices.self_dur`), served by `int_rows.rs` (a table of computed
 //! integer rows). Each computes from the frozen slice table on first use.
 
-mod flatten;
+pub(super) mod flatten;
 mod int_rows;
 mod self_dur;
 mod stack_id;

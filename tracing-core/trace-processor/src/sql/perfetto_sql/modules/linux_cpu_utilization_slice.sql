@@ -9,22 +9,11 @@ INCLUDE PERFETTO MODULE linux.cpu.utilization.general;
 INCLUDE PERFETTO MODULE intervals.intersect;
 INCLUDE PERFETTO MODULE slices.with_context;
 
--- The cycles of each thread slice its thread ran in at a known frequency,
--- by slice id (a table, so that the join below finds a slice's row by id).
-CREATE PERFETTO TABLE _zt_cycles_per_thread_slice AS
-WITH sliced AS (
-  SELECT * FROM thread_slice WHERE dur > 0 AND utid > 0
-)
-SELECT
-  ii.id_0 AS id,
-  sum(ii.dur) AS dur,
-  cast(sum(ii.dur * f.freq / 1000) AS INT) AS millicycles,
-  cast(sum(ii.dur * f.freq / 1000) / 1e9 AS INT) AS megacycles
-FROM _interval_intersect!((sliced, _cpu_freq_per_thread), (utid)) AS ii
-JOIN _cpu_freq_per_thread AS f ON f.id = ii.id_1
-WHERE f.freq IS NOT NULL
-GROUP BY ii.id_0;
-
+-- Built by the native source __intrinsic_cpu_cycles_per_thread_slice
+-- (src/sql/thread_slice_time/): every thread slice with its thread
+-- context as thread_slice gives it and, when its thread's pieces of
+-- known frequency in _cpu_freq_per_thread cover the whole slice (a
+-- slice of a real thread with a length), the cycles run in it; by id.
 CREATE PERFETTO TABLE cpu_cycles_per_thread_slice(
   id JOINID(slice.id),
   name STRING,
@@ -35,17 +24,7 @@ CREATE PERFETTO TABLE cpu_cycles_per_thread_slice(
   millicycles LONG,
   megacycles LONG
 ) AS
-SELECT
-  s.id,
-  s.name,
-  s.utid,
-  s.thread_name,
-  s.upid,
-  s.process_name,
-  c.millicycles,
-  c.megacycles
-FROM thread_slice AS s
-LEFT JOIN _zt_cycles_per_thread_slice AS c ON c.id = s.id AND c.dur = s.dur;
+SELECT * FROM __intrinsic_cpu_cycles_per_thread_slice;
 
 CREATE PERFETTO FUNCTION cpu_cycles_per_thread_slice_in_interval(
   ts TIMESTAMP,

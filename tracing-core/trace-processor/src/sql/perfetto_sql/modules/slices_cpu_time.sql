@@ -8,21 +8,11 @@ INCLUDE PERFETTO MODULE intervals.intersect;
 INCLUDE PERFETTO MODULE linux.cpu.utilization.slice;
 INCLUDE PERFETTO MODULE slices.with_context;
 
--- The overlap of each thread slice (of a real thread, with a length)
--- with its thread's sched slices, summed: its time on a CPU, by slice id
--- (a table, so that the join below finds a slice's row by id). Slices
--- that never ran have no row.
-CREATE PERFETTO TABLE _zt_thread_slice_running AS
-SELECT id_0 AS id, sum(dur) AS cpu_time
-FROM _interval_intersect!(
-  (
-    (SELECT id, ts, dur, utid FROM thread_slice WHERE utid > 0 AND dur > 0),
-    (SELECT id, ts, dur, utid FROM sched WHERE dur > 0)
-  ),
-  (utid)
-)
-GROUP BY id_0;
-
+-- Built by the native source __intrinsic_thread_slice_cpu_time
+-- (src/sql/thread_slice_time/): for each thread slice of a real thread
+-- with a length, its overlaps with the thread's sched slices (of a
+-- length) summed, with the slice's thread context as thread_slice gives
+-- it, by slice id; slices that never ran have no row.
 CREATE PERFETTO TABLE thread_slice_cpu_time(
   id JOINID(slice.id),
   name STRING,
@@ -32,17 +22,7 @@ CREATE PERFETTO TABLE thread_slice_cpu_time(
   process_name STRING,
   cpu_time LONG
 ) AS
-SELECT
-  r.id,
-  s.name,
-  s.utid,
-  s.thread_name,
-  s.upid,
-  s.process_name,
-  r.cpu_time
-FROM thread_slice AS s
-JOIN _zt_thread_slice_running AS r ON r.id = s.id
-ORDER BY r.id;
+SELECT * FROM __intrinsic_thread_slice_cpu_time;
 
 CREATE PERFETTO VIEW thread_slice_cpu_cycles(
   id JOINID(slice.id),

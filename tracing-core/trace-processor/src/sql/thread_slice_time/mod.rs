@@ -1,0 +1,74 @@
+//! Native operators for the standard-library modules that measure each
+//! thread slice against its thread's scheduling, and `slices.flat_slices`'
+//! table of flattened thread slices. Upstream writes them as interval
+//! intersections of every thread slice with every thread state, sched
+//! slice or frequency piece, joined back to `thread_slice` and grouped in
+//! SQL; here one pass over the frozen tables (`inputs.rs`) computes the
+//! rows: `time_in_state.rs` (`slices.time_in_state`: the time in each
+//! thread state), `cpu_time.rs` (`slices.cpu_time`: the time on a CPU),
+//! and `cycles.rs` (`linux.cpu.utilization.slice`: the CPU cycles, from
+//! the module's frequency pieces, summed as SQLite sums, `sql_sum.rs`).
+//! These and the flattened slices (`slices/flatten.rs`) are built as the
+//! modules' tables' columns with the slices' thread context
+//! (`context.rs`, `built.rs`), which the modules take as they are
+//! (`perfetto_sql/native.rs`). Typed errors in `error.rs`.
+
+mod built;
+mod context;
+mod cpu_time;
+mod cycles;
+mod error;
+mod inputs;
+mod sql_sum;
+mod time_in_state;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use super::perfetto_sql::native::NativeTables;
+use super::table::Table;
+use inputs::Tables;
+
+/// Registers on `natives`, over the trace's tables `all`, the native
+/// sources `__intrinsic_thread_slice_time_in_state`,
+/// `__intrinsic_thread_slice_cpu_time`,
+/// `__intrinsic_cpu_cycles_per_thread_slice` and
+/// `__intrinsic_thread_slice_flattened`.
+pub(super) fn register(
+    conn: &Connection,
+    all: &[Arc<Table>],
+    natives: &mut NativeTables,
+) -> rusqlite::Result<()> {
+    let tables = Arc::new(Tables::find(all));
+    let t = tables.clone();
+    natives.register(
+        conn,
+        "__intrinsic_thread_slice_time_in_state",
+        built::TIME_IN_STATE,
+        Box::new(move |_| Ok(built::time_in_state(&t))),
+    )?;
+    let t = tables.clone();
+    natives.register(
+        conn,
+        "__intrinsic_thread_slice_cpu_time",
+        built::CPU_TIME,
+        Box::new(move |_| Ok(built::cpu_time(&t))),
+    )?;
+    let t = tables.clone();
+    natives.register(
+        conn,
+        "__intrinsic_cpu_cycles_per_thread_slice",
+        built::CYCLES,
+        Box::new(move |db| built::cycles(&t, db)),
+    )?;
+    natives.register(
+        conn,
+        "__intrinsic_thread_slice_flattened",
+        built::FLATTENED,
+        Box::new(move |_| Ok(built::flattened(&tables))),
+    )
+}
