@@ -124,6 +124,30 @@ pub fn count_track_event_walk() {
     TRACK_EVENT_WALKS.with(|w| w.set(w.get() + 1));
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Walks over a TrackEvent's remaining bytes by a reader beyond the
+    /// parser's decoder, made on this thread.
+    static EXTRA_WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Walks over a TrackEvent's remaining bytes by a reader beyond the
+/// parser's decoder (the typed fields', the reflected fields') made on
+/// this thread so far (tests only): none for an event without such
+/// fields, which the loader's walk notes.
+#[cfg(test)]
+pub fn extra_track_event_walks() -> u64 {
+    EXTRA_WALKS.with(std::cell::Cell::get)
+}
+
+/// Counts one walk by a reader beyond the parser's decoder over a
+/// TrackEvent's remaining bytes (tests only).
+#[inline]
+pub fn count_extra_track_event_walk() {
+    #[cfg(test)]
+    EXTRA_WALKS.with(|w| w.set(w.get() + 1));
+}
+
 impl<'a> PacketFields<'a> {
     /// Walks `bytes` once; `is_payload` says which other field numbers
     /// have an importer (the loader's own payloads always count). A

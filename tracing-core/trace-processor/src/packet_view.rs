@@ -10,9 +10,11 @@
 //! that `extra` indexes. The parsers see each packet as a [`PacketView`].
 //! A TrackEvent's bytes are only the fields the loader did not read: what
 //! it read travels as [`TrackEventFacts`], written as a header in front of
-//! those bytes (a flags byte and two varints, 3 to 16 bytes, not a record
-//! beside each of millions of waiting events), and [`TrackEventTimes`], so
-//! the parser does not read them again.
+//! those bytes (a flags byte and up to three varints, 1 to 26 bytes, not a
+//! record beside each of millions of waiting events), and
+//! [`TrackEventTimes`], so the parser does not read them again. The bytes
+//! end with the few fields that readers beyond the parser's decoder take
+//! ([`FieldKinds`]), so that those readers walk only them.
 
 use slab::Slab;
 
@@ -209,6 +211,9 @@ pub struct TrackEventFacts {
     track_uuid: u64,
     ty: i32,
     flags: u8,
+    /// The length of the bytes' last part: the fields of the kinds in
+    /// `flags` (0 when there are none).
+    extra_len: u32,
 }
 
 /// `TrackEventFacts::flags`: `track_uuid` is present.
@@ -217,6 +222,44 @@ const HAS_TRACK_UUID: u8 = 1;
 const HAS_TYPE_RAW: u8 = 2;
 /// An occurrence of `type` has a number the enum names.
 const HAS_TYPE: u8 = 4;
+/// The bytes left hold a field the parser's typed reader takes
+/// ([`FieldKinds::TYPED`]).
+const HAS_TYPED: u8 = 8;
+/// They hold a field reflected into args ([`FieldKinds::REFLECTED`]).
+const HAS_REFLECTED: u8 = 16;
+/// They hold an extension field ([`FieldKinds::EXTENSION`]).
+const HAS_EXTENSION: u8 = 32;
+
+/// Which kinds of field the bytes a TrackEvent's walk left hold, as the
+/// walk saw them. The walk puts the fields of these kinds last, after the
+/// fields the parser's decoder reads (each field's occurrences keep their
+/// order): each reader that looks for only these walks that last part, and
+/// skips it when it holds none of its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FieldKinds(u8);
+
+impl FieldKinds {
+    /// None of the kinds below.
+    pub const NONE: FieldKinds = FieldKinds(0);
+    /// A field the typed reader (`parser/track_event_args.rs`) takes.
+    pub const TYPED: FieldKinds = FieldKinds(HAS_TYPED);
+    /// A field reflected into args (`parser/track_event_reflect.rs`).
+    pub const REFLECTED: FieldKinds = FieldKinds(HAS_REFLECTED);
+    /// A field of TrackEvent's extension range (1000 and up).
+    pub const EXTENSION: FieldKinds = FieldKinds(HAS_EXTENSION);
+
+    /// Both sets' kinds.
+    pub const fn union(self, other: FieldKinds) -> FieldKinds {
+        FieldKinds(self.0 | other.0)
+    }
+
+    /// Whether it has every kind of `other`.
+    pub const fn contains(self, other: FieldKinds) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+/// The flags [`FieldKinds`] occupies.
+const FIELD_KINDS: u8 = HAS_TYPED | HAS_REFLECTED | HAS_EXTENSION;
 
 impl TrackEventFacts {
     /// Facts of an event's `track_uuid`, `type` (its last number) and
@@ -236,15 +279,44 @@ impl TrackEventFacts {
             track_uuid: track_uuid.unwrap_or(0),
             ty: ty.unwrap_or(0),
             flags,
+            extra_len: 0,
         }
     }
 
+    /// The facts, saying that the bytes left end with `extra_len` bytes
+    /// of fields of the `kinds` (none when `kinds` is empty).
+    pub fn with_extra(mut self, kinds: FieldKinds, extra_len: u32) -> Self {
+        self.flags = (self.flags & !FIELD_KINDS) | (kinds.0 & FIELD_KINDS);
+        self.extra_len = if self.flags & FIELD_KINDS == 0 {
+            0
+        } else {
+            extra_len
+        };
+        self
+    }
+
+    /// Which kinds of field the bytes left hold in their last part
+    /// ([`Self::with_extra`]).
+    pub fn fields(&self) -> FieldKinds {
+        FieldKinds(self.flags & FIELD_KINDS)
+    }
+
+    /// The bytes left (behind the header) as the fields the parser's
+    /// decoder reads and the last part, the fields of [`Self::fields`]'s
+    /// kinds; all of them in the last part when the length is past them,
+    /// which it never is in bytes the loader wrote.
+    pub fn parts<'b>(&self, bytes: &'b [u8]) -> (&'b [u8], &'b [u8]) {
+        let main = bytes.len().saturating_sub(self.extra_len as usize);
+        bytes.split_at(main)
+    }
+
     /// The longest header [`Self::encode`] writes.
-    pub const MAX_HEADER: usize = 21;
+    pub const MAX_HEADER: usize = 26;
 
     /// Writes the facts as the header that goes in front of the event's
-    /// bytes (the flags, then the type and the track uuid as varints, each
-    /// only when present) at the start of `header`; its length.
+    /// bytes (the flags, then the type, the track uuid and the last part's
+    /// length as varints, each only when present) at the start of
+    /// `header`; its length.
     pub fn encode(&self, header: &mut [u8; Self::MAX_HEADER]) -> usize {
         let mut len = 1;
         header[0] = self.flags;
@@ -253,6 +325,9 @@ impl TrackEventFacts {
         }
         if self.flags & HAS_TRACK_UUID != 0 {
             len += put_varint(self.track_uuid, &mut header[len..]);
+        }
+        if self.flags & FIELD_KINDS != 0 {
+            len += put_varint(u64::from(self.extra_len), &mut header[len..]);
         }
         len
     }
@@ -275,6 +350,11 @@ impl TrackEventFacts {
             if flags & HAS_TRACK_UUID != 0 {
                 let (v, r) = get_varint(rest)?;
                 facts.track_uuid = v;
+                rest = r;
+            }
+            if flags & FIELD_KINDS != 0 {
+                let (v, r) = get_varint(rest)?;
+                facts.extra_len = u32::try_from(v).ok()?;
                 rest = r;
             }
             Some((facts, rest))
@@ -369,6 +449,11 @@ mod tests {
     fn facts_read_back_from_their_header() {
         for (facts, len) in [
             (
+                TrackEventFacts::new(Some(u64::MAX - 3), Some(-7), false)
+                    .with_extra(FieldKinds::EXTENSION, u32::MAX),
+                TrackEventFacts::MAX_HEADER,
+            ),
+            (
                 TrackEventFacts::new(Some(u64::MAX - 3), Some(-7), false),
                 21,
             ),
@@ -385,6 +470,28 @@ mod tests {
             assert_eq!(read, facts);
             assert_eq!(rest, &[8, 1]);
         }
+        // The kinds of field ride in the flags byte, the last part's
+        // length after the uuid; the parts split where it says.
+        let kinds = FieldKinds::TYPED.union(FieldKinds::EXTENSION);
+        let facts = TrackEventFacts::new(Some(9), Some(2), true).with_extra(kinds, 2);
+        let mut header = [0u8; TrackEventFacts::MAX_HEADER];
+        let len = facts.encode(&mut header);
+        assert_eq!(len, 4);
+        let mut bytes = header[..len].to_vec();
+        bytes.extend_from_slice(&[8, 1, 0xa0, 2]);
+        let (read, rest) = TrackEventFacts::read(&bytes);
+        assert_eq!(read.fields(), kinds);
+        assert!(!read.fields().contains(FieldKinds::REFLECTED));
+        assert_eq!((read.track_uuid(), read.type_raw()), (Some(9), Some(2)));
+        assert!(read.has_type());
+        assert_eq!(read.parts(rest), (&[8, 1][..], &[0xa0, 2][..]));
+        // A length past the bytes puts them all in the last part.
+        let long = TrackEventFacts::new(None, None, false).with_extra(kinds, 9);
+        assert_eq!(long.parts(&[8, 1]), (&[][..], &[8, 1][..]));
+        // No kinds, no last part, whatever length is asked for.
+        let none = TrackEventFacts::new(None, None, false).with_extra(FieldKinds::NONE, 5);
+        assert_eq!(none.parts(&[8, 1]), (&[8, 1][..], &[][..]));
+        assert_eq!(TrackEventFacts::default().fields(), FieldKinds::NONE);
         // A header cut short reads as no facts.
         let (read, rest) = TrackEventFacts::read(&[3, 0x80]);
         assert_eq!(read, TrackEventFacts::default());

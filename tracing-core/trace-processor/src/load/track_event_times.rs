@@ -9,7 +9,11 @@
 //! The walk keeps what it read (with the track uuid and the type) as facts
 //! that travel with the packet, and copies every other field, untouched,
 //! into the bytes the packet keeps: the parser reads those and never the
-//! fields read here, so a TrackEvent is walked from its start once.
+//! fields read here, so a TrackEvent is walked from its start once. The
+//! few fields that readers beyond the parser's decoder take (typed fields,
+//! fields reflected into args, extensions) are put after the others, their
+//! kinds and length noted in the facts: those readers walk only that last
+//! part, and only when it holds their kind.
 
 use protozero::{Decoder, FieldValue, PackedFixed64, PackedVarints};
 use zerotrace_protos::protos::TrackEvent;
@@ -18,7 +22,7 @@ use zerotrace_protos::protos::track_event::Type;
 use crate::clock::MachineClocks;
 use crate::descriptors::Descriptors;
 use crate::packet_fields::count_track_event_walk;
-use crate::packet_view::{TrackEventFacts, TrackEventTimes};
+use crate::packet_view::{FieldKinds, TrackEventFacts, TrackEventTimes};
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::stats::Stats;
 
@@ -42,6 +46,46 @@ const READ_HERE: [u32; 14] = [
     TrackEvent::FIELD_EXTRA_DOUBLE_COUNTER_TRACK_UUIDS,
     TrackEvent::FIELD_EXTRA_DOUBLE_COUNTER_VALUES,
 ];
+
+/// A set of field numbers under 64 as a bit mask (a number of 64 or more
+/// stops the build).
+const fn mask(ids: &[u32]) -> u64 {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < ids.len() {
+        assert!(ids[i] < 64, "a field number past the mask");
+        m |= 1 << ids[i];
+        i += 1;
+    }
+    m
+}
+
+/// [`READ_HERE`] as a mask: one test per field instead of a search.
+const READ_HERE_MASK: u64 = mask(&READ_HERE);
+/// The fields the parser's typed reader takes.
+const TYPED_MASK: u64 = mask(&crate::parser::track_event_args::TYPED_FIELDS);
+/// The fields reflected into args (besides the extensions).
+const REFLECTED_MASK: u64 = mask(&crate::parser::track_event_reflect::REFLECTED_FIELDS);
+/// The first field number of TrackEvent's extension range (`extensions
+/// 1000 to 9899`).
+const FIRST_EXTENSION: u32 = 1000;
+
+/// The kinds of field (for the parser's readers) field `id` is, when it
+/// is not read here.
+fn kinds_of(id: u32) -> FieldKinds {
+    if id >= FIRST_EXTENSION {
+        return FieldKinds::EXTENSION.union(FieldKinds::REFLECTED);
+    }
+    let bit = 1u64.checked_shl(id).unwrap_or(0);
+    let mut k = FieldKinds::NONE;
+    if TYPED_MASK & bit != 0 {
+        k = k.union(FieldKinds::TYPED);
+    }
+    if REFLECTED_MASK & bit != 0 {
+        k = k.union(FieldKinds::REFLECTED);
+    }
+    k
+}
 
 fn us_to_ns(us: i64) -> i64 {
     us.saturating_mul(1000)
@@ -72,6 +116,10 @@ struct ReadHere {
     extra_values: Vec<f64>,
     extra_double_uuids: Vec<u64>,
     extra_double_values: Vec<f64>,
+    /// The kinds of field among those left to the parser.
+    kinds: FieldKinds,
+    /// The length of the fields of those kinds, put last.
+    extra_len: u32,
 }
 
 /// Varints of a repeated field's occurrence, packed or not.
@@ -97,23 +145,32 @@ fn doubles(value: FieldValue<'_>, out: &mut Vec<f64>) {
 }
 
 /// The one walk: the fields read here into `ReadHere`, every other field
-/// (tag and value as they were) appended to `rest`. A malformed field ends
-/// the walk, as it ends the decoder's.
+/// (tag and value as they were) appended to `rest`, those of a
+/// [`FieldKinds`] kind after all the others. A malformed field ends the
+/// walk, as it ends the decoder's.
 fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
     count_track_event_walk();
     rest.clear();
     // Room for the facts' header, written once they are known.
     rest.resize(TrackEventFacts::MAX_HEADER, 0);
     let mut out = ReadHere::default();
+    let mut extras = Extras::default();
     let mut d = Decoder::new(event);
     loop {
         let start = d.offset();
         let Some(Ok(f)) = d.read_field() else {
             break;
         };
-        if !READ_HERE.contains(&f.id) {
-            if let Some(bytes) = event.get(start..d.offset()) {
-                rest.extend_from_slice(bytes);
+        let here = 1u64.checked_shl(f.id).unwrap_or(0) & READ_HERE_MASK != 0;
+        if !here {
+            let kinds = kinds_of(f.id);
+            if kinds == FieldKinds::NONE {
+                if let Some(bytes) = event.get(start..d.offset()) {
+                    rest.extend_from_slice(bytes);
+                }
+            } else {
+                out.kinds = out.kinds.union(kinds);
+                extras.push(start, d.offset());
             }
             continue;
         }
@@ -185,7 +242,42 @@ fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
             _ => {}
         }
     }
+    // The fields for the parser's other readers go last.
+    let main_end = rest.len();
+    extras.append_to(event, rest);
+    out.extra_len = u32::try_from(rest.len() - main_end).unwrap_or(u32::MAX);
     out
+}
+
+/// Where the fields that go last ([`FieldKinds`]) are in the event, while
+/// the walk copies the others: a few, on the stack; more spill to the heap.
+#[derive(Debug, Default)]
+struct Extras {
+    fixed: [(usize, usize); 8],
+    len: usize,
+    spill: Vec<(usize, usize)>,
+}
+
+impl Extras {
+    fn push(&mut self, start: usize, end: usize) {
+        match self.fixed.get_mut(self.len) {
+            Some(slot) => {
+                *slot = (start, end);
+                self.len += 1;
+            }
+            None => self.spill.push((start, end)),
+        }
+    }
+
+    /// Appends the fields' bytes, in the order they came, to `out`.
+    fn append_to(&self, event: &[u8], out: &mut Vec<u8>) {
+        let fixed = self.fixed.get(..self.len).unwrap_or(&[]);
+        for &(start, end) in fixed.iter().chain(&self.spill) {
+            if let Some(bytes) = event.get(start..end) {
+                out.extend_from_slice(bytes);
+            }
+        }
+    }
 }
 
 /// One TrackEvent as the loader keeps it: its time on the trace clock and
@@ -334,7 +426,9 @@ pub fn tokenize(
     }
     // The facts' header goes right before the fields, in the room left.
     let mut header = [0u8; TrackEventFacts::MAX_HEADER];
-    let len = TrackEventFacts::new(event.track_uuid, event.ty, event.has_type).encode(&mut header);
+    let len = TrackEventFacts::new(event.track_uuid, event.ty, event.has_type)
+        .with_extra(event.kinds, event.extra_len)
+        .encode(&mut header);
     let start = TrackEventFacts::MAX_HEADER - len;
     if let (Some(room), Some(header)) = (
         rest.get_mut(start..TrackEventFacts::MAX_HEADER),
@@ -445,6 +539,60 @@ mod tests {
         assert_eq!(rest.categories().collect::<Vec<_>>(), ["c"]);
         assert_eq!(rest.flow_ids().collect::<Vec<_>>(), [9]);
         assert_eq!(rest.type_raw(), None);
+    }
+
+    #[test]
+    fn the_fields_other_readers_take_go_last_in_their_order() {
+        let bytes = event(|e| {
+            e.message()
+                .append_varint(TrackEvent::FIELD_SOURCE_LOCATION_IID, 5);
+            e.set_name("n");
+            e.message().append_bytes(1001, b"x");
+            e.set_type(Type::SliceBegin);
+            e.message()
+                .append_varint(TrackEvent::FIELD_SOURCE_LOCATION_IID, 6);
+            e.add_flow_ids(9);
+        });
+        let mut rest = Vec::new();
+        let got = split(&bytes, &mut rest);
+        let fields = |b: &[u8]| {
+            Decoder::new(b)
+                .map_while(Result::ok)
+                .map(|f| (f.id, f.as_u64().ok()))
+                .collect::<Vec<_>>()
+        };
+        let kept = &rest[TrackEventFacts::MAX_HEADER..];
+        let facts = TrackEventFacts::new(None, None, false).with_extra(got.kinds, got.extra_len);
+        let (main, last) = facts.parts(kept);
+        let ids: Vec<u32> = fields(main).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, [TrackEvent::FIELD_NAME, TrackEvent::FIELD_FLOW_IDS]);
+        assert_eq!(
+            fields(last),
+            [
+                (TrackEvent::FIELD_SOURCE_LOCATION_IID, Some(5)),
+                (1001, None),
+                (TrackEvent::FIELD_SOURCE_LOCATION_IID, Some(6))
+            ]
+        );
+        let kinds = facts.fields();
+        assert!(kinds.contains(FieldKinds::TYPED));
+        assert!(kinds.contains(FieldKinds::REFLECTED));
+        assert!(kinds.contains(FieldKinds::EXTENSION));
+        // More of them than the walk keeps on the stack: none lost.
+        let many = event(|e| {
+            for i in 0..20 {
+                e.message()
+                    .append_varint(TrackEvent::FIELD_CORRELATION_ID, i);
+            }
+            e.set_name("n");
+        });
+        let got = split(&many, &mut rest);
+        let facts = TrackEventFacts::new(None, None, false).with_extra(got.kinds, got.extra_len);
+        let (main, last) = facts.parts(&rest[TrackEventFacts::MAX_HEADER..]);
+        assert_eq!(fields(main), [(TrackEvent::FIELD_NAME, None)]);
+        let ids: Vec<_> = fields(last).into_iter().filter_map(|(_, v)| v).collect();
+        assert_eq!(ids, (0..20).collect::<Vec<u64>>());
+        assert_eq!(facts.fields(), FieldKinds::TYPED);
     }
 
     #[test]

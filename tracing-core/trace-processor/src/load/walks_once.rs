@@ -9,7 +9,7 @@ use zerotrace_protos::protos::TracePacket;
 use super::Loader;
 use super::inflate;
 use super::tokenizer::TraceTokenizer;
-use crate::packet_fields::{track_event_walks, walks};
+use crate::packet_fields::{extra_track_event_walks, track_event_walks, walks};
 
 /// The `TracePacket`s of a trace, counting a `compressed_packets`
 /// packet and each packet inside it.
@@ -131,4 +131,52 @@ fn each_track_event_is_walked_once() {
         all += walks;
     }
     assert!(all > 0, "no TrackEvent walked");
+}
+
+/// The TrackEvents of a trace whose bytes hold a field some reader beyond
+/// the parser's decoder looks for (typed, reflected, an extension),
+/// found by a decode of their own.
+fn count_events_with_extra_fields(trace: &[u8]) -> u64 {
+    use crate::parser::{track_event_args::TYPED_FIELDS, track_event_reflect::REFLECTED_FIELDS};
+    let mut packets = Vec::new();
+    let mut tok = TraceTokenizer::default();
+    assert!(tok.push(trace, &mut |p| packets.push(p.to_vec())).is_ok());
+    let mut n = 0;
+    for p in &packets {
+        let d = Decoder::new(p);
+        if let Some(c) = d.find_last(TracePacket::FIELD_COMPRESSED_PACKETS) {
+            let c = c.as_bytes().expect("compressed bytes");
+            let inner = inflate::inflate(c, inflate::MAX_INFLATED).expect("inflates");
+            n += count_events_with_extra_fields(&inner);
+        }
+        let Some(te) = d.find_last(TracePacket::FIELD_TRACK_EVENT) else {
+            continue;
+        };
+        let te = te.as_bytes().expect("track event bytes");
+        let extra = Decoder::new(te).map_while(Result::ok).any(|f| {
+            f.id >= 1000 || TYPED_FIELDS.contains(&f.id) || REFLECTED_FIELDS.contains(&f.id)
+        });
+        n += u64::from(extra);
+    }
+    n
+}
+
+#[test]
+fn only_events_with_typed_or_reflected_fields_are_walked_again() {
+    let mut events_without = 0;
+    for (name, trace) in TRACES {
+        let before = extra_track_event_walks();
+        let mut l = Loader::new();
+        l.push(trace).expect("loads");
+        l.finish().expect("finishes");
+        let walks = extra_track_event_walks() - before;
+        let with = count_events_with_extra_fields(trace);
+        // The typed reader and the reflection walk at most once each.
+        assert!(
+            walks <= 2 * with,
+            "{name}: {walks} extra walks for {with} events with such fields"
+        );
+        events_without += count_track_events(trace).saturating_sub(with);
+    }
+    assert!(events_without > 0, "no TrackEvent without such fields");
 }

@@ -12,7 +12,7 @@ use zerotrace_protos::protos::{TracePacket, TrackEventDecoder};
 use super::Parser;
 use super::debug_annotations::{self, interned_str};
 use super::importer::{Importer, Input};
-use crate::packet_view::TrackEventView;
+use crate::packet_view::{FieldKinds, TrackEventView};
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow, StateRow};
@@ -83,9 +83,11 @@ fn parse_event(
     generation: &Generation,
     args: &mut ArgSetBuilder,
 ) {
-    // Only the fields the loader did not read: not a walk from the start.
-    let ev = TrackEventDecoder::new(rest);
+    // Only the fields the loader did not read: not a walk from the start;
+    // the decoder reads the main part, the other readers the last one.
     let facts = te.facts;
+    let (main, rest) = facts.parts(rest);
+    let ev = TrackEventDecoder::new(main);
     let te = te.times;
     let default_uuid = generation.decoded_defaults.track_uuid;
     let legacy = ev.legacy_event();
@@ -221,18 +223,25 @@ fn parse_event(
         generation_idx,
         cache: &mut p.track_event.names,
     };
-    let extensions =
+    // The loader's walk noted which kinds of field the bytes hold: the
+    // readers of the few events with typed, reflected or extension fields
+    // walk them, the others do not.
+    let kinds = facts.fields();
+    if kinds.contains(FieldKinds::TYPED) {
         super::track_event_args::add_typed(&mut p.storage, args, &mut names, rest, ts, assoc.utid);
-    let active_pids = super::track_event_reflect::add(
-        &mut p.storage,
-        &mut p.profiling.stacks,
-        args,
-        generation_idx,
-        generation,
-        rest,
-    );
-    for pid in active_pids {
-        (p.chrome_active_processes).add_active(&mut p.processes, &mut p.storage, ts, pid);
+    }
+    if kinds.contains(FieldKinds::REFLECTED) {
+        let active_pids = super::track_event_reflect::add(
+            &mut p.storage,
+            &mut p.profiling.stacks,
+            args,
+            generation_idx,
+            generation,
+            rest,
+        );
+        for pid in active_pids {
+            (p.chrome_active_processes).add_active(&mut p.processes, &mut p.storage, ts, pid);
+        }
     }
     let mut arrays = debug_annotations::ArrayIndexes::default();
     for a in ev.debug_annotations() {
@@ -418,7 +427,7 @@ fn parse_event(
             flows.end(&mut p.storage, slice_id, id, true);
         }
     }
-    if extensions {
+    if kinds.contains(FieldKinds::EXTENSION) {
         super::gpu_render_stage::track_event_correlation(p, rest, slice_id);
         super::android_framework_track_event::on_slice(p, rest, slice_id);
     }

@@ -14,6 +14,7 @@ use protozero::{Decoder, FieldValue};
 
 use super::debug_annotations::{NameSource, interned_str};
 use super::interned_strings::SourceLocationIds;
+use crate::packet_fields::count_extra_track_event_walk;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -30,16 +31,21 @@ mod field {
     pub const CORRELATION_ID_STR: u32 = 53;
     pub const CORRELATION_ID_STR_IID: u32 = 54;
     /// All of the above.
-    pub const READ: [u32; 7] = [
-        TASK_EXECUTION,
-        LOG_MESSAGE,
-        CHROME_HISTOGRAM_SAMPLE,
-        SOURCE_LOCATION_IID,
-        CORRELATION_ID,
-        CORRELATION_ID_STR,
-        CORRELATION_ID_STR_IID,
-    ];
+    pub const READ: [u32; 7] = super::TYPED_FIELDS;
 }
+
+/// `TrackEvent`'s fields read here: the loader's walk notes whether an
+/// event has any (`FieldKinds::TYPED`), and [`add_typed`] is called only
+/// for those that do.
+pub const TYPED_FIELDS: [u32; 7] = [
+    field::TASK_EXECUTION,
+    field::LOG_MESSAGE,
+    field::CHROME_HISTOGRAM_SAMPLE,
+    field::SOURCE_LOCATION_IID,
+    field::CORRELATION_ID,
+    field::CORRELATION_ID_STR,
+    field::CORRELATION_ID_STR_IID,
+];
 
 /// `InternedData`'s fields read here.
 mod interned {
@@ -73,15 +79,9 @@ fn source_location(generation: &Generation, iid: u64) -> Option<(String, String,
     Some((s(2), s(3), line))
 }
 
-/// The first field number of TrackEvent's extension range (`extensions
-/// 1000 to 9899`).
-const FIRST_EXTENSION: u32 = 1000;
-
 /// Adds the typed fields of an event at `ts` (`rest`: the fields the
 /// loader left) to `args`, before its debug annotations; `utid`: the
 /// event's thread (a log message needs one, and becomes its log entry).
-/// Whether `rest` holds an extension field (which the extensions' readers
-/// would otherwise each walk the event to look for).
 pub fn add_typed(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
@@ -89,15 +89,14 @@ pub fn add_typed(
     rest: &[u8],
     ts: i64,
     utid: Option<u32>,
-) -> bool {
+) {
     let generation = names.generation;
     let mut errors = 0u64;
     // The last value of each field read here, in one walk, without a
     // list per event.
     let mut last: [Option<FieldValue<'_>>; field::READ.len()] = [None; field::READ.len()];
-    let mut extensions = false;
+    count_extra_track_event_walk();
     for f in Decoder::new(rest).map_while(Result::ok) {
-        extensions |= f.id >= FIRST_EXTENSION;
         if let Some(i) = field::READ.iter().position(|&id| id == f.id) {
             if let Some(slot) = last.get_mut(i) {
                 *slot = Some(f.value);
@@ -216,7 +215,6 @@ pub fn add_typed(
             .stats
             .add("track_event_parser_errors", errors as i64);
     }
-    extensions
 }
 
 /// A `LogMessage`'s args, and its entry in `android_logs` (tagged

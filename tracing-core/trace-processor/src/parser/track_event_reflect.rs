@@ -86,14 +86,6 @@ fn track_event() -> Option<&'static MessageDescriptor> {
         .as_ref()
 }
 
-/// Whether `rest` (a TrackEvent's fields) holds a field reflected here:
-/// most events hold none, and skip the walk.
-fn has_reflected(rest: &[u8]) -> bool {
-    Decoder::new(rest)
-        .map_while(Result::ok)
-        .any(|f| f.id >= 1000 || REFLECTED_FIELDS.contains(&f.id))
-}
-
 /// The flat keys of the pids of Chrome's active-process lists (the typed
 /// field and ChromeTrackEvent's extension): added as args, and handed back.
 const ACTIVE_PROCESS_PIDS: [&str; 2] = ["chrome_active_processes.pid", "active_processes.pid"];
@@ -101,7 +93,9 @@ const ACTIVE_PROCESS_PIDS: [&str; 2] = ["chrome_active_processes.pid", "active_p
 /// Adds the reflected fields of an event (`rest`: the fields the loader
 /// left) to `args`; a field that does not fit its schema counts a
 /// `track_event_parser_errors`. Returns the pids of the active-process
-/// list the event holds (for `chrome_active_processes.rs`).
+/// list the event holds (for `chrome_active_processes.rs`). Called only
+/// for an event whose bytes hold a reflected field or an extension (the
+/// loader's walk notes it: `FieldKinds::REFLECTED`); most hold none.
 pub fn add(
     storage: &mut Storage,
     stacks: &mut StackProfileTracker,
@@ -110,12 +104,10 @@ pub fn add(
     generation: &Generation,
     rest: &[u8],
 ) -> Vec<i64> {
-    if !has_reflected(rest) {
-        return Vec::new();
-    }
     let Some(desc) = track_event() else {
         return Vec::new();
     };
+    crate::packet_fields::count_extra_track_event_walk();
     let mut sink = Sink {
         storage,
         stacks,
