@@ -66,6 +66,13 @@ fn sysui() -> TraceProcessor {
             (8_000, 10, "B|10|J<SHADE>#FT#end#0"),
             (8_000, 10, "E|10"),
             (9_000, 10, "F|10|J<SHADE>|1"),
+            // The counts the jank tracker reports once the CUJ ended (the
+            // one before it ended is not this CUJ's).
+            (8_500, 10, "C|10|J<SHADE>#totalFrames|99"),
+            (9_100, 10, "C|10|J<SHADE>#totalFrames|12"),
+            (9_100, 10, "C|10|J<SHADE>#missedFrames|3"),
+            (9_100, 10, "C|10|J<SHADE>#weightedJank|1500"),
+            (9_100, 10, "C|10|J<SHADE>#maxFrameTimeMillis|40"),
             // A canceled one.
             (10_000, 10, "S|10|J<CANCELED>|2"),
             (15_000, 10, "B|10|J<CANCELED>#FT#cancel#0"),
@@ -143,6 +150,30 @@ fn jank_cujs_are_numbered_and_read_their_markers() {
     assert_eq!(
         rows(&tp, "SELECT _extract_cuj_name_from_slice('L<X_Y>')"),
         vec![vec![s("X_Y")]]
+    );
+}
+
+#[test]
+fn the_trackers_own_counts_are_read_after_the_cuj_ends() {
+    let tp = sysui();
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.cujs.cuj_frame_counters;
+             SELECT cuj_id, cuj_name, total_frames, missed_frames, missed_app_frames,
+               weighted_missed_frames, frame_dur_max, sf_callback_missed_frames
+             FROM _android_jank_cuj_counter_metrics",
+        ),
+        vec![vec![
+            i(1),
+            s("SHADE"),
+            i(12),
+            i(3),
+            Value::Null,
+            Value::Real(1.5),
+            i(40_000_000),
+            i(0)
+        ]]
     );
 }
 

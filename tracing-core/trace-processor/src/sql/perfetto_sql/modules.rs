@@ -52,6 +52,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_cujs_boundaries.sql"),
     },
     Module {
+        key: "android.cujs.cuj_frame_counters",
+        sql: include_str!("modules/android_cujs_cuj_frame_counters.sql"),
+    },
+    Module {
         key: "android.cujs.frames",
         sql: include_str!("modules/android_cujs_frames.sql"),
     },
