@@ -12,6 +12,7 @@ use std::rc::Rc;
 use crate::error::{Error, TraceError};
 use crate::load::Loader;
 use crate::load::budget::LoadBudget;
+use crate::load_options::LoadOptions;
 use crate::storage::Storage;
 
 /// Bytes read per chunk.
@@ -42,7 +43,7 @@ pub fn load_reader_with_budget(r: impl Read, budget: LoadBudget) -> Result<Stora
         inner: r,
         read: read.clone(),
     };
-    load_observed(counting, &read, budget, &mut |_| {})
+    load_observed(counting, &read, budget, false, &mut |_| {})
 }
 
 /// Loads a trace from a reader, calling `chunk_done(reading_done)` after
@@ -52,9 +53,13 @@ fn load_observed(
     mut r: impl Read,
     read: &Cell<u64>,
     budget: LoadBudget,
+    analyze_proto_content: bool,
     chunk_done: &mut dyn FnMut(bool),
 ) -> Result<Storage, Error> {
     let mut loader = Loader::with_budget(budget);
+    if analyze_proto_content {
+        loader.analyze_proto_content();
+    }
     let mut head = [0u8; 2];
     let mut got = 0;
     while got < 2 {
@@ -140,6 +145,21 @@ pub fn load_file_with_budget(
     budget: LoadBudget,
     progress: &mut dyn FnMut(LoadProgress),
 ) -> Result<Storage, Error> {
+    let options = LoadOptions {
+        budget,
+        ..LoadOptions::default()
+    };
+    load_file_with_options(path, &options, progress)
+}
+
+/// Loads a trace file (plain or gzip) as `options` say (its budget, and
+/// whether to analyze its proto content), telling `progress` how many of
+/// the file's bytes were read after each chunk.
+pub fn load_file_with_options(
+    path: &Path,
+    options: &LoadOptions,
+    progress: &mut dyn FnMut(LoadProgress),
+) -> Result<Storage, Error> {
     let f = std::fs::File::open(path)?;
     let total = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     let read = Rc::new(Cell::new(0));
@@ -150,7 +170,8 @@ pub fn load_file_with_budget(
     load_observed(
         std::io::BufReader::new(counting),
         &read,
-        budget,
+        options.budget,
+        options.analyze_proto_content,
         &mut |reading_done| {
             progress(LoadProgress {
                 read: read.get(),

@@ -148,7 +148,7 @@ impl TraceProcessor {
         options: LoadOptions,
         mut progress: impl FnMut(LoadProgress),
     ) -> Result<Self, Error> {
-        let storage = driver::load_file_with_budget(path, options.budget, &mut progress)?;
+        let storage = driver::load_file_with_options(path, &options, &mut progress)?;
         Self::from_storage_with_options(storage, options)
     }
 

@@ -22,6 +22,11 @@ pub struct LoadOptions {
     /// does; off by default. Not about the load: it is carried here so
     /// that traces loaded later (over the RPC's `/parse`) get it too.
     pub sql_file_access: bool,
+    /// Count every packet's bytes by field path into
+    /// `experimental_proto_path` and `experimental_proto_content`, as
+    /// `trace_processor_shell --analyze-trace-proto-content` does (and
+    /// upstream's diff tests); off by default.
+    pub analyze_proto_content: bool,
 }
 
 impl Default for LoadOptions {
@@ -30,6 +35,7 @@ impl Default for LoadOptions {
             ftrace_raw: true,
             budget: LoadBudget::default(),
             sql_file_access: false,
+            analyze_proto_content: false,
         }
     }
 }

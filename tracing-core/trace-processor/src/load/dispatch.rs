@@ -228,7 +228,7 @@ impl Loader {
     /// protobuf trace's do (the bytes were counted as the format's own).
     fn push_embedded(&mut self, data: &[u8]) -> Result<(), TraceError> {
         let mut tokenizer = std::mem::take(&mut self.tokenizer);
-        let res = tokenizer.push(data, &mut |p| self.on_packet(p, 0));
+        let res = tokenizer.push_at(data, &mut |p, at| self.on_top_packet(p, at));
         self.tokenizer = tokenizer;
         res?;
         if let Some(e) = &self.failed {

@@ -5,6 +5,10 @@
 
 use std::io::Read;
 
+use super::tokenizer::TraceTokenizer;
+use super::{Loader, MAX_COMPRESSION_DEPTH};
+use crate::error::TraceError;
+
 /// Most bytes one `compressed_packets` field may inflate to.
 pub const MAX_INFLATED: u64 = 64 << 20;
 
@@ -29,6 +33,43 @@ pub fn inflate(payload: &[u8], max: u64) -> Result<Vec<u8>, InflateError> {
         return Err(InflateError::TooLarge);
     }
     Ok(out)
+}
+
+impl Loader {
+    /// Expands a packet's `compressed_packets` (at nesting `depth`) into
+    /// the packets they hold, within the load's budget.
+    pub(super) fn on_compressed(&mut self, compressed: &[u8], depth: u32) {
+        if depth >= MAX_COMPRESSION_DEPTH {
+            self.parser.storage.stats.incr("tokenizer_skipped_packets");
+            return;
+        }
+        let taken = self.bytes_pushed.saturating_add(self.grown());
+        let left = self.budget.max_memory.saturating_sub(taken);
+        let inflated = match inflate(compressed, left) {
+            Ok(b) => b,
+            Err(InflateError::TooLarge) if left < MAX_INFLATED => {
+                self.failed = Some(TraceError::OverBudget {
+                    limit: self.budget.max_memory,
+                });
+                return;
+            }
+            Err(_) => {
+                self.parser.storage.stats.incr("tokenizer_skipped_packets");
+                return;
+            }
+        };
+        self.inflated = self.inflated.saturating_add(inflated.len() as u64);
+        self.parser.storage.work.take(inflated.len() as u64);
+        if let Err(e) = self.check_budget() {
+            self.failed = Some(e);
+            return;
+        }
+        let mut inner = TraceTokenizer::default();
+        let res = inner.push(&inflated, &mut |p| self.on_packet(p, depth + 1));
+        if res.is_err() || inner.pending_len() > 0 {
+            self.parser.storage.stats.incr("tokenizer_skipped_packets");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,7 @@ mod machines;
 mod packet_time;
 pub mod perf_text;
 pub mod pprof;
+pub mod proto_content;
 pub mod remote_clock;
 pub mod simpleperf;
 #[cfg(test)]
@@ -67,13 +68,14 @@ use protozero::Decoder;
 use zerotrace_protos::protos::{TraceAttributesDecoder, TracePacket, TraceStatsDecoder};
 
 use crate::arena::PacketArena;
-use crate::clock::MachineClocks;
 use crate::error::TraceError;
 use crate::packet_fields::{self, PacketFields, Payload};
-use crate::packet_view::{NO_EXTRA, Packet, PacketKind, PacketSource, SideTables, TrackEventTimes};
+use crate::packet_view::{NO_EXTRA, Packet, PacketSource, SideTables, TrackEventTimes};
 use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::Storage;
+use crate::storage::args::ArgValue;
+use crate::storage::import_logs::LogPlace;
 use budget::LoadBudget;
 use dispatch::Content;
 use sorter::{Leaving, Sorter, Stream, WindowStats};
@@ -81,6 +83,9 @@ use tokenizer::TraceTokenizer;
 
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
 pub const MAX_COMPRESSION_DEPTH: u32 = 2;
+
+/// `TracePacket.extension_descriptor` (not in the generated `TracePacket`).
+const EXTENSION_DESCRIPTOR: u32 = 72;
 
 /// `TracePacket.perf_sample` (not in the generated `TracePacket`).
 const PERF_SAMPLE: u32 = 66;
@@ -101,6 +106,8 @@ struct Deferred {
     stream: Stream,
     arrival: u64,
     packet: Packet,
+    /// Where its packet was read (for the log if it is lost).
+    offset: Option<i64>,
 }
 
 /// The loading core: bytes in, [`Storage`] out.
@@ -155,6 +162,8 @@ pub struct Loader {
     failed: Option<TraceError>,
     /// The archive member being read, when the trace is an archive.
     archive: archive::ArchiveState,
+    /// The proto content analysis, when asked for (`proto_content.rs`).
+    proto_content: Option<Box<proto_content::ProtoContent>>,
 }
 
 impl std::fmt::Debug for Loader {
@@ -202,6 +211,7 @@ impl Default for Loader {
             source_bytes: None,
             failed: None,
             archive: archive::ArchiveState::default(),
+            proto_content: None,
         }
     }
 }
@@ -227,6 +237,13 @@ impl Loader {
             budget,
             ..Self::default()
         }
+    }
+
+    /// Counts every packet's bytes by field path into
+    /// `experimental_proto_path` and `experimental_proto_content`, as
+    /// upstream's `--analyze-trace-proto-content` does (off by default).
+    pub fn analyze_proto_content(&mut self) {
+        self.proto_content = Some(Box::default());
     }
 
     /// Says how many bytes of its source the bytes pushed so far came
@@ -286,7 +303,7 @@ impl Loader {
         // The tokenizer hands out slices of `data` (or of its buffer for a
         // packet split across pushes), read in place.
         let mut tokenizer = std::mem::take(&mut self.tokenizer);
-        let res = tokenizer.push(data, &mut |p| self.on_packet(p, 0));
+        let res = tokenizer.push_at(data, &mut |p, at| self.on_top_packet(p, at));
         self.tokenizer = tokenizer;
         res?;
         if self.failed.is_none() {
@@ -351,17 +368,26 @@ impl Loader {
                 Err(_) => {
                     self.drop_packet(&d.packet);
                     self.parser.storage.stats.incr("clock_sync_failure");
-                    self.parser
-                        .storage
-                        .stats
-                        .incr("clock_sync_failure_undeferrable_packet_loss");
+                    let place = LogPlace {
+                        ts: None,
+                        byte_offset: d.offset,
+                    };
+                    self.parser.storage.stats.log_at(
+                        "clock_sync_failure_undeferrable_packet_loss",
+                        place,
+                        &[],
+                    );
                 }
             }
         }
         self.sequence_stats();
+        self.parser.storage.take_pending_logs();
         self.identity
             .write(&mut self.parser.storage, self.parser.clocks.trace_clock());
         self.parse_leaving(true);
+        if let Some(content) = self.proto_content.take() {
+            content.finish(&mut self.parser.storage);
+        }
         let Loader {
             parser,
             generations,
@@ -386,16 +412,18 @@ impl Loader {
             self.parser
                 .storage
                 .stats
-                .incr("clock_sync_failure_undeferrable_packet_loss");
+                .log_tokenization("clock_sync_failure_undeferrable_packet_loss", &[]);
             return None;
         }
         let arrival = self.sorter.arrive(stream);
+        let offset = self.parser.storage.stats.packet_offset;
         self.deferred.push(Deferred {
             clock,
             ns,
             stream,
             arrival,
             packet,
+            offset,
         });
         Some(arrival)
     }
@@ -459,33 +487,20 @@ impl Loader {
         self.sorter = sorter;
     }
 
-    /// Packet loss per buffer, as upstream derives it from the sequences
-    /// named in `TraceStats.writer_stats`.
-    fn sequence_stats(&mut self) {
-        let mut per_buffer: std::collections::BTreeMap<u32, (i64, i64)> = Default::default();
-        let mut seen = crate::hash::HashSet::default();
-        for &(seq, buf) in &self.writer_buffers {
-            if !seen.insert((seq, buf)) {
-                continue;
-            }
-            if let Some(s) = self.sequences.get(&seq) {
-                let e = per_buffer.entry(buf).or_default();
-                e.0 += i64::from(s.previous_packet_dropped_count);
-                if s.needs_incremental_state_skipped > 0
-                    && s.needs_incremental_state_skipped == s.needs_incremental_state_total
-                {
-                    e.1 += 1;
-                }
-            }
-        }
-        for (buf, (loss, dropped)) in per_buffer {
-            let stats = &mut self.parser.storage.stats;
-            stats.set_indexed("traced_buf_sequence_packet_loss", i64::from(buf), loss);
-            stats.set_indexed(
-                "traced_buf_incremental_sequences_dropped",
-                i64::from(buf),
-                dropped,
-            );
+    /// Where a field of the packet being read (`field`, a slice of
+    /// `packet`'s bytes) starts in the trace, as upstream places the logs
+    /// of a packet's defaults and interned data; inside
+    /// `compressed_packets` (`depth` > 0), where their container starts.
+    fn field_place(&self, packet: &[u8], field: &[u8], depth: u32) -> LogPlace {
+        let within = if depth == 0 {
+            (field.as_ptr() as usize).saturating_sub(packet.as_ptr() as usize)
+        } else {
+            0
+        };
+        let offset = self.parser.storage.stats.packet_offset;
+        LogPlace {
+            ts: None,
+            byte_offset: offset.map(|o| o.saturating_add(within as i64)),
         }
     }
 
@@ -507,6 +522,19 @@ impl Loader {
         }
         self.generations.push(g);
         id
+    }
+
+    /// A packet of the stream itself (not inside `compressed_packets`),
+    /// whose bytes start at `offset` in it: where the import logs of its
+    /// reading say it was. The packets inside `compressed_packets` are
+    /// placed at their container.
+    fn on_top_packet(&mut self, bytes: &[u8], offset: u64) {
+        let stats = &mut self.parser.storage.stats;
+        stats.packet_offset = i64::try_from(offset).ok();
+        self.on_packet(bytes, 0);
+        if self.parser.storage.stats.has_pending_logs() {
+            self.parser.storage.take_pending_logs();
+        }
     }
 
     fn on_packet(&mut self, bytes: &[u8], depth: u32) {
@@ -577,11 +605,16 @@ impl Loader {
                 self.parser
                     .storage
                     .stats
-                    .incr("incremental_state_cleared_missing_sequence_id");
+                    .log_tokenization("incremental_state_cleared_missing_sequence_id", &[]);
             } else {
                 self.clear_incremental_state(seq);
             }
-        } else if dropped && seq_id.is_some() {
+        } else if dropped && seq_id.is_none() {
+            self.parser
+                .storage
+                .stats
+                .log_tokenization("previous_packet_dropped_missing_sequence_id", &[]);
+        } else if dropped {
             // Loss invalidates the state until the next clear.
             let cur = self.sequences.get(&seq).map_or(0, |s| s.generation);
             let g = self.new_generation(false, Some(cur));
@@ -598,20 +631,33 @@ impl Loader {
         }
         if let Some(defaults) = pkt.trace_packet_defaults {
             if seq_id.is_none() {
-                self.parser
-                    .storage
-                    .stats
-                    .incr("trace_packet_defaults_missing_sequence_id");
+                let place = self.field_place(bytes, defaults, depth);
+                self.parser.storage.stats.log_at(
+                    "trace_packet_defaults_missing_sequence_id",
+                    place,
+                    &[],
+                );
             } else if let Some(g) = self.generations.get_mut(gen_idx as usize) {
                 g.set_defaults(defaults);
             }
         }
         if let Some(interned) = pkt.interned_data {
+            let place = self.field_place(bytes, interned, depth);
+            let valid = self
+                .generations
+                .get(gen_idx as usize)
+                .is_some_and(|g| g.valid);
+            let stats = &mut self.parser.storage.stats;
             if seq_id.is_none() {
-                self.parser
-                    .storage
-                    .stats
-                    .incr("interned_data_missing_sequence_id");
+                stats.log_at("interned_data_missing_sequence_id", place, &[]);
+            } else if !valid {
+                // Entries read before the state is valid could be taken
+                // for a later generation's: upstream skips them.
+                stats.log_at(
+                    "interned_data_skipped_incremental_state_invalid",
+                    place,
+                    &[("packet_sequence_id", ArgValue::Uint(u64::from(seq)))],
+                );
             } else {
                 self.add_interned(gen_idx, interned);
             }
@@ -645,10 +691,13 @@ impl Loader {
                 }
             }
             if !valid {
-                self.parser
-                    .storage
-                    .stats
-                    .incr("packet_skipped_seq_needs_incremental_state_invalid");
+                self.parser.storage.stats.log_tokenization(
+                    "packet_skipped_seq_needs_incremental_state_invalid",
+                    &[("packet_sequence_id", ArgValue::Uint(u64::from(seq)))],
+                );
+                if let Some(content) = self.proto_content.as_mut() {
+                    content.add_packet(bytes, proto_content::Group::SkippedInvalidState);
+                }
                 let losses = &mut self.parser.storage.profile_facts.losses;
                 if payload.field == PERF_SAMPLE {
                     losses.perf_packets_without_state += 1;
@@ -658,6 +707,9 @@ impl Loader {
                 }
                 return;
             }
+        }
+        if self.proto_content.is_some() {
+            self.analyze_plain(bytes, payload.field);
         }
         match payload.field {
             TracePacket::FIELD_TRACE_ATTRIBUTES => {
@@ -670,9 +722,15 @@ impl Loader {
             }
             TracePacket::FIELD_TRACE_CONFIG => self.on_trace_config(payload.bytes),
             TracePacket::FIELD_TRACK_DESCRIPTOR => {
-                self.on_track_descriptor(payload.bytes, seq, gen_idx);
+                let registered = self.on_track_descriptor(payload.bytes, seq, gen_idx);
+                if !registered {
+                    return;
+                }
             }
             TracePacket::FIELD_THREAD_DESCRIPTOR => {
+                if !self.accept_thread_descriptor(seq_id.is_some(), seq, gen_idx) {
+                    return;
+                }
                 self.on_thread_descriptor(payload.bytes, seq, gen_idx);
             }
             packet_fields::FTRACE_EVENTS => {
@@ -705,71 +763,36 @@ impl Loader {
             }
             _ => {}
         }
-        self.timestamp_and_queue(payload, &pkt, seq, seq_id.is_some(), gen_idx);
+        let queued = self.timestamp_and_queue(payload, &pkt, seq, seq_id.is_some(), gen_idx);
+        if queued && payload.field == TracePacket::FIELD_TRACK_EVENT && self.proto_content.is_some()
+        {
+            let generation = self.generations.get(gen_idx as usize);
+            if let Some(group) = proto_content::event_group(payload.bytes, generation) {
+                if let Some(content) = self.proto_content.as_mut() {
+                    content.add_packet(bytes, group);
+                }
+            }
+        }
         if payload.field == TracePacket::FIELD_SERVICE_EVENT {
             self.on_service_event(payload.bytes);
         }
     }
 
-    /// Queues each sample of a `StreamingProfilePacket` at its own time.
-    fn queue_streaming_profile(&mut self, sp: &[u8], seq: u32, gen_idx: u32) {
-        let state = self.sequences.entry(seq).or_default();
-        let samples = streaming_profile::tokenize(
-            sp,
-            state,
-            MachineClocks::new(&mut self.parser.clocks, self.machine),
-            &mut self.parser.storage.stats,
-        );
-        for s in samples {
-            self.latest_ts = self.latest_ts.max(s.ts);
-            let Some(bytes) = self.arena.push(&s.bytes) else {
-                self.parser.storage.stats.incr("tokenizer_skipped_packets");
-                continue;
-            };
-            let packet = Packet {
-                ts: s.ts,
-                bytes,
-                generation: gen_idx,
-                machine: self.machine,
-                cpu: 0,
-                extra: self.packet_extra(),
-                kind: PacketKind::Packet,
-                field: packet_fields::STREAMING_PROFILE_PACKET as u16,
-            };
-            self.enqueue(packet, None);
-        }
-    }
-
-    fn on_compressed(&mut self, compressed: &[u8], depth: u32) {
-        if depth >= MAX_COMPRESSION_DEPTH {
-            self.parser.storage.stats.incr("tokenizer_skipped_packets");
+    /// Counts a packet other than a TrackEvent in the proto content
+    /// analysis, unless it is one upstream consumes before (a service
+    /// event, an extension descriptor).
+    fn analyze_plain(&mut self, bytes: &[u8], field: u32) {
+        if field == TracePacket::FIELD_TRACK_EVENT || field == TracePacket::FIELD_SERVICE_EVENT {
             return;
         }
-        let taken = self.bytes_pushed.saturating_add(self.grown());
-        let left = self.budget.max_memory.saturating_sub(taken);
-        let inflated = match inflate::inflate(compressed, left) {
-            Ok(b) => b,
-            Err(inflate::InflateError::TooLarge) if left < inflate::MAX_INFLATED => {
-                self.failed = Some(TraceError::OverBudget {
-                    limit: self.budget.max_memory,
-                });
-                return;
-            }
-            Err(_) => {
-                self.parser.storage.stats.incr("tokenizer_skipped_packets");
-                return;
-            }
-        };
-        self.inflated = self.inflated.saturating_add(inflated.len() as u64);
-        self.parser.storage.work.take(inflated.len() as u64);
-        if let Err(e) = self.check_budget() {
-            self.failed = Some(e);
+        if Decoder::new(bytes)
+            .find_last(EXTENSION_DESCRIPTOR)
+            .is_some()
+        {
             return;
         }
-        let mut inner = TraceTokenizer::default();
-        let res = inner.push(&inflated, &mut |p| self.on_packet(p, depth + 1));
-        if res.is_err() || inner.pending_len() > 0 {
-            self.parser.storage.stats.incr("tokenizer_skipped_packets");
+        if let Some(content) = self.proto_content.as_mut() {
+            content.add_packet(bytes, proto_content::Group::Plain);
         }
     }
 }

@@ -73,7 +73,7 @@ impl Loader {
 
     /// A packet's timestamp in the trace's clock (or held until its clock
     /// converts), then its record (its payload's bytes and field number)
-    /// in the queue the sort drains.
+    /// in the queue the sort drains; whether it was queued (not dropped).
     pub(super) fn timestamp_and_queue(
         &mut self,
         payload: Payload<'_>,
@@ -81,14 +81,14 @@ impl Loader {
         seq: u32,
         has_seq: bool,
         gen_idx: u32,
-    ) {
+    ) -> bool {
         // A GPU counter event without a timestamp: its descriptor is read
         // now, its samples dropped (`parser/gpu_counters.rs`).
         if pkt.timestamp.is_none() && payload.field == crate::parser::GPU_COUNTER_EVENT {
             if let Some(g) = self.generations.get(gen_idx as usize) {
                 crate::parser::untimed_gpu_counter_event(&mut self.parser, payload.bytes, g);
             }
-            return;
+            return false;
         }
         let mut clock_id = pkt.timestamp_clock_id.unwrap_or(0);
         if clock_id == 0 {
@@ -116,7 +116,7 @@ impl Loader {
                     Ok(ns) => ns,
                     Err(_) => {
                         self.parser.storage.stats.incr("clock_sync_failure");
-                        return;
+                        return false;
                     }
                 };
                 if direct {
@@ -153,8 +153,8 @@ impl Loader {
                 self.parser
                     .storage
                     .stats
-                    .incr("track_event_missing_sequence_id");
-                return;
+                    .log_tokenization("track_event_missing_sequence_id", &[]);
+                return false;
             }
             let tokenized = track_event_times::tokenize(
                 payload.bytes,
@@ -168,7 +168,7 @@ impl Loader {
                 &mut self.parser.storage.stats,
             );
             let Some(t) = tokenized else {
-                return;
+                return false;
             };
             if t.ts != ts {
                 // A TrackEvent's own timestamp replaces the packet's.
@@ -188,7 +188,7 @@ impl Loader {
         };
         let Some(range) = self.arena.push(bytes) else {
             self.parser.storage.stats.incr("tokenizer_skipped_packets");
-            return;
+            return false;
         };
         packet.bytes = range;
         if let Some(times) = times {
@@ -209,6 +209,7 @@ impl Loader {
                 self.tracing_started = Some((arrival, ts));
             }
         }
+        arrival.is_some()
     }
 }
 

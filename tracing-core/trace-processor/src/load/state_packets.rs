@@ -12,6 +12,7 @@ use zerotrace_protos::protos::{
 
 use super::{Loader, STACK_PROFILE_INTERNED};
 use crate::descriptors::Descriptor;
+use crate::storage::args::ArgValue;
 
 impl Loader {
     pub(super) fn on_trace_config(&mut self, bytes: &[u8]) {
@@ -33,7 +34,12 @@ impl Loader {
         }
     }
 
-    pub(super) fn on_track_descriptor(&mut self, td: &[u8], seq: u32, gen_idx: u32) {
+    /// Registers a track descriptor; false when it is refused (logged as
+    /// upstream's tokenizer logs it) and goes no further.
+    pub(super) fn on_track_descriptor(&mut self, td: &[u8], seq: u32, gen_idx: u32) -> bool {
+        if !self.descriptor_is_whole(td) {
+            return false;
+        }
         self.register_descriptor(td, seq);
         // As upstream: a thread's descriptor, read while the sequence's
         // incremental state is valid, becomes the sequence's thread
@@ -62,6 +68,67 @@ impl Loader {
                 }
             }
         }
+        true
+    }
+
+    /// Whether a track descriptor has what upstream's tokenizer requires
+    /// (a uuid, a known child ordering, a thread's pid and tid, a process's
+    /// pid); a refusal is logged with the track's uuid.
+    fn descriptor_is_whole(&mut self, td: &[u8]) -> bool {
+        let d = TrackDescriptorDecoder::new(td);
+        let stats = &mut self.parser.storage.stats;
+        let Some(uuid) = d.uuid() else {
+            stats.log_tokenization("track_descriptor_missing_uuid", &[]);
+            return false;
+        };
+        let track = ("track_uuid", ArgValue::Uint(uuid));
+        if let Some(order) = d.child_ordering_raw() {
+            // UNKNOWN, LEXICOGRAPHIC, CHRONOLOGICAL, EXPLICIT.
+            if !(0..=3).contains(&order) {
+                let order = ("child_order", ArgValue::Int(i64::from(order)));
+                stats.log_tokenization("track_descriptor_invalid_child_ordering", &[track, order]);
+                return false;
+            }
+        }
+        if let Some(thread) = d.thread() {
+            if thread.pid().is_none() || thread.tid().is_none() {
+                stats.log_tokenization("track_descriptor_thread_missing_pid_tid", &[track]);
+                return false;
+            }
+        } else if let Some(process) = d.process() {
+            if process.pid().is_none() {
+                stats.log_tokenization("track_descriptor_process_missing_pid", &[track]);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Reads a thread descriptor packet; false when upstream's tokenizer
+    /// would refuse it (no sequence, or the sequence's incremental state is
+    /// not valid: its times would be reckoned from a lost reference).
+    pub(super) fn accept_thread_descriptor(
+        &mut self,
+        has_seq: bool,
+        seq: u32,
+        gen_idx: u32,
+    ) -> bool {
+        let stats = &mut self.parser.storage.stats;
+        if !has_seq {
+            stats.log_tokenization("thread_descriptor_missing_sequence_id", &[]);
+            return false;
+        }
+        let valid = self
+            .generations
+            .get(gen_idx as usize)
+            .is_some_and(|g| g.valid);
+        if !valid {
+            stats.log_tokenization(
+                "thread_descriptor_skipped_incremental_state_invalid",
+                &[("packet_sequence_id", ArgValue::Uint(u64::from(seq)))],
+            );
+        }
+        valid
     }
 
     pub(super) fn on_thread_descriptor(&mut self, bytes: &[u8], seq: u32, gen_idx: u32) {
@@ -137,10 +204,6 @@ impl Loader {
     pub(super) fn register_descriptor(&mut self, bytes: &[u8], sequence: u32) {
         let td = TrackDescriptorDecoder::new(bytes);
         let Some(uuid) = td.uuid() else {
-            self.parser
-                .storage
-                .stats
-                .incr("track_event_tokenizer_errors");
             return;
         };
         let counter = td.counter();
@@ -156,5 +219,35 @@ impl Loader {
                 order: 0,
                 sequence,
             });
+    }
+
+    /// Packet loss per buffer, as upstream derives it from the sequences
+    /// named in `TraceStats.writer_stats`.
+    pub(super) fn sequence_stats(&mut self) {
+        let mut per_buffer: std::collections::BTreeMap<u32, (i64, i64)> = Default::default();
+        let mut seen = crate::hash::HashSet::default();
+        for &(seq, buf) in &self.writer_buffers {
+            if !seen.insert((seq, buf)) {
+                continue;
+            }
+            if let Some(s) = self.sequences.get(&seq) {
+                let e = per_buffer.entry(buf).or_default();
+                e.0 += i64::from(s.previous_packet_dropped_count);
+                if s.needs_incremental_state_skipped > 0
+                    && s.needs_incremental_state_skipped == s.needs_incremental_state_total
+                {
+                    e.1 += 1;
+                }
+            }
+        }
+        for (buf, (loss, dropped)) in per_buffer {
+            let stats = &mut self.parser.storage.stats;
+            stats.set_indexed("traced_buf_sequence_packet_loss", i64::from(buf), loss);
+            stats.set_indexed(
+                "traced_buf_incremental_sequences_dropped",
+                i64::from(buf),
+                dropped,
+            );
+        }
     }
 }

@@ -10,8 +10,12 @@
 use protozero::Decoder;
 
 use crate::clock::MachineClocks;
+use crate::packet_fields;
+use crate::packet_view::{Packet, PacketKind};
 use crate::sequence_state::SequenceState;
 use crate::storage::stats::Stats;
+
+use super::Loader;
 
 /// CLOCK_MONOTONIC.
 const MONOTONIC: u64 = 3;
@@ -81,7 +85,7 @@ pub fn tokenize(
     let mut out = Vec::new();
     let packet_ns = advance(seq, 0);
     if packet_ns < 0 {
-        stats.incr("streaming_profile_invalid_timestamp");
+        stats.log_tokenization("streaming_profile_invalid_timestamp", &[]);
         return out;
     }
     let mut sample_ts = clocks.trace_time(MONOTONIC, packet_ns).unwrap_or(packet_ns);
@@ -93,12 +97,12 @@ pub fn tokenize(
     let deltas: Vec<i64> = values(msg, 2).into_iter().map(|v| v as i64).collect();
     for (k, iid) in iids.iter().enumerate() {
         let Some(delta_us) = deltas.get(k) else {
-            stats.incr("stackprofile_parser_error");
+            stats.log_tokenization("stackprofile_parser_error", &[]);
             break;
         };
         let delta_ns = delta_us.saturating_mul(1000);
         if advance(seq, delta_ns) < 0 {
-            stats.incr("streaming_profile_invalid_timestamp");
+            stats.log_tokenization("streaming_profile_invalid_timestamp", &[]);
             return out;
         }
         sample_ts = sample_ts.saturating_add(delta_ns);
@@ -109,9 +113,40 @@ pub fn tokenize(
     }
     for delta_us in deltas.iter().skip(iids.len()) {
         if advance(seq, delta_us.saturating_mul(1000)) < 0 {
-            stats.incr("streaming_profile_invalid_timestamp");
+            stats.log_tokenization("streaming_profile_invalid_timestamp", &[]);
             return out;
         }
     }
     out
+}
+
+impl Loader {
+    /// Queues each sample of a `StreamingProfilePacket` at its own time.
+    pub(super) fn queue_streaming_profile(&mut self, sp: &[u8], seq: u32, gen_idx: u32) {
+        let state = self.sequences.entry(seq).or_default();
+        let samples = tokenize(
+            sp,
+            state,
+            MachineClocks::new(&mut self.parser.clocks, self.machine),
+            &mut self.parser.storage.stats,
+        );
+        for s in samples {
+            self.latest_ts = self.latest_ts.max(s.ts);
+            let Some(bytes) = self.arena.push(&s.bytes) else {
+                self.parser.storage.stats.incr("tokenizer_skipped_packets");
+                continue;
+            };
+            let packet = Packet {
+                ts: s.ts,
+                bytes,
+                generation: gen_idx,
+                machine: self.machine,
+                cpu: 0,
+                extra: self.packet_extra(),
+                kind: PacketKind::Packet,
+                field: packet_fields::STREAMING_PROFILE_PACKET as u16,
+            };
+            self.enqueue(packet, None);
+        }
+    }
 }

@@ -43,8 +43,18 @@ impl TraceTokenizer {
     /// Feeds bytes; calls `on_packet` with each complete packet's bytes.
     pub fn push(
         &mut self,
-        mut data: &[u8],
+        data: &[u8],
         on_packet: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), TraceError> {
+        self.push_at(data, &mut |p, _| on_packet(p))
+    }
+
+    /// As [`TraceTokenizer::push`], also telling where in the stream each
+    /// packet's bytes start (after its tag and length).
+    pub fn push_at(
+        &mut self,
+        mut data: &[u8],
+        on_packet: &mut dyn FnMut(&[u8], u64),
     ) -> Result<(), TraceError> {
         // Fast path: nothing pending, parse straight from `data`.
         if self.pending.is_empty() {
@@ -69,7 +79,7 @@ impl TraceTokenizer {
     fn split(
         &self,
         buf: &[u8],
-        on_packet: &mut dyn FnMut(&[u8]),
+        on_packet: &mut dyn FnMut(&[u8], u64),
     ) -> Result<(usize, u64), TraceError> {
         let mut pos = 0usize;
         let mut fields = 0u64;
@@ -118,7 +128,7 @@ impl TraceTokenizer {
                         return Ok((pos, fields));
                     }
                     if field == 1 {
-                        on_packet(&buf[start..end]);
+                        on_packet(&buf[start..end], self.offset + start as u64);
                     }
                     end
                 }
@@ -164,6 +174,27 @@ mod tests {
                 let got = packets(&[&trace[..i], &trace[i..j], &trace[j..]]).unwrap();
                 assert_eq!(got, whole, "split at {i},{j}");
             }
+        }
+    }
+
+    #[test]
+    fn offsets_are_where_the_packets_start_in_the_stream() {
+        // packet "ab" at 2, a skipped varint field, packet "xyz" at 9.
+        let trace = [
+            0x0a, 2, b'a', b'b', 0x10, 0x96, 0x01, 0x0a, 3, b'x', b'y', b'z',
+        ];
+        for cut in 0..trace.len() {
+            let mut t = TraceTokenizer::default();
+            let mut seen = Vec::new();
+            for part in [&trace[..cut], &trace[cut..]] {
+                t.push_at(part, &mut |p, at| seen.push((p.to_vec(), at)))
+                    .unwrap();
+            }
+            assert_eq!(
+                seen,
+                vec![(b"ab".to_vec(), 2), (b"xyz".to_vec(), 9)],
+                "cut at {cut}"
+            );
         }
     }
 

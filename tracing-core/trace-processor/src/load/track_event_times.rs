@@ -24,6 +24,7 @@ use crate::descriptors::Descriptors;
 use crate::packet_fields::count_track_event_walk;
 use crate::packet_view::{FieldKinds, TrackEventFacts, TrackEventTimes};
 use crate::sequence_state::{Generation, SequenceState};
+use crate::storage::args::ArgValue;
 use crate::storage::stats::Stats;
 
 /// CLOCK_MONOTONIC's id: legacy TrackEvent µs timestamps are on it.
@@ -311,12 +312,20 @@ pub fn tokenize(
 ) -> Option<Tokenized> {
     let event = split(event, rest);
     let defaults = generation.map(|g| &g.decoded_defaults);
+    // What the import logs of a dropped event name it by.
+    let seq_arg = [(
+        "packet_sequence_id",
+        ArgValue::Uint(u64::from(generation.map_or(0, |g| g.sequence_id))),
+    )];
     let mut out = TrackEventTimes::default();
     let mut legacy = false;
     let ts = match event.timestamp {
         Some(Stamp::Delta(delta)) => {
             let Some(base) = seq.track_event_timestamp_ns else {
-                stats.incr("track_event_skipped_timestamp_delta_without_valid_state");
+                stats.log_tokenization(
+                    "track_event_skipped_timestamp_delta_without_valid_state",
+                    &seq_arg,
+                );
                 return None;
             };
             let v = base.saturating_add(us_to_ns(delta));
@@ -330,14 +339,14 @@ pub fn tokenize(
         }
         _ if has_timestamp => packet_ts,
         _ => {
-            stats.incr("track_event_missing_timestamp");
+            stats.log_tokenization("track_event_missing_timestamp", &[]);
             return None;
         }
     };
     // Negative times are dropped before the clock conversion, whose offset
     // could otherwise bring them back to positive.
     if ts < 0 {
-        stats.incr("track_event_invalid_timestamp");
+        stats.log_tokenization("track_event_invalid_timestamp", &[]);
         return None;
     }
     let ts = if legacy {
@@ -349,7 +358,10 @@ pub fn tokenize(
     match event.thread_time {
         Some(Stamp::Delta(delta)) => {
             let Some(base) = seq.track_event_thread_time_us else {
-                stats.incr("track_event_skipped_thread_time_delta_without_valid_state");
+                stats.log_tokenization(
+                    "track_event_skipped_thread_time_delta_without_valid_state",
+                    &seq_arg,
+                );
                 return None;
             };
             let v = base.saturating_add(delta);
@@ -375,17 +387,20 @@ pub fn tokenize(
         Some(4) => {
             // TYPE_COUNTER
             let Some(uuid) = event.track_uuid.or(default_uuid) else {
-                stats.incr("track_event_counter_missing_track_uuid");
+                stats.log_tokenization("track_event_counter_missing_track_uuid", &[]);
                 return None;
             };
             let Some(value) = event.counter_value else {
-                stats.incr("track_event_counter_missing_value");
+                stats.log_tokenization(
+                    "track_event_counter_missing_value",
+                    &[("track_uuid", ArgValue::Uint(uuid))],
+                );
                 return None;
             };
             out.counter_value = Some(absolute(seq, descriptors, uuid, value));
         }
         Some(5) if event.track_uuid.or(default_uuid).is_none() => {
-            stats.incr("track_event_state_missing_track_uuid");
+            stats.log_tokenization("track_event_state_missing_track_uuid", &[]);
             return None;
         }
         _ => {}
@@ -412,12 +427,12 @@ pub fn tokenize(
             uuids.as_slice()
         };
         if uuids.is_empty() {
-            stats.incr("track_event_extra_counter_missing_track_uuids");
+            stats.log_tokenization("track_event_extra_counter_missing_track_uuids", &seq_arg);
             return None;
         }
         for (i, v) in values.into_iter().enumerate() {
             let Some(&uuid) = uuids.get(i) else {
-                stats.incr("track_event_extra_counter_track_uuid_mismatch");
+                stats.log_tokenization("track_event_extra_counter_track_uuid_mismatch", &seq_arg);
                 return None;
             };
             let abs = absolute(seq, descriptors, uuid, v);

@@ -16,6 +16,7 @@ use protozero::Decoder;
 use super::Parser;
 use super::importer::{Importer, Input};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::StateRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
@@ -56,9 +57,16 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         4 => "DISABLING_WAITING_STOP_ACKS",
         5 => "CLONED_READ_ONLY",
         _ => {
-            p.storage
-                .stats
-                .incr("concurrent_session_event_unknown_state");
+            let place = LogPlace {
+                ts: Some(ts),
+                byte_offset: None,
+            };
+            let state = ("state", ArgValue::Int(state as i64));
+            p.storage.record_import_log_typed(
+                "concurrent_session_event_unknown_state",
+                place,
+                &[state],
+            );
             return;
         }
     };

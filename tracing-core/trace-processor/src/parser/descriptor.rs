@@ -6,7 +6,7 @@ use zerotrace_protos::protos::{TracePacket, TrackDescriptorDecoder};
 
 use super::Parser;
 use super::importer::{Importer, Input};
-use super::process_tree::add_process_arg;
+use super::process_tree::{add_process_arg, add_process_arg_keyed};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tracker::process::NamePriority;
 
@@ -62,12 +62,24 @@ fn parse(p: &mut Parser, bytes: &[u8], ts: i64) {
                 ArgValue::Int(i64::from(rank)),
             );
         }
-        if let Some(name) = process.process_name() {
+        // An empty name does not replace the system's.
+        if let Some(name) = process.process_name().filter(|n| !n.is_empty()) {
             let name = p.storage.strings.intern(name);
             p.processes
                 .set_process_name(&mut p.storage, upid, name, NamePriority::TrackDescriptor);
         }
+        if let Some(start) = process.start_timestamp_ns().filter(|&t| t > 0) {
+            if let Some(row) = p.storage.processes.get_mut(upid as usize) {
+                row.start_ts.get_or_insert(start);
+            }
+        }
         super::chrome_process::legacy_type(p, upid, &process);
+        // The labels Chrome gives a process, an array of args.
+        for (i, label) in process.process_labels().enumerate() {
+            let value = ArgValue::String(p.storage.strings.intern(label));
+            let key = format!("chrome.process_label[{i}]");
+            add_process_arg_keyed(p, upid, "chrome.process_label", &key, value);
+        }
         if let Some(chrome) = td.chrome_process() {
             super::chrome_process::descriptor(p, upid, &chrome);
         }
@@ -119,5 +131,55 @@ fn add_thread_arg(p: &mut Parser, utid: u32, key: &str, value: ArgValue) {
     let id = p.storage.args.add_set(&b);
     if let Some(row) = p.storage.threads.get_mut(utid as usize) {
         row.arg_set_id = id;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Loader;
+    use crate::storage::args::ArgValue;
+
+    #[test]
+    fn a_process_descriptor_gives_its_labels_and_start() {
+        // track_descriptor { uuid: 1 process { pid: 5 process_name: ""
+        // start_timestamp_ns: 7 process_labels: "a" process_labels: "bc" } }
+        let process = [
+            0x08, 0x05, 0x32, 0x00, 0x38, 0x07, 0x42, 0x01, b'a', 0x42, 0x02, b'b', b'c',
+        ];
+        let mut td = vec![0x08, 0x01, 0x1a, process.len() as u8];
+        td.extend_from_slice(&process);
+        // trusted_packet_sequence_id: 1, timestamp: 1, track_descriptor.
+        let mut packet = vec![0x50, 0x01, 0x40, 0x01, 0xe2, 0x03, td.len() as u8];
+        packet.extend_from_slice(&td);
+        let mut trace = vec![0x0a, packet.len() as u8];
+        trace.extend_from_slice(&packet);
+        let mut loader = Loader::new();
+        loader.push(&trace).unwrap();
+        let s = loader.finish().unwrap();
+        let row = s.processes.iter().find(|r| r.pid == 5).unwrap();
+        assert_eq!(row.start_ts, Some(7));
+        assert!(row.name.is_null(), "an empty name names nothing");
+        let set = row.arg_set_id.unwrap();
+        let labels: Vec<(&str, &str, &str)> = s
+            .args
+            .rows
+            .iter()
+            .filter(|r| r.arg_set_id == set)
+            .filter_map(|r| match r.arg.value {
+                ArgValue::String(v) => Some((
+                    s.strings.get(r.arg.flat_key)?,
+                    s.strings.get(r.arg.key)?,
+                    s.strings.get(v)?,
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("chrome.process_label", "chrome.process_label[0]", "a"),
+                ("chrome.process_label", "chrome.process_label[1]", "bc"),
+            ]
+        );
     }
 }

@@ -6,19 +6,67 @@
 //! is counted (`ftrace_abi_errors_skipped_zero_data_length`); any other
 //! error (`ftrace_parse_errors`) is what upstream refuses the trace for,
 //! counted here in `ftrace_bundle_tokenizer_errors` so it is not silent.
+//! The setup errors it reports at the start are logged one by one
+//! (`ftrace_setup_errors`, with their messages).
 
+use protozero::Decoder;
 use zerotrace_protos::protos::FtraceStatsDecoder;
 use zerotrace_protos::protos::ftrace_stats::Phase;
 use zerotrace_protos::upstream_tables::packet_field::FTRACE_STATS;
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use crate::storage::import_logs::LogPlace;
+
+/// `FtraceStats.exclusive_feature_error` (newer than the generated schema).
+const EXCLUSIVE_FEATURE_ERROR: u32 = 13;
 
 /// `FtraceParseStatus.FTRACE_STATUS_ABI_ZERO_DATA_LENGTH`.
 const ABI_ZERO_DATA_LENGTH: i32 = 12;
 
 /// The payload this module imports.
 pub const IMPORTERS: &[(u32, Importer)] = &[(FTRACE_STATS, import)];
+
+/// The errors the ftrace data source met while setting up (events it could
+/// not enable or did not know, atrace's complaints, a feature another
+/// session held): each counted in `ftrace_setup_errors` and logged with its
+/// message, once per sequence, as upstream's Notices show them.
+fn log_setup_errors(p: &mut Parser, evt: &FtraceStatsDecoder<'_>, bytes: &[u8], sequence: u32) {
+    if p.sched.setup_errors_logged.contains(&sequence) {
+        return;
+    }
+    let mut messages: Vec<String> = Vec::new();
+    messages.extend(
+        evt.failed_ftrace_events()
+            .map(|e| format!("Ftrace event failed: {e}")),
+    );
+    messages.extend(
+        evt.unknown_ftrace_events()
+            .map(|e| format!("Ftrace event unknown: {e}")),
+    );
+    if let Some(e) = evt.atrace_errors().filter(|e| !e.is_empty()) {
+        messages.push(format!("Atrace failures: {e}"));
+    }
+    let exclusive = Decoder::new(bytes)
+        .find_last(EXCLUSIVE_FEATURE_ERROR)
+        .and_then(|f| f.as_bytes().ok())
+        .filter(|e| !e.is_empty());
+    if let Some(e) = exclusive {
+        let e = String::from_utf8_lossy(e);
+        messages.push(format!("Ftrace exclusive feature error: {e}"));
+    }
+    if messages.is_empty() {
+        return;
+    }
+    for message in &messages {
+        p.storage.record_import_log(
+            "ftrace_setup_errors",
+            LogPlace::default(),
+            &[("message", message)],
+        );
+    }
+    p.sched.setup_errors_logged.insert(sequence);
+}
 
 /// Reads a packet's `ftrace_stats`; whether it had one.
 fn import(p: &mut Parser, input: &Input<'_>) {
@@ -30,8 +78,11 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         _ => return,
     };
     let end = phase == "end";
-    if !end && evt.preserve_ftrace_buffer().unwrap_or(false) {
-        p.sched.preserve_ftrace_buffer = true;
+    if !end {
+        log_setup_errors(p, &evt, bytes, input.generation.sequence_id);
+        if evt.preserve_ftrace_buffer().unwrap_or(false) {
+            p.sched.preserve_ftrace_buffer = true;
+        }
     }
     let stats = &mut p.storage.stats;
     for c in evt.cpu_stats() {

@@ -18,6 +18,7 @@ use super::importer::{Importer, Input};
 use crate::hash::HashMap;
 use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
+use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::CounterRow;
 use crate::storage::strings::StrId;
 use crate::tables::gpu::GpuCounterGroupRow;
@@ -281,7 +282,10 @@ fn specs<'a>(p: &mut Parser, desc: &'a [u8], count: bool) -> Vec<(u32, &'a [u8])
         let sf = Fields::new(s);
         match (sf.uint(SPEC_COUNTER_ID), sf.bytes(SPEC_NAME)) {
             (Some(id), Some(_)) => out.push((id as u32, s)),
-            _ if count => p.storage.stats.incr("gpu_counters_invalid_spec"),
+            _ if count => {
+                p.storage
+                    .record_import_log("gpu_counters_invalid_spec", LogPlace::default(), &[]);
+            }
             _ => {}
         }
     }
@@ -302,7 +306,12 @@ fn legacy_descriptor(p: &mut Parser, desc: &[u8], gpu: u32) {
     let mut tracks = HashMap::default();
     for (id, s) in specs(p, desc, true) {
         if p.gpu_counters.legacy.contains_key(&id) {
-            p.storage.stats.incr("gpu_counters_invalid_spec");
+            let counter = ("counter_id", ArgValue::Uint(u64::from(id)));
+            p.storage.record_import_log_typed(
+                "gpu_counters_invalid_spec",
+                LogPlace::default(),
+                &[counter],
+            );
             continue;
         }
         let sf = Fields::new(s);
@@ -400,7 +409,10 @@ fn descriptor(p: &mut Parser, bytes: &[u8], generation: &Generation) -> bool {
 pub(crate) fn untimed_gpu_counter_event(p: &mut Parser, bytes: &[u8], generation: &Generation) {
     descriptor(p, bytes, generation);
     if Fields::new(bytes).bytes(EV_COUNTERS).is_some() {
-        p.storage.stats.incr("gpu_counters_missing_timestamp");
+        // Read as the packet is, so at its place in the trace.
+        p.storage
+            .stats
+            .log_tokenization("gpu_counters_missing_timestamp", &[]);
     }
 }
 

@@ -63,6 +63,7 @@ mod process_tree;
 mod profile_packet;
 mod profiling;
 pub(crate) mod proto_to_args;
+pub(crate) mod proto_text;
 mod range_of_interest;
 pub mod registry;
 mod sched;

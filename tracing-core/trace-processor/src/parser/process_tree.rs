@@ -158,6 +158,18 @@ fn import(p: &mut Parser, input: &Input<'_>) {
 
 /// Adds one arg to a process's arg set.
 pub fn add_process_arg(p: &mut Parser, upid: u32, key: &str, value: ArgValue) {
+    add_process_arg_keyed(p, upid, key, key, value);
+}
+
+/// As [`add_process_arg`], with a flat key apart from the key (an array's
+/// element: `chrome.process_label` and `chrome.process_label[0]`).
+pub fn add_process_arg_keyed(
+    p: &mut Parser,
+    upid: u32,
+    flat_key: &str,
+    key: &str,
+    value: ArgValue,
+) {
     let Some(row) = p.storage.processes.get(upid as usize) else {
         return;
     };
@@ -168,8 +180,9 @@ pub fn add_process_arg(p: &mut Parser, upid: u32, key: &str, value: ArgValue) {
             b.add(a.flat_key, a.key, a.value);
         }
     }
+    let flat = p.storage.strings.intern(flat_key);
     let k = p.storage.strings.intern(key);
-    b.add(k, k, value);
+    b.add(flat, k, value);
     let id = p.storage.args.add_set(&b);
     if let Some(row) = p.storage.processes.get_mut(upid as usize) {
         row.arg_set_id = id;

@@ -7,7 +7,7 @@
 
 use base64::Engine;
 use zerotrace_protos::protos::{
-    TracePacket, TraceStatsDecoder, TracingServiceEventDecoder, TriggerDecoder,
+    TraceConfigDecoder, TracePacket, TraceStatsDecoder, TracingServiceEventDecoder, TriggerDecoder,
 };
 
 use super::Parser;
@@ -47,9 +47,22 @@ pub const IMPORTERS: &[(u32, Importer)] = &[
     (TracePacket::FIELD_SERVICE_EVENT, service_event),
     (TracePacket::FIELD_TRACE_STATS, trace_stats),
     (TracePacket::FIELD_TRACE_CONFIG, |p, i| {
+        trace_config_metadata(p, i.bytes);
         p.trace_config = Some(i.bytes.to_vec());
     }),
 ];
+
+/// The metadata upstream takes from a trace config: its session's unique
+/// name, and the whole config as text (`trace_config_pbtxt`).
+fn trace_config_metadata(p: &mut Parser, bytes: &[u8]) {
+    let config = TraceConfigDecoder::new(bytes);
+    if let Some(name) = config.unique_session_name() {
+        p.storage.set_metadata_str("unique_session_name", name);
+    }
+    let schema = super::proto_text::message("perfetto.protos.TraceConfig");
+    let text = super::proto_text::to_text(schema.as_ref(), bytes);
+    p.storage.set_metadata_str("trace_config_pbtxt", &text);
+}
 
 fn service_event(p: &mut Parser, input: &Input<'_>) {
     let ts = input.ts;

@@ -8,6 +8,7 @@ use protozero::Decoder;
 
 use super::Parser;
 use crate::sequence_state::Generation;
+use crate::storage::args::ArgValue;
 use crate::storage::profiling_rows::{ProfilerSampleRow, TaskContextRow};
 use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
@@ -28,7 +29,15 @@ pub fn parse(p: &mut Parser, bytes: &[u8], ts: i64, gen_idx: u32, generation: &G
             .stacks
             .interned_callstack(&mut p.storage, gen_idx, generation, Some(upid), iid)
     else {
-        p.storage.stats.incr("stackprofile_parser_error");
+        let place = crate::storage::import_logs::LogPlace {
+            ts: Some(ts),
+            byte_offset: None,
+        };
+        p.storage.record_import_log_typed(
+            "stackprofile_parser_error",
+            place,
+            &[("callstack_iid", ArgValue::Uint(iid))],
+        );
         return;
     };
     let task = p.profiling.samples.task_context(

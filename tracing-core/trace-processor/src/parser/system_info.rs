@@ -51,10 +51,16 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             s.set_metadata_int("timezone_off_mins", i64::from(tz));
         }
     }
-    if let Some(fp) = si.android_build_fingerprint() {
+    let fingerprint = si
+        .android_build_fingerprint()
+        .map(|fp| (fp, Fingerprint::parse(fp)));
+    if let Some((fp, parts)) = &fingerprint {
         row.android_build_fingerprint = s.strings.intern(fp);
         if host {
             s.set_metadata_str("android_build_fingerprint", fp);
+            if let Some(parts) = parts {
+                s.set_metadata_str("android_incremental_build", parts.incremental);
+            }
         }
     }
     if let Some(m) = si.android_device_manufacturer() {
@@ -63,8 +69,14 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             s.set_metadata_str("android_device_manufacturer", m);
         }
     }
-    if let Some(v) = si.android_sdk_version() {
-        let v = v as i64;
+    // The SDK the trace names, else the one its build's release implies.
+    let sdk = si.android_sdk_version().map(|v| v as i64).or_else(|| {
+        fingerprint
+            .as_ref()
+            .and_then(|(_, parts)| parts.as_ref())
+            .and_then(|parts| parts.sdk)
+    });
+    if let Some(v) = sdk {
         row.android_sdk_version = Some(v);
         if host {
             s.set_metadata_int("android_sdk_version", v);
@@ -98,5 +110,74 @@ fn import(p: &mut Parser, input: &Input<'_>) {
     }
     if let Some(slot) = s.machines.get_mut(machine) {
         *slot = row;
+    }
+}
+
+/// What an Android build fingerprint
+/// (`brand/product/device:release/id/incremental:type/tags`) says.
+struct Fingerprint<'a> {
+    /// The SDK level its release number stands for, when known.
+    sdk: Option<i64>,
+    /// The build's incremental version.
+    incremental: &'a str,
+}
+
+impl<'a> Fingerprint<'a> {
+    /// The parts of a fingerprint, or None when it lacks the separators.
+    fn parse(fp: &'a str) -> Option<Self> {
+        let colon = fp.find(':')?;
+        let release_end = colon + fp[colon..].find('/')?;
+        let release = &fp[colon + 1..release_end];
+        let id_end = release_end + 1 + fp[release_end + 1..].find('/')?;
+        let incremental_end = id_end + fp[id_end..].find(':')?;
+        Some(Fingerprint {
+            sdk: sdk_of_release(release),
+            incremental: &fp[id_end + 1..incremental_end],
+        })
+    }
+}
+
+/// The SDK level of an Android release number (as the compatibility
+/// definition lists them; S and T previews count as 31).
+fn sdk_of_release(release: &str) -> Option<i64> {
+    if release.starts_with('S') || release.starts_with('T') {
+        return Some(31);
+    }
+    let sdk = match release {
+        "12" => 31,
+        "11" => 30,
+        "10" => 29,
+        "9" => 28,
+        "8.1" => 27,
+        "8.0" => 26,
+        "7.1" => 25,
+        "7.0" => 24,
+        "6.0" => 23,
+        "5.1" | "5.1.1" => 22,
+        "5.0" | "5.0.1" | "5.0.2" => 21,
+        _ => return None,
+    };
+    Some(sdk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprint_parts() {
+        let f =
+            Fingerprint::parse("google/coral/coral:12/SP1A.210812.015/7679548:userdebug/dev-keys");
+        let f = f.unwrap();
+        assert_eq!((f.sdk, f.incremental), (Some(31), "7679548"));
+        let f = Fingerprint::parse("google/shamu/shamu:7.0/NBD92F/3753956:userdebug/dev-keys");
+        assert_eq!(
+            f.map(|f| (f.sdk, f.incremental)),
+            Some((Some(24), "3753956"))
+        );
+        assert!(Fingerprint::parse("no-colon/at/all").is_none());
+        assert!(Fingerprint::parse("a:b/c").is_none());
+        let f = Fingerprint::parse("x:15/ID/42:user/keys").unwrap();
+        assert_eq!((f.sdk, f.incremental), (None, "42"));
     }
 }

@@ -79,6 +79,14 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         &s.import_logs,
         &strings,
     ));
+    out.push(crate::tables::proto_content::ProtoPathRow::freeze(
+        &s.proto_paths,
+        &strings,
+    ));
+    out.push(crate::tables::proto_content::ProtoContentRow::freeze(
+        &s.proto_contents,
+        &strings,
+    ));
     let sc = &s.sched;
     out.push(SchedSliceRow::freeze(&sc.slices, &strings));
     out.push(ThreadStateRow::freeze(&sc.thread_states, &strings));

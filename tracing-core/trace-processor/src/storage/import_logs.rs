@@ -3,10 +3,16 @@
 //! wrong while recording) with when or where it happened and its details
 //! as args, so that a user can find the event behind a count. This records
 //! both at once: the stat is counted and the row added.
+//!
+//! Code that holds only the stats (the loader's tokenizing steps) counts
+//! and queues an entry with number-valued details ([`Stats::log_tokenization`]);
+//! the loader turns the queue into rows after each packet it reads
+//! ([`Storage::take_pending_logs`]), so that their arg sets are made about
+//! where upstream makes them.
 
 use super::Storage;
 use super::args::{ArgSetBuilder, ArgValue};
-use super::stats::stat_index;
+use super::stats::{Stats, stat_index};
 use crate::tables::core::ImportLogRow;
 
 /// Where an import log entry happened.
@@ -18,7 +24,58 @@ pub struct LogPlace {
     pub byte_offset: Option<i64>,
 }
 
+/// An import log entry counted where the strings and args were out of
+/// reach: its stat (index in the vocabulary), place and number details.
+#[derive(Debug, Clone)]
+pub struct PendingLog {
+    stat: usize,
+    place: LogPlace,
+    args: Vec<(&'static str, ArgValue)>,
+}
+
+impl Stats {
+    /// Counts `stat` and queues its log entry at `place` with `args`
+    /// (number values: strings are not interned here). A stat name outside
+    /// the vocabulary is neither counted nor logged.
+    pub fn log_at(&mut self, stat: &str, place: LogPlace, args: &[(&'static str, ArgValue)]) {
+        let Some(index) = stat_index(stat) else {
+            return;
+        };
+        self.incr(stat);
+        self.pending_logs.push(PendingLog {
+            stat: index,
+            place,
+            args: args.to_vec(),
+        });
+    }
+
+    /// A tokenization log (upstream's kind for what is found while the
+    /// packets are split, before they are sorted): counted and queued at
+    /// the byte offset of the packet being read.
+    pub fn log_tokenization(&mut self, stat: &str, args: &[(&'static str, ArgValue)]) {
+        let place = LogPlace {
+            ts: None,
+            byte_offset: self.packet_offset,
+        };
+        self.log_at(stat, place, args);
+    }
+
+    /// Whether entries wait to become rows.
+    pub fn has_pending_logs(&self) -> bool {
+        !self.pending_logs.is_empty()
+    }
+}
+
 impl Storage {
+    /// Turns the queued log entries into rows, their details into arg
+    /// sets, in the order they were counted.
+    pub fn take_pending_logs(&mut self) {
+        let pending = std::mem::take(&mut self.stats.pending_logs);
+        for log in pending {
+            self.push_import_log(log.stat, log.place, &log.args);
+        }
+    }
+
     /// Counts `stat` and logs the occurrence with `args` (key, string
     /// value) as its details. A stat name outside the vocabulary is
     /// neither counted nor logged.
@@ -42,6 +99,11 @@ impl Storage {
             return;
         };
         self.stats.incr(stat);
+        self.push_import_log(stat_key, place, args);
+    }
+
+    /// Adds the row of a counted stat's log entry.
+    fn push_import_log(&mut self, stat_key: usize, place: LogPlace, args: &[(&str, ArgValue)]) {
         let mut builder = ArgSetBuilder::default();
         for (key, value) in args {
             let k = self.strings.intern(key);
@@ -55,5 +117,108 @@ impl Storage {
             stat_key: i64::try_from(stat_key).unwrap_or(i64::MAX),
             arg_set_id,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Loader;
+    use crate::storage::Storage;
+    use crate::storage::args::ArgValue;
+    use crate::storage::stats::stat_index;
+
+    /// Loads `trace` (its packets' bytes, framed here).
+    fn load(packets: &[&[u8]]) -> Storage {
+        let mut trace = Vec::new();
+        for p in packets {
+            trace.push(0x0a);
+            trace.push(u8::try_from(p.len()).unwrap());
+            trace.extend_from_slice(p);
+        }
+        let mut loader = Loader::new();
+        loader.push(&trace).unwrap();
+        loader.finish().unwrap()
+    }
+
+    /// (stat name, byte offset) of each import log row.
+    fn logs(s: &Storage) -> Vec<(&'static str, Option<i64>)> {
+        s.import_logs
+            .iter()
+            .map(|r| {
+                let name = crate::storage::stats::STATS[usize::try_from(r.stat_key).unwrap()].0;
+                (name, r.byte_offset)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tokenizing_logs_say_where_their_packet_was() {
+        let s = load(&[
+            // timestamp: 1 (its bytes at 2)
+            &[0x40, 0x01],
+            // interned_data {} without a sequence (the packet at 6, the
+            // interned data's bytes at 8)
+            &[0x62, 0x00],
+            // thread_descriptor {} without a sequence (at 10)
+            &[0xe2, 0x02, 0x00],
+        ]);
+        assert_eq!(
+            logs(&s),
+            vec![
+                ("interned_data_missing_sequence_id", Some(8)),
+                ("thread_descriptor_missing_sequence_id", Some(10)),
+            ]
+        );
+        assert_eq!(s.stats.get("interned_data_missing_sequence_id"), 1);
+        assert!(s.import_logs.iter().all(|r| r.ts.is_none()));
+    }
+
+    #[test]
+    fn a_skipped_packet_names_its_sequence() {
+        // trusted_packet_sequence_id: 7, sequence_flags:
+        // SEQ_NEEDS_INCREMENTAL_STATE, before any clear.
+        let s = load(&[&[0x50, 0x07, 0x68, 0x02]]);
+        assert_eq!(
+            logs(&s),
+            vec![(
+                "packet_skipped_seq_needs_incremental_state_invalid",
+                Some(2)
+            )]
+        );
+        let set = s.import_logs[0].arg_set_id.unwrap();
+        let args: Vec<_> = s.args.rows.iter().filter(|r| r.arg_set_id == set).collect();
+        assert_eq!(args.len(), 1);
+        assert_eq!(s.strings.get(args[0].arg.key), Some("packet_sequence_id"));
+        assert_eq!(args[0].arg.value, ArgValue::Uint(7));
+    }
+
+    #[test]
+    fn ftrace_setup_errors_are_logged_once_per_sequence() {
+        // trusted_packet_sequence_id: 1, ftrace_stats { phase:
+        // START_OF_TRACE, unknown_ftrace_events: "a/b", atrace_errors: "x" }
+        let packet: &[u8] = &[
+            0x50, 0x01, 0x92, 0x02, 0x0a, 0x08, 0x01, 0x32, 0x03, b'a', b'/', b'b', 0x2a, 0x01,
+            b'x',
+        ];
+        let s = load(&[packet, packet]);
+        let key = i64::try_from(stat_index("ftrace_setup_errors").unwrap()).unwrap();
+        let messages: Vec<&str> = s
+            .import_logs
+            .iter()
+            .filter(|r| r.stat_key == key)
+            .map(|r| {
+                let set = r.arg_set_id.unwrap();
+                let arg = s.args.rows.iter().find(|a| a.arg_set_id == set).unwrap();
+                match arg.arg.value {
+                    ArgValue::String(id) => s.strings.get(id).unwrap(),
+                    _ => "",
+                }
+            })
+            .collect();
+        assert_eq!(
+            messages,
+            ["Ftrace event unknown: a/b", "Atrace failures: x"]
+        );
+        assert_eq!(s.stats.get("ftrace_setup_errors"), 2);
     }
 }

@@ -63,6 +63,11 @@ pub struct Storage {
     pub trace_diagnostics: Vec<crate::tables::core::TraceDiagnosticRow>,
     /// `__intrinsic_trace_import_logs` (`import_logs.rs`).
     pub import_logs: Vec<crate::tables::core::ImportLogRow>,
+    /// `experimental_proto_path`: the proto content analysis's field
+    /// paths (`load/proto_content.rs`), when a load asked for it.
+    pub proto_paths: Vec<crate::tables::proto_content::ProtoPathRow>,
+    /// `experimental_proto_content`: the bytes under each of them.
+    pub proto_contents: Vec<crate::tables::proto_content::ProtoContentRow>,
     /// `sched_slice`, `thread_state`, `ftrace_event`.
     pub sched: sched_rows::SchedRows,
     /// The profiling tables.

@@ -1,5 +1,7 @@
 //! The counters of one trace, by the names of the `stats` vocabulary
-//! (`stat_vocabulary.rs`): what this loader increments as it reads.
+//! (`stat_vocabulary.rs`): what this loader increments as it reads. Beside
+//! them wait the import log entries counted where only the stats are at
+//! hand (`import_logs.rs` turns them into rows).
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,12 @@ pub use super::stat_vocabulary::StatDef;
 pub struct Stats {
     single: BTreeMap<usize, i64>,
     indexed: BTreeMap<(usize, i64), i64>,
+    /// Import log entries not yet rows (see [`Stats::log_tokenization`]).
+    pub(super) pending_logs: Vec<super::import_logs::PendingLog>,
+    /// The byte offset in the trace of the packet being read, which the
+    /// loader sets as it splits the stream: where a tokenization log says
+    /// it happened.
+    pub packet_offset: Option<i64>,
 }
 
 /// Index of a stat by name in [`STATS`] (None for a name upstream lacks).

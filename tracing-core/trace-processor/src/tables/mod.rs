@@ -35,6 +35,7 @@ pub mod gpu;
 pub mod heap_graph;
 pub mod logs;
 pub mod profiling;
+pub mod proto_content;
 pub mod sched;
 pub mod trace_file;
 pub mod views;
@@ -116,6 +117,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(winscope::TABLES)
         .chain(trace_file::TABLES)
         .chain(gpu::TABLES)
+        .chain(proto_content::TABLES)
 }
 
 /// The docs listing of every declared table: its name, what it holds, the

@@ -43,6 +43,9 @@ pub struct SchedTracker {
     /// Whether ftrace kept its buffer from before tracing started
     /// (`FtraceStats.preserve_ftrace_buffer`): nothing is dropped then.
     pub preserve_ftrace_buffer: bool,
+    /// Sequences whose ftrace setup errors were logged (the first start
+    /// of trace stats of a sequence that reports any is the one logged).
+    pub setup_errors_logged: crate::hash::HashSet<u32>,
     /// When tracing started (the service's event), read before parsing.
     pub tracing_started: Option<i64>,
     /// (drop before, keep only raw before), fixed at the first event.

@@ -305,7 +305,8 @@ impl TrackResolution {
                     self.uuid_by_upid.insert(upid, uuid);
                 }
             }
-            if let Some(n) = process.process_name() {
+            // An empty name does not replace the system's.
+            if let Some(n) = process.process_name().filter(|n| !n.is_empty()) {
                 let n = cx.storage.strings.intern(n);
                 cx.processes
                     .set_process_name(cx.storage, upid, n, NamePriority::TrackDescriptor);

@@ -115,6 +115,12 @@ pub struct SqlArgs {
     /// turn it on for SQL you do not trust.
     #[arg(long = "allow-sql-file-access")]
     pub allow_sql_file_access: bool,
+    /// Count the trace's bytes by protobuf field path into
+    /// `experimental_proto_path` and `experimental_proto_content` (a root
+    /// per TrackEvent category and name, with them as args), as
+    /// `trace_processor_shell --analyze-trace-proto-content` does.
+    #[arg(long = "analyze-trace-proto-content")]
+    pub analyze_trace_proto_content: bool,
     /// Register the `.sql` files under directory PATH as modules of package
     /// PACKAGE (the directory's name when not given), so that `INCLUDE
     /// PERFETTO MODULE PACKAGE.a.b` runs PATH/a/b.sql; repeatable. A name
@@ -140,6 +146,7 @@ impl SqlArgs {
                 .max_memory
                 .map_or_else(LoadBudget::default, LoadBudget::with_max_memory),
             sql_file_access: self.allow_sql_file_access,
+            analyze_proto_content: self.analyze_trace_proto_content,
         }
     }
 }

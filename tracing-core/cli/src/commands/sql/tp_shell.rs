@@ -94,6 +94,10 @@ pub struct TpArgs {
     /// Do not enable this for untrusted SQL.
     #[arg(long = "allow-sql-file-access")]
     pub allow_sql_file_access: bool,
+    /// Count the trace's bytes by protobuf field path
+    /// (experimental_proto_path, experimental_proto_content).
+    #[arg(long = "analyze-trace-proto-content")]
+    pub analyze_trace_proto_content: bool,
     /// Register the .sql files under PATH as modules of PACKAGE (the
     /// directory's name by default) for INCLUDE PERFETTO MODULE.
     #[arg(long = "add-sql-package", value_name = "PATH[@PACKAGE]")]
@@ -131,6 +135,10 @@ pub struct CommonFlags {
     /// Allow SQL to read and write files (ATTACH of a file, VACUUM INTO).
     #[arg(long = "allow-sql-file-access", global = true)]
     pub allow_sql_file_access: bool,
+    /// Count the trace's bytes by protobuf field path
+    /// (experimental_proto_path, experimental_proto_content).
+    #[arg(long = "analyze-trace-proto-content", global = true)]
+    pub analyze_trace_proto_content: bool,
     /// Development features (accepted; zerotrace has none behind it).
     #[arg(long = "dev", global = true)]
     pub dev: bool,
@@ -300,6 +308,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             insecure_serve_remote_peers: false,
             no_ftrace_raw: args.no_ftrace_raw,
             allow_sql_file_access: args.allow_sql_file_access,
+            analyze_trace_proto_content: args.analyze_trace_proto_content,
             add_sql_package: args.add_sql_package.clone(),
             dev: args.dev,
             max_memory: None,
@@ -327,6 +336,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             add_sql_package: args.add_sql_package.clone(),
             no_ftrace_raw: args.no_ftrace_raw,
             allow_sql_file_access: args.allow_sql_file_access,
+            analyze_trace_proto_content: args.analyze_trace_proto_content,
             dev: args.dev,
         },
     )
@@ -350,6 +360,7 @@ fn serve_http(server: &ServerArgs, common: &CommonFlags) -> Result<(), CliError>
     let load = LoadOptions {
         ftrace_raw: !common.no_ftrace_raw,
         sql_file_access: common.allow_sql_file_access,
+        analyze_proto_content: common.analyze_trace_proto_content,
         ..LoadOptions::default()
     };
     let limit = super::serve::query_timeout(server.query_timeout)?;
@@ -376,6 +387,7 @@ pub fn run_command(line: &TpCommandLine) -> Result<(), CliError> {
         insecure_serve_remote_peers: false,
         no_ftrace_raw: common.no_ftrace_raw,
         allow_sql_file_access: common.allow_sql_file_access,
+        analyze_trace_proto_content: common.analyze_trace_proto_content,
         add_sql_package: common.add_sql_package.clone(),
         dev: common.dev,
         max_memory: None,
