@@ -15,7 +15,7 @@ use super::importer::{Importer, Input};
 use crate::packet_view::{FieldKinds, TrackEventView};
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::rows::{CounterRow, SliceRow, StateRow};
+use crate::storage::rows::{CounterRow, SliceRow, StateRow, ThreadTimes};
 use crate::storage::strings::StrId;
 use crate::tracker::flows::FlowTracker;
 use crate::tracker::tracks::{EventType, TrackSpec};
@@ -300,8 +300,12 @@ fn parse_event(
         category: category_id,
         name: name_id,
         arg_set_id: args,
-        thread_ts: te.thread_ts,
-        thread_instruction_count: te.thread_instruction_count,
+        thread: ThreadTimes {
+            ts: te.thread_ts,
+            instruction_count: te.thread_instruction_count,
+            ..ThreadTimes::default()
+        }
+        .sparse(),
         ..SliceRow::default()
     };
     let track_id = track.track_id;
@@ -362,7 +366,7 @@ fn parse_event(
             if let Some(s) = p.storage.slices.get_mut(id as usize) {
                 s.arg_set_id = a;
                 if let Some(tdur) = legacy.as_ref().and_then(|l| l.thread_duration_us()) {
-                    s.thread_dur = Some(tdur.saturating_mul(1000));
+                    s.update_thread_times(|t| t.dur = Some(tdur.saturating_mul(1000)));
                 }
             }
             Some(id)

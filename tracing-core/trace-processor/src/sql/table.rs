@@ -48,13 +48,23 @@ impl<T> Default for Nullable<T> {
 
 impl<T: Copy + Default> Nullable<T> {
     /// Packs `v`, each value converted by `f`.
-    fn pack<U>(v: Vec<Option<U>>, f: impl Fn(U) -> T) -> Self {
-        if v.iter().all(Option::is_none) {
+    fn pack<U: Copy>(v: Vec<Option<U>>, f: impl Fn(U) -> T) -> Self {
+        Self::pack_iter(v.iter().copied(), f)
+    }
+
+    /// Packs the values `v` gives (walked twice: to see whether any is
+    /// present, then to store them), each converted by `f`, without
+    /// collecting them as `Option`s first.
+    pub fn pack_iter<U>(
+        v: impl ExactSizeIterator<Item = Option<U>> + Clone,
+        f: impl Fn(U) -> T,
+    ) -> Self {
+        if v.clone().all(|x: Option<U>| x.is_none()) {
             return Nullable::default();
         }
         let mut present = vec![0u64; v.len().div_ceil(64)];
         let mut values = Vec::with_capacity(v.len());
-        for (i, x) in v.into_iter().enumerate() {
+        for (i, x) in v.enumerate() {
             if x.is_some() {
                 if let Some(w) = present.get_mut(i / 64) {
                     *w |= 1 << (i % 64);
@@ -87,10 +97,16 @@ pub enum NullableInts {
 impl NullableInts {
     /// Packs `v`.
     pub fn new(v: Vec<Option<i64>>) -> Self {
-        if v.iter().flatten().all(|x| i32::try_from(*x).is_ok()) {
-            NullableInts::Narrow(Nullable::pack(v, |x| x as i32))
+        Self::pack_iter(v.iter().copied())
+    }
+
+    /// Packs the values `v` gives (walked up to three times), without
+    /// collecting them first.
+    pub fn pack_iter(v: impl ExactSizeIterator<Item = Option<i64>> + Clone) -> Self {
+        if v.clone().flatten().all(|x| i32::try_from(x).is_ok()) {
+            NullableInts::Narrow(Nullable::pack_iter(v, |x| x as i32))
         } else {
-            NullableInts::Wide(Nullable::pack(v, |x| x))
+            NullableInts::Wide(Nullable::pack_iter(v, |x| x))
         }
     }
 

@@ -27,14 +27,60 @@ table! {
         parent_id: Option<u32>,
         /// Args.
         arg_set_id: Option<u32>,
+        /// The thread time and instruction counts, apart from the row:
+        /// most slices have none, and four nullable integers in every row
+        /// were more than half of it.
+        field thread: Option<Box<ThreadTimes>>,
         /// Thread time at the start.
-        thread_ts: Option<i64>,
+        thread_ts: Option<i64> = |r| r.thread_times().ts,
         /// Thread time spent.
-        thread_dur: Option<i64>,
+        thread_dur: Option<i64> = |r| r.thread_times().dur,
         /// Instruction count at the start.
-        thread_instruction_count: Option<i64>,
+        thread_instruction_count: Option<i64> = |r| r.thread_times().instruction_count,
         /// Instructions spent.
-        thread_instruction_delta: Option<i64>,
+        thread_instruction_delta: Option<i64> = |r| r.thread_times().instruction_delta,
+    }
+}
+
+/// A slice's thread time and instruction counts (`thread_ts`,
+/// `thread_dur`, `thread_instruction_count`, `thread_instruction_delta`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadTimes {
+    /// Thread time at the start.
+    pub ts: Option<i64>,
+    /// Thread time spent.
+    pub dur: Option<i64>,
+    /// Instruction count at the start.
+    pub instruction_count: Option<i64>,
+    /// Instructions spent.
+    pub instruction_delta: Option<i64>,
+}
+
+impl ThreadTimes {
+    /// Whether no value is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ThreadTimes::default()
+    }
+
+    /// What a row keeps of it: nothing when no value is set.
+    pub fn sparse(self) -> Option<Box<ThreadTimes>> {
+        (!self.is_empty()).then(|| Box::new(self))
+    }
+}
+
+impl SliceRow {
+    /// The slice's thread time and instruction counts (all None when it
+    /// has none).
+    pub fn thread_times(&self) -> ThreadTimes {
+        self.thread.as_deref().copied().unwrap_or_default()
+    }
+
+    /// Changes the slice's thread times by `f`, keeping nothing in the row
+    /// when no value is left.
+    pub fn update_thread_times(&mut self, f: impl FnOnce(&mut ThreadTimes)) {
+        let mut t = self.thread_times();
+        f(&mut t);
+        self.thread = t.sparse();
     }
 }
 

@@ -45,7 +45,7 @@ pub mod winscope;
 use std::sync::Arc;
 
 #[cfg(feature = "sql")]
-use crate::sql::table::{Column, ColumnData, Table};
+use crate::sql::table::{Column, ColumnData, Nullable, NullableInts, Table};
 use crate::storage::strings::StrId;
 #[cfg(feature = "sql")]
 use crate::storage::strings::StringPool;
@@ -162,9 +162,35 @@ pub trait ColumnValue: Sized {
     const TYPE: SqlType;
     /// Whether the type can be NULL.
     const NULLABLE: bool;
-    /// The column of `values`.
+    /// The column of the values `values` gives, read straight from the
+    /// rows (walked more than once, never collected into a vector of this
+    /// type: the rows and the finished columns are all a table's freezing
+    /// holds at once).
     #[cfg(feature = "sql")]
-    fn column(name: &'static str, values: Vec<Self>) -> Column;
+    fn column(name: &'static str, values: impl ExactSizeIterator<Item = Self> + Clone) -> Column;
+}
+
+/// A column of non-null integers stored as [`Column::int`] would store
+/// them (the row index, 32 bits or 64), without the 64-bit vector first.
+#[cfg(feature = "sql")]
+fn int_column(name: &'static str, values: impl ExactSizeIterator<Item = i64> + Clone) -> Column {
+    let len = values.len();
+    let is_index = values
+        .clone()
+        .enumerate()
+        .all(|(i, x)| i64::try_from(i).is_ok_and(|i| i == x));
+    let data = if is_index {
+        ColumnData::RowIndex(len)
+    } else if values.clone().all(|x| i32::try_from(x).is_ok()) {
+        ColumnData::Int32(values.map(|x| x as i32).collect())
+    } else {
+        ColumnData::Int(values.collect())
+    };
+    Column {
+        name,
+        sql_type: SqlType::Int.declared(),
+        data,
+    }
 }
 
 macro_rules! int_value {
@@ -173,16 +199,28 @@ macro_rules! int_value {
             const TYPE: SqlType = SqlType::Int;
             const NULLABLE: bool = false;
             #[cfg(feature = "sql")]
-            fn column(name: &'static str, values: Vec<Self>) -> Column {
-                Column::int(name, values.into_iter().map(i64::from).collect())
+            fn column(
+                name: &'static str,
+                values: impl ExactSizeIterator<Item = Self> + Clone,
+            ) -> Column {
+                int_column(name, values.map(i64::from))
             }
         }
         impl ColumnValue for Option<$t> {
             const TYPE: SqlType = SqlType::Int;
             const NULLABLE: bool = true;
             #[cfg(feature = "sql")]
-            fn column(name: &'static str, values: Vec<Self>) -> Column {
-                Column::opt_int(name, values.into_iter().map(|v| v.map(i64::from)).collect())
+            fn column(
+                name: &'static str,
+                values: impl ExactSizeIterator<Item = Self> + Clone,
+            ) -> Column {
+                Column {
+                    name,
+                    sql_type: SqlType::Int.declared(),
+                    data: ColumnData::OptInt(NullableInts::pack_iter(
+                        values.map(|v| v.map(i64::from)),
+                    )),
+                }
             }
         }
     )*};
@@ -193,8 +231,8 @@ impl ColumnValue for f64 {
     const TYPE: SqlType = SqlType::Real;
     const NULLABLE: bool = false;
     #[cfg(feature = "sql")]
-    fn column(name: &'static str, values: Vec<Self>) -> Column {
-        Column::real(name, values)
+    fn column(name: &'static str, values: impl ExactSizeIterator<Item = Self> + Clone) -> Column {
+        Column::real(name, values.collect())
     }
 }
 
@@ -202,8 +240,12 @@ impl ColumnValue for Option<f64> {
     const TYPE: SqlType = SqlType::Real;
     const NULLABLE: bool = true;
     #[cfg(feature = "sql")]
-    fn column(name: &'static str, values: Vec<Self>) -> Column {
-        Column::opt_real(name, values)
+    fn column(name: &'static str, values: impl ExactSizeIterator<Item = Self> + Clone) -> Column {
+        Column {
+            name,
+            sql_type: SqlType::Real.declared(),
+            data: ColumnData::OptReal(Nullable::pack_iter(values, |x| x)),
+        }
     }
 }
 
@@ -211,8 +253,8 @@ impl ColumnValue for StrId {
     const TYPE: SqlType = SqlType::Text;
     const NULLABLE: bool = true;
     #[cfg(feature = "sql")]
-    fn column(name: &'static str, values: Vec<Self>) -> Column {
-        Column::str(name, values)
+    fn column(name: &'static str, values: impl ExactSizeIterator<Item = Self> + Clone) -> Column {
+        Column::str(name, values.collect())
     }
 }
 
@@ -365,8 +407,7 @@ macro_rules! table {
                         rows.iter()
                             .map(|r| $crate::tables::table!(
                                 @get $row r strings $name [$ty] [$($how $derive)?]
-                            ))
-                            .collect(),
+                            )),
                     ),
                 )*];
                 $crate::tables::freeze(&Self::TABLE, rows.len(), columns, strings)

@@ -294,8 +294,8 @@ impl SliceTracker {
         stack.truncate(pos);
         let s = storage.slices.get_mut(id as usize)?;
         s.dur = ts.saturating_sub(s.ts).max(0);
-        if let (Some(end), Some(start)) = (thread_ts, s.thread_ts) {
-            s.thread_dur = Some(end.saturating_sub(start));
+        if let (Some(end), Some(start)) = (thread_ts, s.thread_times().ts) {
+            s.update_thread_times(|t| t.dur = Some(end.saturating_sub(start)));
         }
         Some(id)
     }

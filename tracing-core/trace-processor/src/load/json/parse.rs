@@ -250,7 +250,7 @@ impl JsonParser {
                     .flatten();
                 if let (Some(id), Some(tts)) = (id, e.tts) {
                     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                        s.thread_ts = Some(tts);
+                        s.update_thread_times(|t| t.ts = Some(tts));
                     }
                 }
                 self.began(p, track, id);
@@ -264,8 +264,8 @@ impl JsonParser {
                     .end(&mut p.storage, track, ts, e.cat, e.name, &args);
                 if let (Some(id), Some(tts)) = (id, e.tts) {
                     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                        if let Some(start) = s.thread_ts {
-                            s.thread_dur = Some(tts.saturating_sub(start));
+                        if let Some(start) = s.thread_times().ts {
+                            s.update_thread_times(|t| t.dur = Some(tts.saturating_sub(start)));
                         }
                     }
                 }
@@ -346,11 +346,11 @@ impl JsonParser {
                     }
                 };
                 if let Some(s) = id.and_then(|id| p.storage.slices.get_mut(id as usize)) {
-                    if e.tts.is_some() {
-                        s.thread_ts = e.tts;
-                    }
-                    if e.tdur.is_some() {
-                        s.thread_dur = e.tdur;
+                    if e.tts.is_some() || e.tdur.is_some() {
+                        s.update_thread_times(|t| {
+                            t.ts = e.tts.or(t.ts);
+                            t.dur = e.tdur.or(t.dur);
+                        });
                     }
                 }
                 self.began(p, track, id);
@@ -410,7 +410,7 @@ impl JsonParser {
                             .flatten();
                         if let (Some(id), Some(tts)) = (id, e.tts) {
                             if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                                s.thread_ts = Some(tts);
+                                s.update_thread_times(|t| t.ts = Some(tts));
                             }
                         }
                         self.began(p, track, id);
