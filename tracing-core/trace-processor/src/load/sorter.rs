@@ -54,6 +54,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::hash::HashMap;
 
+use crate::arena::ByteRange;
 use crate::packet_view::{InlineSched, Packet, PacketKind};
 
 /// The stream a packet is queued on.
@@ -97,22 +98,129 @@ pub enum Leaving {
     OutOfOrder(Packet),
 }
 
-/// A queued packet with its arrival.
+/// What most packets of a queue share: their sequence's generation, their
+/// machine, CPU, kind and payload field. Kept once in the sorter's list
+/// and named by its index in each queued packet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct Context {
+    generation: u32,
+    machine: u32,
+    cpu: u32,
+    field: u16,
+    kind: u8,
+}
+
+impl Context {
+    fn of(p: &Packet) -> Context {
+        Context {
+            generation: p.generation,
+            machine: p.machine,
+            cpu: p.cpu,
+            field: p.field,
+            kind: match p.kind {
+                PacketKind::Packet => 0,
+                PacketKind::TrackEvent => 1,
+                PacketKind::Ftrace => 2,
+                PacketKind::InlineSched => 3,
+            },
+        }
+    }
+
+    fn packet(self, ts: i64, bytes: ByteRange, extra: u32) -> Packet {
+        Packet {
+            ts,
+            bytes,
+            generation: self.generation,
+            machine: self.machine,
+            cpu: self.cpu,
+            extra,
+            kind: match self.kind {
+                0 => PacketKind::Packet,
+                1 => PacketKind::TrackEvent,
+                2 => PacketKind::Ftrace,
+                _ => PacketKind::InlineSched,
+            },
+            field: self.field,
+        }
+    }
+}
+
+/// A queued packet with its arrival, in 32 bytes (a [`Packet`] and a
+/// 64-bit arrival took 48: a ring-buffer trace's millions of packets all
+/// wait here until its end). The arrival is kept in 32 bits: past 2^32
+/// packets the later ones share the last number, which only lets them
+/// leave at the end and ties among them in any order.
 #[derive(Debug, Clone, Copy)]
 struct Queued {
-    arrival: u64,
-    packet: Packet,
+    ts: i64,
+    bytes: ByteRange,
+    extra: u32,
+    context: u32,
+    arrival: u32,
 }
 
 impl Queued {
-    fn key(&self) -> (i64, u64) {
-        (self.packet.ts, self.arrival)
+    fn key(&self) -> (i64, u32) {
+        (self.ts, self.arrival)
+    }
+
+    /// The arrival as the limits compare it: a saturated one is later than
+    /// any point, so it leaves only at the end.
+    fn arrived(&self) -> u64 {
+        if self.arrival == u32::MAX {
+            u64::MAX - 1
+        } else {
+            u64::from(self.arrival)
+        }
     }
 }
+
+/// The contexts queued packets name, each once.
+#[derive(Debug, Default)]
+struct Contexts {
+    list: Vec<Context>,
+    ids: HashMap<Context, u32>,
+    /// The last context named (most packets follow one of their sequence).
+    last: Option<(Context, u32)>,
+}
+
+impl Contexts {
+    fn id(&mut self, c: Context) -> u32 {
+        if let Some((last, id)) = self.last {
+            if last == c {
+                return id;
+            }
+        }
+        let next = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        let id = *self.ids.entry(c).or_insert(next);
+        if id == next {
+            self.list.push(c);
+        }
+        self.last = Some((c, id));
+        id
+    }
+
+    fn packet(&self, q: &Queued) -> Packet {
+        self.list
+            .get(q.context as usize)
+            .copied()
+            .unwrap_or_default()
+            .packet(q.ts, q.bytes, q.extra)
+    }
+}
+
+/// Elements a closed queue's vector may have spare before it is cut to
+/// its length (1 MiB of queued packets).
+const GIVE_BACK: usize = 1 << 15;
 
 #[derive(Debug, Default)]
 struct Queue {
     events: VecDeque<Queued>,
+    /// Once the trace ended: the events left, sorted and then reversed, so
+    /// that they leave from the back and their memory goes back as they
+    /// leave (a vector is cut in place, where the deque's drained front
+    /// goes back only by moving what is left).
+    closed: Vec<Queued>,
     /// Where the arrival order first broke (events before it are sorted).
     unsorted_from: Option<usize>,
     /// The least time that broke it.
@@ -126,13 +234,50 @@ impl Queue {
                 match self.unsorted_from {
                     None => {
                         self.unsorted_from = Some(self.events.len());
-                        self.unsorted_min = q.packet.ts;
+                        self.unsorted_min = q.ts;
                     }
-                    Some(_) => self.unsorted_min = self.unsorted_min.min(q.packet.ts),
+                    Some(_) => self.unsorted_min = self.unsorted_min.min(q.ts),
                 }
             }
         }
         self.events.push_back(q);
+    }
+
+    /// The earliest event.
+    fn front(&self) -> Option<&Queued> {
+        self.closed.last().or_else(|| self.events.front())
+    }
+
+    /// Takes the earliest event away.
+    fn pop_front(&mut self) {
+        if self.closed.pop().is_none() {
+            self.events.pop_front();
+        }
+    }
+
+    /// The end of the trace, the events sorted: they move to `closed`,
+    /// to leave from its back.
+    fn close(&mut self) {
+        let mut v = Vec::from(std::mem::take(&mut self.events));
+        v.reverse();
+        // Events closed before (none, as the loader ends a trace once)
+        // leave first.
+        v.extend_from_slice(&self.closed);
+        self.closed = v;
+    }
+
+    /// Gives back the memory of the events that left: a closed queue's
+    /// every [`GIVE_BACK`] events, the deque's once its drained front is
+    /// half of it (moving what is left, twice its length in all), so that
+    /// the tables the parsers grow meanwhile take its place rather than
+    /// add to it.
+    fn give_back(&mut self) {
+        if self.closed.capacity() - self.closed.len() >= GIVE_BACK {
+            self.closed.shrink_to_fit();
+        }
+        if self.events.len() <= self.events.capacity() / 2 {
+            self.events.shrink_to_fit();
+        }
     }
 
     /// Sorts the events from the first not earlier than the least time
@@ -144,7 +289,7 @@ impl Queue {
         let min = self.unsorted_min;
         let events = self.events.make_contiguous();
         let sorted = events.get(..from).unwrap_or(&[]);
-        let start = sorted.partition_point(|e| e.packet.ts < min);
+        let start = sorted.partition_point(|e| e.ts < min);
         if let Some(tail) = events.get_mut(start..) {
             // Keys are unique (the arrival), so an unstable sort is exact.
             tail.sort_unstable_by_key(Queued::key);
@@ -171,6 +316,7 @@ pub struct WindowStats {
 pub struct Sorter {
     index: HashMap<Stream, usize>,
     queues: Vec<Queue>,
+    contexts: Contexts,
     /// The next packet's arrival.
     next_arrival: u64,
     /// Packets that arrived before this may leave at the next
@@ -192,6 +338,7 @@ impl Default for Sorter {
         Sorter {
             index,
             queues: vec![Queue::default(), Queue::default()],
+            contexts: Contexts::default(),
             next_arrival: 0,
             point: 0,
             flushes: 0,
@@ -232,8 +379,15 @@ impl Sorter {
     /// Queues `packet`, which arrived as `arrival` (from [`Self::arrive`]).
     pub fn push_arrived(&mut self, s: Stream, arrival: u64, packet: Packet) {
         let q = self.queue(s);
+        let context = self.contexts.id(Context::of(&packet));
         if let Some(queue) = self.queues.get_mut(q) {
-            queue.append(Queued { arrival, packet });
+            queue.append(Queued {
+                ts: packet.ts,
+                bytes: packet.bytes,
+                extra: packet.extra,
+                context,
+                arrival: u32::try_from(arrival).unwrap_or(u32::MAX),
+            });
             self.stats.held += 1;
             self.stats.high_water = self.stats.high_water.max(self.stats.held);
         }
@@ -282,12 +436,15 @@ impl Sorter {
     fn extract(&mut self, limit: u64, sink: &mut impl FnMut(Leaving)) {
         for q in &mut self.queues {
             q.sort();
+            if limit == u64::MAX {
+                q.close();
+            }
         }
         let mut heap: BinaryHeap<Reverse<(i64, usize)>> = self
             .queues
             .iter()
             .enumerate()
-            .filter_map(|(i, q)| q.events.front().map(|e| Reverse((e.packet.ts, i))))
+            .filter_map(|(i, q)| q.front().map(|e| Reverse((e.ts, i))))
             .collect();
         while let Some(Reverse((_, i))) = heap.pop() {
             let second = heap.peek().map_or(i64::MAX, |Reverse((ts, _))| *ts);
@@ -295,33 +452,28 @@ impl Sorter {
                 break;
             };
             let mut taken = 0u64;
-            while let Some(e) = q.events.front().copied() {
-                if e.arrival >= limit || e.packet.ts > second {
+            while let Some(e) = q.front().copied() {
+                if e.arrived() >= limit || e.ts > second {
                     break;
                 }
-                q.events.pop_front();
+                q.pop_front();
                 taken += 1;
-                if self.latest_left.is_some_and(|t| e.packet.ts < t) {
-                    sink(Leaving::OutOfOrder(e.packet));
+                let packet = self.contexts.packet(&e);
+                if self.latest_left.is_some_and(|t| e.ts < t) {
+                    sink(Leaving::OutOfOrder(packet));
                     continue;
                 }
-                self.latest_left = Some(e.packet.ts);
-                sink(Leaving::InOrder(e.packet));
+                self.latest_left = Some(e.ts);
+                sink(Leaving::InOrder(packet));
             }
             self.stats.held = self.stats.held.saturating_sub(taken);
-            // The drained front's memory goes back once it is half the
-            // queue (moving what is left, twice the queue's length in all),
-            // so that the tables the parsers grow meanwhile take its place
-            // rather than add to it.
-            if q.events.len() <= q.events.capacity() / 2 {
-                q.events.shrink_to_fit();
-            }
+            q.give_back();
             // The earliest queue cannot give an event before the limit.
             if taken == 0 {
                 break;
             }
-            if let Some(e) = q.events.front() {
-                heap.push(Reverse((e.packet.ts, i)));
+            if let Some(e) = q.front() {
+                heap.push(Reverse((e.ts, i)));
             }
         }
     }
@@ -359,6 +511,90 @@ mod tests {
             Leaving::OutOfOrder(_) => panic!("nothing left before"),
         });
         out
+    }
+
+    /// At the end a queue leaves from its closed vector, whose memory goes
+    /// back as its events leave; their order is the sort's.
+    #[test]
+    fn a_closed_queue_gives_its_memory_back_as_it_drains() {
+        let mut q = Queue::default();
+        let n = 3 * GIVE_BACK as u32;
+        for i in 0..n {
+            // Arrivals out of time order, so the close follows a sort.
+            let ts = i64::from((i * 7919) % n);
+            q.append(Queued {
+                ts,
+                bytes: ByteRange::default(),
+                extra: i,
+                context: 0,
+                arrival: i,
+            });
+        }
+        q.sort();
+        q.close();
+        assert!(q.events.is_empty());
+        let mut last = None;
+        let mut peak_spare = 0;
+        while let Some(e) = q.front().copied() {
+            assert!(last.is_none_or(|l| l < e.key()));
+            last = Some(e.key());
+            q.pop_front();
+            q.give_back();
+            peak_spare = peak_spare.max(q.closed.capacity() - q.closed.len());
+        }
+        assert_eq!(last.map(|k| k.0), Some(i64::from(n - 1)));
+        assert!(peak_spare < GIVE_BACK);
+        assert!(q.closed.capacity() < GIVE_BACK);
+    }
+
+    /// Millions of packets wait here at once: each in 32 bytes.
+    #[test]
+    fn a_queued_packet_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Queued>(), 32);
+    }
+
+    /// A packet leaves as it came, whatever context it shares with others.
+    #[test]
+    fn a_packet_leaves_as_it_came() {
+        let mut s = Sorter::default();
+        let mut a = ftrace(3, 1);
+        a.generation = 7;
+        a.machine = 2;
+        a.extra = 11;
+        let mut b = a;
+        b.ts = 4;
+        b.kind = PacketKind::TrackEvent;
+        b.field = 11;
+        b.cpu = 0;
+        s.push(Stream::of(&a, None), a);
+        s.push(Stream::of(&b, None), b);
+        s.push(Stream::of(&a, None), a);
+        let mut out = Vec::new();
+        s.finish(&mut |l| {
+            if let Leaving::InOrder(p) = l {
+                out.push((
+                    p.ts,
+                    p.generation,
+                    p.machine,
+                    p.cpu,
+                    p.extra,
+                    p.kind,
+                    p.field,
+                ));
+            }
+        });
+        let t = |p: &Packet| {
+            (
+                p.ts,
+                p.generation,
+                p.machine,
+                p.cpu,
+                p.extra,
+                p.kind,
+                p.field,
+            )
+        };
+        assert_eq!(out, vec![t(&a), t(&a), t(&b)]);
     }
 
     #[test]
