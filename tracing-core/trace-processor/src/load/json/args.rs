@@ -13,7 +13,7 @@ use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::strings::StrId;
 
-use super::scan::{Elements, Fields, ScanError, Value};
+use super::scan::{Elements, Fields, ScanError, Value, skip_space, string_bytes, value};
 
 /// Deepest nesting of objects and arrays read (a hostile `args` cannot
 /// make the reading recurse without bound).
@@ -229,7 +229,9 @@ impl KeyCache {
 
 /// Adds the args of the object `obj` under the cache's prefix to `out`,
 /// finding the keys outside arrays in `cache`. The same args as [`add`]
-/// gives; an error leaves the args read before it.
+/// gives, read in one pass (nested objects and arrays are walked as they
+/// are met, not first scanned for their ends); an error leaves the args
+/// read before it, as upstream's reading of args leaves them.
 pub fn add_cached(
     storage: &mut Storage,
     cache: &mut KeyCache,
@@ -244,7 +246,11 @@ pub fn add_cached(
         out,
         counters: &mut counters,
     };
-    w.walk(&Value::Object(obj), root, None, 0)
+    let pos = skip_space(obj, 0);
+    if obj.get(pos) != Some(&b'{') {
+        return Err(ScanError::Invalid("expected '{'".to_owned()));
+    }
+    w.value(obj, pos, root, None, 0).map(|_| ())
 }
 
 /// One `args` object being read through the key cache.
@@ -255,58 +261,144 @@ struct CachedWalk<'w> {
     counters: &'w mut Vec<(String, usize)>,
 }
 
+/// After a member or element: a comma (where the next one starts) or the
+/// scope's `close` (where the scope ends, and true).
+fn separator(buf: &[u8], pos: usize, close: u8) -> Result<(usize, bool), ScanError> {
+    let pos = skip_space(buf, pos);
+    match buf.get(pos) {
+        None => Err(ScanError::Incomplete),
+        Some(b',') => Ok((skip_space(buf, pos + 1), false)),
+        Some(&c) if c == close => Ok((pos + 1, true)),
+        Some(_) => Err(ScanError::Invalid(format!(
+            "expected ',' or '{}'",
+            char::from(close)
+        ))),
+    }
+}
+
 impl CachedWalk<'_> {
-    /// `v` at `path`; `key` is the full key's text once inside an array
-    /// (None while it is the flat key).
-    fn walk(
+    /// The value at `pos` under `path` (`key`: the full key's text once
+    /// inside an array, None while it is the flat key); where it ends.
+    fn value(
         &mut self,
-        v: &Value<'_>,
+        buf: &[u8],
+        pos: usize,
         path: Path,
         key: Option<&mut String>,
         depth: u32,
-    ) -> Result<(), ScanError> {
+    ) -> Result<usize, ScanError> {
         if depth > MAX_NESTING {
             return Err(ScanError::Invalid("args nested too deep".to_owned()));
         }
-        match v {
-            Value::Object(bytes) => {
-                let mut f = Fields::new(bytes, 0)?;
-                let mut key = key;
-                let key_len = key.as_ref().map_or(0, |k| k.len());
-                while let Some((k, child)) = f.next_field_bytes()? {
-                    if child == Value::Null {
-                        continue;
-                    }
-                    let child_path = self.cache.child(self.storage, path, &k);
+        match buf.get(pos) {
+            Some(b'{') => self.object(buf, pos, path, key, depth),
+            Some(b'[') => self.array(buf, pos, path, key, depth),
+            _ => {
+                let (v, end) = value(buf, pos)?;
+                if let Some(val) = leaf(self.storage, &v) {
+                    let k = match key {
+                        Some(full) => self.storage.strings.intern(full),
+                        None => path.flat,
+                    };
+                    self.out.add(path.flat, k, val);
+                }
+                Ok(end)
+            }
+        }
+    }
+
+    /// Whether the value at `pos` is `null` (left out, with its key), and
+    /// where it ends.
+    fn null_at(buf: &[u8], pos: usize) -> Result<Option<usize>, ScanError> {
+        if buf.get(pos) != Some(&b'n') {
+            return Ok(None);
+        }
+        match value(buf, pos)? {
+            (Value::Null, end) => Ok(Some(end)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The object opening at `pos`.
+    fn object(
+        &mut self,
+        buf: &[u8],
+        pos: usize,
+        path: Path,
+        mut key: Option<&mut String>,
+        depth: u32,
+    ) -> Result<usize, ScanError> {
+        let key_len = key.as_ref().map_or(0, |k| k.len());
+        let mut pos = skip_space(buf, pos + 1);
+        loop {
+            match buf.get(pos) {
+                None => return Err(ScanError::Incomplete),
+                Some(b'}') => return Ok(pos + 1),
+                Some(b'"') => {}
+                Some(_) => return Err(ScanError::Invalid("expected a key".to_owned())),
+            }
+            let (name, next) = string_bytes(buf, pos)?;
+            pos = skip_space(buf, next);
+            match buf.get(pos) {
+                None => return Err(ScanError::Incomplete),
+                Some(b':') => {}
+                Some(_) => return Err(ScanError::Invalid("expected ':'".to_owned())),
+            }
+            pos = skip_space(buf, pos + 1);
+            let end = match Self::null_at(buf, pos)? {
+                Some(end) => end,
+                None => {
+                    let child = self.cache.child(self.storage, path, &name);
                     match key.as_deref_mut() {
                         Some(full) => {
                             full.truncate(key_len);
                             full.push('.');
-                            full.push_str(&String::from_utf8_lossy(&k));
-                            self.walk(&child, child_path, Some(full), depth + 1)?;
+                            full.push_str(&String::from_utf8_lossy(&name));
+                            let end = self.value(buf, pos, child, Some(full), depth + 1)?;
+                            full.truncate(key_len);
+                            end
                         }
-                        None => self.walk(&child, child_path, None, depth + 1)?,
+                        None => self.value(buf, pos, child, None, depth + 1)?,
                     }
                 }
-                if let Some(full) = key {
-                    full.truncate(key_len);
-                }
+            };
+            let (next, closed) = separator(buf, end, b'}')?;
+            if closed {
+                return Ok(next);
             }
-            Value::Array(bytes) => {
-                let mut own = String::new();
-                let full: &mut String = match key {
-                    Some(k) => k,
-                    None => {
-                        own.push_str(self.storage.strings.get(path.flat).unwrap_or(""));
-                        &mut own
-                    }
-                };
-                let key_len = full.len();
-                let mut e = Elements::new(bytes, 0)?;
-                while let Some(child) = e.next_element()? {
-                    if child == Value::Null {
-                        continue;
-                    }
+            pos = next;
+        }
+    }
+
+    /// The array opening at `pos`: each element keyed with its index
+    /// (per key within the set), nulls left out without an index.
+    fn array(
+        &mut self,
+        buf: &[u8],
+        pos: usize,
+        path: Path,
+        key: Option<&mut String>,
+        depth: u32,
+    ) -> Result<usize, ScanError> {
+        let mut own = String::new();
+        let full: &mut String = match key {
+            Some(k) => k,
+            None => {
+                own.push_str(self.storage.strings.get(path.flat).unwrap_or(""));
+                &mut own
+            }
+        };
+        let key_len = full.len();
+        let mut pos = skip_space(buf, pos + 1);
+        loop {
+            match buf.get(pos) {
+                None => return Err(ScanError::Incomplete),
+                Some(b']') => return Ok(pos + 1),
+                Some(_) => {}
+            }
+            let end = match Self::null_at(buf, pos)? {
+                Some(end) => end,
+                None => {
                     full.truncate(key_len);
                     // The next index of this key within the set.
                     let idx = match self.counters.iter_mut().find(|(k, _)| k == full) {
@@ -320,21 +412,17 @@ impl CachedWalk<'_> {
                         }
                     };
                     let _ = write!(full, "[{idx}]");
-                    self.walk(&child, path, Some(full), depth + 1)?;
+                    let end = self.value(buf, pos, path, Some(&mut *full), depth + 1)?;
+                    full.truncate(key_len);
+                    end
                 }
-                full.truncate(key_len);
+            };
+            let (next, closed) = separator(buf, end, b']')?;
+            if closed {
+                return Ok(next);
             }
-            other => {
-                if let Some(val) = leaf(self.storage, other) {
-                    let k = match key {
-                        Some(full) => self.storage.strings.intern(full),
-                        None => path.flat,
-                    };
-                    self.out.add(path.flat, k, val);
-                }
-            }
+            pos = next;
         }
-        Ok(())
     }
 }
 
