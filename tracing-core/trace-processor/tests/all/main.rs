@@ -54,6 +54,7 @@ mod stdlib_chrome_descriptions;
 mod stdlib_linux;
 mod stdlib_linux_irqs;
 mod stdlib_modules;
+mod stdlib_traced;
 mod sys_stats;
 mod systrace;
 mod text_formats_gzip;

@@ -500,6 +500,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/time_conversion.sql"),
     },
     Module {
+        key: "traced.stats",
+        sql: include_str!("modules/traced_stats.sql"),
+    },
+    Module {
         key: "viz.summary.counters",
         sql: include_str!("modules/viz_summary_counters.sql"),
     },
