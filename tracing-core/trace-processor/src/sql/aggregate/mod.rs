@@ -35,7 +35,10 @@
 //! before and after on one build).
 
 mod compute;
+mod groups;
+mod read;
 pub(crate) mod result_table;
+mod select;
 mod shape;
 mod source;
 #[cfg(test)]
