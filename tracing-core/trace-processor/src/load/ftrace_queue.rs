@@ -39,6 +39,7 @@ impl Loader {
             }
         }
         self.ftrace_data_start(bundle, key);
+        crate::parser::ftrace_generic::add_descriptors(&mut self.parser, bundle);
         for ev in ftrace_bundle::split(bundle, &mut self.parser.storage.stats) {
             let (bytes, extra, kind) = match ev.item {
                 ftrace_bundle::FtraceItem::Event(b) => {

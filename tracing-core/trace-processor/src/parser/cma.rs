@@ -4,7 +4,10 @@
 //! `mm_cma_alloc` slice on the allocating thread's track and
 //! `cma_alloc_info` (466) closes it with the allocation's facts as args
 //! (`cma_name`, `cma_pfn`, `cma_req_pages`, pages migrated, reclaimed and
-//! mapped, and the isolate, migrate and test failures). The version bounds,
+//! mapped, and the isolate, migrate and test failures). From 6.1 the
+//! kernel closes it with `cma_alloc_finish` (576) instead, the migration
+//! facts coming before it in `mm_alloc_contig_migrate_range_info` (577),
+//! kept per thread and reset by each start. The version bounds,
 //! names and args are facts of upstream's ftrace parser; the events are
 //! read with protozero's schema-less decoder.
 
@@ -17,11 +20,18 @@ use crate::storage::rows::SliceRow;
 
 const CMA_ALLOC_START: u32 = 465;
 const CMA_ALLOC_INFO: u32 = 466;
+/// `cma_alloc_finish` {name 1, pfn 2, count 4} (kernels from 6.1).
+const CMA_ALLOC_FINISH: u32 = 576;
+/// `mm_alloc_contig_migrate_range_info` {nr_migrated 3, nr_reclaimed 4,
+/// nr_mapped 5} (kernels from 6.1).
+const MIGRATE_RANGE_INFO: u32 = 577;
 
 /// The events (gathered by `ftrace_registry.rs`).
 pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
     (CMA_ALLOC_START, cma_alloc_start),
     (CMA_ALLOC_INFO, cma_alloc_info),
+    (CMA_ALLOC_FINISH, cma_alloc_finish),
+    (MIGRATE_RANGE_INFO, migrate_range_info),
 ];
 
 /// Whether the trace's kernel is at least `(major, minor)` (an unknown
@@ -36,6 +46,10 @@ fn cma_alloc_start(p: &mut Parser, e: &FtraceInput<'_>) {
     }
     let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
     let track = p.tracks.thread_track(&mut p.storage, utid);
+    if at_least(p, (6, 1)) {
+        // A new allocation starts with no migration facts.
+        p.ftrace_state.cma_migration.insert(utid, [0; 3]);
+    }
     let name = p.storage.strings.intern("mm_cma_alloc");
     p.slices.begin(
         &mut p.storage,
@@ -88,6 +102,69 @@ fn cma_alloc_info(p: &mut Parser, e: &FtraceInput<'_>) {
     ] {
         let v = uint(field);
         let v = if width32 { u64::from(v as u32) } else { v };
+        let k = p.storage.strings.intern(key);
+        b.add(k, k, ArgValue::Uint(v));
+    }
+    let set = p.storage.args.add_set(&b);
+    if let Some(s) = p.storage.slices.get_mut(id as usize) {
+        s.arg_set_id = set;
+    }
+}
+
+/// The migration facts of the thread's allocation in progress.
+fn migrate_range_info(p: &mut Parser, e: &FtraceInput<'_>) {
+    if !at_least(p, (6, 1)) {
+        return;
+    }
+    let d = Decoder::new(e.body);
+    let uint = |id: u32| d.find_last(id).and_then(|f| f.as_u64().ok()).unwrap_or(0);
+    let facts = [uint(3), uint(4), uint(5)];
+    let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
+    p.ftrace_state.cma_migration.insert(utid, facts);
+}
+
+/// Closes the thread's `mm_cma_alloc` slice with the allocation's name,
+/// first page frame and pages asked for, and the migration facts the
+/// thread reported since (zero without any).
+fn cma_alloc_finish(p: &mut Parser, e: &FtraceInput<'_>) {
+    if !at_least(p, (6, 1)) {
+        return;
+    }
+    let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
+    let track = p.tracks.thread_track(&mut p.storage, utid);
+    let facts = p
+        .ftrace_state
+        .cma_migration
+        .get(&utid)
+        .copied()
+        .unwrap_or_default();
+    let Some(id) = p.slices.end(&mut p.storage, track, e.ts, None) else {
+        return;
+    };
+    let d = Decoder::new(e.body);
+    let uint = |id: u32| d.find_last(id).and_then(|f| f.as_u64().ok()).unwrap_or(0);
+    let name = d
+        .find_last(1)
+        .and_then(|f| f.as_bytes().ok())
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    let mut b = ArgSetBuilder::default();
+    if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
+        let args: Vec<_> = p.storage.args.set(set).copied().collect();
+        for a in args {
+            b.add(a.flat_key, a.key, a.value);
+        }
+    }
+    let name = p.storage.strings.intern(&name);
+    let k = p.storage.strings.intern("cma_name");
+    b.add(k, k, ArgValue::String(name));
+    for (key, v) in [
+        ("cma_pfn", uint(2)),
+        ("cma_req_pages", uint(4)),
+        ("cma_nr_migrated", facts[0]),
+        ("cma_nr_reclaimed", facts[1]),
+        ("cma_nr_mapped", facts[2]),
+    ] {
         let k = p.storage.strings.intern(key);
         b.add(k, k, ArgValue::Uint(v));
     }

@@ -2,13 +2,14 @@
 //! time), walked once ([`EventFields`]): its `ftrace_event` row, then its
 //! payload to the handler `ftrace_registry.rs` has for its field number
 //! (the scheduler's events, CPU frequency and idle and f2fs I/O
-//! statistics have their own modules). This module's handlers: `print`,
+//! statistics have their own modules), or else to its rule
+//! (`ftrace_rules.rs`); an event the trace describes itself goes to
+//! `ftrace_generic.rs` instead, raw row included. This module's handlers: `print`,
 //! the kernel's tracing_mark_write and g2d_tracing_mark_write go to the
 //! systrace (atrace) parser; CPU frequency limits and CFS utilisation
 //! become per-CPU counters; `task_newtask` starts processes and threads
 //! (the first event also makes tid 0 the swapper, utid 0); the OOM
-//! killer's victim is a `mem.oom_kill` instant on its thread; ion_stat
-//! gives the `mem.ion` and per-thread `mem.ion_change` counters. Events
+//! killer's victim is a `mem.oom_kill` instant on its thread. Events
 //! from before tracing started are dropped, and before every CPU's data
 //! is valid only the raw row is kept (`sched::drop_bounds`).
 //!
@@ -38,8 +39,6 @@ const TRACING_MARK_WRITE: u32 = 80;
 const G2D_TRACING_MARK_WRITE: u32 = 349;
 /// FtraceEvent.mark_victim (the OOM killer's victim): {pid 1}.
 const MARK_VICTIM: u32 = 334;
-/// FtraceEvent.ion_stat: {buffer_id 1, len 2, total_allocated 3}.
-const ION_STAT: u32 = 335;
 /// FtraceEvent.zero (the msm kernel's systrace events): {flag 1, name 2,
 /// pid 3, value 4}.
 const ZERO: u32 = 331;
@@ -51,7 +50,6 @@ pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[
     (TRACING_MARK_WRITE, tracing_mark_write),
     (G2D_TRACING_MARK_WRITE, g2d_tracing_mark_write),
     (MARK_VICTIM, mark_victim),
-    (ION_STAT, ion_stat),
     (ZERO, zero),
     (CPU_FREQUENCY_LIMITS, cpu_frequency_limits),
     (SCHED_CPU_UTIL_CFS, sched_cpu_util_cfs),
@@ -129,6 +127,12 @@ pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Gener
     let Some((field, body)) = ev.payload else {
         return;
     };
+    if field >= super::ftrace_generic::FIRST_DESCRIBED
+        || field == super::ftrace_generic::LEGACY_GENERIC
+    {
+        super::ftrace_generic::parse(p, cpu, ts, tid, field, body, ts >= soft);
+        return;
+    }
     super::ftrace_raw::insert(p, cpu, ts, tid, field, body, generation);
     if ts < soft {
         return;
@@ -142,6 +146,15 @@ pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Gener
             generation,
         };
         handle(p, &input);
+    } else if let Some(shape) = super::ftrace_rules::rule(field) {
+        let input = FtraceInput {
+            cpu,
+            ts,
+            tid,
+            body,
+            generation,
+        };
+        super::ftrace_rules::apply(p, shape, &input);
     }
 }
 
@@ -164,6 +177,15 @@ pub fn parse_text(p: &mut Parser, cpu: u32, tid: i64, field: u32, body: &[u8], t
             generation: &generation,
         };
         handle(p, &input);
+    } else if let Some(shape) = super::ftrace_rules::rule(field) {
+        let input = FtraceInput {
+            cpu,
+            ts,
+            tid,
+            body,
+            generation: &generation,
+        };
+        super::ftrace_rules::apply(p, shape, &input);
     }
 }
 
@@ -242,22 +264,6 @@ fn mark_victim(p: &mut Parser, e: &FtraceInput<'_>) {
     );
 }
 
-fn ion_stat(p: &mut Parser, e: &FtraceInput<'_>) {
-    let (b, ts) = (e.body, e.ts);
-    let spec = TrackSpec::new(Some("mem.ion"), "android_ion", EventType::Counter);
-    let track = p.tracks.interned_counter(&mut p.storage, &spec);
-    push(p, track, ts, field_u64(b, 3) as f64);
-    let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
-    let mut spec = TrackSpec::new(
-        Some("mem.ion_change"),
-        "android_ion_change",
-        EventType::Counter,
-    );
-    spec.utid = Some(utid);
-    let track = p.tracks.interned_counter(&mut p.storage, &spec);
-    push(p, track, ts, field_u64(b, 2) as i64 as f64);
-}
-
 fn cpu_frequency_limits(p: &mut Parser, e: &FtraceInput<'_>) {
     let v = |id| field_u64(e.body, id);
     let cpu = v(3);
@@ -306,15 +312,6 @@ fn field_u64(msg: &[u8], id: u32) -> u64 {
         .find_last(id)
         .and_then(|f| f.as_u64().ok())
         .unwrap_or(0)
-}
-
-fn push(p: &mut Parser, track: u32, ts: i64, value: f64) {
-    p.storage.counters.push(CounterRow {
-        ts,
-        track_id: track,
-        value,
-        arg_set_id: None,
-    });
 }
 
 fn cpu_counter(p: &mut Parser, name: &str, classification: &str, cpu: u64, ts: i64, value: u64) {

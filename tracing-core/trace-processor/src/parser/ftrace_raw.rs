@@ -8,8 +8,9 @@
 //! (`zerotrace_protos::upstream_tables::FTRACE_EVENT_SCHEMA`), so any event
 //! upstream declares decodes without its generated type; a kernel function
 //! field (a `caller` or workqueue `function`) becomes the sequence's
-//! interned kernel symbol when there is one. An event upstream does not
-//! declare gets no row, as upstream gives it none.
+//! interned kernel symbol when there is one. Events upstream added after
+//! that schema are declared in `ftrace_schema_newer.rs`. An event upstream
+//! does not declare gets no row, as upstream gives it none.
 
 use protozero::Decoder;
 use protozero::FieldValue;
@@ -51,7 +52,7 @@ pub fn insert(
     if id == SCHED_SWITCH {
         return;
     }
-    let Some(m) = ftrace_event_schema(id) else {
+    let Some(m) = ftrace_event_schema(id).or_else(|| super::ftrace_schema_newer::event(id)) else {
         return;
     };
     let utid = p.processes.get_or_create_thread(&mut p.storage, tid);

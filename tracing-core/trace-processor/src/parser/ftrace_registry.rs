@@ -10,6 +10,17 @@
 
 use super::clock_rate;
 use super::drm;
+use super::ftrace_adreno;
+use super::ftrace_binder;
+use super::ftrace_f2fs;
+use super::ftrace_funcgraph;
+use super::ftrace_i2c;
+use super::ftrace_marks;
+use super::ftrace_memory;
+use super::ftrace_pixel;
+use super::ftrace_power;
+use super::ftrace_thermal;
+use super::ftrace_trusty;
 use super::gpu_mem_freq;
 use super::importer::FtraceHandler;
 use super::pkvm_hyp;
@@ -48,6 +59,17 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     clock_rate::FTRACE_HANDLERS,
     irq::FTRACE_HANDLERS,
     syscalls::FTRACE_HANDLERS,
+    ftrace_adreno::FTRACE_HANDLERS,
+    ftrace_binder::FTRACE_HANDLERS,
+    ftrace_f2fs::FTRACE_HANDLERS,
+    ftrace_funcgraph::FTRACE_HANDLERS,
+    ftrace_i2c::FTRACE_HANDLERS,
+    ftrace_marks::FTRACE_HANDLERS,
+    ftrace_memory::FTRACE_HANDLERS,
+    ftrace_pixel::FTRACE_HANDLERS,
+    ftrace_power::FTRACE_HANDLERS,
+    ftrace_thermal::FTRACE_HANDLERS,
+    ftrace_trusty::FTRACE_HANDLERS,
 ];
 
 /// Field numbers the table covers (upstream's `FtraceEvent` ends below

@@ -35,9 +35,32 @@ mod f2fs_iostat;
 mod fields;
 mod frame_timeline;
 pub(crate) mod ftrace;
+mod ftrace_adreno;
+mod ftrace_binder;
+mod ftrace_f2fs;
+mod ftrace_funcgraph;
+pub(crate) mod ftrace_generic;
+mod ftrace_i2c;
+#[cfg(test)]
+mod ftrace_importers_tests;
+mod ftrace_kernel_track;
+mod ftrace_marks;
+mod ftrace_memory;
+mod ftrace_pixel;
+mod ftrace_power;
 mod ftrace_raw;
 mod ftrace_registry;
+mod ftrace_rule_table;
+mod ftrace_rules;
+mod ftrace_schema_newer;
+mod ftrace_state;
 mod ftrace_stats;
+#[cfg(test)]
+mod ftrace_test_trace;
+mod ftrace_thermal;
+#[cfg(test)]
+mod ftrace_tracks_tests;
+mod ftrace_trusty;
 mod generic_kernel;
 mod gpu_counters;
 mod gpu_info;
@@ -198,6 +221,8 @@ pub struct Parser {
     pub syscalls: syscalls::SyscallState,
     /// Chrome's active-process lists and process descriptors.
     pub chrome_active_processes: chrome_active_processes::ActiveProcesses,
+    /// The ftrace importers' state between events (`ftrace_state.rs`).
+    pub ftrace_state: ftrace_state::FtraceState,
 }
 
 impl Parser {
@@ -255,6 +280,7 @@ impl Parser {
             binder: Default::default(),
             syscalls: Default::default(),
             chrome_active_processes: Default::default(),
+            ftrace_state: Default::default(),
         }
     }
 

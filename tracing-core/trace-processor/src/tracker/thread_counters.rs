@@ -18,6 +18,8 @@ pub enum ProcessCounter {
     Memory(&'static str),
     /// The process's OOM score adjustment.
     OomScoreAdj,
+    /// A memory event statistic (`mm_event_record`): `mem.mm.<type>.<metric>`.
+    MmEvent(&'static str, &'static str),
 }
 
 /// A value whose track waits for the end of the trace.
@@ -91,6 +93,22 @@ impl ThreadCounters {
                     );
                     spec.utid = Some(pending.utid);
                     spec.dimensions = vec![("process_memory_key", ArgValue::String(key))];
+                    tracks.interned_counter(s, &spec)
+                }
+                (ProcessCounter::MmEvent(ty, metric), upid) => {
+                    let name = format!("mem.mm.{ty}.{metric}");
+                    let (ty, metric) = (s.strings.intern(ty), s.strings.intern(metric));
+                    let classification = match upid {
+                        Some(_) => "mm_event",
+                        None => "mm_event_thread_fallback",
+                    };
+                    let mut spec = TrackSpec::new(Some(&name), classification, EventType::Counter);
+                    spec.upid = upid;
+                    spec.utid = upid.is_none().then_some(pending.utid);
+                    spec.dimensions = vec![
+                        ("mm_event_type", ArgValue::String(ty)),
+                        ("mm_event_metric", ArgValue::String(metric)),
+                    ];
                     tracks.interned_counter(s, &spec)
                 }
                 (ProcessCounter::OomScoreAdj, None) => {
