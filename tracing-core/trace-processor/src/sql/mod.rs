@@ -174,6 +174,7 @@ impl Engine {
         counter_intervals::register(&conn)?;
         let mut perfetto = perfetto_sql::PerfettoSql::default();
         thread_slice_time::register(&conn, &all, perfetto.natives_mut())?;
+        self::slices::register_native(&conn, &all, perfetto.natives_mut())?;
         span_join::register(&conn)?;
         byte_functions::register(&conn)?;
         clock_functions::register(

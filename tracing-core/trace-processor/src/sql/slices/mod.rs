@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
+use super::perfetto_sql::native::NativeTables;
 use super::table::Table;
 
 /// Column `name`'s index in `t`.
@@ -54,6 +55,25 @@ pub(super) fn register(conn: &Connection, slices: Arc<Table>) -> rusqlite::Resul
         flatten::COLUMNS,
         &["root_id", "ts"],
         Box::new(move || flatten::compute(&slices)),
+    )
+}
+
+/// Registers on `natives` the source `__intrinsic_slice_self_dur_columns`
+/// (`slices.self_dur`'s table, built as columns) over the slice table of
+/// `all`.
+pub(super) fn register_native(
+    conn: &Connection,
+    all: &[Arc<Table>],
+    natives: &mut NativeTables,
+) -> rusqlite::Result<()> {
+    let Some(slices) = all.iter().find(|t| t.name == "__intrinsic_slice").cloned() else {
+        return Ok(());
+    };
+    natives.register(
+        conn,
+        "__intrinsic_slice_self_dur_columns",
+        self_dur::COLUMNS,
+        Box::new(move |_| Ok(self_dur::columns(&slices))),
     )
 }
 

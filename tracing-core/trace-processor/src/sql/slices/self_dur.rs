@@ -6,11 +6,13 @@
 //!
 //! Rows: `id`, `self_dur`, one per slice, by id. A child whose
 //! `parent_id` names no slice adds to nothing; sums saturate rather than
-//! wrap.
+//! wrap. Also built as the columns of `slices.self_dur`'s table
+//! ([`columns`], a native source of `perfetto_sql/native.rs`).
 
 use std::sync::Arc;
 
-use super::super::table::Table;
+use super::super::perfetto_sql::native::Built;
+use super::super::table::{Column, Table};
 use super::col;
 
 /// The table's columns.
@@ -39,4 +41,31 @@ pub(crate) fn compute(slices: &Arc<Table>) -> Vec<i64> {
         ]);
     }
     out
+}
+
+/// The rows of `slices` as the columns `id` and `self_dur` (stored as a
+/// select's rows would be: no rows is two columns of no values).
+pub(crate) fn columns(slices: &Arc<Table>) -> Built {
+    let rows = compute(slices);
+    let len = rows.len() / COLUMNS.len();
+    let (mut id, mut self_dur) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    for r in rows.chunks_exact(COLUMNS.len()) {
+        if let &[i, d] = r {
+            id.push(i);
+            self_dur.push(d);
+        }
+    }
+    let columns = if len == 0 {
+        vec![
+            Column::opt_int("id", Vec::new()),
+            Column::opt_int("self_dur", Vec::new()),
+        ]
+    } else {
+        vec![Column::int("id", id), Column::int("self_dur", self_dur)]
+    };
+    Built {
+        columns,
+        len,
+        strings: Arc::default(),
+    }
 }
