@@ -285,6 +285,41 @@ mod tests {
     }
 
     #[test]
+    fn a_trace_config_is_kept_as_text() {
+        let mut buffer = Vec::new();
+        int_field(1, 1024, &mut buffer); // size_kb
+        let mut config = Vec::new();
+        bytes_field(1, &buffer, &mut config); // buffers
+        int_field(3, 5, &mut config); // duration_ms
+        bytes_field(22, b"s\"1", &mut config); // unique_session_name
+        let mut packet = Vec::new();
+        bytes_field(33, &config, &mut packet);
+        let mut trace = Vec::new();
+        bytes_field(1, &packet, &mut trace);
+        let tp = TraceProcessor::from_bytes(&trace).expect("load");
+        let r = tp
+            .query(
+                "SELECT name, str_value FROM metadata WHERE name IN \
+                 ('trace_config_pbtxt', 'unique_session_name') ORDER BY name",
+            )
+            .expect("query");
+        let text = "buffers {\n  size_kb: 1024\n}\nduration_ms: 5\nunique_session_name: \"s\\\"1\"";
+        assert_eq!(
+            r.rows,
+            [
+                vec![
+                    Value::Text("trace_config_pbtxt".into()),
+                    Value::Text(text.into())
+                ],
+                vec![
+                    Value::Text("unique_session_name".into()),
+                    Value::Text("s\"1".into())
+                ],
+            ]
+        );
+    }
+
+    #[test]
     fn trace_stats_give_the_services_and_the_filters_counts() {
         let mut filter = Vec::new();
         int_field(1, 836, &mut filter); // input_packets

@@ -13,7 +13,6 @@ use std::io::{self, Write};
 
 use flate2::write::MultiGzDecoder;
 
-use crate::LoadBudget;
 use crate::error::TraceError;
 use crate::load::Loader;
 use crate::storage::Storage;
@@ -60,9 +59,14 @@ impl Write for Sink {
 }
 
 impl Feed {
-    /// A new trace, loaded within `budget`.
-    pub(crate) fn new(budget: LoadBudget) -> Self {
-        Feed::Sniffing(Box::new(Loader::with_budget(budget)), Vec::new())
+    /// A new trace, loaded as `options` say (its budget; whether its proto
+    /// content is analyzed).
+    pub(crate) fn with_options(options: &crate::LoadOptions) -> Self {
+        let mut loader = Loader::with_budget(options.budget);
+        if options.analyze_proto_content {
+            loader.analyze_proto_content();
+        }
+        Feed::Sniffing(Box::new(loader), Vec::new())
     }
 
     /// Takes the trace's next bytes.
@@ -141,7 +145,10 @@ mod tests {
         // write or the end: the error comes then.
         // 5000 bytes of empty packets: a protobuf trace, as the loader
         // tells formats by content.
-        let mut f = Feed::new(LoadBudget::with_max_memory(4096));
+        let mut f = Feed::with_options(&crate::LoadOptions {
+            budget: crate::LoadBudget::with_max_memory(4096),
+            ..crate::LoadOptions::default()
+        });
         let err = match f.push(&gzip(&b"\x0a\x00".repeat(2500))) {
             Err(e) => e,
             Ok(()) => f.finish().unwrap_err(),
@@ -151,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_broken_gzip_stream_is_a_gzip_error() {
-        let mut f = Feed::new(LoadBudget::default());
+        let mut f = Feed::with_options(&crate::LoadOptions::default());
         let mut z = gzip(b"\x0a\x00");
         z.truncate(z.len() - 4);
         f.push(&z).unwrap();

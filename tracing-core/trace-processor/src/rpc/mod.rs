@@ -241,11 +241,11 @@ impl RpcSession {
         if self.eof {
             self.eof = false;
             self.name = None;
-            self.trace = Trace::Loading(Box::new(Feed::new(self.load_options.budget)));
+            self.trace = Trace::Loading(Box::new(Feed::with_options(&self.load_options)));
             self.trace_changed();
         }
         if matches!(self.trace, Trace::Ready(..)) {
-            self.trace = Trace::Loading(Box::new(Feed::new(self.load_options.budget)));
+            self.trace = Trace::Loading(Box::new(Feed::with_options(&self.load_options)));
         }
         let result = match &mut self.trace {
             Trace::Loading(feed) => feed.push(data).map_err(|e| e.to_string()),
