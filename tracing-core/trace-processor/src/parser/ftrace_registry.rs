@@ -14,6 +14,7 @@ use super::ftrace_adreno;
 use super::ftrace_binder;
 use super::ftrace_f2fs;
 use super::ftrace_funcgraph;
+use super::ftrace_gpu_work;
 use super::ftrace_i2c;
 use super::ftrace_marks;
 use super::ftrace_memory;
@@ -63,6 +64,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     ftrace_binder::FTRACE_HANDLERS,
     ftrace_f2fs::FTRACE_HANDLERS,
     ftrace_funcgraph::FTRACE_HANDLERS,
+    ftrace_gpu_work::FTRACE_HANDLERS,
     ftrace_i2c::FTRACE_HANDLERS,
     ftrace_marks::FTRACE_HANDLERS,
     ftrace_memory::FTRACE_HANDLERS,

@@ -476,3 +476,55 @@ fn adreno_batches_are_placed_by_their_sync_in_either_order() {
     ]);
     assert_eq!(rows(&crossed, query), expected);
 }
+
+#[test]
+fn gpu_work_periods_are_slices_on_monotonic_raw_time() {
+    // MONOTONIC_RAW 500 is BOOTTIME 1000.
+    let snapshot = msg(
+        6,
+        &[
+            msg(1, &[uint(1, 6), uint(2, 1_000)]),
+            msg(1, &[uint(1, 5), uint(2, 500)]),
+        ],
+    );
+    let period = |start: u64, end: u64| {
+        event(
+            2_000,
+            1,
+            488,
+            &[
+                uint(1, 0),
+                uint(2, 10_010),
+                uint(3, start),
+                uint(4, end),
+                uint(5, 25),
+            ],
+        )
+    };
+    let tp = trace_of(&[
+        snapshot,
+        bundle_packet(0, &[period(600, 700), period(800, 790)]),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.ts, s.dur, s.name, s.thread_dur, t.type, \
+             extract_arg(t.dimension_arg_set_id, 'uid') FROM slice s JOIN track t ON s.track_id = t.id",
+        ),
+        vec![vec![
+            Value::Int(1_100),
+            Value::Int(100),
+            s("%25.00"),
+            Value::Int(25),
+            s("android_gpu_work_period"),
+            Value::Int(10_010),
+        ]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT value FROM stats WHERE name = 'gpu_work_period_negative_duration'"
+        ),
+        vec![vec![Value::Int(1)]]
+    );
+}

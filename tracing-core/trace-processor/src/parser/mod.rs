@@ -40,6 +40,7 @@ mod ftrace_binder;
 mod ftrace_f2fs;
 mod ftrace_funcgraph;
 pub(crate) mod ftrace_generic;
+mod ftrace_gpu_work;
 mod ftrace_i2c;
 #[cfg(test)]
 mod ftrace_importers_tests;
