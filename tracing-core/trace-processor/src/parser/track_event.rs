@@ -37,6 +37,8 @@ pub struct TrackEventState {
     names: super::interned_strings::InternedStrings,
     /// The args of the event being parsed (kept for its memory).
     args: ArgSetBuilder,
+    /// Reflected fields' args by the bytes they came from.
+    reflected: super::track_event_reflect::ReflectedCache,
 }
 
 /// The payload this module imports.
@@ -234,6 +236,7 @@ fn parse_event(
         let active_pids = super::track_event_reflect::add(
             &mut p.storage,
             &mut p.profiling.stacks,
+            &mut p.track_event.reflected,
             args,
             generation_idx,
             generation,

@@ -16,9 +16,11 @@ use protozero::{Decoder, FieldValue};
 
 use super::proto_to_args::{self, ArgSink, FlatValue, Options};
 use super::winscope::SetSink;
+use crate::hash::HashMap;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::ArgSetBuilder;
+use crate::tables::args::Arg;
 use crate::tracker::stack_profile::StackProfileTracker;
 
 /// TrackEvent and Chrome's extensions of it, as the schema pipeline
@@ -90,24 +92,55 @@ fn track_event() -> Option<&'static MessageDescriptor> {
 /// field and ChromeTrackEvent's extension): added as args, and handed back.
 const ACTIVE_PROCESS_PIDS: [&str; 2] = ["chrome_active_processes.pid", "active_processes.pid"];
 
-/// Adds the reflected fields of an event (`rest`: the fields the loader
-/// left) to `args`; a field that does not fit its schema counts a
-/// `track_event_parser_errors`. Returns the pids of the active-process
-/// list the event holds (for `chrome_active_processes.rs`). Called only
-/// for an event whose bytes hold a reflected field or an extension (the
-/// loader's walk notes it: `FieldKinds::REFLECTED`); most hold none.
+/// What reflecting one event's bytes added, kept for the next events with
+/// the same bytes: most events that have reflected fields repeat a few
+/// (an interned source location's id), and the walk over the schema costs
+/// far more than finding its result again.
+#[derive(Debug, Default)]
+pub struct ReflectedCache {
+    entries: HashMap<Box<[u8]>, Reflected>,
+}
+
+/// One cached result: the args in the order they were added, and the
+/// active-process pids met.
+#[derive(Debug)]
+struct Reflected {
+    args: Vec<Arg>,
+    active_pids: Vec<i64>,
+}
+
+/// The most results kept (the cache starts over past it).
+const MAX_CACHED: usize = 4096;
+
+/// Adds the reflected fields of an event (`rest`: the last part of the
+/// fields the loader left) to `args`; a field that does not fit its schema
+/// counts a `track_event_parser_errors`. Returns the pids of the
+/// active-process list the event holds (for `chrome_active_processes.rs`).
+/// Called only for an event whose bytes hold a reflected field or an
+/// extension (the loader's walk notes it: `FieldKinds::REFLECTED`); most
+/// hold none. The result of bytes already reflected is taken from `cache`
+/// when it depended on nothing but the bytes: no interned id was looked
+/// up, no error, no arg replaced one added before.
 pub fn add(
     storage: &mut Storage,
     stacks: &mut StackProfileTracker,
+    cache: &mut ReflectedCache,
     args: &mut ArgSetBuilder,
     generation_idx: u32,
     generation: &Generation,
     rest: &[u8],
 ) -> Vec<i64> {
+    if let Some(hit) = cache.entries.get(rest) {
+        for a in &hit.args {
+            args.add(a.flat_key, a.key, a.value);
+        }
+        return hit.active_pids.clone();
+    }
     let Some(desc) = track_event() else {
         return Vec::new();
     };
     crate::packet_fields::count_extra_track_event_walk();
+    let before = args.args().len();
     let mut sink = Sink {
         storage,
         stacks,
@@ -115,13 +148,29 @@ pub fn add(
         generation_idx,
         generation,
         active_pids: Vec::new(),
+        adds: 0,
+        looked_up: false,
     };
     let options = Options {
         allowed_fields: Some(&REFLECTED_FIELDS),
         add_defaults: false,
     };
-    if proto_to_args::flatten(desc, rest, options, &mut sink).is_err() {
+    let ok = proto_to_args::flatten(desc, rest, options, &mut sink).is_ok();
+    if !ok {
         sink.storage.stats.incr("track_event_parser_errors");
+    }
+    let added = sink.args.args().get(before..).unwrap_or(&[]);
+    if ok && !sink.looked_up && added.len() == sink.adds {
+        if cache.entries.len() >= MAX_CACHED {
+            cache.entries.clear();
+        }
+        cache.entries.insert(
+            rest.into(),
+            Reflected {
+                args: added.to_vec(),
+                active_pids: sink.active_pids.clone(),
+            },
+        );
     }
     sink.active_pids
 }
@@ -135,10 +184,16 @@ struct Sink<'a> {
     generation: &'a Generation,
     /// The active-process list's pids met so far.
     active_pids: Vec<i64>,
+    /// Args added (a replaced one included).
+    adds: usize,
+    /// Whether an interned id was looked up (the result then depends on
+    /// the sequence's state, not only on the bytes).
+    looked_up: bool,
 }
 
 impl Sink<'_> {
     fn put(&mut self, key: &str, value: FlatValue<'_>) {
+        self.adds += 1;
         self.set_sink().add(key, key, value);
     }
 
@@ -204,6 +259,7 @@ impl Sink<'_> {
 
 impl ArgSink for Sink<'_> {
     fn add(&mut self, flat_key: &str, key: &str, value: FlatValue<'_>) {
+        self.adds += 1;
         self.set_sink().add(flat_key, key, value);
     }
 
@@ -217,10 +273,14 @@ impl ArgSink for Sink<'_> {
             return false;
         }
         if flat_key == MOJO_METHOD_IID {
+            self.looked_up = true;
             return self.native_symbol(iid);
         }
         match SOURCE_LOCATION_IIDS.iter().find(|(k, _)| *k == flat_key) {
-            Some((_, prefix)) => self.source_location(prefix, iid),
+            Some((_, prefix)) => {
+                self.looked_up = true;
+                self.source_location(prefix, iid)
+            }
             None => false,
         }
     }
@@ -242,5 +302,57 @@ mod tests {
             assert!(REFLECTED_FIELDS.contains(&n));
             assert!(desc.get_field(n).is_some(), "field {n}");
         }
+    }
+
+    /// The second event with the same bytes gets the same args from the
+    /// cache, without a walk, replacing as the walk's adds would.
+    #[test]
+    fn bytes_reflected_again_give_the_same_args_without_a_walk() {
+        use crate::packet_fields::extra_track_event_walks;
+        use crate::storage::args::ArgValue;
+        let mut storage = Storage::default();
+        let mut stacks = StackProfileTracker::default();
+        let mut cache = ReflectedCache::default();
+        let generation = Generation::default();
+        // source_location_iid = 5, as the SDK writes it.
+        let bytes = [0x90, 0x02, 5];
+        let mut run = |storage: &mut Storage, args: &mut ArgSetBuilder| {
+            let before = extra_track_event_walks();
+            add(
+                storage,
+                &mut stacks,
+                &mut cache,
+                args,
+                0,
+                &generation,
+                &bytes,
+            );
+            extra_track_event_walks() - before
+        };
+        let mut first = ArgSetBuilder::default();
+        assert_eq!(run(&mut storage, &mut first), 1);
+        let key = storage
+            .strings
+            .find("source_location_iid")
+            .expect("the key");
+        assert_eq!(first.args().len(), 1);
+        assert_eq!(first.args()[0].key, key);
+        assert!(matches!(
+            first.args()[0].value,
+            ArgValue::Uint(5) | ArgValue::Int(5)
+        ));
+        let mut second = ArgSetBuilder::default();
+        let other = storage.strings.intern("other");
+        second.add(other, other, ArgValue::Int(1));
+        second.add(key, key, ArgValue::Int(9));
+        assert_eq!(run(&mut storage, &mut second), 0, "taken from the cache");
+        assert_eq!(second.args().len(), 2);
+        assert_eq!(second.args()[1].key, key);
+        assert_eq!(second.args()[1].value, first.args()[0].value);
+        // That set replaced an arg: its result is not kept, the next
+        // plain one still comes from the cache.
+        let mut third = ArgSetBuilder::default();
+        assert_eq!(run(&mut storage, &mut third), 0);
+        assert_eq!(third.args(), first.args());
     }
 }
