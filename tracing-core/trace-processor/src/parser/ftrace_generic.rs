@@ -24,6 +24,7 @@ use protozero::{Decoder, FieldValue};
 
 use super::Parser;
 use crate::hash::HashMap;
+use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::sched_rows::FtraceEventRow;
 use crate::storage::strings::StrId;
@@ -179,18 +180,24 @@ pub fn parse(p: &mut Parser, cpu: u32, ts: i64, tid: i64, id: u32, body: &[u8], 
     if full {
         super::ftrace_kernel_track::parse(p, id, ts, tid, body);
     }
-    let Some(event) = p.ftrace_state.generic.events.get(&id) else {
-        p.storage.stats.incr("ftrace_generic_descriptor_errors");
+    // The descriptor is read in place while the strings are interned.
+    let Parser {
+        ftrace_state,
+        storage,
+        ..
+    } = p;
+    let Some(event) = ftrace_state.generic.events.get(&id) else {
+        storage.stats.incr("ftrace_generic_descriptor_errors");
         return;
     };
-    let (name, fields) = (event.name, event.fields.clone());
+    let name = event.name;
     let mut args = ArgSetBuilder::default();
     for f in Decoder::new(body).map_while(Result::ok) {
-        let Some(field) = fields.get(f.id as usize).copied().flatten() else {
-            p.storage.stats.incr("ftrace_generic_descriptor_errors");
+        let Some(field) = event.fields.get(f.id as usize).copied().flatten() else {
+            storage.stats.incr("ftrace_generic_descriptor_errors");
             continue;
         };
-        if let Some(value) = typed_value(p, field.ty, f.value) {
+        if let Some(value) = typed_value(storage, field.ty, f.value) {
             args.add(field.name, field.name, value);
         }
     }
@@ -200,7 +207,7 @@ pub fn parse(p: &mut Parser, cpu: u32, ts: i64, tid: i64, id: u32, body: &[u8], 
 /// A field's value as an arg of its declared type: signed types are
 /// integers, unsigned ones unsigned, strings and bytes strings, floating
 /// types reals; groups, messages and unknown types give none.
-pub fn typed_value(p: &mut Parser, t: u8, v: FieldValue<'_>) -> Option<ArgValue> {
+pub fn typed_value(storage: &mut Storage, t: u8, v: FieldValue<'_>) -> Option<ArgValue> {
     let int = match v {
         FieldValue::Varint(x) | FieldValue::Fixed64(x) => Some(x),
         FieldValue::Fixed32(x) => Some(u64::from(x)),
@@ -216,7 +223,7 @@ pub fn typed_value(p: &mut Parser, t: u8, v: FieldValue<'_>) -> Option<ArgValue>
         }
         ty::STRING | ty::BYTES => match v {
             FieldValue::Bytes(b) => {
-                ArgValue::String(p.storage.strings.intern(&String::from_utf8_lossy(b)))
+                ArgValue::String(storage.strings.intern(&String::from_utf8_lossy(b)))
             }
             _ => return None,
         },
