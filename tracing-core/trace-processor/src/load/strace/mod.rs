@@ -15,6 +15,7 @@ use crate::error::TraceError;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
+use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::SliceRow;
 use crate::storage::strings::StrId;
 
@@ -38,6 +39,8 @@ pub struct StraceLoad {
     /// Bytes of the line being read.
     pending: Vec<u8>,
     events: Vec<Event>,
+    /// Bytes of the text before the data being pushed.
+    consumed: u64,
 }
 
 /// Whether `head` (a trace's first bytes) starts with an strace syscall
@@ -55,22 +58,31 @@ pub fn sniff(head: &[u8]) -> bool {
 }
 
 impl StraceLoad {
-    /// One line of text.
-    fn line(&mut self, p: &mut Parser, text: &str) {
+    /// One line of text, which ends (its line break included) at byte
+    /// `end` of the text: where a line that is refused is logged, as
+    /// upstream's reader places it.
+    fn line(&mut self, p: &mut Parser, text: &str, end: u64) {
         p.storage.work.step(1);
+        let place = LogPlace {
+            ts: None,
+            byte_offset: i64::try_from(end).ok(),
+        };
         let l = match line::parse(text) {
             Ok(l) => l,
             Err(line::Rejected::TimeOfDay) => {
-                p.storage.stats.incr("strace_unsupported_timestamp_format");
+                p.storage
+                    .record_import_log("strace_unsupported_timestamp_format", place, &[]);
                 return;
             }
             Err(line::Rejected::NotSyscall) => {
-                p.storage.stats.incr("strace_parse_failure");
+                p.storage
+                    .record_import_log("strace_parse_failure", place, &[]);
                 return;
             }
         };
         let Some(tid) = l.pid else {
-            p.storage.stats.incr("strace_missing_pid");
+            p.storage
+                .record_import_log("strace_missing_pid", place, &[]);
             return;
         };
         let s = &mut p.storage.strings;
@@ -93,6 +105,7 @@ impl FormatReader for StraceLoad {
         while let Some(nl) = rest.iter().position(|&c| c == b'\n') {
             let (head, tail) = rest.split_at(nl);
             rest = tail.get(1..).unwrap_or(&[]);
+            let end = self.consumed + (data.len() - rest.len()) as u64;
             let text = if self.pending.is_empty() {
                 String::from_utf8_lossy(head).into_owned()
             } else {
@@ -101,9 +114,10 @@ impl FormatReader for StraceLoad {
                 self.pending.clear();
                 t
             };
-            self.line(p, &text);
+            self.line(p, &text, end);
         }
         self.pending.extend_from_slice(rest);
+        self.consumed += data.len() as u64;
         Ok(())
     }
 
@@ -274,6 +288,30 @@ mod tests {
             assert_eq!(st.stats.get("strace_parse_failure"), 1);
             assert_eq!(st.stats.get("strace_missing_pid"), 1);
             assert_eq!(st.stats.get("strace_unsupported_timestamp_format"), 1);
+            // Each refused line is logged where it ends in the text.
+            let ends: Vec<i64> = TEXT
+                .match_indices('\n')
+                .map(|(i, _)| i as i64 + 1)
+                .collect();
+            let logged: Vec<(&str, Option<i64>)> = st
+                .import_logs
+                .iter()
+                .map(|r| {
+                    (
+                        crate::storage::stats::STATS[r.stat_key as usize].0,
+                        r.byte_offset,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                logged,
+                [
+                    ("strace_parse_failure", Some(ends[3])),
+                    ("strace_missing_pid", Some(ends[4])),
+                    ("strace_unsupported_timestamp_format", Some(ends[5])),
+                ],
+                "step {step}"
+            );
         }
     }
 }
