@@ -113,11 +113,26 @@ impl Engine {
         last_piece: bool,
         sink: &mut dyn RowSink,
     ) -> Result<(), Error> {
-        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        // One statement of one table's aggregates runs over their result,
+        // computed over the columns (`aggregate/`), and is shown as written.
+        let rewritten = super::aggregate::rewrite(self, sql);
+        let mut batch = rusqlite::Batch::new(
+            &self.conn,
+            rewritten.as_ref().map_or(sql, |r| r.sql.as_str()),
+        );
         // Where the previous statement's text ended in `sql`.
         let mut pos = 0;
         while let Some(mut stmt) = batch.next().map_err(|e| super::prepare_error(e, sql))? {
-            let text = stmt.expanded_sql().unwrap_or_default();
+            let text = match &rewritten {
+                // The query's own statement's text (prepared, not run).
+                Some(_) => rusqlite::Batch::new(&self.conn, sql)
+                    .next()
+                    .ok()
+                    .flatten()
+                    .and_then(|s| s.expanded_sql())
+                    .unwrap_or_default(),
+                None => stmt.expanded_sql().unwrap_or_default(),
+            };
             // A statement's text is its span of the query (no parameters
             // are bound, so nothing was expanded); what follows it says
             // whether another statement can come.
