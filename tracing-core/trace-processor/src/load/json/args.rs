@@ -253,6 +253,29 @@ pub fn add_cached(
     w.value(obj, pos, root, None, 0).map(|_| ())
 }
 
+/// Like [`add_cached`], for the object opening at `pos` of `buf` (an
+/// event's `args` keyed where the event is read): where the object ends.
+pub fn add_cached_at(
+    storage: &mut Storage,
+    cache: &mut KeyCache,
+    buf: &[u8],
+    pos: usize,
+    out: &mut ArgSetBuilder,
+) -> Result<usize, ScanError> {
+    if buf.get(pos) != Some(&b'{') {
+        return Err(ScanError::Invalid("expected '{'".to_owned()));
+    }
+    let root = cache.root(storage);
+    let mut counters: Vec<(String, usize)> = Vec::new();
+    let mut w = CachedWalk {
+        storage,
+        cache,
+        out,
+        counters: &mut counters,
+    };
+    w.value(buf, pos, root, None, 0)
+}
+
 /// One `args` object being read through the key cache.
 struct CachedWalk<'w> {
     storage: &'w mut Storage,

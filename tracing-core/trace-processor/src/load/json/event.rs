@@ -6,9 +6,10 @@
 //! raw bytes until the event is parsed.
 
 use crate::storage::Storage;
-use crate::storage::args::Arg;
+use crate::storage::args::{Arg, ArgSetBuilder};
 use crate::storage::strings::StrId;
 
+use super::args::{self, KeyCache};
 use super::scan::{self, Fields, ScanError, Value};
 
 /// An `id`, `bind_id` or `id2` member: a string or an integer.
@@ -204,7 +205,7 @@ fn cookie(cat: StrId, id: Id, storage: &Storage) -> i64 {
 /// broken there). The tests' reading of one whole object.
 #[cfg(test)]
 pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
-    read_at(storage, obj).map(|r| match r.read {
+    read_at(storage, obj, None).map(|r| match r.read {
         Read::Event(ts, mut e) => {
             e.args = r.args.map(<[u8]>::to_vec);
             Read::Event(ts, e)
@@ -224,15 +225,34 @@ pub struct ReadAt<'a> {
     /// bytes read, so that nothing is copied for an event whose args are
     /// keyed at once or not kept).
     pub args: Option<&'a [u8]>,
+    /// The args were keyed into the [`ArgSink`] as they were read (for the
+    /// phase the event had then): whether that failed part way.
+    pub args_keyed: Option<bool>,
+}
+
+/// Where a slice's or instant's args are keyed while its event is read,
+/// when its phase comes before them (as Chrome, `tracing-chrome` and most
+/// writers put it): their bytes are then read once, not scanned for their
+/// end and walked again.
+#[derive(Debug)]
+pub struct ArgSink<'s> {
+    /// The keys met so far.
+    pub cache: &'s mut KeyCache,
+    /// The args (emptied first).
+    pub out: &'s mut ArgSetBuilder,
 }
 
 /// Reads the event object at the start of `buf` (more may follow it) and
 /// says where it ends (after a stall, the end of `buf`). The bytes may
 /// end inside the object (`Incomplete`): nothing is counted then, so the
 /// object can be read again once it is whole.
-pub fn read_at<'a>(storage: &mut Storage, buf: &'a [u8]) -> Result<ReadAt<'a>, ScanError> {
+pub fn read_at<'a>(
+    storage: &mut Storage,
+    buf: &'a [u8],
+    sink: Option<ArgSink<'_>>,
+) -> Result<ReadAt<'a>, ScanError> {
     let mut id2_failed = false;
-    let res = read_fields(storage, buf, &mut id2_failed);
+    let res = read_fields(storage, buf, sink, &mut id2_failed);
     if id2_failed && res.is_ok() {
         storage.stats.incr("json_tokenizer_failure");
     }
@@ -242,6 +262,7 @@ pub fn read_at<'a>(storage: &mut Storage, buf: &'a [u8]) -> Result<ReadAt<'a>, S
 fn read_fields<'a>(
     storage: &mut Storage,
     obj: &'a [u8],
+    mut sink: Option<ArgSink<'_>>,
     id2_failed: &mut bool,
 ) -> Result<ReadAt<'a>, ScanError> {
     let stall = |stat| {
@@ -249,16 +270,43 @@ fn read_fields<'a>(
             read: Read::Stall(stat),
             end: obj.len(),
             args: None,
+            args_keyed: None,
         })
     };
     let mut args: Option<&'a [u8]> = None;
+    let mut args_keyed: Option<bool> = None;
     let mut f = Fields::new(obj, 0)?;
     let mut e = JsonEvent::default();
     let mut ts: Option<i64> = None;
     let (mut id2_local, mut id2_global) = (None, None);
     let mut saw_field = false;
-    while let Some((k, v)) = f.next_field_bytes()? {
+    while let Some(k) = f.next_key_bytes()? {
         saw_field = true;
+        let at = f.position();
+        if let (b"args", Some(sink), Some(&b'{')) = (&*k, sink.as_mut(), obj.get(at)) {
+            if keeps_arg_set(e.phase) {
+                sink.out.clear();
+                let keyed = args::add_cached_at(storage, &mut *sink.cache, obj, at, &mut *sink.out);
+                let end = match keyed {
+                    Ok(end) => {
+                        args_keyed = Some(false);
+                        end
+                    }
+                    Err(ScanError::Incomplete) => return Err(ScanError::Incomplete),
+                    // The args before the failure are kept; the object's
+                    // end is found by its brackets.
+                    Err(ScanError::Invalid(_)) => {
+                        args_keyed = Some(true);
+                        scan::block_end(obj, at)?.1
+                    }
+                };
+                args = obj.get(at..end);
+                f.after_value(end)?;
+                continue;
+            }
+        }
+        let (v, end) = scan::value(obj, at)?;
+        f.after_value(end)?;
         match &*k {
             b"ph" => e.phase = v.as_str().and_then(|s| s.bytes().next()).unwrap_or(0),
             b"ts" => ts = coerce_ts(&v),
@@ -329,6 +377,7 @@ fn read_fields<'a>(
             b"args" => {
                 if let Value::Object(o) = v {
                     args = Some(o);
+                    args_keyed = None;
                 }
             }
             b"id2" => {
@@ -351,6 +400,7 @@ fn read_fields<'a>(
             read: Read::Skip(stat),
             end,
             args: None,
+            args_keyed: None,
         })
     };
     if e.phase == 0 {
@@ -376,6 +426,7 @@ fn read_fields<'a>(
         read: Read::Event(ts, e),
         end,
         args,
+        args_keyed,
     })
 }
 
@@ -415,5 +466,52 @@ mod tests {
         let (_, c) = read_one(r#"{"ph":"b","ts":1,"cat":"c","id2":{"local":"0x1"}}"#);
         assert_eq!(a.cookie, b.cookie);
         assert_eq!(c.cookie.map(|c| c.0), Some(CookieKind::Local));
+    }
+
+    /// Args keyed while the event is read (its phase before them) are
+    /// the args keyed afterwards from their bytes; after a phase that
+    /// keeps no arg set, or before any phase, they are left as bytes; a
+    /// failure part way keeps the args before it and the event's end.
+    #[test]
+    fn args_after_the_phase_are_keyed_as_the_event_is_read() {
+        let mut st = Storage::default();
+        let mut cache = KeyCache::new("args");
+        let mut out = ArgSetBuilder::default();
+        let mut read_keyed = |st: &mut Storage, text: &str| {
+            let r = read_at(
+                st,
+                text.as_bytes(),
+                Some(ArgSink {
+                    cache: &mut cache,
+                    out: &mut out,
+                }),
+            )
+            .unwrap();
+            let args = r.args.map(<[u8]>::to_vec);
+            (r.args_keyed, args, out.args().to_vec(), r.end)
+        };
+        let text = r#"{"ph":"X","ts":1,"args":{"a":[1,{"b":"x"}],"c":{"d":2.5}},"dur":2} tail"#;
+        let (keyed, bytes, list, end) = read_keyed(&mut st, text);
+        assert_eq!(keyed, Some(false));
+        assert_eq!(end, text.len() - " tail".len());
+        let mut from_bytes = ArgSetBuilder::default();
+        args::add(&mut st, &bytes.unwrap(), "args", &mut from_bytes).unwrap();
+        assert_eq!(list, from_bytes.args());
+        assert_eq!(list.len(), 3);
+        // The phase after the args, or a counter's: bytes only.
+        for text in [
+            r#"{"args":{"a":1},"ph":"X","ts":1}"#,
+            r#"{"ph":"C","ts":1,"args":{"a":1}}"#,
+        ] {
+            let (keyed, bytes, _, _) = read_keyed(&mut st, text);
+            assert_eq!(keyed, None, "{text}");
+            assert_eq!(bytes.as_deref(), Some(&br#"{"a":1}"#[..]));
+        }
+        // A failure inside keeps what came before and reads on.
+        let text = r#"{"ph":"B","ts":1,"args":{"a":1,"b":tru,"c":2},"name":"n"}"#;
+        let (keyed, _, list, end) = read_keyed(&mut st, text);
+        assert_eq!(keyed, Some(true));
+        assert_eq!(list.len(), 1);
+        assert_eq!(end, text.len());
     }
 }

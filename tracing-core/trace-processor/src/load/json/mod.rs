@@ -278,7 +278,11 @@ impl JsonLoad {
                     // once whole, so that an error is told where it was.
                     let rest = buf.get(pos..).unwrap_or(&[]);
                     let direct = if self.event_scan.is_fresh() {
-                        event::read_at(&mut p.storage, rest).ok()
+                        let sink = event::ArgSink {
+                            cache: &mut self.key_cache,
+                            out: &mut self.arg_scratch,
+                        };
+                        event::read_at(&mut p.storage, rest, Some(sink)).ok()
                     } else {
                         None
                     };
@@ -293,7 +297,11 @@ impl JsonLoad {
                             };
                             self.event_scan = scan::BlockScan::default();
                             let obj = buf.get(pos..pos + len).unwrap_or(&[]);
-                            (event::read_at(&mut p.storage, obj), pos + len)
+                            let sink = event::ArgSink {
+                                cache: &mut self.key_cache,
+                                out: &mut self.arg_scratch,
+                            };
+                            (event::read_at(&mut p.storage, obj, Some(sink)), pos + len)
                         }
                     };
                     p.storage.work.step(1);
@@ -313,7 +321,7 @@ impl JsonLoad {
                                     .incr("trace_sorter_negative_timestamp_dropped");
                             } else {
                                 self.saw_complete |= e.phase == b'X';
-                                self.keep(p, ts, &mut e, read.args);
+                                self.keep(p, ts, &mut e, read.args, read.args_keyed);
                             }
                         }
                         Read::Skip(stat) => {
@@ -382,25 +390,45 @@ impl JsonLoad {
 
     /// Holds an event read at `ts` until the sort: the args of a slice or
     /// instant keyed and interned now (so that they are read once, and held
-    /// as ids rather than text), a counter's, thread state's or metadata
+    /// as ids rather than text; `keyed`: already, while the event was read,
+    /// and whether that failed), a counter's, thread state's or metadata
     /// event's as their bytes, any other's not at all.
-    fn keep(&mut self, p: &mut Parser, ts: i64, e: &mut JsonEvent, args: Option<&[u8]>) {
+    fn keep(
+        &mut self,
+        p: &mut Parser,
+        ts: i64,
+        e: &mut JsonEvent,
+        args: Option<&[u8]>,
+        keyed: Option<bool>,
+    ) {
         let mut raw = None;
-        self.arg_scratch.clear();
+        let mut keyed_now = false;
         if let Some(a) = args {
             if event::keeps_arg_set(e.phase) {
-                e.args_failed = args::add_cached(
-                    &mut p.storage,
-                    &mut self.key_cache,
-                    a,
-                    &mut self.arg_scratch,
-                )
-                .is_err();
+                keyed_now = true;
+                e.args_failed = match keyed {
+                    Some(failed) => failed,
+                    None => {
+                        self.arg_scratch.clear();
+                        args::add_cached(
+                            &mut p.storage,
+                            &mut self.key_cache,
+                            a,
+                            &mut self.arg_scratch,
+                        )
+                        .is_err()
+                    }
+                };
             } else if event::keeps_raw_args(e.phase) {
                 raw = Some(a);
             }
         }
-        self.events.push(ts, e, raw, self.arg_scratch.args());
+        let list = if keyed_now {
+            self.arg_scratch.args()
+        } else {
+            &[]
+        };
+        self.events.push(ts, e, raw, list);
     }
 
     fn take_system_bytes(&mut self, b: &[u8]) {

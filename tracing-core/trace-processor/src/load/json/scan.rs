@@ -466,18 +466,45 @@ impl<'a> Fields<'a> {
         self.next_with(string)
     }
 
-    /// The next field with its key as bytes (see [`string_bytes`]), or
-    /// None at the closing brace.
-    #[allow(clippy::type_complexity)]
-    pub fn next_field_bytes(&mut self) -> Result<Option<(Cow<'a, [u8]>, Value<'a>)>, ScanError> {
-        self.next_with(string_bytes)
-    }
-
     /// The next field, its key read by `key`.
     fn next_with<K>(
         &mut self,
         key: fn(&'a [u8], usize) -> Scanned<'a, K>,
     ) -> Result<Option<(K, Value<'a>)>, ScanError> {
+        let Some(k) = self.key_with(key)? else {
+            return Ok(None);
+        };
+        let (v, next) = value(self.buf, self.pos)?;
+        self.after_value(next)?;
+        Ok(Some((k, v)))
+    }
+
+    /// The next field's key as bytes (None at the closing brace), the
+    /// reading left at its value: the caller reads the value from
+    /// [`Fields::position`] and goes on with [`Fields::after_value`].
+    pub fn next_key_bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>, ScanError> {
+        self.key_with(string_bytes)
+    }
+
+    /// The value read by the caller ended at `end`: steps over the comma
+    /// or up to the closing brace.
+    pub fn after_value(&mut self, end: usize) -> Result<(), ScanError> {
+        let mut pos = skip_space(self.buf, end);
+        match self.buf.get(pos) {
+            None => return Err(ScanError::Incomplete),
+            Some(b',') => pos += 1,
+            Some(b'}') => {}
+            Some(_) => return invalid("expected ',' or '}'"),
+        }
+        self.pos = pos;
+        Ok(())
+    }
+
+    /// The next key and colon, the reading left at the value's start.
+    fn key_with<K>(
+        &mut self,
+        key: fn(&'a [u8], usize) -> Scanned<'a, K>,
+    ) -> Result<Option<K>, ScanError> {
         if self.done {
             return Ok(None);
         }
@@ -493,24 +520,15 @@ impl<'a> Fields<'a> {
             Some(b'"') => {}
             Some(_) => return invalid("expected a key"),
         }
-        let (key, next) = key(buf, pos)?;
+        let (k, next) = key(buf, pos)?;
         pos = skip_space(buf, next);
         match buf.get(pos) {
             None => return Err(ScanError::Incomplete),
             Some(b':') => {}
             Some(_) => return invalid("expected ':'"),
         }
-        pos = skip_space(buf, pos + 1);
-        let (v, next) = value(buf, pos)?;
-        pos = skip_space(buf, next);
-        match buf.get(pos) {
-            None => return Err(ScanError::Incomplete),
-            Some(b',') => pos += 1,
-            Some(b'}') => {}
-            Some(_) => return invalid("expected ',' or '}'"),
-        }
-        self.pos = pos;
-        Ok(Some((key, v)))
+        self.pos = skip_space(buf, pos + 1);
+        Ok(Some(k))
     }
 }
 
