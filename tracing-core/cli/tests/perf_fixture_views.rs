@@ -527,3 +527,150 @@ fn perf_script_text_of_the_fixture_loads_with_perfs_own_counts() {
         assert!(std::fs::metadata(&pb).map(|m| m.len()).unwrap_or(0) > 0);
     }
 }
+
+/// samply, or why not (said in one line; a failure where required):
+/// `ZEROTRACE_SAMPLY` names the binary, else `samply` on the PATH.
+fn samply() -> Option<std::path::PathBuf> {
+    let required = std::env::var("ZEROTRACE_REQUIRE_SAMPLY").is_ok_and(|v| v == "1");
+    let bin = std::env::var_os("ZEROTRACE_SAMPLY").map_or_else(|| "samply".into(), Into::into);
+    let ok = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(bin);
+    }
+    assert!(
+        !required,
+        "ZEROTRACE_REQUIRE_SAMPLY=1 but {} cannot be run",
+        std::path::Path::new(&bin).display()
+    );
+    println!(
+        "the samply check did not run: no `samply` (cargo install samply --locked, or set ZEROTRACE_SAMPLY)"
+    );
+    None
+}
+
+/// Records `pid` with samply for about `ms` into `out` (its JSON).
+/// samply refuses to start while `perf_event_paranoid` is above 1, even
+/// for root; rather than lower the machine's setting, the recorder runs in
+/// a mount namespace of its own where a file saying 1 is bound over it.
+fn samply_record(samply: &std::path::Path, pid: u32, out: &std::path::Path, ms: u64) {
+    let dir = out.parent().expect("a directory");
+    let paranoid = dir.join("perf_event_paranoid");
+    std::fs::write(&paranoid, "1\n").expect("written");
+    let script = format!(
+        "mount --bind '{}' /proc/sys/kernel/perf_event_paranoid && exec '{}' record --save-only -o '{}' -p {pid}",
+        paranoid.display(),
+        samply.display(),
+        out.display()
+    );
+    let mut child = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("unshare runs");
+    std::thread::sleep(Duration::from_millis(ms));
+    // The shell exec'd samply: the child is samply, which saves on SIGINT.
+    let child_pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a pid");
+    let _ = rustix::process::kill_process(child_pid, rustix::process::Signal::INT);
+    let mut waited = 0;
+    while child.try_wait().expect("waits").is_none() {
+        assert!(waited < 600, "samply did not stop within 60 s of SIGINT");
+        std::thread::sleep(Duration::from_millis(100));
+        waited += 1;
+    }
+    let o = child.wait_with_output().expect("its output");
+    assert!(
+        out.exists(),
+        "samply wrote no profile: {}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+}
+
+/// A real samply profile of the fixture (its frames unsymbolicated
+/// addresses, as samply saves them) is named by `zerotrace symbolize` from
+/// the fixture's own binary, and `zerotrace flamegraph` of it ranks the
+/// same three leaves as `zerotrace flamegraph` of a `linux.perf` trace of
+/// the same running program, at shares within the noise of two recordings.
+#[test]
+fn a_samply_profile_of_the_fixture_ranks_the_leaves_as_linux_perf_does() {
+    let test = "a_samply_profile_of_the_fixture_ranks_the_leaves_as_linux_perf_does";
+    if perf_fixture::unavailable(test).is_some() {
+        return;
+    }
+    let Some(samply) = samply() else {
+        return;
+    };
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("samply_fixture");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let bin = fixture(false);
+    let run = Running::start(&bin, "cpu");
+    let pid = run.pid();
+
+    // linux.perf first, then samply, on the same process.
+    let Some(mut ours) = Ours::start(test, &[dwarf_config(pid)]) else {
+        return;
+    };
+    ours.run_for(2000);
+    let packets = ours.stop().remove(0);
+    let trace = dir.join("fixture.pftrace");
+    std::fs::write(&trace, trace_file(&packets)).expect("the trace written");
+    let raw = dir.join("profile.json");
+    samply_record(&samply, pid, &raw, 2500);
+    drop(run);
+
+    let flamegraph = |input: &std::path::Path, svg: &str| -> String {
+        let svg = dir.join(svg);
+        let o = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+            .arg("flamegraph")
+            .arg(input)
+            .arg("-o")
+            .arg(&svg)
+            .output()
+            .expect("zerotrace runs");
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        std::fs::read_to_string(&svg).expect("an SVG")
+    };
+    // As samply saved it, the leaves have no names.
+    let unnamed = flamegraph(&raw, "raw.svg");
+    assert!(!unnamed.contains("fixture::leaf_a"), "samply saved names");
+
+    let named = dir.join("named.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+        .arg("symbolize")
+        .arg(&raw)
+        .arg("-o")
+        .arg(&named)
+        .output()
+        .expect("zerotrace runs");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let said = text(&o.stderr);
+    assert!(said.contains("native frames named"), "{said}");
+
+    let from_perf = flamegraph(&trace, "perf.svg");
+    let from_samply = flamegraph(&named, "samply.svg");
+    let mut ranked = Vec::new();
+    for (leaf, design) in LEAVES {
+        let p = svg_share(&from_perf, leaf);
+        let s = svg_share(&from_samply, leaf);
+        assert!(
+            (p - s).abs() <= 10.0 && (s - design).abs() <= 12.0,
+            "{leaf}: {s:.1}% from samply, {p:.1}% from linux.perf (the fixture means {design}%)"
+        );
+        ranked.push((leaf, s));
+    }
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    assert_eq!(
+        ranked.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+        ["fixture::leaf_a", "fixture::leaf_b", "fixture::leaf_c"],
+        "samply's leaves in order: {ranked:?}"
+    );
+    assert!(
+        from_samply.contains("<title>fixture::main ("),
+        "the callers named too"
+    );
+}

@@ -37,6 +37,7 @@ mod sql;
 mod stats;
 mod summary;
 mod symbolize;
+mod symbolize_gecko;
 mod trace_reader;
 #[cfg(feature = "sql")]
 mod trace_set;

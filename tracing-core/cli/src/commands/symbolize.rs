@@ -9,7 +9,8 @@
 //! checks its build id, names every address the samples reached (DWARF
 //! with inlined functions and source lines, else the symbol table), and
 //! writes the trace with `module_symbols` packets appended. Every viewer of
-//! ours, and Perfetto's UI, then shows the names.
+//! ours, and Perfetto's UI, then shows the names. A Firefox profiler
+//! profile (samply's) is named in place instead (`symbolize_gecko.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,8 +19,9 @@ use protozero::HeapWriter;
 use zerotrace_protos::protos::ModuleSymbols;
 use zerotrace_protos::upstream_tables::packet_field;
 
-use zerotrace_profiling::view::{ModuleSymbolizer, SymbolLine, build_id_of};
+use zerotrace_profiling::view::{ModuleSymbolizer, SymbolLine, build_id_of, image_base_of};
 
+use super::symbolize_gecko::{self, Lib};
 use super::trace_reader::cpu_profile;
 use super::{CliError, read_input, write_output};
 
@@ -150,6 +152,9 @@ fn packet(m: &Module, names: &BTreeMap<u64, Vec<SymbolLine>>) -> Vec<u8> {
 pub fn run(args: &SymbolizeArgs) -> Result<(), CliError> {
     let name = args.trace.display().to_string();
     let bytes = read_input(&args.trace)?;
+    if let Some(profile) = gecko_profile(&bytes) {
+        return run_gecko(args, &name, profile);
+    }
     let profile = cpu_profile(&name, &bytes)?;
     let mut modules: BTreeMap<Module, BTreeSet<u64>> = BTreeMap::new();
     for f in profile.frames() {
@@ -243,5 +248,104 @@ pub fn run(args: &SymbolizeArgs) -> Result<(), CliError> {
             modules.len()
         )));
     }
+    write_output(&args.output, &out, false)
+}
+
+/// The file's Firefox profiler profile (plain or gzip JSON), if it is one.
+fn gecko_profile(bytes: &[u8]) -> Option<serde_json::Value> {
+    let text: std::borrow::Cow<'_, [u8]> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        let mut gz = std::io::Read::take(flate2::read::MultiGzDecoder::new(bytes), MAX_FILE);
+        std::io::Read::read_to_end(&mut gz, &mut out).ok()?;
+        out.into()
+    } else {
+        bytes.into()
+    };
+    let first = text.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'{' {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    symbolize_gecko::is_gecko_profile(&v).then_some(v)
+}
+
+/// `symbolize` of a Firefox profiler profile: its libraries' binaries
+/// name its frames, and the profile is written back as JSON.
+fn run_gecko(
+    args: &SymbolizeArgs,
+    name: &str,
+    mut profile: serde_json::Value,
+) -> Result<(), CliError> {
+    let mut dirs = args.symbol_paths.clone();
+    if let Some(p) = std::env::var_os("PERFETTO_BINARY_PATH") {
+        dirs.extend(std::env::split_paths(&p));
+    }
+    let libs: Vec<Lib> = symbolize_gecko::libs(&profile);
+    // Each library's file, read once: (its bytes, its image base).
+    let files: Vec<Option<(PathBuf, Vec<u8>, u64)>> = libs
+        .iter()
+        .map(|l| {
+            let m = Module {
+                path: l.path.clone(),
+                build_id: l.code_id.clone(),
+            };
+            let (path, bytes) = find_file(&m, &dirs, !args.no_local_files)?;
+            let base = image_base_of(&bytes)?;
+            Some((path, bytes, base))
+        })
+        .collect();
+    let symbolizers: Vec<Option<(ModuleSymbolizer<'_>, u64)>> = files
+        .iter()
+        .zip(&libs)
+        .map(|(f, l)| {
+            let (path, bytes, base) = f.as_ref()?;
+            match ModuleSymbolizer::new(bytes) {
+                Ok(s) => {
+                    eprintln!(
+                        "zerotrace symbolize: {}: reading {}",
+                        l.path,
+                        path.display()
+                    );
+                    Some((s, *base))
+                }
+                Err(e) => {
+                    eprintln!("zerotrace symbolize: {}: {e}", path.display());
+                    None
+                }
+            }
+        })
+        .collect();
+    for (l, s) in libs.iter().zip(&symbolizers) {
+        if s.is_none() {
+            eprintln!(
+                "zerotrace symbolize: {} ({}): no file with this build id found",
+                l.path,
+                String::from_utf8_lossy(&l.code_id)
+            );
+        }
+    }
+    let named = symbolize_gecko::symbolize(&mut profile, |lib, address| {
+        symbolizers
+            .get(lib)
+            .and_then(Option::as_ref)
+            .map(|(s, base)| s.lines(address.wrapping_add(*base)))
+            .unwrap_or_default()
+    })
+    .map_err(|e| CliError::Usage(format!("{name}: {e}")))?;
+    eprintln!(
+        "zerotrace symbolize: {} of {} native frames named ({} inlined frames added); {} of {} libraries found",
+        named.named,
+        named.frames,
+        named.inlined,
+        symbolizers.iter().filter(|s| s.is_some()).count(),
+        libs.len()
+    );
+    if named.named == 0 {
+        return Err(CliError::Usage(format!(
+            "{name}: no frame was named; name a directory with the profile's binaries with --symbol-path"
+        )));
+    }
+    let out = symbolize_gecko::to_json(&profile)
+        .map_err(|e| CliError::Usage(format!("{name}: writing the profile: {e}")))?;
     write_output(&args.output, &out, false)
 }

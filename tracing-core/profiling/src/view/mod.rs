@@ -8,4 +8,4 @@
 
 mod symbolizer;
 
-pub use symbolizer::{ModuleSymbolizer, SymbolLine, SymbolizeError, build_id_of};
+pub use symbolizer::{ModuleSymbolizer, SymbolLine, SymbolizeError, build_id_of, image_base_of};

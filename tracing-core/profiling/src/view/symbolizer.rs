@@ -46,6 +46,16 @@ pub fn build_id_of(bytes: &[u8]) -> Option<Vec<u8>> {
     file.build_id().ok().flatten().map(<[u8]>::to_vec)
 }
 
+/// The address an ELF file's first loadable segment states: the base that
+/// profilers such as samply count their "relative addresses" from (an
+/// address as the ELF states it is the relative one plus this base).
+/// None for bytes that are no object file.
+pub fn image_base_of(bytes: &[u8]) -> Option<u64> {
+    use object::ObjectSegment;
+    let file = object::File::parse(bytes).ok()?;
+    Some(file.segments().next().map_or(0, |s| s.address()))
+}
+
 /// The DWARF reader: sections copied out of the file (decompressed where
 /// they are compressed), shared by the context's units.
 type Reader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
