@@ -528,3 +528,51 @@ fn gpu_work_periods_are_slices_on_monotonic_raw_time() {
         vec![vec![Value::Int(1)]]
     );
 }
+
+#[test]
+fn funcgraph_slices_take_the_interned_kernel_symbols() {
+    let entry = |ts, depth, func| event(ts, 385_482, 437, &[int(1, depth), uint(2, func)]);
+    let exit = |ts, depth, func| event(ts, 385_482, 438, &[int(2, depth), uint(3, func)]);
+    let mut packet = bundle_packet(
+        0,
+        &[
+            entry(1_000, 0, 1),
+            entry(1_700, 1, 2),
+            exit(3_400, 1, 2),
+            exit(4_800, 0, 1),
+        ],
+    );
+    packet.extend(uint(13, 1));
+    packet.extend(msg(
+        12,
+        &[
+            msg(26, &[uint(1, 1), text(2, "__handle_mm_fault")]),
+            msg(26, &[uint(1, 2), text(2, "alloc_pages_vma")]),
+        ],
+    ));
+    let tp = trace_of(&[packet]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, dur, tid, s.name, depth FROM slices s \
+             JOIN thread_track tt ON (s.track_id = tt.id) JOIN thread USING (utid) \
+             WHERE tid = 385482",
+        ),
+        vec![
+            vec![
+                Value::Int(1_000),
+                Value::Int(3_800),
+                Value::Int(385_482),
+                s("__handle_mm_fault"),
+                Value::Int(0)
+            ],
+            vec![
+                Value::Int(1_700),
+                Value::Int(1_700),
+                Value::Int(385_482),
+                s("alloc_pages_vma"),
+                Value::Int(1)
+            ],
+        ]
+    );
+}
