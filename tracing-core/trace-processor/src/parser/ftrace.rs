@@ -127,6 +127,11 @@ pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Gener
     let Some((field, body)) = ev.payload else {
         return;
     };
+    if lacks_own_time(field, body) {
+        // Upstream's tokenizer drops such an event whole, raw row included.
+        p.storage.stats.incr("ftrace_bundle_tokenizer_errors");
+        return;
+    }
     if field >= super::ftrace_generic::FIRST_DESCRIBED
         || field == super::ftrace_generic::LEGACY_GENERIC
     {
@@ -155,6 +160,20 @@ pub fn parse(p: &mut Parser, cpu: u32, bytes: &[u8], ts: i64, generation: &Gener
             generation,
         };
         super::ftrace_rules::apply(p, shape, &input);
+    }
+}
+
+/// The events whose values are placed at a time they carry: (event's
+/// field number, the field holding that time) (`gpu_work_period`,
+/// `thermal_exynos_acpm_bulk`, `param_set_value_cpm`,
+/// `fwtp_perfetto_counter`, `fwtp_perfetto_slice`).
+const OWN_TIME: [(u32, u32); 5] = [(488, 3), (506, 11), (543, 3), (596, 1), (600, 1)];
+
+/// Whether the event is one of [`OWN_TIME`] without its time.
+fn lacks_own_time(field: u32, body: &[u8]) -> bool {
+    match OWN_TIME.iter().find(|(f, _)| *f == field) {
+        Some((_, time)) => Decoder::new(body).find_last(*time).is_none(),
+        None => false,
     }
 }
 

@@ -4,8 +4,9 @@
 //! an `android_gpu_work_period` track per GPU (`ugpu`, `gpu`) and uid,
 //! named by the part of it the GPU was active (`%<percent, two
 //! decimals>`), the active time also its `thread_dur` (with `thread_ts` its
-//! start). A period without a start counts
-//! `ftrace_bundle_tokenizer_errors`; one that ends before it starts is
+//! start). A period without a start is dropped with its raw row
+//! (`ftrace.rs`, `ftrace_bundle_tokenizer_errors`); one that ends before it
+//! starts is
 //! dropped and logged (`gpu_work_period_negative_duration`).
 
 use super::Parser;
@@ -28,8 +29,8 @@ pub const FTRACE_HANDLERS: &[(u32, FtraceHandler)] = &[(GPU_WORK_PERIOD, gpu_wor
 
 fn gpu_work_period(p: &mut Parser, e: &FtraceInput<'_>) {
     let f = Fields::new(e.body);
+    // `ftrace.rs` drops a period without its start.
     let Some(start) = f.uint(3) else {
-        p.storage.stats.incr("ftrace_bundle_tokenizer_errors");
         return;
     };
     let key = crate::clock::machine_clock(MONOTONIC_RAW, p.machine);

@@ -4,8 +4,8 @@
 //!   a counter named by the point, at the firmware's own timestamp
 //!   (`pixel_fwtp_counters`), and slices at the firmware's timestamps on a
 //!   track named by the point (`pixel_fwtp_slices`), a begin first closing
-//!   what is open there; an event without its timestamp counts
-//!   `ftrace_bundle_tokenizer_errors`, as upstream's tokenizer drops it;
+//!   what is open there (`ftrace.rs` drops, as upstream's tokenizer does,
+//!   such an event without its timestamp);
 //! - CPM parameter writes (`param_set_value_cpm`): a counter named by the
 //!   parameter, at the event's own timestamp (`pixel_cpm_counters`);
 //! - interconnect events (`google_icc_event`, `google_irm_event`): instants
@@ -65,19 +65,15 @@ fn named_counter(p: &mut Parser, classification: &str, name: &str, ts: i64, valu
     });
 }
 
-/// The time an event carries (field `id`), or None, counted as upstream's
-/// tokenizer counts it, when it carries none.
-fn own_time(p: &mut Parser, f: &Fields<'_>, id: u32) -> Option<i64> {
-    let ts = f.int(id);
-    if ts.is_none() {
-        p.storage.stats.incr("ftrace_bundle_tokenizer_errors");
-    }
-    ts
+/// The time an event carries (field `id`; `ftrace.rs` drops the events
+/// without it).
+fn own_time(f: &Fields<'_>, id: u32) -> Option<i64> {
+    f.int(id)
 }
 
 fn fwtp_counter(p: &mut Parser, e: &FtraceInput<'_>) {
     let f = Fields::new(e.body);
-    let Some(ts) = own_time(p, &f, 1) else {
+    let Some(ts) = own_time(&f, 1) else {
         return;
     };
     let name = f.str(4).unwrap_or_default();
@@ -87,7 +83,7 @@ fn fwtp_counter(p: &mut Parser, e: &FtraceInput<'_>) {
 
 fn param_set_value_cpm(p: &mut Parser, e: &FtraceInput<'_>) {
     let f = Fields::new(e.body);
-    let Some(ts) = own_time(p, &f, 3) else {
+    let Some(ts) = own_time(&f, 3) else {
         return;
     };
     let name = f.str(1).unwrap_or_default();
@@ -97,7 +93,7 @@ fn param_set_value_cpm(p: &mut Parser, e: &FtraceInput<'_>) {
 
 fn fwtp_slice(p: &mut Parser, e: &FtraceInput<'_>) {
     let f = Fields::new(e.body);
-    let Some(ts) = own_time(p, &f, 1) else {
+    let Some(ts) = own_time(&f, 1) else {
         return;
     };
     let name = f.str(4).unwrap_or_default();

@@ -133,6 +133,7 @@ fn acpm(p: &mut Parser, f: &Fields<'_>, ts: i64) {
 
 fn acpm_bulk(p: &mut Parser, e: &FtraceInput<'_>) {
     let f = Fields::new(e.body);
+    // `ftrace.rs` drops a bulk event without its time.
     let ts = f.uint(11).unwrap_or(0) as i64;
     acpm(p, &f, ts);
 }

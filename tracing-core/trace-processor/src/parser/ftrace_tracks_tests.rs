@@ -576,3 +576,31 @@ fn funcgraph_slices_take_the_interned_kernel_symbols() {
         ]
     );
 }
+
+#[test]
+fn events_placed_at_their_own_time_are_dropped_without_it() {
+    let tp = trace(
+        "6.1.0",
+        0,
+        &[
+            // thermal_exynos_acpm_bulk and fwtp_perfetto_counter, no time.
+            event(1_000, 42, 506, &[uint(1, 0), uint(2, 35)]),
+            event(1_100, 42, 596, &[text(4, "fw"), uint(5, 3)]),
+        ],
+    );
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM ftrace_event"),
+        vec![vec![Value::Int(0)]]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM counter"),
+        vec![vec![Value::Int(0)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT value FROM stats WHERE name = 'ftrace_bundle_tokenizer_errors'"
+        ),
+        vec![vec![Value::Int(2)]]
+    );
+}
