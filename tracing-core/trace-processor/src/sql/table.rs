@@ -29,12 +29,17 @@ pub enum ColumnData {
     Str(Vec<StrId>),
 }
 
-/// Nullable values: the values (a filler where NULL) and one bit per row
-/// set where a value is present; both empty when every row is NULL.
+/// Nullable values: one bit per row, set where a value is present, and
+/// the present values alone in row order (a NULL takes no value's room:
+/// most args have no `real_value`, many no `int_value`); per 64 rows, how
+/// many values come before them, so that a row's value is found in
+/// constant time. All empty when every row is NULL.
 #[derive(Debug)]
 pub struct Nullable<T> {
     values: Vec<T>,
     present: Vec<u64>,
+    /// Per word of `present`, the values of the rows before it.
+    before: Vec<u32>,
 }
 
 impl<T> Default for Nullable<T> {
@@ -42,46 +47,61 @@ impl<T> Default for Nullable<T> {
         Nullable {
             values: Vec::new(),
             present: Vec::new(),
+            before: Vec::new(),
         }
     }
 }
 
-impl<T: Copy + Default> Nullable<T> {
+impl<T: Copy> Nullable<T> {
     /// Packs `v`, each value converted by `f`.
     fn pack<U: Copy>(v: Vec<Option<U>>, f: impl Fn(U) -> T) -> Self {
         Self::pack_iter(v.iter().copied(), f)
     }
 
-    /// Packs the values `v` gives (walked twice: to see whether any is
-    /// present, then to store them), each converted by `f`, without
-    /// collecting them as `Option`s first.
+    /// Packs the values `v` gives (walked twice: to count those present,
+    /// then to store them), each converted by `f`, without collecting
+    /// them as `Option`s first.
     pub fn pack_iter<U>(
         v: impl ExactSizeIterator<Item = Option<U>> + Clone,
         f: impl Fn(U) -> T,
     ) -> Self {
-        if v.clone().all(|x: Option<U>| x.is_none()) {
+        let count = v.clone().filter(Option::is_some).count();
+        if count == 0 {
             return Nullable::default();
         }
-        let mut present = vec![0u64; v.len().div_ceil(64)];
-        let mut values = Vec::with_capacity(v.len());
+        let words = v.len().div_ceil(64);
+        let mut present = vec![0u64; words];
+        let mut before = Vec::with_capacity(words);
+        let mut values = Vec::with_capacity(count);
         for (i, x) in v.enumerate() {
-            if x.is_some() {
+            if i % 64 == 0 {
+                before.push(u32::try_from(values.len()).unwrap_or(u32::MAX));
+            }
+            if let Some(x) = x {
                 if let Some(w) = present.get_mut(i / 64) {
                     *w |= 1 << (i % 64);
                 }
+                values.push(f(x));
             }
-            values.push(x.map_or_else(T::default, &f));
         }
-        Nullable { values, present }
+        Nullable {
+            values,
+            present,
+            before,
+        }
     }
 
     /// The value of `row` (None for NULL or past the end).
     pub fn get(&self, row: usize) -> Option<T> {
-        let w = self.present.get(row / 64)?;
-        if w & (1 << (row % 64)) == 0 {
+        let w = *self.present.get(row / 64)?;
+        let bit = 1u64 << (row % 64);
+        if w & bit == 0 {
             return None;
         }
-        self.values.get(row).copied()
+        let before = *self.before.get(row / 64)? as usize;
+        self.values
+            .get(before + (w & (bit - 1)).count_ones() as usize)
+            .copied()
     }
 }
 
@@ -400,6 +420,28 @@ mod tests {
         };
         // NULL, then "Z" (0x5a) before "a" and "b", ties in row order.
         assert_eq!(&*t.order(0), &[1, 3, 2, 0, 4]);
+    }
+
+    /// Only present values take room, and each row still reads its own
+    /// across words of the presence bits (runs of NULL, of values, a word
+    /// all NULL, the last word part full).
+    #[test]
+    fn nullable_values_keep_only_those_present() {
+        let v: Vec<Option<f64>> = (0..300)
+            .map(|i| match i {
+                0..64 => (i % 5 == 0).then_some(f64::from(i)),
+                64..128 => None,
+                128..200 => Some(f64::from(i) / 2.0),
+                _ => (i % 7 == 1).then_some(-f64::from(i)),
+            })
+            .collect();
+        let n = Nullable::pack(v.clone(), |x| x);
+        assert_eq!(n.values.len(), v.iter().flatten().count());
+        for (i, x) in v.iter().enumerate() {
+            assert_eq!(n.get(i), *x, "row {i}");
+        }
+        assert_eq!(n.get(300), None);
+        assert_eq!(n.get(usize::MAX), None);
     }
 
     #[test]

@@ -458,3 +458,47 @@ pub const TABLES: &[super::TableDecl] = &[
     TraceDiagnosticRow::TABLE,
     ImportLogRow::TABLE,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slice without thread times keeps nothing for them; one with them
+    /// reads them back, and the four columns freeze from the rows.
+    #[test]
+    fn thread_times_live_apart_from_the_row() {
+        assert_eq!(std::mem::size_of::<SliceRow>(), 56);
+        let mut plain = SliceRow::default();
+        plain.update_thread_times(|t| t.ts = None);
+        assert!(plain.thread.is_none());
+        let mut timed = SliceRow {
+            thread: ThreadTimes {
+                ts: Some(5),
+                ..ThreadTimes::default()
+            }
+            .sparse(),
+            ..SliceRow::default()
+        };
+        timed.update_thread_times(|t| t.dur = Some(7));
+        assert_eq!(timed.thread_times().ts, Some(5));
+        assert_eq!(timed.thread_times().dur, Some(7));
+        timed.update_thread_times(|t| *t = ThreadTimes::default());
+        assert!(timed.thread.is_none());
+        #[cfg(feature = "sql")]
+        {
+            use crate::sql::table::Cell;
+            let strings = std::sync::Arc::new(crate::storage::strings::StringPool::default());
+            let mut rows = vec![SliceRow::default(), SliceRow::default()];
+            rows[1].update_thread_times(|t| {
+                t.ts = Some(3);
+                t.instruction_delta = Some(-2);
+            });
+            let t = SliceRow::freeze(&rows, &strings);
+            let col = |name: &str| t.columns.iter().position(|c| c.name == name).unwrap();
+            assert_eq!(t.cell(0, col("thread_ts")), Cell::Null);
+            assert_eq!(t.cell(1, col("thread_ts")), Cell::Int(3));
+            assert_eq!(t.cell(1, col("thread_dur")), Cell::Null);
+            assert_eq!(t.cell(1, col("thread_instruction_delta")), Cell::Int(-2));
+        }
+    }
+}
