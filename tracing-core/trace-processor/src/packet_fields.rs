@@ -10,7 +10,9 @@
 //! well-formed packet has one member of the oneof; the rule only matters
 //! for a hostile one).
 
-use protozero::Decoder;
+use protozero::FieldValue;
+use protozero::varint::decode_varint;
+use protozero::wire::MAX_FIELD_ID;
 use zerotrace_protos::protos::TracePacket;
 
 /// `TracePacket.ftrace_events` (not in the generated `TracePacket`).
@@ -148,6 +150,57 @@ pub fn count_extra_track_event_walk() {
     EXTRA_WALKS.with(|w| w.set(w.get() + 1));
 }
 
+/// The varint at `pos` and the offset after it; None when it does not
+/// read (cut short, or longer than ten bytes).
+#[inline(always)]
+fn varint_at(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+    match buf.get(pos) {
+        Some(&b) if b < 0x80 => Some((u64::from(b), pos + 1)),
+        Some(_) => {
+            let (v, n) = decode_varint(buf.get(pos..)?).ok()?;
+            Some((v, pos + n))
+        }
+        None => None,
+    }
+}
+
+/// The field at `pos` of `buf` (its number and value) and the offset after
+/// it: the loader's walks read packets and TrackEvents with it, inlined in
+/// their loops, instead of a call per field. It reads what protozero's
+/// `Decoder` reads (no groups) and stops where the decoder would fail:
+/// None at the end and at malformed bytes (a field number of 0 or past
+/// the largest, a wire type of a group or none, a value cut short).
+#[inline(always)]
+pub fn field_at(buf: &[u8], pos: usize) -> Option<(u32, FieldValue<'_>, usize)> {
+    let (tag, pos) = varint_at(buf, pos)?;
+    let id = tag >> 3;
+    if id == 0 || id > u64::from(MAX_FIELD_ID) {
+        return None;
+    }
+    let id = id as u32;
+    match tag & 7 {
+        0 => {
+            let (v, next) = varint_at(buf, pos)?;
+            Some((id, FieldValue::Varint(v), next))
+        }
+        1 => {
+            let b = buf.get(pos..)?.first_chunk::<8>()?;
+            Some((id, FieldValue::Fixed64(u64::from_le_bytes(*b)), pos + 8))
+        }
+        2 => {
+            let (len, start) = varint_at(buf, pos)?;
+            let len = usize::try_from(len).ok()?;
+            let bytes = buf.get(start..)?.get(..len)?;
+            Some((id, FieldValue::Bytes(bytes), start + len))
+        }
+        5 => {
+            let b = buf.get(pos..)?.first_chunk::<4>()?;
+            Some((id, FieldValue::Fixed32(u32::from_le_bytes(*b)), pos + 4))
+        }
+        _ => None,
+    }
+}
+
 impl<'a> PacketFields<'a> {
     /// Walks `bytes` once; `is_payload` says which other field numbers
     /// have an importer (the loader's own payloads always count). A
@@ -155,10 +208,18 @@ impl<'a> PacketFields<'a> {
     pub fn walk(bytes: &'a [u8], is_payload: impl Fn(u32) -> bool) -> Self {
         count_walk();
         let mut out = PacketFields::default();
-        let mut d = Decoder::new(bytes);
-        while let Some(Ok(f)) = d.read_field() {
-            let varint = || f.as_u64().ok();
-            match f.id {
+        let mut pos = 0;
+        while let Some((id, value, next)) = field_at(bytes, pos) {
+            pos = next;
+            let varint = || match value {
+                FieldValue::Varint(v) => Some(v),
+                _ => None,
+            };
+            let as_bytes = || match value {
+                FieldValue::Bytes(b) => Some(b),
+                _ => None,
+            };
+            match id {
                 TracePacket::FIELD_TIMESTAMP => out.timestamp = varint().or(out.timestamp),
                 TracePacket::FIELD_TIMESTAMP_CLOCK_ID => {
                     out.timestamp_clock_id = varint().map(|v| v as u32).or(out.timestamp_clock_id);
@@ -172,7 +233,7 @@ impl<'a> PacketFields<'a> {
                     out.trusted_pid = varint().map(|v| v as i32).or(out.trusted_pid);
                 }
                 TracePacket::FIELD_INTERNED_DATA => {
-                    out.interned_data = f.as_bytes().ok().or(out.interned_data);
+                    out.interned_data = as_bytes().or(out.interned_data);
                 }
                 TracePacket::FIELD_SEQUENCE_FLAGS => {
                     out.sequence_flags = varint().map(|v| v as u32).or(out.sequence_flags);
@@ -188,7 +249,7 @@ impl<'a> PacketFields<'a> {
                     }
                 }
                 TracePacket::FIELD_TRACE_PACKET_DEFAULTS => {
-                    out.trace_packet_defaults = f.as_bytes().ok().or(out.trace_packet_defaults);
+                    out.trace_packet_defaults = as_bytes().or(out.trace_packet_defaults);
                 }
                 TracePacket::FIELD_PREVIOUS_PACKET_DROPPED => {
                     if let Some(v) = varint() {
@@ -201,7 +262,7 @@ impl<'a> PacketFields<'a> {
                 id if out.payload.is_none()
                     && (LOADER_PAYLOADS.contains(&id) || is_payload(id)) =>
                 {
-                    if let Ok(b) = f.as_bytes() {
+                    if let Some(b) = as_bytes() {
                         out.payload = Some(Payload {
                             field: id,
                             bytes: b,
@@ -223,6 +284,61 @@ impl<'a> PacketFields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protozero::Decoder;
+
+    /// The fields `field_at` reads from `buf`, as a list.
+    fn fields_at(buf: &[u8]) -> Vec<(u32, FieldValue<'_>)> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while let Some((id, value, next)) = field_at(buf, pos) {
+            out.push((id, value));
+            pos = next;
+        }
+        out
+    }
+
+    /// The reader reads what the decoder reads and stops where it fails.
+    #[test]
+    fn the_inlined_reader_agrees_with_the_decoder() {
+        let good = packet(|p| {
+            p.set_timestamp(u64::MAX);
+            p.set_trusted_packet_sequence_id(3);
+            p.message().append_bytes(999, b"xyz");
+            p.message().append_fixed64(7, 5);
+            p.message().append_fixed32(6, 9);
+            p.message().append_varint(536_870_911, 1);
+        });
+        let mut cases: Vec<Vec<u8>> = vec![good.clone(), Vec::new()];
+        // Every cut of it, and it with garbage behind.
+        for cut in 0..good.len() {
+            cases.push(good[..cut].to_vec());
+        }
+        for tail in [
+            &[0x00][..],         // field 0
+            &[0x0b, 0x01],       // a start-group
+            &[0x0e],             // wire type 6
+            &[0x0a, 0x05, 0x01], // length past the end
+            &[
+                0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+            ], // 11 bytes
+            &[0x80, 0x80, 0x80, 0x80, 0x10], // field 2^29
+            &[
+                0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+            ], // length 2^64-1
+        ] {
+            let mut c = good.clone();
+            c.extend_from_slice(tail);
+            cases.push(c);
+        }
+        for c in &cases {
+            let decoded: Vec<_> = Decoder::new(c)
+                .map_while(Result::ok)
+                .map(|f| (f.id, f.value))
+                .collect();
+            assert_eq!(fields_at(c), decoded, "{c:02x?}");
+        }
+        assert_eq!(fields_at(&good).len(), 6);
+    }
 
     fn packet(f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
         let mut w = protozero::HeapWriter::new();

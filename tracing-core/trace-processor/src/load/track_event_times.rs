@@ -15,13 +15,13 @@
 //! kinds and length noted in the facts: those readers walk only that last
 //! part, and only when it holds their kind.
 
-use protozero::{Decoder, FieldValue, PackedFixed64, PackedVarints};
+use protozero::{Field, FieldValue, PackedFixed64, PackedVarints};
 use zerotrace_protos::protos::TrackEvent;
 use zerotrace_protos::protos::track_event::Type;
 
 use crate::clock::MachineClocks;
 use crate::descriptors::Descriptors;
-use crate::packet_fields::count_track_event_walk;
+use crate::packet_fields::{count_track_event_walk, field_at};
 use crate::packet_view::{FieldKinds, TrackEventFacts, TrackEventTimes};
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::args::ArgValue;
@@ -156,22 +156,21 @@ fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
     rest.resize(TrackEventFacts::MAX_HEADER, 0);
     let mut out = ReadHere::default();
     let mut extras = Extras::default();
-    let mut d = Decoder::new(event);
-    loop {
-        let start = d.offset();
-        let Some(Ok(f)) = d.read_field() else {
-            break;
-        };
+    let mut pos = 0;
+    while let Some((id, value, end)) = field_at(event, pos) {
+        let start = pos;
+        pos = end;
+        let f = Field { id, value };
         let here = 1u64.checked_shl(f.id).unwrap_or(0) & READ_HERE_MASK != 0;
         if !here {
             let kinds = kinds_of(f.id);
             if kinds == FieldKinds::NONE {
-                if let Some(bytes) = event.get(start..d.offset()) {
+                if let Some(bytes) = event.get(start..end) {
                     rest.extend_from_slice(bytes);
                 }
             } else {
                 out.kinds = out.kinds.union(kinds);
-                extras.push(start, d.offset());
+                extras.push(start, end);
             }
             continue;
         }
@@ -476,6 +475,7 @@ fn absolute(seq: &mut SequenceState, descriptors: &Descriptors, uuid: u64, value
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protozero::Decoder;
     use zerotrace_protos::protos::TrackEventDecoder;
 
     fn event(f: impl FnOnce(&mut TrackEvent<'_>)) -> Vec<u8> {
