@@ -1,4 +1,4 @@
-//! The command's descriptor set (`tracing-core/cli/src/generated`):
+//! The full descriptor set (`tracing-core/trace-processor/src/generated`):
 //! Perfetto's upstream schema from [`DESCRIPTOR_ROOTS`] compiled by
 //! Google's `protoc` (vendored), with the fields Perfetto added since v51,
 //! which our schemas in `protos/proto` declare, merged into their

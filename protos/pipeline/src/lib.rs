@@ -10,7 +10,7 @@
 //! | output | from | used by |
 //! |---|---|---|
 //! | `protos/src/generated` | every file of `protos/proto` and the [`UPSTREAM_FILES`] upstream (`FtraceEvent` cut to [`FTRACE_EVENTS`]) as one schema, each message once; our descriptor set; the upstream tables of [`FIELD_TABLES`] and the probes' schema lists | `zerotrace-protos`, the one schema library of every crate |
-//! | `tracing-core/cli/src/generated` | upstream from [`DESCRIPTOR_ROOTS`] with `protos/proto`'s newer fields merged in | the command's text configs and named dumps |
+//! | `tracing-core/trace-processor/src/generated` (`perfetto_descriptor.bin`) | upstream from [`DESCRIPTOR_ROOTS`] with `protos/proto`'s newer fields merged in | the trace processor's text printing (`trace_config_pbtxt`), and through it the command's text configs and named dumps |
 //! | `tracing-core/trace-processor/src/generated` | upstream's [`WINSCOPE_DESCRIPTOR_ROOTS`] with their imports and [`WINSCOPE_NEWER_PROTO_DIR`]'s newer fields merged in; upstream's [`TRACK_EVENT_DESCRIPTOR_ROOTS`] with their imports | the trace processor's proto-to-args flattener (Winscope packets; TrackEvent's typed fields and Chrome's extensions) |
 //!
 //! Both sources are generated as one schema because they share a package
@@ -57,8 +57,9 @@ pub const OUR_PROTO_DIR: &str = "protos/proto";
 /// Where the code generated from [`OUR_PROTO_DIR`] and [`UPSTREAM_FILES`]
 /// goes (`zerotrace-protos`).
 pub const OUR_OUT_DIR: &str = "protos/src/generated";
-/// Where the command's descriptor set goes.
-pub const DESCRIPTOR_OUT_DIR: &str = "tracing-core/cli/src/generated";
+/// Where the full descriptor set goes: the trace processor's generated
+/// directory (the command line reads it through the trace processor).
+pub const DESCRIPTOR_OUT_DIR: &str = WINSCOPE_DESCRIPTOR_OUT_DIR;
 /// The descriptor set's file name in [`DESCRIPTOR_OUT_DIR`].
 pub const DESCRIPTOR_FILE: &str = "perfetto_descriptor.bin";
 /// Where the trace processor's Winscope descriptor set goes: the schema its
@@ -287,15 +288,18 @@ pub fn generate(root: &Path, protoc: bool) -> Result<Outputs, PipelineError> {
                 generated: protos_out::generate(&root.join(OUR_PROTO_DIR), &upstream, protoc)?,
             },
             Output {
-                dir: DESCRIPTOR_OUT_DIR,
-                generated: descriptor::generate(&upstream, &root.join(OUR_PROTO_DIR))?,
-            },
-            Output {
                 dir: WINSCOPE_DESCRIPTOR_OUT_DIR,
-                generated: descriptor::generate_trace_processor(
-                    &upstream,
-                    &root.join(WINSCOPE_NEWER_PROTO_DIR),
-                )?,
+                generated: {
+                    // One directory, so one output: the full set beside the
+                    // Winscope and TrackEvent sets.
+                    let mut sets = descriptor::generate_trace_processor(
+                        &upstream,
+                        &root.join(WINSCOPE_NEWER_PROTO_DIR),
+                    )?;
+                    sets.files
+                        .extend(descriptor::generate(&upstream, &root.join(OUR_PROTO_DIR))?.files);
+                    sets
+                },
             },
         ],
     })

@@ -1,23 +1,22 @@
 //! Perfetto's full upstream schema (v51) with the fields Perfetto added
 //! since merged in from `protos/proto`, as one descriptor pool made by the
-//! schema pipeline (`protos/pipeline`; `cargo xtask codegen` writes
-//! `src/generated`): every TraceConfig field and data source config, and
+//! schema pipeline (`protos/pipeline`; `cargo xtask codegen` writes it
+//! into the trace processor's `src/generated`, which embeds it): every TraceConfig field and data source config, and
 //! every TracePacket field, by name.
 
 use std::sync::OnceLock;
 
 use prost_reflect::{DescriptorPool, MessageDescriptor};
 
-/// The encoded `FileDescriptorSet` made by the schema pipeline.
-static DESCRIPTOR_SET: &[u8] = include_bytes!("generated/perfetto_descriptor.bin");
-
 /// The pool; built on first use.
 pub fn pool() -> &'static DescriptorPool {
     static POOL: OnceLock<DescriptorPool> = OnceLock::new();
-    POOL.get_or_init(|| match DescriptorPool::decode(DESCRIPTOR_SET) {
-        Ok(p) => p,
-        // The set is checked in and checked (a test decodes it).
-        Err(e) => panic!("the built-in Perfetto descriptor set is invalid: {e}"),
+    POOL.get_or_init(|| {
+        match DescriptorPool::decode(zerotrace_trace_processor::perfetto_descriptor_set()) {
+            Ok(p) => p,
+            // The set is checked in and checked (a test decodes it).
+            Err(e) => panic!("the built-in Perfetto descriptor set is invalid: {e}"),
+        }
     })
 }
 

@@ -75,6 +75,14 @@ pub use sql_package::{SqlPackage, SqlPackageError};
 pub use storage::Storage;
 pub use storage::work::LoadWork;
 
+/// Perfetto's full trace and config schema (upstream's, with the fields it
+/// added since merged in) as an encoded `FileDescriptorSet`, made by the
+/// schema pipeline: what `trace_config_pbtxt` is printed with, and what a
+/// command line can read text configs and print packets with.
+pub fn perfetto_descriptor_set() -> &'static [u8] {
+    parser::proto_text::descriptor_set()
+}
+
 /// A loaded trace that answers SQL.
 #[cfg(feature = "sql")]
 #[derive(Debug)]

@@ -8,8 +8,9 @@
 //! signed, fixed-width ones in hex, the rest as quoted bytes). Bytes left
 //! after a malformed field end the text with an `# Extra bytes:` comment.
 //!
-//! The schema is the full trace and config schema the command line's
-//! `--txt` uses (`perfetto_descriptor.bin`, one file for both crates).
+//! The schema is the full trace and config schema (`perfetto_descriptor.bin`
+//! in this crate's generated directory), which the command line's `--txt`
+//! reads through [`crate::perfetto_descriptor_set`].
 
 use std::fmt::Write;
 use std::sync::OnceLock;
@@ -19,7 +20,12 @@ use protozero::varint::decode_varint;
 use protozero::{Decoder, Field, FieldValue};
 
 /// The trace and config schema, as the schema pipeline compiles it.
-static DESCRIPTOR_SET: &[u8] = include_bytes!("../../../cli/src/generated/perfetto_descriptor.bin");
+static DESCRIPTOR_SET: &[u8] = include_bytes!("../generated/perfetto_descriptor.bin");
+
+/// The encoded `FileDescriptorSet` of the trace and config schema.
+pub fn descriptor_set() -> &'static [u8] {
+    DESCRIPTOR_SET
+}
 
 /// The schema, decoded once (None if the embedded set were unreadable,
 /// which the tests rule out).
