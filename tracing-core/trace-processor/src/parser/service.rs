@@ -80,6 +80,16 @@ fn service_event(p: &mut Parser, input: &Input<'_>) {
         p.storage
             .append_metadata("all_data_source_flushed_ns", Some(ts), None);
     }
+    // A clone's progress, read by the `traced.stats` module: when the
+    // clone started, and when each buffer's copy was done.
+    if ev.clone_started().is_some() {
+        p.storage.stats.set("traced_clone_started_timestamp_ns", ts);
+    }
+    if let Some(buffer) = ev.buffer_cloned() {
+        p.storage
+            .stats
+            .set_indexed("traced_buf_clone_done_timestamp_ns", i64::from(buffer), ts);
+    }
     if let Some(slow) = ev.slow_starting_data_sources() {
         for ds in slow.data_source() {
             let s = format!(
@@ -230,6 +240,10 @@ fn on_trigger(p: &mut Parser, trigger: &TriggerDecoder<'_>, ts: i64, kind: Trigg
     if set {
         p.trigger_kind = kind;
         p.storage.set_metadata_str("trace_trigger", name);
+        // The first clone-snapshot trigger times the clone it asked for.
+        if kind == TriggerKind::CloneSnapshot {
+            p.storage.stats.set("traced_clone_trigger_timestamp_ns", ts);
+        }
     }
 }
 
