@@ -45,6 +45,10 @@ pub enum ServiceEvent {
     LastFlushSlowDataSources = 8,
     /// A flush began.
     FlushStarted = 9,
+    /// A clone of the session began (in the clone's trace).
+    CloneStarted = 10,
+    /// A buffer was copied into the clone (its value the buffer's index).
+    BufferCloned = 11,
 }
 
 /// Writes the fields every service packet carries.
@@ -180,12 +184,15 @@ pub fn remote_clock_sync_packet<'a>(
 }
 
 /// A `service_event` packet.
-pub fn service_event_packet(uid: u32, ts: u64, field: u32) -> Vec<u8> {
+pub fn service_event_packet(uid: u32, ts: u64, field: u32, value: u32) -> Vec<u8> {
     encode(|m| {
         let mut p = TracePacket::from_message(m);
         p.set_timestamp(ts);
         trusted(&mut p, uid, true);
-        p.begin_service_event().message().append_bool(field, true);
+        // A flag's `true` and an index are both varints.
+        p.begin_service_event()
+            .message()
+            .append_uint32(field, value);
     })
 }
 

@@ -718,3 +718,69 @@ fn one_uid_cannot_take_the_whole_buffer_budget() {
         Ok(())
     );
 }
+
+/// As Perfetto's service: a clone's trace says when the clone began (a
+/// `clone_started` service event at the CloneSession request, before its
+/// flush) and when each buffer was copied (`buffer_cloned`, valued with
+/// the buffer's index in the session), the events `traced.stats` reads.
+#[test]
+fn a_clone_says_when_it_began_and_when_each_buffer_was_copied() {
+    let mut h = Harness::new();
+    let p = h.producer("app", 2000);
+    register(&mut h, p, "a", false);
+    register(&mut h, p, "b", false);
+    let c = h.consumer(2000);
+    let mut w = HeapWriter::new();
+    {
+        let mut cfg = TraceConfig::from_message(w.root());
+        for (name, buffer) in [("a", 0), ("b", 1)] {
+            cfg.add_buffers().set_size_kb(64).set_fill_policy_raw(1);
+            cfg.add_data_sources()
+                .begin_config()
+                .set_name(name)
+                .set_target_buffer(buffer);
+        }
+    }
+    assert_eq!(try_enable(&mut h, c, w.finish().unwrap()), Ok(()));
+    let sid = h.svc.sessions()[0].id.0;
+    h.take_commands(p);
+    h.advance_ms(5);
+    let cloner = h.consumer(2000);
+    let args = CloneArgs {
+        session_id: Some(sid),
+        ..Default::default()
+    };
+    assert_eq!(clone(&mut h, cloner, args, &[p]), Ok(()));
+    let events: Vec<(u64, u32, u64)> = h
+        .read(cloner)
+        .iter()
+        .filter(|p| varint(p, 10) == Some(SERVICE_SEQ))
+        .filter_map(|p| {
+            let ev = bytes(p, 69)?;
+            let ts = varint(p, 8).unwrap_or(0);
+            [10u32, 11]
+                .into_iter()
+                .find_map(|f| varint(&ev, f).map(|v| (ts, f, v)))
+        })
+        .collect();
+    let started: Vec<_> = events.iter().filter(|e| e.1 == 10).collect();
+    let copied: Vec<_> = events.iter().filter(|e| e.1 == 11).collect();
+    assert_eq!(started.len(), 1, "{events:?}");
+    assert_eq!(started[0].2, 1, "clone_started is a flag");
+    assert_eq!(
+        copied.iter().map(|e| e.2).collect::<Vec<_>>(),
+        [0, 1],
+        "one buffer_cloned per buffer, by index: {events:?}"
+    );
+    assert!(copied.iter().all(|e| e.0 >= started[0].0), "{events:?}");
+    // The original session's own trace has neither.
+    h.ccall(c, ConsumerCall::DisableTracing);
+    h.advance_ms(10);
+    let own = h.read(c);
+    assert!(
+        own.iter()
+            .filter_map(|p| bytes(p, 69))
+            .all(|ev| varint(&ev, 10).is_none() && varint(&ev, 11).is_none()),
+        "the cloned session's trace carries no clone events"
+    );
+}

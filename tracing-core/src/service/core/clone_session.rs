@@ -10,7 +10,7 @@ use super::state::{FlushPurpose, Session, SessionKind, SessionState};
 use crate::service::action::{Peer, Reply};
 use crate::service::calls::CloneArgs;
 use crate::service::ids::{ConsumerId, RequestId, SessionId};
-use crate::service::service_packets::encode;
+use crate::service::service_packets::{ServiceEvent, encode};
 use crate::service::trace_buffer::TraceBuffer;
 
 /// FlushFlags: reason trace clone; initiator traced.
@@ -77,8 +77,10 @@ impl TracingService {
             );
             return;
         };
+        let now = self.now;
         if let Some(c) = self.consumers.get_mut(&id) {
             c.clone_trigger = args.clone_trigger;
+            c.clone_started = Some(now);
         }
         // As Perfetto: a bugreport clone (asked, or by the highest score)
         // tells the producers so in the flush's CloneTarget.
@@ -151,6 +153,12 @@ impl TracingService {
             .consumers
             .get_mut(&consumer)
             .and_then(|c| c.clone_trigger.take());
+        let now = self.now;
+        let clone_started = self
+            .consumers
+            .get_mut(&consumer)
+            .and_then(|c| c.clone_started.take())
+            .unwrap_or(now);
         let src_buffers = src.buffers.clone();
         let mut config = src.config.clone();
         let was_write_into_file = config.write_into_file;
@@ -159,7 +167,7 @@ impl TracingService {
         let meta = src.producer_meta.clone();
         let seq = (src.sequences.ids.clone(), src.sequences.next);
         let clocks = (src.clocks.initial.clone(), src.clocks.snapshots.clone());
-        let events = src.events.clone();
+        let mut events = src.events.clone();
         // The triggers received so far go with the snapshot, as Perfetto
         // does: a CLONE_SNAPSHOT session snapshotted again and again then
         // carries each trigger in one clone only.
@@ -189,7 +197,11 @@ impl TracingService {
             let bid = self.allocate_buffer_id();
             self.buffers.insert(bid, (sid, copy));
             ids.push(bid);
+            // As Perfetto's service: when each buffer was copied, by its
+            // index in the session.
+            events.push((now, ServiceEvent::BufferCloned as u32, i as u32));
         }
+        events.push((clone_started, ServiceEvent::CloneStarted as u32, 1));
         let mut s = Session::new(sid, consumer, uid, config, ids, (consumer, request), uuid);
         s.kind = SessionKind::Clone;
         s.state = SessionState::Stopped;

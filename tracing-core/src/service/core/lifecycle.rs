@@ -167,7 +167,7 @@ impl TracingService {
         }
         s.state = SessionState::Started;
         s.started_at = Some(now);
-        s.events.push((now, ServiceEvent::TracingStarted as u32));
+        s.events.push((now, ServiceEvent::TracingStarted as u32, 1));
         let c = s.config.clone();
         let ids: Vec<_> = s.instances.iter().map(|i| i.id).collect();
         self.disarm(|t| {
@@ -216,7 +216,7 @@ impl TracingService {
         }
         s.all_started_notified = true;
         s.events
-            .push((now, ServiceEvent::AllDataSourcesStarted as u32));
+            .push((now, ServiceEvent::AllDataSourcesStarted as u32, 1));
         if let Some(consumer) = s.consumer {
             let data = encode(|m| {
                 ObservableEvents::from_message(m).set_all_data_sources_started(true);
@@ -416,7 +416,8 @@ impl TracingService {
         for i in &mut s.instances {
             i.state = DataSourceState::Stopped;
         }
-        s.events.push((now, ServiceEvent::TracingDisabled as u32));
+        s.events
+            .push((now, ServiceEvent::TracingDisabled as u32, 1));
         let write_into_file = s.config.write_into_file;
         // A clone trigger's hit still reaches the consumer of the stopped
         // session (as Perfetto's delayed task: the session still exists).
@@ -460,7 +461,7 @@ impl TracingService {
             return;
         }
         s.flushes.requested += 1;
-        s.events.push((now, ServiceEvent::FlushStarted as u32));
+        s.events.push((now, ServiceEvent::FlushStarted as u32, 1));
         let timeout = if timeout_ms == 0 {
             s.config.flush_timeout_ms
         } else {
@@ -550,11 +551,11 @@ impl TracingService {
                 s.flushes.failed += 1;
                 if is_final {
                     s.events
-                        .push((now, ServiceEvent::LastFlushSlowDataSources as u32));
+                        .push((now, ServiceEvent::LastFlushSlowDataSources as u32, 1));
                 }
             }
             s.events
-                .push((now, ServiceEvent::AllDataSourcesFlushed as u32));
+                .push((now, ServiceEvent::AllDataSourcesFlushed as u32, 1));
             // The outcome of the last flush before the end.
             s.flushes.final_outcome = if success { 1 } else { 2 };
         }

@@ -289,7 +289,7 @@ impl TracingService {
         };
         if !s.config.disable_service_events {
             s.events
-                .push((now, ServiceEvent::ReadTracingBuffersCompleted as u32));
+                .push((now, ServiceEvent::ReadTracingBuffersCompleted as u32, 1));
         }
         drain_service_events(s, uid, &mut out);
         let Some(s) = self.sessions.get(&session) else {
@@ -475,8 +475,8 @@ fn drain_service_events(s: &mut Session, uid: u32, out: &mut Vec<Vec<u8>>) {
         return;
     }
     s.events.sort_by_key(|e| e.0);
-    for (ts, field) in s.events.drain(..) {
-        out.push(service_event_packet(uid, ts, field));
+    for (ts, field, value) in s.events.drain(..) {
+        out.push(service_event_packet(uid, ts, field, value));
     }
 }
 

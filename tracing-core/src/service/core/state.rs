@@ -84,6 +84,8 @@ pub(super) struct Consumer {
     pub observe_request: Option<RequestId>,
     /// The CLONE_SNAPSHOT trigger its clone in flight answers.
     pub clone_trigger: Option<crate::service::CloneTrigger>,
+    /// When its clone in flight started (before the clone's flush).
+    pub clone_started: Option<u64>,
 }
 
 impl Consumer {
@@ -94,6 +96,7 @@ impl Consumer {
             observe_mask: 0,
             observe_request: None,
             clone_trigger: None,
+            clone_started: None,
         }
     }
 }
@@ -168,8 +171,10 @@ pub(super) struct Session {
     pub producer_meta: HashMap<u16, PeerIdentity>,
     pub uuid: u128,
     pub clocks: Clocks,
-    /// (timestamp, TracingServiceEvent field) not yet written to the trace.
-    pub events: Vec<(u64, u32)>,
+    /// (timestamp, TracingServiceEvent field, its varint value: 1 for the
+    /// flags, a buffer's index for `buffer_cloned`) not yet written to the
+    /// trace.
+    pub events: Vec<(u64, u32, u32)>,
     pub preamble_written: bool,
     /// What the trace holds of the machines relays described.
     pub remote_written: crate::service::machines::RemoteWritten,
