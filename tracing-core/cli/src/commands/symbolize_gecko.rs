@@ -139,27 +139,33 @@ fn thread(
     names: &mut impl FnMut(usize, u64) -> Vec<SymbolLine>,
     named: &mut Named,
 ) -> Result<(), String> {
-    let table = |t: &Map<String, Value>, key: &str| -> Result<Map<String, Value>, String> {
-        t.get(key)
-            .and_then(Value::as_object)
-            .cloned()
-            .ok_or_else(|| format!("no {key}"))
-    };
-    let (mut frames, mut funcs, stacks) = (
-        table(t, "frameTable")?,
-        table(t, "funcTable")?,
-        table(t, "stackTable")?,
-    );
-    let resources = table(t, "resourceTable")?;
-    let mut strings: Vec<Value> = t
-        .get("stringArray")
-        .and_then(Value::as_array)
-        .cloned()
-        .ok_or("no stringArray")?;
-    let res_lib: Vec<Option<usize>> = column(&resources, "resourceTable", "lib")?
+    let resources = t
+        .get("resourceTable")
+        .and_then(Value::as_object)
+        .ok_or("no resourceTable")?;
+    let res_lib: Vec<Option<usize>> = column(resources, "resourceTable", "lib")?
         .iter()
         .map(|v| index(Some(v)))
         .collect();
+    for key in ["frameTable", "funcTable", "stackTable"] {
+        if !t.get(key).is_some_and(Value::is_object) {
+            return Err(format!("no {key}"));
+        }
+    }
+    if !t.get("stringArray").is_some_and(Value::is_array) {
+        return Err("no stringArray".to_owned());
+    }
+    // Taken out (not copied); put back rewritten at the end.
+    let mut take = |key: &str| match t.remove(key) {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let (mut frames, mut funcs, stacks) =
+        (take("frameTable"), take("funcTable"), take("stackTable"));
+    let mut strings: Vec<Value> = match t.remove("stringArray") {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
     let func_res: Vec<Option<usize>> = column(&funcs, "funcTable", "resource")?
         .iter()
         .map(|v| index(Some(v)))

@@ -112,58 +112,71 @@ fn dpu(p: &mut Parser, e: &FtraceInput<'_>) {
     apply(p, e, &mark);
 }
 
-fn panel_write_generic(p: &mut Parser, e: &FtraceInput<'_>) {
+/// Where a lettered point's fields are: the phase letter, the name, the
+/// claimed pid and the value (`wide`: an int64 value, else an int32).
+struct Layout {
+    kind: u32,
+    name: u32,
+    pid: u32,
+    value: u32,
+    wide: bool,
+}
+
+/// A point whose phase letter is required (none counts a parse failure).
+fn lettered(p: &mut Parser, e: &FtraceInput<'_>, l: &Layout) {
     let f = Fields::new(e.body);
-    let kind = f.uint(5).unwrap_or(0) & 0xff;
+    let kind = f.uint(l.kind).unwrap_or(0) & 0xff;
     if kind == 0 {
         p.storage.stats.incr("systrace_parse_failure");
         return;
     }
-    let name = f.str(4).unwrap_or_default();
+    let name = f.str(l.name).unwrap_or_default();
+    let value = if l.wide {
+        f.int(l.value).unwrap_or(0)
+    } else {
+        i64::from(f.int32(l.value).unwrap_or(0))
+    };
     let mark = Mark {
         kind,
         begin: false,
         name: &name,
-        tgid: i64::from(f.int32(1).unwrap_or(0) as u32),
-        value: i64::from(f.int32(6).unwrap_or(0)),
+        tgid: i64::from(f.int32(l.pid).unwrap_or(0) as u32),
+        value,
     };
     apply(p, e, &mark);
+}
+
+fn panel_write_generic(p: &mut Parser, e: &FtraceInput<'_>) {
+    let layout = Layout {
+        kind: 5,
+        name: 4,
+        pid: 1,
+        value: 6,
+        wide: false,
+    };
+    lettered(p, e, &layout);
 }
 
 fn mali(p: &mut Parser, e: &FtraceInput<'_>) {
-    let f = Fields::new(e.body);
-    let kind = f.uint(3).unwrap_or(0) & 0xff;
-    if kind == 0 {
-        p.storage.stats.incr("systrace_parse_failure");
-        return;
-    }
-    let name = f.str(1).unwrap_or_default();
-    let mark = Mark {
-        kind,
-        begin: false,
-        name: &name,
-        tgid: i64::from(f.int32(2).unwrap_or(0) as u32),
-        value: i64::from(f.int32(4).unwrap_or(0)),
+    let layout = Layout {
+        kind: 3,
+        name: 1,
+        pid: 2,
+        value: 4,
+        wide: false,
     };
-    apply(p, e, &mark);
+    lettered(p, e, &layout);
 }
 
 fn lwis(p: &mut Parser, e: &FtraceInput<'_>) {
-    let f = Fields::new(e.body);
-    let kind = f.uint(2).unwrap_or(0) & 0xff;
-    if kind == 0 {
-        p.storage.stats.incr("systrace_parse_failure");
-        return;
-    }
-    let name = f.str(4).unwrap_or_default();
-    let mark = Mark {
-        kind,
-        begin: false,
-        name: &name,
-        tgid: i64::from(f.int32(3).unwrap_or(0) as u32),
-        value: f.int(5).unwrap_or(0),
+    let layout = Layout {
+        kind: 2,
+        name: 4,
+        pid: 3,
+        value: 5,
+        wide: true,
     };
-    apply(p, e, &mark);
+    lettered(p, e, &layout);
 }
 
 /// Applies one point by the thread that emitted the event.

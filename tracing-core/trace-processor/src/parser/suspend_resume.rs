@@ -67,6 +67,26 @@ fn pool(p: &Parser) -> String {
     format!("suspend_resume:{}", p.machine)
 }
 
+/// The `Suspend/Resume Latency` track a slice of `cookie` begins on,
+/// shared with the other open actions of `key`'s pool.
+fn begin_on_track(p: &mut Parser, key: &str, cookie: i64) -> u32 {
+    let Parser {
+        async_tracks,
+        tracks,
+        storage,
+        ..
+    } = p;
+    async_tracks.begin(key, cookie, |idx| {
+        let mut spec = TrackSpec::new(
+            Some("Suspend/Resume Latency"),
+            "suspend_resume",
+            EventType::Slice,
+        );
+        spec.dimensions = vec![("track_compressor_idx", ArgValue::Int(i64::from(idx)))];
+        tracks.create(storage, &spec)
+    })
+}
+
 fn suspend_resume(p: &mut Parser, e: &FtraceInput<'_>) {
     let d = Decoder::new(e.body);
     let action = d
@@ -101,21 +121,7 @@ fn suspend_resume(p: &mut Parser, e: &FtraceInput<'_>) {
     } else if action == "freeze_processes" && p.suspend_resume.phase == Phase::Enter {
         p.suspend_resume.phase = Phase::Freeze;
     }
-    let Parser {
-        async_tracks,
-        tracks,
-        storage,
-        ..
-    } = p;
-    let track_id = async_tracks.begin(&key, cookie, |idx| {
-        let mut spec = TrackSpec::new(
-            Some("Suspend/Resume Latency"),
-            "suspend_resume",
-            EventType::Slice,
-        );
-        spec.dimensions = vec![("track_compressor_idx", ArgValue::Int(i64::from(idx)))];
-        tracks.create(storage, &spec)
-    });
+    let track_id = begin_on_track(p, &key, cookie);
     let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
     let main = p.storage.strings.intern("Main Kernel Suspend Event");
     let mut b = ArgSetBuilder::default();
@@ -234,21 +240,7 @@ fn device_pm_callback_start(p: &mut Parser, e: &FtraceInput<'_>) {
     let name = p.storage.strings.intern(&format!("{device} {driver}"));
     let cookie = i64::from(name.0);
     let key = pool(p);
-    let Parser {
-        async_tracks,
-        tracks,
-        storage,
-        ..
-    } = p;
-    let track_id = async_tracks.begin(&key, cookie, |idx| {
-        let mut spec = TrackSpec::new(
-            Some("Suspend/Resume Latency"),
-            "suspend_resume",
-            EventType::Slice,
-        );
-        spec.dimensions = vec![("track_compressor_idx", ArgValue::Int(i64::from(idx)))];
-        tracks.create(storage, &spec)
-    });
+    let track_id = begin_on_track(p, &key, cookie);
     let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
     let kind = p.storage.strings.intern("Device PM Suspend Event");
     let device = p.storage.strings.intern(&device);

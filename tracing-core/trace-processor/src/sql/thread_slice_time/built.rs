@@ -155,6 +155,17 @@ impl ContextColumns {
         self.upid.push(c.upid);
         self.process_name.push(process_name);
     }
+
+    /// The five context columns, in upstream's order after `id`.
+    fn columns(self) -> [Column; 5] {
+        [
+            strs("name", self.name),
+            ints_set("utid", self.utid),
+            strs("thread_name", self.thread_name),
+            ints("upid", self.upid),
+            strs("process_name", self.process_name),
+        ]
+    }
 }
 
 /// `thread_slice_time_in_state`.
@@ -192,18 +203,16 @@ pub(crate) fn time_in_state(t: &Tables) -> Built {
     }
     let len = id.len();
     Built {
-        columns: vec![
-            ints_set("id", id),
-            strs("name", ctx.name),
-            ints_set("utid", ctx.utid),
-            strs("thread_name", ctx.thread_name),
-            ints("upid", ctx.upid),
-            strs("process_name", ctx.process_name),
-            strs("state", state),
-            ints("io_wait", io),
-            strs("blocked_function", blocked),
-            ints_set("dur", dur),
-        ],
+        columns: [ints_set("id", id)]
+            .into_iter()
+            .chain(ctx.columns())
+            .chain([
+                strs("state", state),
+                ints("io_wait", io),
+                strs("blocked_function", blocked),
+                ints_set("dur", dur),
+            ])
+            .collect(),
         len,
         strings: strings.finish(),
     }
@@ -230,15 +239,11 @@ pub(crate) fn cpu_time(t: &Tables) -> Built {
     }
     let len = id.len();
     Built {
-        columns: vec![
-            ints_set("id", id),
-            strs("name", ctx.name),
-            ints_set("utid", ctx.utid),
-            strs("thread_name", ctx.thread_name),
-            ints("upid", ctx.upid),
-            strs("process_name", ctx.process_name),
-            ints_set("cpu_time", cpu),
-        ],
+        columns: [ints_set("id", id)]
+            .into_iter()
+            .chain(ctx.columns())
+            .chain([ints_set("cpu_time", cpu)])
+            .collect(),
         len,
         strings: strings.finish(),
     }
@@ -274,16 +279,11 @@ pub(crate) fn cycles(t: &Tables, db: &NestedDb) -> rusqlite::Result<Built> {
     }
     let len = id.len();
     Ok(Built {
-        columns: vec![
-            ints_set("id", id),
-            strs("name", ctx.name),
-            ints_set("utid", ctx.utid),
-            strs("thread_name", ctx.thread_name),
-            ints("upid", ctx.upid),
-            strs("process_name", ctx.process_name),
-            ints("millicycles", milli),
-            ints("megacycles", mega),
-        ],
+        columns: [ints_set("id", id)]
+            .into_iter()
+            .chain(ctx.columns())
+            .chain([ints("millicycles", milli), ints("megacycles", mega)])
+            .collect(),
         len,
         strings: strings.finish(),
     })
