@@ -87,12 +87,18 @@ fn wait_registered(consumer: &mut ConsumerClient) {
 /// thread named [`THREAD_NAME`] alive throughout; returns the packets.
 fn record(service: &Service) -> Vec<Vec<u8>> {
     let (release, wait) = mpsc::channel::<()>();
+    // std names a thread before running its closure: once the thread says
+    // it started, /proc shows its name (on a loaded machine the spawn can
+    // return long before the thread first runs).
+    let (started_tx, started_rx) = mpsc::channel::<()>();
     let named = std::thread::Builder::new()
         .name(THREAD_NAME.into())
         .spawn(move || {
+            let _ = started_tx.send(());
             let _ = wait.recv();
         })
         .unwrap();
+    started_rx.recv().unwrap();
     let mut consumer = ConsumerClient::connect(&service.consumer).unwrap();
     wait_registered(&mut consumer);
     let mut w = protozero::HeapWriter::new();
