@@ -8,7 +8,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::decoder::{Access, slot};
+use super::access::{Access, slot};
 use super::fields::{FieldPlan, Shape};
 
 /// Whether the raw value `v` (a `u64` varint) is a number closed enum

@@ -7,7 +7,7 @@
 //! absent, so hostile input cannot panic.
 
 use proc_macro2::{Ident, Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::fields::{FieldPlan, Shape, scalar_info, which_names};
 use crate::error::CodegenError;
@@ -15,29 +15,11 @@ use crate::model::{MessageDef, Scalar};
 use crate::names::{ident_in, module_name, type_ident, type_name, upper_camel};
 use crate::resolve::oneof_enum_name;
 
+use super::access::{Access, slot};
 use super::closed_enum::{closed_value, counted_oneof};
 use super::decoder_debug::debug_impl;
 use super::fast_pass::fast_path;
 use super::strict::pass_check;
-
-/// Where generated accessor bodies find a field's value.
-pub(crate) enum Access {
-    /// The decoder's own slots, filled by its pass (`groups`: the schema has
-    /// groups, so repeated fields are scanned with a group-aware reader).
-    Slots { groups: bool },
-    /// Lookups in a `protozero::TypedDecoder` (extension traits, whose
-    /// fields the extended decoder has no slots for): `dec` is an
-    /// expression of that type.
-    Table { dec: TokenStream },
-}
-
-impl Access {
-    /// Iterator-returning accessors say `+ use<'a>` (not in trait items,
-    /// where precise capturing needs a newer compiler than our MSRV).
-    fn precise_capture(&self) -> bool {
-        matches!(self, Access::Slots { .. })
-    }
-}
 
 /// Ids below this go to the dense table of the `TypedDecoder` that
 /// `typed_decoder()` and `Debug` build on demand (not to the decoder's own
@@ -93,10 +75,6 @@ pub(crate) fn oneof_raw(p: &FieldPlan<'_>, slot: TokenStream) -> TokenStream {
     };
     let tag = Literal::u32_unsuffixed(p.def.number << 3 | wire_type);
     quote!(#slot.#method(#tag))
-}
-
-pub(super) fn slot(prefix: &str, n: u32) -> Ident {
-    format_ident!("{}{}", prefix, n)
 }
 
 /// A singular field's raw value, `Option<slot type>`.

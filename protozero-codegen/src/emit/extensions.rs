@@ -24,7 +24,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Ctx;
-use super::decoder::{Access, field_accessors};
+use super::access::Access;
+use super::decoder::field_accessors;
 use super::fields::plan_fields;
 use super::writer::field_methods;
 use crate::error::CodegenError;

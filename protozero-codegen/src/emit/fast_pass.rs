@@ -10,7 +10,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::decoder::slot;
+use super::access::slot;
 use super::fields::{FieldPlan, Shape};
 use crate::model::Scalar;
 

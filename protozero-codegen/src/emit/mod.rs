@@ -3,6 +3,7 @@
 //! modules) and service tables, plus a root file that arranges the files into
 //! one module per protobuf package.
 
+mod access;
 mod closed_enum;
 mod decoder;
 mod decoder_debug;
