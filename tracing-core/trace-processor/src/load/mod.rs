@@ -52,6 +52,7 @@ pub mod simpleperf;
 mod sort_window_tests;
 pub mod sorter;
 mod state_packets;
+mod statsd_queue;
 pub mod strace;
 pub mod streaming_profile;
 pub mod systrace;
@@ -751,6 +752,10 @@ impl Loader {
             }
             packet_fields::ANDROID_LOG => {
                 self.split_android_log(payload.bytes, gen_idx);
+                return;
+            }
+            statsd_queue::STATSD_ATOM => {
+                self.split_statsd_atoms(payload.bytes, &pkt, seq, seq_id.is_some(), gen_idx);
                 return;
             }
             crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG => {

@@ -95,6 +95,7 @@ mod service;
 mod smaps;
 mod sparse_counters;
 mod stack_sample;
+mod statsd_atom;
 mod streaming_profile;
 mod suspend_resume;
 mod sys_stats;

@@ -18,6 +18,7 @@ use super::gpu_render_stage;
 use super::graphics_frame_event;
 use super::heap_graph;
 use super::importer::Importer;
+use super::statsd_atom;
 use super::{
     android_cpu_per_uid, android_game_intervention, android_kernel_wakelocks, android_packages,
     android_power, android_system_property, chrome_metadata, concurrent_sessions, cpu_info,
@@ -65,6 +66,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     android_log::IMPORTERS,
     range_of_interest::IMPORTERS,
     journald::IMPORTERS,
+    statsd_atom::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

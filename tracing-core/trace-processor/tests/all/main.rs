@@ -40,6 +40,7 @@ mod machines;
 mod metadata;
 mod metrics;
 mod own_recordings;
+mod packet_importers;
 mod profile_view;
 mod profiling;
 mod protolog;
