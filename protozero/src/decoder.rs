@@ -11,7 +11,7 @@
 //! the matching end tag that gives up past [`MAX_GROUP_DEPTH`] nesting levels.
 
 use crate::error::DecodeError;
-use crate::repeated::{PackedFixed32, PackedFixed64, PackedVarints};
+use crate::packed_read::{PackedFixed32, PackedFixed64, PackedVarints};
 use crate::varint::{decode_varint, unzigzag32, unzigzag64};
 use crate::wire::{MAX_FIELD_ID, WireType};
 
@@ -391,6 +391,18 @@ pub(crate) fn parse_field_or_group(
         },
         next,
     ))
+}
+
+/// Reads the field at `pos` of `buf` (a group too, when `groups`): the
+/// field and the offset after it. A generated decoder's pass calls this in
+/// its loop, so it is inlined there with `groups` a constant.
+#[inline(always)]
+pub fn parse_at(buf: &[u8], pos: usize, groups: bool) -> Result<(Field<'_>, usize), DecodeError> {
+    if groups {
+        parse_field_or_group(buf, pos)
+    } else {
+        parse_field(buf, pos)
+    }
 }
 
 fn group_id(tag: u64) -> Result<u32, DecodeError> {

@@ -11,8 +11,7 @@
 //! is a load and a conversion. The functions here pick the raw value of the
 //! wire type a slot expects; any other wire type reads as absent.
 
-use crate::decoder::{Field, FieldValue, parse_field, parse_field_or_group};
-use crate::error::DecodeError;
+use crate::decoder::{Field, FieldValue, parse_at};
 use crate::repeated::RepeatedFields;
 
 /// The raw varint of a wire-type-0 value.
@@ -247,18 +246,6 @@ pub fn recount_oneof<'a>(
         pos = next;
     }
     last
-}
-
-/// Reads the field at `pos` of `buf` (a group too, when `groups`): the
-/// field and the offset after it. A generated decoder's pass calls this in
-/// its loop, so it is inlined there with `groups` a constant.
-#[inline(always)]
-pub fn parse_at(buf: &[u8], pos: usize, groups: bool) -> Result<(Field<'_>, usize), DecodeError> {
-    if groups {
-        parse_field_or_group(buf, pos)
-    } else {
-        parse_field(buf, pos)
-    }
 }
 
 #[cfg(test)]

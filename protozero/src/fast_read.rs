@@ -5,7 +5,7 @@
 //! the tags its declared fields are written with, reading the value straight
 //! into the field's slot. Anything else (an undeclared field, another wire
 //! type, a group, malformed bytes) goes to the generic path
-//! (`decoder_slots::parse_at`), which reads it as before and reports errors.
+//! (`decoder::parse_at`), which reads it as before and reports errors.
 //! So these readers only say "not here" (`None`) and never decide an error:
 //! each accepts exactly what `decoder::parse_field` accepts for its wire
 //! type, with the same result, and returns the value and the offset after

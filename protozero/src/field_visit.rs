@@ -31,8 +31,8 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use crate::codegen_support::{MessageDecoder, PackedLayout, ScalarKind};
+use crate::decoder::parse_at;
 use crate::decoder::{Field, FieldValue};
-use crate::decoder_slots::parse_at;
 use crate::error::DecodeError;
 use crate::typed_repeated::take_packed;
 

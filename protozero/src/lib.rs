@@ -179,6 +179,7 @@ mod message;
 mod null_buffer;
 mod owned_slice;
 mod packed;
+mod packed_read;
 mod proto_traits;
 mod repeated;
 mod service;
@@ -207,7 +208,8 @@ pub use decoder::{Decoder, Field, FieldValue};
 pub use field_visit::{
     FieldEnum, Fields, Lazy, MessageFields, MessageVisitor, Occurrence, TryFields,
 };
-pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
+pub use packed_read::{PackedFixed32, PackedFixed64, PackedVarints};
+pub use repeated::RepeatedFields;
 pub use typed_decoder::TypedDecoder;
 pub use typed_repeated::{
     RepeatedBytes, RepeatedEnums, RepeatedMessages, RepeatedScalars, RepeatedStrs,
@@ -235,8 +237,9 @@ pub use protozero_derive::{ProtoRead, ProtoWrite};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::debug_support::{DebugDecoder, DebugFields, MAX_DEBUG_BYTES, MAX_DEBUG_DEPTH};
+    pub use crate::decoder::parse_at;
     pub use crate::decoder_slots::{
-        Occurrences, OneofSlot, bytes, fixed32, fixed64, group, parse_at, recount_oneof, varint,
+        Occurrences, OneofSlot, bytes, fixed32, fixed64, group, recount_oneof, varint,
     };
     pub use crate::fast_read::{read_bytes, read_fixed32, read_fixed64, read_varint};
     pub use crate::proto_traits::__private::*;
