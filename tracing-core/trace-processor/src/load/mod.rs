@@ -23,6 +23,7 @@
 //! (`Storage::work`), which the trackers' steps join in the parsers.
 
 mod android_log_queue;
+mod app_wakelock_queue;
 pub mod archive;
 pub mod art_method;
 pub mod budget;
@@ -756,6 +757,10 @@ impl Loader {
             }
             statsd_queue::STATSD_ATOM => {
                 self.split_statsd_atoms(payload.bytes, &pkt, seq, seq_id.is_some(), gen_idx);
+                return;
+            }
+            app_wakelock_queue::APP_WAKELOCK_BUNDLE => {
+                self.split_app_wakelocks(payload.bytes, &pkt, seq, seq_id.is_some(), gen_idx);
                 return;
             }
             crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG => {

@@ -13,6 +13,7 @@ mod android_network_packets;
 mod android_packages;
 mod android_power;
 pub(crate) mod android_system_property;
+mod app_wakelock;
 mod art_process_metadata;
 mod block_io;
 mod chrome_active_processes;

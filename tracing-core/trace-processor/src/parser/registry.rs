@@ -9,6 +9,7 @@ use super::android_aflags;
 use super::android_framework_track_event;
 use super::android_log;
 use super::android_network_packets;
+use super::app_wakelock;
 use super::etw;
 use super::gpu_counters;
 use super::gpu_info;
@@ -67,6 +68,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     range_of_interest::IMPORTERS,
     journald::IMPORTERS,
     statsd_atom::IMPORTERS,
+    app_wakelock::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

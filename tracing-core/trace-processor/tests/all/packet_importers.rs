@@ -123,3 +123,100 @@ fn statsd_atoms_are_instants_at_their_own_times_with_args_by_wire_type() {
     assert_eq!(stat(&tp, "atom_unknown"), 2);
     assert_eq!(stat(&tp, "atom_timestamp_missing"), 1);
 }
+
+/// `TracePacket.app_wakelock_bundle`.
+const APP_WAKELOCK_BUNDLE: u32 = 116;
+/// `InternedData.app_wakelock_info`.
+const APP_WAKELOCK_INFO: u32 = 42;
+
+/// Packed varints.
+fn packed(values: &[u64]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &v in values {
+        let mut buf = [0u8; 10];
+        let n = protozero::varint::encode_varint(v, &mut buf);
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
+}
+
+#[test]
+fn app_wakelocks_pair_acquires_and_releases_by_their_description() {
+    // Two wakelocks described in the interned data; events at offsets
+    // from the packet's time 1000: A acquired at +10, B at +20, A released
+    // at +30, B at +40, and one of an id nothing interned.
+    let bundle = packet(|p| {
+        p.set_timestamp(1000);
+        p.set_trusted_packet_sequence_id(5);
+        p.set_incremental_state_cleared(true);
+        p.set_sequence_flags(2);
+        {
+            let mut interned = p.message().begin_nested(12);
+            {
+                let mut a = interned.begin_nested(APP_WAKELOCK_INFO);
+                a.append_int32(1, 1);
+                a.append_string(2, "*job*/sync");
+                a.append_int32(3, 1);
+                a.append_int32(5, 10_100);
+            }
+            let mut b = interned.begin_nested(APP_WAKELOCK_INFO);
+            b.append_int32(1, 2);
+            b.append_string(2, "audio");
+            b.append_int32(3, 6);
+            b.append_int32(4, 321);
+            b.append_int32(5, 1_000);
+            b.append_int32(6, 10_200);
+        }
+        let mut m = p.message().begin_nested(APP_WAKELOCK_BUNDLE);
+        m.append_bytes(1, &packed(&[1, 2, 1, 2, 9]));
+        m.append_bytes(
+            2,
+            &packed(&[10 << 1 | 1, 20 << 1 | 1, 30 << 1, 40 << 1, 50 << 1 | 1]),
+        );
+    });
+    let tp = load(&[bundle]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.ts, s.dur, s.name, t.name, t.type
+             FROM slice s JOIN track t ON s.track_id = t.id ORDER BY s.ts"
+        ),
+        vec![
+            vec![
+                i(1010),
+                i(20),
+                s("*job*/sync"),
+                s("app_wakelock_events"),
+                s("app_wakelock_events")
+            ],
+            vec![
+                i(1020),
+                i(20),
+                s("audio"),
+                s("app_wakelock_events"),
+                s("app_wakelock_events")
+            ],
+        ]
+    );
+    // The two overlap, so they are on two tracks of the pool.
+    assert_eq!(
+        rows(&tp, "SELECT COUNT(DISTINCT track_id) FROM slice"),
+        vec![vec![i(2)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.name, a.key, a.int_value
+             FROM slice s JOIN args a USING (arg_set_id) ORDER BY s.ts, a.key"
+        ),
+        vec![
+            vec![s("*job*/sync"), s("flags"), i(1)],
+            vec![s("*job*/sync"), s("owner_uid"), i(10_100)],
+            vec![s("audio"), s("flags"), i(6)],
+            vec![s("audio"), s("owner_pid"), i(321)],
+            vec![s("audio"), s("owner_uid"), i(1_000)],
+            vec![s("audio"), s("work_uid"), i(10_200)],
+        ]
+    );
+    assert_eq!(stat(&tp, "app_wakelock_unknown_id"), 1);
+}
