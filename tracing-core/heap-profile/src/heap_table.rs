@@ -17,10 +17,7 @@
 //!
 //! Sans-IO and single-threaded: the profiler's thread owns it.
 
-use super::live_blocks::{Live, LiveBlocks};
-
-/// A call stack's index in the caller's callstack table.
-pub type StackId = u32;
+use super::live_blocks::{Live, LiveBlocks, StackId};
 
 /// What a call stack allocated and freed, in sampled bytes and counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -86,7 +86,8 @@ pub use data_source::{finish_at_exit, profiling, register, register_heap, set_st
 pub use dump::{
     ClientError, DumpSample, DumpStats, DumpWriter, PACKET_SIZE_THRESHOLD, ProcessHeader,
 };
-pub use heap_table::{HeapStats, HeapTable, StackId, StackTotals};
+pub use heap_table::{HeapStats, HeapTable, StackTotals};
+pub use live_blocks::StackId;
 pub use sampler::Sampler;
 
 /// Heap profiling of a process by a preloaded `malloc` interposer, as

@@ -21,7 +21,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use rustc_hash::FxBuildHasher;
 
-use super::heap_table::StackId;
+/// A call stack's index in the caller's callstack table.
+pub type StackId = u32;
 
 /// A live sampled block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,7 +21,8 @@ use zerotrace_unwind::{Frame, StackCopy, UnwindErrorKind, UnwindMode, Unwinder, 
 use super::allocator::{current_interval, deactivate, exclude_this_thread, is_active, own_bytes};
 use super::config::HeapConfig;
 use super::dump::{ClientError, DumpSample, DumpStats, DumpWriter, ProcessHeader};
-use super::heap_table::{HeapTable, StackId};
+use super::heap_table::HeapTable;
+use super::live_blocks::StackId;
 use super::record_queue::{Overrun, QUEUE, Record};
 use super::session_link::SessionLink;
 use zerotrace_profiling::PacketSink;
