@@ -1,7 +1,7 @@
 //! Consumer connections that code in the daemon's own process opens on
 //! behalf of someone else, with the identity that code can vouch for, and
 //! only for someone the consumer socket itself would let in
-//! ([`may_connect`](super::consumer_access::may_connect)).
+//! ([`may_connect`](crate::peer_policy::may_connect)).
 //!
 //! The WebSocket bridge serves browsers and other local programs. Through
 //! the consumer socket its connections would carry the daemon's own
@@ -17,8 +17,8 @@ use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 
-use super::consumer_access::{AccessRefusal, may_connect};
 use crate::ipc::socket::Endpoint;
+use crate::peer_policy::{AccessRefusal, may_connect};
 use crate::service::{PeerIdentity, UNKNOWN_UID};
 
 /// A connection waiting to be admitted, and who is on its other end.

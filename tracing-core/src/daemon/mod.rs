@@ -12,8 +12,6 @@
 //! * `connections.rs`: peers, calls in, replies out, send queues.
 //! * `door.rs`: consumer connections opened in-process with a vouched
 //!   identity (the WebSocket bridge's).
-//! * `consumer_access.rs`: who the consumer socket lets in, the rule the
-//!   door applies.
 //! * `output.rs`: the output files of `write_into_file` sessions.
 //! * `env.rs`: [`OsEnv`], the core's [`ServiceEnv`](crate::service::ServiceEnv).
 //! * `poller.rs`: readiness (epoll, or `poll`).
@@ -23,7 +21,6 @@
 //! producers emulate their SMB (see [`crate::ipc::Endpoint`]).
 
 mod connections;
-mod consumer_access;
 #[cfg(unix)]
 mod door;
 mod env;
@@ -46,7 +43,6 @@ use crate::peer_policy::{Policy, ServiceGate};
 use crate::platform::{current_uid, local_machine_name};
 use crate::service::{Action, ConsumerId, ProducerId, ServiceOptions, SessionId, TracingService};
 
-pub use self::consumer_access::{AccessRefusal, group_id, may_connect};
 #[cfg(unix)]
 pub use self::door::{ConsumerDoor, DoorError};
 pub use self::env::{OsEnv, PassedSmb, SmbTable, machine_id_from_hint, map_provided_smb};
@@ -67,7 +63,7 @@ pub struct DaemonConfig {
     pub producer_socket_mode: Option<u32>,
     /// Permissions of the consumer socket file (owner only by default).
     /// They decide who may be a consumer, through the socket and through
-    /// every other endpoint (see [`may_connect`]).
+    /// every other endpoint (see [`may_connect`](crate::peer_policy::may_connect)).
     pub consumer_socket_mode: Option<u32>,
     /// The group given the producer socket files (their owner's otherwise).
     pub producer_socket_group: Option<u32>,

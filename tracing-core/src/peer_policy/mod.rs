@@ -34,14 +34,17 @@
 //!
 //! * this file: the policies and the judgement, a pure function;
 //! * `gate.rs`: the listening sockets and their accept;
-//! * `tcp_owner.rs`: a loopback TCP peer's uid from `/proc/net/tcp`.
+//! * `tcp_owner.rs`: a loopback TCP peer's uid from `/proc/net/tcp`;
+//! * `consumer_access.rs`: who the consumer socket lets in, the rule that
+//!   [`Policy::LikeConsumerSocket`] (the daemon's door) applies.
 
+mod consumer_access;
 mod gate;
 mod tcp_owner;
 
-use crate::daemon::{AccessRefusal, may_connect};
 use crate::ipc::Endpoint;
 
+pub use consumer_access::{AccessRefusal, group_id, may_connect};
 pub use gate::{
     AdmittedPeer, Arrival, Judged, RefusedPeer, ServiceGate, TcpGate, own_loopback_pair,
 };

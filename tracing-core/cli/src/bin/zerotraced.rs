@@ -89,7 +89,7 @@ fn socket_permissions(s: &str) -> Result<[(u32, u32); 2], String> {
         ));
     };
     let group = |g: &str| {
-        zerotrace_core::daemon::group_id(g)
+        zerotrace_core::peer_policy::group_id(g)
             .ok_or_else(|| format!("--set-socket-permissions: no group {g:?}"))
     };
     Ok([(group(pg)?, mode(pm)?), (group(cg)?, mode(cm)?)])
