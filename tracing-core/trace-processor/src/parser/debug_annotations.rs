@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use zerotrace_protos::protos::DebugAnnotationDecoder;
 use zerotrace_protos::protos::debug_annotation::NestedValueDecoder;
 
-use super::interned_strings::{Derived, InternedStrings};
+use super::interned_strings::{Derived, InternedStrings, interned_str};
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -20,15 +20,6 @@ const DEBUG_ANNOTATION_STRING_VALUES: u32 = 29;
 
 /// Deepest nesting of dictionaries and arrays read.
 const MAX_DEPTH: u32 = 32;
-
-/// The string of an interned message's field 2 (names and strings are
-/// field 2 of every interned kind used here).
-pub fn interned_str(generation: &Generation, field: u32, iid: u64) -> Option<Cow<'_, str>> {
-    let bytes = generation.interned(field, iid)?;
-    let f = protozero::Decoder::new(bytes).find_last(2)?;
-    let b = f.as_bytes().ok()?;
-    Some(String::from_utf8_lossy(b))
-}
 
 /// The next index of each array of one event's annotations, by the
 /// array's key: two annotations of one name append to the same array, as

@@ -12,9 +12,20 @@
 //! count is the one it was resolved under, so the answer is always what
 //! resolving the bytes would give.
 
+use std::borrow::Cow;
+
 use crate::hash::HashMap;
 use crate::sequence_state::Generation;
 use crate::storage::strings::{StrId, StringPool};
+
+/// The string of an interned message's field 2 (names and strings are
+/// field 2 of every interned kind used here).
+pub fn interned_str(generation: &Generation, field: u32, iid: u64) -> Option<Cow<'_, str>> {
+    let bytes = generation.interned(field, iid)?;
+    let f = protozero::Decoder::new(bytes).find_last(2)?;
+    let b = f.as_bytes().ok()?;
+    Some(String::from_utf8_lossy(b))
+}
 
 /// What a kept id stands for: the interned string itself, or a key made
 /// from it (a debug annotation's `debug.<name>`).
@@ -120,7 +131,7 @@ impl InternedStrings {
         if let Some(id) = self.get(generation_idx, generation, Derived::Plain, field, iid) {
             return Some(id);
         }
-        let s = super::debug_annotations::interned_str(generation, field, iid)?;
+        let s = interned_str(generation, field, iid)?;
         let id = strings.intern(&s);
         self.put(generation_idx, generation, Derived::Plain, field, iid, id);
         Some(id)

@@ -10,8 +10,9 @@ use crate::hash::HashMap;
 use zerotrace_protos::protos::{TracePacket, TrackEventDecoder};
 
 use super::Parser;
-use super::debug_annotations::{self, interned_str};
+use super::debug_annotations;
 use super::importer::{Importer, Input};
+use super::interned_strings::interned_str;
 use crate::packet_view::{FieldKinds, TrackEventView};
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};

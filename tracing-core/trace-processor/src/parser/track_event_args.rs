@@ -12,8 +12,9 @@ use std::borrow::Cow;
 
 use protozero::{Decoder, FieldValue};
 
-use super::debug_annotations::{NameSource, interned_str};
+use super::debug_annotations::NameSource;
 use super::interned_strings::SourceLocationIds;
+use super::interned_strings::interned_str;
 use crate::packet_fields::count_extra_track_event_walk;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;

@@ -15,8 +15,8 @@ use std::collections::btree_map::Entry;
 use protozero::{Decoder, FieldValue};
 
 use super::super::Parser;
-use super::super::debug_annotations::interned_str;
 use super::super::importer::Input;
+use super::super::interned_strings::interned_str;
 use super::protolog_format::{self, Params};
 use crate::storage::strings::StrId;
 use crate::tables::winscope::ProtoLogRow;

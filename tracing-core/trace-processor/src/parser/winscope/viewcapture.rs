@@ -11,7 +11,7 @@
 use protozero::{Decoder, FieldValue};
 
 use super::super::Parser;
-use super::super::debug_annotations::interned_str;
+use super::super::interned_strings::interned_str;
 use super::super::proto_to_args::{self, ArgSink, FlatValue, Options};
 use super::viewcapture_geometry::{self, View};
 use super::{SetSink, base64_proto_id, message_name, pool};
