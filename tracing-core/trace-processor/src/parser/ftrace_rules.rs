@@ -10,89 +10,20 @@
 //! an end with nothing open is ignored. A fourth shape is a state: each
 //! event closes the track's open slice and opens its own.
 //!
-//! The rules themselves are `ftrace_rule_table.rs`'s. They are looked up
+//! The rules themselves, and the words they are written in, are
+//! `ftrace_rule_table.rs`'s. They are looked up
 //! by field number ([`rule`]) by `ftrace.rs`
 //! after the handlers of `ftrace_registry.rs`; no field has both (a test
 //! checks).
 
 use super::Parser;
 use super::fields::Fields;
+use super::ftrace_rule_table::{Arg, Name, RULES, Shape, Track};
 use super::importer::FtraceInput;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow};
 use crate::storage::strings::StrId;
 use crate::tracker::tracks::{EventType, TrackSpec};
-
-/// Which track an event goes on.
-#[derive(Debug, Clone, Copy)]
-pub enum Track {
-    /// The emitting thread's.
-    Thread,
-    /// The thread whose tid is this payload field.
-    ThreadOf(u32),
-    /// A per-CPU track: (classification, name prefix before the CPU
-    /// number, the CPU: `None` the event's own, else a payload field).
-    Cpu(&'static str, &'static str, Option<u32>),
-    /// The one track of a classification: (classification, name).
-    Global(&'static str, Option<&'static str>),
-    /// A track per value of a payload field: (classification, name prefix
-    /// before the value and `]`, the dimension's key, the field).
-    Keyed(&'static str, &'static str, &'static str, u32),
-}
-
-/// A slice's name.
-#[derive(Debug, Clone, Copy)]
-pub enum Name {
-    /// This text.
-    Fixed(&'static str),
-    /// The kernel symbol interned for the address in this field (or the
-    /// address in hex).
-    Symbol(u32),
-    /// (prefix, field): the field's value in hex after the prefix.
-    Hex(&'static str, u32),
-    /// (prefix, field, suffix): the field's signed value between them.
-    Int(&'static str, u32, &'static str),
-}
-
-/// One arg a rule takes from the payload.
-#[derive(Debug, Clone, Copy)]
-pub enum Arg {
-    /// (key, field): a signed integer.
-    Int(&'static str, u32),
-    /// (key, field): an unsigned integer.
-    Uint(&'static str, u32),
-    /// (key, field): the field's kernel symbol (or its address in hex).
-    Symbol(&'static str, u32),
-    /// (key): the CPU the event was recorded on, signed.
-    EventCpu(&'static str),
-    /// (key): the CPU the event was recorded on, unsigned.
-    EventCpuUint(&'static str),
-    /// (key, field): a boolean.
-    Bool(&'static str, u32),
-}
-
-/// What an event does.
-#[derive(Debug, Clone, Copy)]
-pub enum Shape {
-    /// Opens a slice: (track, category, name, args).
-    Begin(Track, Option<&'static str>, Name, &'static [Arg]),
-    /// Closes the innermost slice open on the track, adding args.
-    End(Track, &'static [Arg]),
-    /// An instant (a zero-length slice): (track, name, args).
-    Instant(Track, Name, &'static [Arg]),
-    /// A state: closes the slice open on the track and opens one named.
-    State(Track, Name),
-    /// (flag field, track, name, args): a begin when the flag is set, an
-    /// end when not.
-    Toggle(u32, Track, Name, &'static [Arg]),
-    /// A counter value (a payload field, signed) on a per-CPU or global
-    /// track: (classification, name, the CPU field or none for a global
-    /// track, the value's field).
-    Counter(&'static str, &'static str, Option<u32>, u32),
-}
-
-/// One event's rule.
-pub type Rule = (u32, Shape);
 
 const NO_ARGS: &[Arg] = &[];
 
@@ -105,7 +36,7 @@ const FIELDS: usize = 1024;
 static INDEX: [u16; FIELDS] = index();
 
 const fn index() -> [u16; FIELDS] {
-    let rules = super::ftrace_rule_table::RULES;
+    let rules = RULES;
     let mut t = [u16::MAX; FIELDS];
     let mut i = 0;
     while i < rules.len() {
@@ -121,9 +52,7 @@ const fn index() -> [u16; FIELDS] {
 /// The rule of field number `field`, if any.
 pub fn rule(field: u32) -> Option<&'static Shape> {
     let i = *INDEX.get(field as usize)?;
-    super::ftrace_rule_table::RULES
-        .get(usize::from(i))
-        .map(|(_, s)| s)
+    RULES.get(usize::from(i)).map(|(_, s)| s)
 }
 
 /// Applies a rule to one event.
