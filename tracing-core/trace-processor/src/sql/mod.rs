@@ -16,6 +16,7 @@ mod demangle;
 mod file_access;
 mod flamegraph;
 mod functions;
+mod graphs;
 mod heap_graph;
 mod hidden_arguments;
 mod intervals;
@@ -172,6 +173,7 @@ impl Engine {
         math_functions::register(&conn)?;
         intervals::register(&conn)?;
         counter_intervals::register(&conn)?;
+        graphs::register(&conn)?;
         let mut perfetto = perfetto_sql::PerfettoSql::default();
         thread_slice_time::register(&conn, &all, perfetto.natives_mut())?;
         self::slices::register_native(&conn, &all, perfetto.natives_mut())?;

@@ -40,6 +40,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_battery_stats.sql"),
     },
     Module {
+        key: "android.binder",
+        sql: include_str!("modules/android_binder.sql"),
+    },
+    Module {
         key: "android.cpu.cluster_type",
         sql: include_str!("modules/android_cpu_cluster_type.sql"),
     },
@@ -300,6 +304,26 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/counters_intervals.sql"),
     },
     Module {
+        key: "graphs.dominator_tree",
+        sql: include_str!("modules/graphs_dominator_tree.sql"),
+    },
+    Module {
+        key: "graphs.hierarchy",
+        sql: include_str!("modules/graphs_hierarchy.sql"),
+    },
+    Module {
+        key: "graphs.partition",
+        sql: include_str!("modules/graphs_partition.sql"),
+    },
+    Module {
+        key: "graphs.scan",
+        sql: include_str!("modules/graphs_scan.sql"),
+    },
+    Module {
+        key: "graphs.search",
+        sql: include_str!("modules/graphs_search.sql"),
+    },
+    Module {
         key: "intervals.create_intervals",
         sql: include_str!("modules/intervals_create_intervals.sql"),
     },
@@ -448,6 +472,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/slices_flat_slices.sql"),
     },
     Module {
+        key: "slices.flow",
+        sql: include_str!("modules/slices_flow.sql"),
+    },
+    Module {
         key: "slices.hierarchy",
         sql: include_str!("modules/slices_hierarchy.sql"),
     },
@@ -502,6 +530,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "traced.stats",
         sql: include_str!("modules/traced_stats.sql"),
+    },
+    Module {
+        key: "viz.slices",
+        sql: include_str!("modules/viz_slices.sql"),
     },
     Module {
         key: "viz.summary.counters",
