@@ -23,6 +23,7 @@
 use protozero::{Decoder, FieldValue};
 
 use super::Parser;
+use super::ftrace_described::{GenericEvent, GenericField, ty};
 use crate::hash::HashMap;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -38,60 +39,6 @@ pub const FIRST_DESCRIBED: u32 = 65536;
 const BUNDLE_DESCRIPTORS: u32 = 11;
 /// Field numbers a described event may use (more means a corrupt trace).
 const MAX_FIELDS: u64 = 32;
-
-/// `FieldDescriptorProto.Type` values (protobuf's numbering).
-pub mod ty {
-    /// `double`.
-    pub const DOUBLE: u8 = 1;
-    /// `float`.
-    pub const FLOAT: u8 = 2;
-    /// `int64`.
-    pub const INT64: u8 = 3;
-    /// `uint64`.
-    pub const UINT64: u8 = 4;
-    /// `int32`.
-    pub const INT32: u8 = 5;
-    /// `fixed64`.
-    pub const FIXED64: u8 = 6;
-    /// `fixed32`.
-    pub const FIXED32: u8 = 7;
-    /// `bool`.
-    pub const BOOL: u8 = 8;
-    /// `string`.
-    pub const STRING: u8 = 9;
-    /// `bytes`.
-    pub const BYTES: u8 = 12;
-    /// `uint32`.
-    pub const UINT32: u8 = 13;
-    /// `enum`.
-    pub const ENUM: u8 = 14;
-    /// `sfixed32`.
-    pub const SFIXED32: u8 = 15;
-    /// `sfixed64`.
-    pub const SFIXED64: u8 = 16;
-    /// `sint32`.
-    pub const SINT32: u8 = 17;
-    /// `sint64`, the last type a descriptor may use.
-    pub const SINT64: u8 = 18;
-}
-
-/// One field of a described event.
-#[derive(Debug, Clone, Copy)]
-pub struct GenericField {
-    /// Its name.
-    pub name: StrId,
-    /// Its `FieldDescriptorProto.Type`.
-    pub ty: u8,
-}
-
-/// One described event.
-#[derive(Debug, Clone, Default)]
-pub struct GenericEvent {
-    /// Its name (the tracepoint's).
-    pub name: StrId,
-    /// Its fields, by field number (None where the number is unused).
-    pub fields: Vec<Option<GenericField>>,
-}
 
 /// The events the trace described so far, by `FtraceEvent` field number.
 #[derive(Debug, Default)]

@@ -19,7 +19,7 @@
 use protozero::{Decoder, FieldValue};
 
 use super::Parser;
-use super::ftrace_generic::{GenericEvent, ty};
+use super::ftrace_described::{GenericEvent, ty};
 use crate::hash::HashMap;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
