@@ -3,15 +3,17 @@
 //! core, telling an observer how far it has read (for a progress line).
 //! A gzip file's compressed bytes read so far go to the loader with the
 //! bytes they inflated to, so that its budget bounds the ratio too.
+//! A file loaded with more than one thread goes through the parallel
+//! pre-stage (`load/parallel/`), which makes the same tables.
 
-use std::cell::Cell;
 use std::io::Read;
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, TraceError};
-use crate::load::Loader;
 use crate::load::budget::LoadBudget;
+use crate::load::{Loader, parallel};
 use crate::load_options::LoadOptions;
 use crate::storage::Storage;
 
@@ -38,7 +40,7 @@ pub fn load_reader(r: impl Read) -> Result<Storage, Error> {
 
 /// Loads a trace from a reader (plain or gzip) within `budget`.
 pub fn load_reader_with_budget(r: impl Read, budget: LoadBudget) -> Result<Storage, Error> {
-    let read = Rc::new(Cell::new(0));
+    let read = Arc::new(AtomicU64::new(0));
     let counting = Counting {
         inner: r,
         read: read.clone(),
@@ -51,7 +53,7 @@ pub fn load_reader_with_budget(r: impl Read, budget: LoadBudget) -> Result<Stora
 /// `read` counts the reader's bytes.
 fn load_observed(
     mut r: impl Read,
-    read: &Cell<u64>,
+    read: &AtomicU64,
     budget: LoadBudget,
     analyze_proto_content: bool,
     chunk_done: &mut dyn FnMut(bool),
@@ -87,7 +89,7 @@ fn load_observed(
 fn pump(
     loader: &mut Loader,
     mut r: impl Read,
-    compressed: Option<&Cell<u64>>,
+    compressed: Option<&AtomicU64>,
     chunk_done: &mut dyn FnMut(bool),
 ) -> Result<(), Error> {
     let mut buf = vec![0u8; CHUNK];
@@ -103,7 +105,7 @@ fn pump(
             return Ok(());
         }
         if let Some(c) = compressed {
-            loader.set_source_bytes(c.get());
+            loader.set_source_bytes(c.load(Ordering::Relaxed));
         }
         loader.push(&buf[..n])?;
         chunk_done(false);
@@ -113,13 +115,13 @@ fn pump(
 /// A reader that counts the bytes it hands out.
 struct Counting<R> {
     inner: R,
-    read: Rc<Cell<u64>>,
+    read: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.read.set(self.read.get().saturating_add(n as u64));
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -152,9 +154,9 @@ pub fn load_file_with_budget(
     load_file_with_options(path, &options, progress)
 }
 
-/// Loads a trace file (plain or gzip) as `options` say (its budget, and
-/// whether to analyze its proto content), telling `progress` how many of
-/// the file's bytes were read after each chunk.
+/// Loads a trace file (plain or gzip) as `options` say (its budget,
+/// whether to analyze its proto content, how many threads), telling
+/// `progress` how many of the file's bytes were read after each chunk.
 pub fn load_file_with_options(
     path: &Path,
     options: &LoadOptions,
@@ -162,24 +164,48 @@ pub fn load_file_with_options(
 ) -> Result<Storage, Error> {
     let f = std::fs::File::open(path)?;
     let total = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-    let read = Rc::new(Cell::new(0));
-    let counting = Counting {
+    let read = Arc::new(AtomicU64::new(0));
+    let counting = std::io::BufReader::new(Counting {
         inner: f,
         read: read.clone(),
-    };
-    load_observed(
-        std::io::BufReader::new(counting),
-        &read,
-        options.budget,
-        options.analyze_proto_content,
-        &mut |reading_done| {
-            progress(LoadProgress {
-                read: read.get(),
-                total,
-                reading_done,
-            })
-        },
-    )
+    });
+    load_counted(counting, &read, options, &mut |read, reading_done| {
+        progress(LoadProgress {
+            read,
+            total,
+            reading_done,
+        })
+    })
+}
+
+/// Loads what `r` yields (plain or gzip) as `options` say, `read` counting
+/// its bytes: on `options.threads` threads, the one-thread path for 1.
+/// `progress(read, reading_done)` is told after each chunk and once, with
+/// `true`, before the loader finishes.
+pub(crate) fn load_counted(
+    r: impl Read + Send,
+    read: &AtomicU64,
+    options: &LoadOptions,
+    progress: &mut dyn FnMut(u64, bool),
+) -> Result<Storage, Error> {
+    if options.threads <= 1 {
+        return load_observed(
+            r,
+            read,
+            options.budget,
+            options.analyze_proto_content,
+            &mut |reading_done| progress(read.load(Ordering::Relaxed), reading_done),
+        );
+    }
+    let mut loader = Loader::with_budget(options.budget);
+    if options.analyze_proto_content {
+        loader.analyze_proto_content();
+    }
+    parallel::load(&mut loader, r, read, options.threads, &mut |r| {
+        progress(r, false)
+    })?;
+    progress(read.load(Ordering::Relaxed), true);
+    Ok(loader.finish()?)
 }
 
 #[cfg(test)]

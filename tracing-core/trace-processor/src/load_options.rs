@@ -3,7 +3,8 @@
 //! as upstream's `ingest_ftrace_in_raw_table = false` does. It is applied
 //! to the finished load, so the arg sets of the dropped rows stay in
 //! `args` (upstream never makes them). `--allow-sql-file-access` rides
-//! along, for the tables built from the load.
+//! along, for the tables built from the load, and so does how many
+//! threads the load may use (a choice of speed, never of what it keeps).
 
 use crate::Storage;
 use crate::load::budget::LoadBudget;
@@ -27,6 +28,11 @@ pub struct LoadOptions {
     /// `trace_processor_shell --analyze-trace-proto-content` does (and
     /// upstream's diff tests); off by default.
     pub analyze_proto_content: bool,
+    /// Threads a trace file's load may use (`zerotrace sql --load-threads`):
+    /// reading, inflating and splitting run ahead of the ordered parsing
+    /// (`load/parallel/`), with the same tables as one thread makes. 1 is
+    /// the one-thread load; the default is the machine's cores.
+    pub threads: usize,
 }
 
 impl Default for LoadOptions {
@@ -36,6 +42,7 @@ impl Default for LoadOptions {
             budget: LoadBudget::default(),
             sql_file_access: false,
             analyze_proto_content: false,
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }
 }

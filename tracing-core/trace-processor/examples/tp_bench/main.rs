@@ -21,6 +21,10 @@
 //! cargo run --release -p zerotrace-trace-processor --example tp_bench -- --composition TRACE
 //! ```
 //!
+//! `--threads TRACE` ([`threads`]) the load on one core and on all of
+//! them, wall and CPU; `--compress-packets TRACE OUT` writes TRACE with its
+//! packets in `compressed_packets` (the bench measures both on such a copy
+//! of its trace, made beside it when missing).
 //! `--peak-rss TRACE` is the memory child's mode; `--load-cost TRACE`
 //! ([`load_cost`]) one load's CPU time and peak memory, any format, for
 //! `cargo xtask tp-bench --json` / `--perf-text`.
@@ -30,12 +34,13 @@ mod memory;
 mod queries;
 mod scan;
 mod stdlib;
+mod threads;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use zerotrace_trace_processor::{Loader, TraceProcessor};
+use zerotrace_trace_processor::{LoadOptions, Loader, TraceProcessor};
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +61,10 @@ enum Mode {
     Stdlib(PathBuf, Vec<String>),
     /// Statements timed one by one on the loaded trace.
     Sql(PathBuf, Vec<String>),
+    /// The load on one core and on all, `runs` times each.
+    Threads { trace: PathBuf, runs: u32 },
+    /// A copy of the trace with its packets in `compressed_packets`.
+    CompressPackets(PathBuf, PathBuf),
 }
 
 /// Timed loads when `--runs` is not given.
@@ -77,6 +86,12 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
         let trace = args.get(1).ok_or("usage: tp_bench --sql TRACE SQL...")?;
         return Ok(Mode::Sql(PathBuf::from(trace), args[2..].to_vec()));
     }
+    if args.first().map(String::as_str) == Some("--compress-packets") {
+        let [_, trace, out] = args else {
+            return Err("usage: tp_bench --compress-packets TRACE OUT".into());
+        };
+        return Ok(Mode::CompressPackets(trace.into(), out.into()));
+    }
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -89,9 +104,8 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
                     .ok_or_else(|| format!("--runs: not a positive number: {v}"))?;
             }
             "--skip" => skip.push(it.next().ok_or("--skip needs a module")?.clone()),
-            "--composition" | "--peak-rss" | "--queries-only" | "--stdlib" | "--load-cost" => {
-                mode = Some(a.clone())
-            }
+            "--composition" | "--peak-rss" | "--queries-only" | "--stdlib" | "--load-cost"
+            | "--threads" => mode = Some(a.clone()),
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s if trace.is_none() => trace = Some(PathBuf::from(s)),
             s => return Err(format!("one trace only (also given {s})")),
@@ -103,6 +117,7 @@ fn parse_args(args: &[String]) -> Result<Mode, String> {
         Some("--queries-only") => Mode::QueriesOnly(trace),
         Some("--stdlib") => Mode::Stdlib(trace, skip),
         Some("--load-cost") => Mode::LoadCost(trace),
+        Some("--threads") => Mode::Threads { trace, runs },
         Some(_) => Mode::PeakRss(trace),
         None => Mode::Bench { trace, runs },
     })
@@ -151,6 +166,10 @@ fn main() -> ExitCode {
         Ok(Mode::QueriesOnly(trace)) => queries_only(&trace),
         Ok(Mode::Stdlib(trace, skip)) => stdlib::run(&trace, &skip),
         Ok(Mode::Sql(trace, statements)) => stdlib::statements(&trace, &statements),
+        Ok(Mode::Threads { trace, runs }) => threads::measure(&trace, runs).map(|f| {
+            println!("{}", f.rows(&trace.display().to_string()));
+        }),
+        Ok(Mode::CompressPackets(trace, out)) => threads::compress_packets(&trace, &out),
         Err(e) => Err(e),
     };
     match res {
@@ -227,11 +246,17 @@ fn bench(trace: &Path, runs: u32) -> Result<(), String> {
     let (floor_best, floor_med) = best_median(&floor);
     eprintln!("tp_bench: floor {}", show(floor_best));
 
-    // TraceProcessor::open, from the file (in the page cache).
+    // TraceProcessor::open, from the file (in the page cache), on one
+    // thread: the headline.
     let mut open = Vec::new();
+    let one_thread = LoadOptions {
+        threads: 1,
+        ..LoadOptions::default()
+    };
     for i in 0..runs {
         let t = Instant::now();
-        let tp = TraceProcessor::open(trace).map_err(|e| e.to_string())?;
+        let tp = TraceProcessor::open_with_options(trace, one_thread, |_| {})
+            .map_err(|e| e.to_string())?;
         open.push(t.elapsed());
         drop(tp);
         eprintln!("tp_bench: open {i}: {}", show(open[open.len() - 1]));
@@ -283,6 +308,15 @@ fn bench(trace: &Path, runs: u32) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     drop(tp);
 
+    // One core against all of them, on the trace and on a copy of it with
+    // its packets in compressed_packets.
+    let plain = threads::measure(trace, runs)?;
+    let compressed_path = trace.with_extension("compressed.pftrace");
+    if !compressed_path.exists() {
+        threads::compress_packets(trace, &compressed_path)?;
+    }
+    let compressed = threads::measure(&compressed_path, runs)?;
+
     // Peak memory, in a child.
     let rss = memory::measure(trace)?;
     let peak = rss.peak_kb.saturating_sub(rss.baseline_kb) * 1024;
@@ -315,13 +349,18 @@ fn bench(trace: &Path, runs: u32) -> Result<(), String> {
     line("| figure | measured | goal | anchor |".into());
     line("|---|---|---|---|".into());
     line(format!(
-        "| load throughput, one core (`TraceProcessor::open`, {runs} runs) | {:.1} MB/s median ({}), best {:.1} MB/s ({}) | ≥ {GOAL_MB_S:.0} MB/s: {} | Perfetto's trace processor ~40 MB/s for protobuf (CHANGELOG v22) |",
+        "| load throughput, one core (`TraceProcessor::open_with_options`, one thread, {runs} runs) | {:.1} MB/s median ({}), best {:.1} MB/s ({}) | ≥ {GOAL_MB_S:.0} MB/s: {} | Perfetto's trace processor ~40 MB/s for protobuf (CHANGELOG v22) |",
         mb_s(size, open_med),
         show(open_med),
         mb_s(size, open_best),
         show(open_best),
         verdict(mb_s(size, open_med) >= GOAL_MB_S)
     ));
+    line(plain.rows("the trace"));
+    line(compressed.rows(&format!(
+        "its copy in `compressed_packets` ({:.1} MB)",
+        compressed.bytes as f64 / 1e6
+    )));
     line(format!(
         "| the load's split (medians): `Loader::push` (split, sequences, interning, clocks) / `finish` (sort + parsers) / `from_storage` (columns + SQLite) | {} / {} / {} ({:.0}% / {:.0}% / {:.0}%) | — | — |",
         show(push_med),
@@ -448,6 +487,17 @@ mod tests {
         assert_eq!(
             parse_args(&args(&["--load-cost", "t"])),
             Ok(Mode::LoadCost("t".into()))
+        );
+        assert_eq!(
+            parse_args(&args(&["--threads", "--runs", "2", "t"])),
+            Ok(Mode::Threads {
+                trace: "t".into(),
+                runs: 2
+            })
+        );
+        assert_eq!(
+            parse_args(&args(&["--compress-packets", "t", "o"])),
+            Ok(Mode::CompressPackets("t".into(), "o".into()))
         );
         assert_eq!(
             parse_args(&args(&["--stdlib", "t"])),

@@ -45,7 +45,13 @@ impl Loader {
         }
         let taken = self.bytes_pushed.saturating_add(self.grown());
         let left = self.budget.max_memory.saturating_sub(taken);
-        let inflated = match inflate(compressed, left) {
+        // A top-level payload the parallel pre-stage inflated with the cap
+        // this call would use (`parallel/batch.rs`) is taken as it is.
+        let ready = match self.pre_inflated.take() {
+            Some(r) if depth == 0 && r.serves(compressed, left) => Some(r.into_result()),
+            _ => None,
+        };
+        let inflated = match ready.unwrap_or_else(|| inflate(compressed, left)) {
             Ok(b) => b,
             Err(InflateError::TooLarge) if left < MAX_INFLATED => {
                 self.failed = Some(TraceError::OverBudget {

@@ -44,6 +44,7 @@ pub mod instruments;
 pub mod json;
 mod machines;
 mod packet_time;
+pub(crate) mod parallel;
 pub mod perf_text;
 pub mod pprof;
 pub mod proto_content;
@@ -69,15 +70,12 @@ use crate::hash::HashMap;
 use protozero::Decoder;
 use zerotrace_protos::protos::{TraceAttributesDecoder, TracePacket, TraceStatsDecoder};
 
-use crate::arena::PacketArena;
-use crate::error::TraceError;
 use crate::packet_fields::{self, PacketFields, Payload};
 use crate::packet_view::{NO_EXTRA, Packet, PacketSource, SideTables, TrackEventTimes};
 use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
-use crate::storage::Storage;
-use crate::storage::args::ArgValue;
-use crate::storage::import_logs::LogPlace;
+use crate::storage::{Storage, args::ArgValue, import_logs::LogPlace};
+use crate::{arena::PacketArena, error::TraceError};
 use budget::LoadBudget;
 use dispatch::Content;
 use sorter::{Leaving, Sorter, Stream, WindowStats};
@@ -166,6 +164,8 @@ pub struct Loader {
     archive: archive::ArchiveState,
     /// The proto content analysis, when asked for (`proto_content.rs`).
     proto_content: Option<Box<proto_content::ProtoContent>>,
+    /// The top-level packet's `compressed_packets` inflated ahead (`parallel/`).
+    pre_inflated: Option<parallel::Ready>,
 }
 
 impl std::fmt::Debug for Loader {
@@ -214,6 +214,7 @@ impl Default for Loader {
             failed: None,
             archive: archive::ArchiveState::default(),
             proto_content: None,
+            pre_inflated: None,
         }
     }
 }

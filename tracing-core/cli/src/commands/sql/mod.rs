@@ -109,6 +109,12 @@ pub struct SqlArgs {
     /// a decompression bomb; giving a size lifts that check.
     #[arg(long = "max-memory", value_name = "SIZE", value_parser = LoadBudget::parse_size)]
     pub max_memory: Option<u64>,
+    /// Threads a trace file's load may use: reading, decompressing and
+    /// splitting the trace run ahead of its ordered parsing, with the same
+    /// tables as one thread makes. 1 loads on this thread alone; default:
+    /// the machine's cores. (`trace_processor_shell` has no such flag.)
+    #[arg(long = "load-threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub load_threads: Option<u16>,
     /// Let the SQL read and write files (`ATTACH` of a file, `VACUUM
     /// INTO`), as `trace_processor_shell --allow-sql-file-access` does; off
     /// by default, for the SQL given here and that of RPC clients. Do not
@@ -147,6 +153,9 @@ impl SqlArgs {
                 .map_or_else(LoadBudget::default, LoadBudget::with_max_memory),
             sql_file_access: self.allow_sql_file_access,
             analyze_proto_content: self.analyze_trace_proto_content,
+            threads: self
+                .load_threads
+                .map_or_else(|| LoadOptions::default().threads, usize::from),
         }
     }
 }

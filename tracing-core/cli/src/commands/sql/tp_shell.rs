@@ -19,6 +19,8 @@
 //!   files as modules for `INCLUDE PERFETTO MODULE`, for `-q`/`-Q` and
 //!   every trace the RPC serves; `--dev`: accepted, as Perfetto's Python
 //!   client passes it (we have no development features behind it).
+//! - `--load-threads N` (zerotrace's own; the shell has none): threads
+//!   the trace's load may use, the machine's cores by default.
 //! - `-v` / `--version`: the version and the RPC API version, as the shell
 //!   prints them.
 //!
@@ -98,6 +100,10 @@ pub struct TpArgs {
     /// (experimental_proto_path, experimental_proto_content).
     #[arg(long = "analyze-trace-proto-content")]
     pub analyze_trace_proto_content: bool,
+    /// Threads the trace's load may use (zerotrace's own flag; default:
+    /// the machine's cores, 1: one thread).
+    #[arg(long = "load-threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub load_threads: Option<u16>,
     /// Register the .sql files under PATH as modules of PACKAGE (the
     /// directory's name by default) for INCLUDE PERFETTO MODULE.
     #[arg(long = "add-sql-package", value_name = "PATH[@PACKAGE]")]
@@ -139,6 +145,10 @@ pub struct CommonFlags {
     /// (experimental_proto_path, experimental_proto_content).
     #[arg(long = "analyze-trace-proto-content", global = true)]
     pub analyze_trace_proto_content: bool,
+    /// Threads the trace's load may use (zerotrace's own flag; default:
+    /// the machine's cores, 1: one thread).
+    #[arg(long = "load-threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..), global = true)]
+    pub load_threads: Option<u16>,
     /// Development features (accepted; zerotrace has none behind it).
     #[arg(long = "dev", global = true)]
     pub dev: bool,
@@ -312,6 +322,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             add_sql_package: args.add_sql_package.clone(),
             dev: args.dev,
             max_memory: None,
+            load_threads: args.load_threads,
             query_timeout: None,
         })?;
     } else if !args.httpd {
@@ -338,6 +349,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             allow_sql_file_access: args.allow_sql_file_access,
             analyze_trace_proto_content: args.analyze_trace_proto_content,
             dev: args.dev,
+            load_threads: args.load_threads,
         },
     )
 }
@@ -361,6 +373,9 @@ fn serve_http(server: &ServerArgs, common: &CommonFlags) -> Result<(), CliError>
         ftrace_raw: !common.no_ftrace_raw,
         sql_file_access: common.allow_sql_file_access,
         analyze_proto_content: common.analyze_trace_proto_content,
+        threads: common
+            .load_threads
+            .map_or_else(|| LoadOptions::default().threads, usize::from),
         ..LoadOptions::default()
     };
     let limit = super::serve::query_timeout(server.query_timeout)?;
@@ -391,6 +406,7 @@ pub fn run_command(line: &TpCommandLine) -> Result<(), CliError> {
         add_sql_package: common.add_sql_package.clone(),
         dev: common.dev,
         max_memory: None,
+        load_threads: common.load_threads,
         query_timeout: None,
     };
     match &line.command {
