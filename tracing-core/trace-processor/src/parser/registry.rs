@@ -10,6 +10,8 @@ use super::android_framework_track_event;
 use super::android_log;
 use super::android_network_packets;
 use super::app_wakelock;
+use super::bluetooth;
+use super::chrome_events;
 use super::etw;
 use super::gpu_counters;
 use super::gpu_info;
@@ -19,7 +21,10 @@ use super::gpu_render_stage;
 use super::graphics_frame_event;
 use super::heap_graph;
 use super::importer::Importer;
+use super::memory_tracker_snapshot;
+use super::process_descriptor;
 use super::statsd_atom;
+use super::vulkan_memory_event;
 use super::{
     android_cpu_per_uid, android_game_intervention, android_kernel_wakelocks, android_packages,
     android_power, android_system_property, chrome_metadata, concurrent_sessions, cpu_info,
@@ -69,6 +74,11 @@ const MODULES: &[&[(u32, Importer)]] = &[
     journald::IMPORTERS,
     statsd_atom::IMPORTERS,
     app_wakelock::IMPORTERS,
+    memory_tracker_snapshot::IMPORTERS,
+    chrome_events::IMPORTERS,
+    vulkan_memory_event::IMPORTERS,
+    process_descriptor::IMPORTERS,
+    bluetooth::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

@@ -147,6 +147,10 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         &s.missing_chrome_processes,
         &strings,
     ));
+    out.push(crate::tables::chrome::ChromeRawRow::freeze(
+        &s.chrome_raw,
+        &strings,
+    ));
     out.push(crate::tables::logs::LogRow::freeze(&s.logs, &strings));
     out.push(
         crate::tables::android_network::AndroidNetworkPacketRow::freeze(
@@ -156,5 +160,6 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     );
     out.extend(s.winscope.freeze(&strings));
     out.extend(s.gpu.freeze(&strings));
+    out.extend(s.memory_snapshots.freeze(&strings));
     out
 }

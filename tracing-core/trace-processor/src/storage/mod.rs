@@ -80,10 +80,14 @@ pub struct Storage {
     pub android: crate::tables::android::AndroidRows,
     /// `experimental_missing_chrome_processes` (`tables/chrome.rs`).
     pub missing_chrome_processes: Vec<crate::tables::chrome::MissingChromeProcessRow>,
+    /// `__intrinsic_chrome_raw` (`tables/chrome.rs`).
+    pub chrome_raw: Vec<crate::tables::chrome::ChromeRawRow>,
     /// `__intrinsic_logs` (`tables/logs.rs`).
     pub logs: Vec<crate::tables::logs::LogRow>,
     /// `__intrinsic_android_network_packets` (`tables/android_network.rs`).
     pub network_packets: Vec<crate::tables::android_network::AndroidNetworkPacketRow>,
+    /// The memory snapshot tables (`tables/memory_snapshot.rs`).
+    pub memory_snapshots: crate::tables::memory_snapshot::MemorySnapshotRows,
     /// The GPU tables (`tables/gpu.rs`).
     pub gpu: crate::tables::gpu::GpuRows,
     /// The Winscope tables (`tables/winscope.rs`).

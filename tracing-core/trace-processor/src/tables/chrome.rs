@@ -1,7 +1,10 @@
 //! Chrome's own tables: `experimental_missing_chrome_processes`, the
-//! processes whose data a Chrome trace lost (`parser/chrome_active_processes.rs`).
+//! processes whose data a Chrome trace lost (`parser/chrome_active_processes.rs`),
+//! and `__intrinsic_chrome_raw`, the legacy event bundles' metadata and
+//! traces (`parser/chrome_events.rs`).
 
 use super::table;
+use crate::storage::strings::StrId;
 
 table! {
     /// A row of `experimental_missing_chrome_processes`: a process Chrome
@@ -16,5 +19,21 @@ table! {
     }
 }
 
+table! {
+    /// A row of `__intrinsic_chrome_raw`: one part of a legacy Chrome event
+    /// bundle, its content as args.
+    pub struct ChromeRawRow in "__intrinsic_chrome_raw" sorted by ts {
+        /// The bundle's packet's time.
+        ts: i64,
+        /// `chrome_event.metadata`, `chrome_event.legacy_system_trace` or
+        /// `chrome_event.legacy_user_trace`.
+        name: StrId,
+        /// The thread (always 0, the swapper).
+        utid: u32,
+        /// The content: the metadata entries, or the trace as `data`.
+        arg_set_id: u32,
+    }
+}
+
 /// Chrome's tables' declarations.
-pub const TABLES: &[super::TableDecl] = &[MissingChromeProcessRow::TABLE];
+pub const TABLES: &[super::TableDecl] = &[MissingChromeProcessRow::TABLE, ChromeRawRow::TABLE];

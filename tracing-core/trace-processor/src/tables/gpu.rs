@@ -62,6 +62,42 @@ table! {
     }
 }
 
+table! {
+    /// A row of `vulkan_memory_allocations`: one Vulkan memory event
+    /// (`parser/vulkan_memory_event.rs`), its annotations as args.
+    pub struct VulkanMemoryAllocationRow in "__intrinsic_vulkan_memory_allocations",
+        views ["vulkan_memory_allocations"] {
+        /// The annotations.
+        arg_set_id: Option<u32>,
+        /// `DRIVER`, `DEVICE`, `GPU_DEVICE_MEMORY`, `GPU_BUFFER`, `GPU_IMAGE`.
+        source: StrId,
+        /// `CREATE`, `DESTROY`, `BIND`, `DESTROY_BOUND`, `ANNOTATIONS`.
+        operation: StrId,
+        /// The event's own time.
+        timestamp: i64,
+        /// The process.
+        upid: Option<u32>,
+        /// The device.
+        device: Option<i64>,
+        /// The device memory.
+        device_memory: Option<i64>,
+        /// The memory type.
+        memory_type: Option<u32>,
+        /// The heap.
+        heap: Option<u32>,
+        /// The calling function.
+        function_name: StrId,
+        /// The object's handle.
+        object_handle: Option<i64>,
+        /// The memory's address.
+        memory_address: Option<i64>,
+        /// The memory's size.
+        memory_size: Option<i64>,
+        /// The driver allocation's scope (`COMMAND`, `OBJECT`, ...).
+        scope: StrId,
+    }
+}
+
 /// The GPU tables' rows as the importers fill them.
 #[derive(Debug, Clone, Default)]
 pub struct GpuRows {
@@ -71,6 +107,8 @@ pub struct GpuRows {
     pub counter_groups: Vec<GpuCounterGroupRow>,
     /// `__intrinsic_gpu_context`.
     pub contexts: Vec<GpuContextRow>,
+    /// `__intrinsic_vulkan_memory_allocations`.
+    pub vulkan_memory_allocations: Vec<VulkanMemoryAllocationRow>,
 }
 
 #[cfg(feature = "sql")]
@@ -84,6 +122,7 @@ impl GpuRows {
             GpuRow::freeze(&self.gpus, strings),
             GpuCounterGroupRow::freeze(&self.counter_groups, strings),
             GpuContextRow::freeze(&self.contexts, strings),
+            VulkanMemoryAllocationRow::freeze(&self.vulkan_memory_allocations, strings),
         ]
     }
 }
@@ -93,4 +132,5 @@ pub const TABLES: &[super::TableDecl] = &[
     GpuRow::TABLE,
     GpuCounterGroupRow::TABLE,
     GpuContextRow::TABLE,
+    VulkanMemoryAllocationRow::TABLE,
 ];

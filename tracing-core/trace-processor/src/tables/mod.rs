@@ -34,6 +34,7 @@ pub mod core;
 pub mod gpu;
 pub mod heap_graph;
 pub mod logs;
+pub mod memory_snapshot;
 pub mod profiling;
 pub mod proto_content;
 pub mod sched;
@@ -118,6 +119,7 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(trace_file::TABLES)
         .chain(gpu::TABLES)
         .chain(proto_content::TABLES)
+        .chain(memory_snapshot::TABLES)
 }
 
 /// The docs listing of every declared table: its name, what it holds, the

@@ -144,6 +144,26 @@ pub const PROJECTIONS: &[Projection] = &[
         "android_game_intervention_list",
         &super::android::AndroidGameInterventionRow::TABLE,
     ),
+    Projection::of(
+        "memory_snapshot",
+        &super::memory_snapshot::MemorySnapshotRow::TABLE,
+    ),
+    Projection::of(
+        "process_memory_snapshot",
+        &super::memory_snapshot::ProcessMemorySnapshotRow::TABLE,
+    ),
+    Projection::of(
+        "memory_snapshot_node",
+        &super::memory_snapshot::MemorySnapshotNodeRow::TABLE,
+    ),
+    Projection::of(
+        "memory_snapshot_edge",
+        &super::memory_snapshot::MemorySnapshotEdgeRow::TABLE,
+    ),
+    Projection::of(
+        "vulkan_memory_allocations",
+        &super::gpu::VulkanMemoryAllocationRow::TABLE,
+    ),
     Projection {
         then: &["category AS cat", "id AS slice_id"],
         ..Projection::of("slice", &SliceRow::TABLE)

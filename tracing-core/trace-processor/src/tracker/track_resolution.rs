@@ -544,7 +544,9 @@ impl TrackResolution {
         id
     }
 
-    fn global_instants(&mut self, cx: &mut Trackers<'_>) -> u32 {
+    /// The global instants' track (`legacy_chrome_global_instants`), made
+    /// once.
+    pub(crate) fn global_instants(&mut self, cx: &mut Trackers<'_>) -> u32 {
         if let Some(id) = self.global_instants {
             return id;
         }

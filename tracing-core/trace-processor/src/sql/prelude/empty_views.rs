@@ -24,36 +24,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     (
-        "memory_snapshot",
-        &[
-            ("id", "INTEGER"),
-            ("timestamp", "INTEGER"),
-            ("track_id", "INTEGER"),
-            ("detail_level", "TEXT"),
-        ],
-    ),
-    (
-        "memory_snapshot_edge",
-        &[
-            ("id", "INTEGER"),
-            ("source_node_id", "INTEGER"),
-            ("target_node_id", "INTEGER"),
-            ("importance", "INTEGER"),
-        ],
-    ),
-    (
-        "memory_snapshot_node",
-        &[
-            ("id", "INTEGER"),
-            ("process_snapshot_id", "INTEGER"),
-            ("parent_node_id", "INTEGER"),
-            ("path", "TEXT"),
-            ("size", "INTEGER"),
-            ("effective_size", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-        ],
-    ),
-    (
         "process_memory_mappings",
         &[
             ("id", "INTEGER"),
@@ -77,14 +47,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     (
-        "process_memory_snapshot",
-        &[
-            ("id", "INTEGER"),
-            ("snapshot_id", "INTEGER"),
-            ("upid", "INTEGER"),
-        ],
-    ),
-    (
         "spurious_sched_wakeup",
         &[
             ("id", "INTEGER"),
@@ -96,26 +58,6 @@ const VIEWS: &[EmptyView] = &[
         ],
     ),
     ("trace_metrics", &[("name", "TEXT")]),
-    (
-        "vulkan_memory_allocations",
-        &[
-            ("id", "INTEGER"),
-            ("arg_set_id", "INTEGER"),
-            ("source", "TEXT"),
-            ("operation", "TEXT"),
-            ("timestamp", "INTEGER"),
-            ("upid", "INTEGER"),
-            ("device", "INTEGER"),
-            ("device_memory", "INTEGER"),
-            ("memory_type", "INTEGER"),
-            ("heap", "INTEGER"),
-            ("function_name", "TEXT"),
-            ("object_handle", "INTEGER"),
-            ("memory_address", "INTEGER"),
-            ("memory_size", "INTEGER"),
-            ("scope", "TEXT"),
-        ],
-    ),
 ];
 
 /// The statement that creates `view` with `columns` and no rows.
