@@ -40,6 +40,7 @@ mod frame_timeline;
 pub(crate) mod ftrace;
 mod ftrace_adreno;
 mod ftrace_binder;
+mod ftrace_described;
 mod ftrace_f2fs;
 mod ftrace_funcgraph;
 pub(crate) mod ftrace_generic;
