@@ -27,6 +27,61 @@ pub enum ColumnData {
     OptReal(Nullable<f64>),
     /// Pooled strings (NULL as [`StrId::NULL`]).
     Str(Vec<StrId>),
+    /// Another table's column read through a row number per row.
+    Lookup(Lookup),
+}
+
+/// A column that stores no values of its own: row `r` holds what column
+/// `col` of `source` holds at row `rows[r]` (NULL where that is
+/// [`Lookup::NO_ROW`]). A table built from another's rows (a slice's name,
+/// thread and process beside each of its rows) keeps one list of row
+/// numbers for all the columns it takes from that table, where a copy
+/// per column took 4 to 8 bytes a row each. Strings are ids of the source's
+/// pool, which must be the reading table's too.
+#[derive(Debug)]
+pub struct Lookup {
+    /// Per row, the source's row.
+    pub rows: Arc<[u32]>,
+    /// The table read.
+    pub source: Arc<Table>,
+    /// The column of `source` read.
+    pub col: usize,
+    /// Whether some row reads NULL (its kind alone does not say: a
+    /// nullable column may hold no NULL among the rows read).
+    pub has_null: bool,
+}
+
+impl Lookup {
+    /// The row of no source row: reads NULL.
+    pub const NO_ROW: u32 = u32::MAX;
+
+    /// Column `col` of `source` read through `rows`.
+    pub fn new(rows: Arc<[u32]>, source: Arc<Table>, col: usize) -> Self {
+        let has_null = match source.columns.get(col) {
+            Some(c) if c.nullable() => rows.iter().any(|&r| c.is_null(r as usize)),
+            Some(_) => rows.iter().any(|&r| r as usize >= source.len),
+            None => !rows.is_empty(),
+        };
+        Lookup {
+            rows,
+            source,
+            col,
+            has_null,
+        }
+    }
+
+    /// The source's row for row `row` (None past the end or for
+    /// [`Lookup::NO_ROW`]).
+    #[inline]
+    fn at(&self, row: usize) -> Option<usize> {
+        let r = *self.rows.get(row)?;
+        (r != Self::NO_ROW).then_some(r as usize)
+    }
+
+    /// The source column.
+    fn column(&self) -> Option<&Column> {
+        self.source.columns.get(self.col)
+    }
 }
 
 /// Nullable values: one bit per row, set where a value is present, and
@@ -240,6 +295,17 @@ impl Column {
         }
     }
 
+    /// A column of `source`'s column `col` read through `rows` (see
+    /// [`Lookup`]), declared as that column is.
+    pub fn lookup(name: &'static str, rows: Arc<[u32]>, source: Arc<Table>, col: usize) -> Self {
+        let sql_type = source.columns.get(col).map_or("", |c| c.sql_type);
+        Column {
+            name,
+            sql_type,
+            data: ColumnData::Lookup(Lookup::new(rows, source, col)),
+        }
+    }
+
     /// An integer view of a cell, for comparisons (None for NULL or text).
     pub fn int_at(&self, row: usize) -> Option<i64> {
         match &self.data {
@@ -247,17 +313,70 @@ impl Column {
             ColumnData::Int(v) => v.get(row).copied(),
             ColumnData::Int32(v) => v.get(row).map(|x| i64::from(*x)),
             ColumnData::OptInt(v) => v.get(row),
+            ColumnData::Lookup(l) => l.column()?.int_at(l.at(row)?),
             _ => None,
         }
     }
 
+    /// The pooled id of a string cell (None for another kind of column;
+    /// [`StrId::NULL`] for NULL in a string column).
+    pub fn str_at(&self, row: usize) -> Option<StrId> {
+        match &self.data {
+            ColumnData::Str(v) => v.get(row).copied(),
+            ColumnData::Lookup(l) => {
+                let c = l.column()?;
+                match l.at(row) {
+                    Some(r) => c.str_at(r),
+                    None => c.is_text().then_some(StrId::NULL),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the cell of `row` is NULL (or past the end).
+    pub fn is_null(&self, row: usize) -> bool {
+        match &self.data {
+            ColumnData::Real(v) => row >= v.len(),
+            ColumnData::OptReal(v) => v.get(row).is_none(),
+            ColumnData::Str(v) => v.get(row).is_none_or(|s| s.is_null()),
+            ColumnData::Lookup(l) => l
+                .at(row)
+                .is_none_or(|r| l.column().is_none_or(|c| c.is_null(r))),
+            _ => self.int_at(row).is_none(),
+        }
+    }
+
+    /// Whether the column holds pooled strings.
+    pub fn is_text(&self) -> bool {
+        match &self.data {
+            ColumnData::Str(_) => true,
+            ColumnData::Lookup(l) => l.column().is_some_and(Column::is_text),
+            _ => false,
+        }
+    }
+
+    /// Whether the column holds integers.
+    pub fn is_int(&self) -> bool {
+        match &self.data {
+            ColumnData::RowIndex(_)
+            | ColumnData::Int(_)
+            | ColumnData::Int32(_)
+            | ColumnData::OptInt(_) => true,
+            ColumnData::Lookup(l) => l.column().is_some_and(Column::is_int),
+            _ => false,
+        }
+    }
+
     /// Whether the column may hold NULL: its kind says (integers and
-    /// doubles stored without a presence bit never do; strings may).
+    /// doubles stored without a presence bit never do; strings may), and
+    /// a lookup whether any row it reads is NULL.
     pub fn nullable(&self) -> bool {
-        matches!(
-            self.data,
-            ColumnData::OptInt(_) | ColumnData::OptReal(_) | ColumnData::Str(_)
-        )
+        match &self.data {
+            ColumnData::OptInt(_) | ColumnData::OptReal(_) | ColumnData::Str(_) => true,
+            ColumnData::Lookup(l) => l.column().is_some_and(Column::is_text) || l.has_null,
+            _ => false,
+        }
     }
 
     /// Whether the column holds non-null integers that never descend.
@@ -266,6 +385,15 @@ impl Column {
             ColumnData::RowIndex(_) => true,
             ColumnData::Int(v) => v.windows(2).all(|w| w[0] <= w[1]),
             ColumnData::Int32(v) => v.windows(2).all(|w| w[0] <= w[1]),
+            ColumnData::Lookup(l) if !l.has_null && self.is_int() => {
+                let mut last = i64::MIN;
+                (0..l.rows.len()).all(|r| {
+                    let x = self.int_at(r).unwrap_or(i64::MIN);
+                    let up = x >= last;
+                    last = x;
+                    up
+                })
+            }
             _ => false,
         }
     }
@@ -288,35 +416,23 @@ impl Table {
                 .get(row)
                 .and_then(|s| self.strings.get(*s))
                 .map_or(Cell::Null, Cell::Str),
+            ColumnData::Lookup(l) => l.at(row).map_or(Cell::Null, |r| l.source.cell(r, l.col)),
         }
     }
 
     /// The pooled id of a string cell (None for another kind of column).
     pub fn str_id(&self, row: usize, col: usize) -> Option<StrId> {
-        match &self.columns.get(col)?.data {
-            ColumnData::Str(v) => v.get(row).copied(),
-            _ => None,
-        }
+        self.columns.get(col)?.str_at(row)
     }
 
     /// Whether `col` holds integers.
     pub fn is_int(&self, col: usize) -> bool {
-        self.columns.get(col).is_some_and(|c| {
-            matches!(
-                c.data,
-                ColumnData::RowIndex(_)
-                    | ColumnData::Int(_)
-                    | ColumnData::Int32(_)
-                    | ColumnData::OptInt(_)
-            )
-        })
+        self.columns.get(col).is_some_and(Column::is_int)
     }
 
     /// Whether `col` holds pooled strings.
     pub fn is_text(&self, col: usize) -> bool {
-        self.columns
-            .get(col)
-            .is_some_and(|c| matches!(c.data, ColumnData::Str(_)))
+        self.columns.get(col).is_some_and(Column::is_text)
     }
 
     /// The rows of `col` in value order (an index, built once on first use,
@@ -336,13 +452,17 @@ impl Table {
         }
         let n = u32::try_from(self.len).unwrap_or(u32::MAX);
         let mut rows: Vec<u32> = (0..n).collect();
-        match self.columns.get(col).map(|c| &c.data) {
-            Some(ColumnData::RowIndex(_)) | None => {}
-            Some(ColumnData::Str(v)) => {
+        let Some(c) = self.columns.get(col) else {
+            return keep_order(&mut orders, col, rows);
+        };
+        match &c.data {
+            ColumnData::RowIndex(_) => {}
+            _ if c.is_text() => {
                 // Rank each distinct string by its bytes (SQLite's BINARY
                 // collation), NULL first, then sort rows by rank: the text
                 // of each distinct string is compared, not of each row.
-                let mut ids: Vec<StrId> = v.clone();
+                let sid = |r: u32| c.str_at(r as usize).unwrap_or(StrId::NULL);
+                let mut ids: Vec<StrId> = rows.iter().map(|&r| sid(r)).collect();
                 ids.sort_unstable_by_key(|s| s.0);
                 ids.dedup();
                 ids.sort_by(|a, b| {
@@ -354,33 +474,36 @@ impl Table {
                     .enumerate()
                     .map(|(i, s)| (*s, u32::try_from(i).unwrap_or(u32::MAX)))
                     .collect();
-                rows.sort_by_key(|&r| v.get(r as usize).and_then(|s| rank.get(s).copied()));
+                rows.sort_by_key(|&r| rank.get(&sid(r)).copied());
             }
-            Some(ColumnData::Real(v)) => {
+            ColumnData::Real(v) => {
                 rows.sort_by(|&a, &b| {
                     let x = v.get(a as usize).copied().unwrap_or(f64::NAN);
                     let y = v.get(b as usize).copied().unwrap_or(f64::NAN);
                     x.total_cmp(&y)
                 });
             }
-            Some(ColumnData::OptReal(v)) => {
+            ColumnData::OptReal(v) => {
                 let key = |r: u32| v.get(r as usize);
                 rows.sort_by(|&a, &b| match (key(a), key(b)) {
                     (Some(x), Some(y)) => x.total_cmp(&y),
                     (x, y) => x.is_some().cmp(&y.is_some()),
                 });
             }
-            Some(_) => {
-                if let Some(c) = self.columns.get(col) {
-                    rows.sort_by_key(|&r| c.int_at(r as usize));
-                }
+            _ if c.is_int() => rows.sort_by_key(|&r| c.int_at(r as usize)),
+            _ => {
+                // A lookup of doubles: NULL first, then by value.
+                let key = |r: u32| match self.cell(r as usize, col) {
+                    Cell::Real(x) => Some(x),
+                    _ => None,
+                };
+                rows.sort_by(|&a, &b| match (key(a), key(b)) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    (x, y) => x.is_some().cmp(&y.is_some()),
+                });
             }
         }
-        let o: Arc<[u32]> = rows.into();
-        if let Some(slot) = orders.get_mut(col) {
-            *slot = Some(o.clone());
-        }
-        o
+        keep_order(&mut orders, col, rows)
     }
 
     /// The `CREATE TABLE` text SQLite is told the table's shape with (a
@@ -397,6 +520,15 @@ impl Table {
             .collect();
         format!("CREATE TABLE x({})", cols.join(", "))
     }
+}
+
+/// Keeps `rows` as the value order of column `col` in `orders`.
+fn keep_order(orders: &mut [Option<Arc<[u32]>>], col: usize, rows: Vec<u32>) -> Arc<[u32]> {
+    let o: Arc<[u32]> = rows.into();
+    if let Some(slot) = orders.get_mut(col) {
+        *slot = Some(o.clone());
+    }
+    o
 }
 
 #[cfg(test)]
@@ -508,5 +640,86 @@ mod tests {
         assert_eq!(t.cell(2, 0), Cell::Real(-0.0));
         assert_eq!(none.int_at(4), None);
         assert!(id.ascends() && !small.ascends() && big.ascends());
+    }
+    /// A column read through another table's rows gives that table's
+    /// values (NULL for no row), orders and reports NULLs by what it reads,
+    /// and searches as a stored column would.
+    #[test]
+    fn a_lookup_column_reads_through_another_tables_rows() {
+        let mut pool = StringPool::default();
+        let (a, b) = (pool.intern("a"), pool.intern("b"));
+        let pool = Arc::new(pool);
+        let source = Arc::new(Table {
+            name: "src",
+            columns: vec![
+                Column::int("id", vec![0, 1, 2]),
+                Column::str("s", vec![b, a, StrId::NULL]),
+                Column::opt_int("n", vec![Some(7), None, Some(-3)]),
+                Column::real("r", vec![2.5, -1.0, 0.0]),
+            ],
+            len: 3,
+            has_id: true,
+            sorted_by: None,
+            strings: pool.clone(),
+            orders: Default::default(),
+        });
+        let rows: Arc<[u32]> = vec![2, 0, Lookup::NO_ROW, 1, 0].into();
+        let via = |name, col| Column::lookup(name, rows.clone(), source.clone(), col);
+        let t = Table {
+            name: "t",
+            columns: vec![via("id", 0), via("s", 1), via("n", 2), via("r", 3)],
+            len: 5,
+            has_id: false,
+            sorted_by: None,
+            strings: pool,
+            orders: Default::default(),
+        };
+        let col = |c: usize| (0..5).map(|r| t.cell(r, c)).collect::<Vec<_>>();
+        assert_eq!(
+            col(0),
+            [
+                Cell::Int(2),
+                Cell::Int(0),
+                Cell::Null,
+                Cell::Int(1),
+                Cell::Int(0)
+            ]
+        );
+        assert_eq!(
+            col(1),
+            [
+                Cell::Null,
+                Cell::Str("b"),
+                Cell::Null,
+                Cell::Str("a"),
+                Cell::Str("b")
+            ]
+        );
+        assert_eq!(
+            col(2),
+            [
+                Cell::Int(-3),
+                Cell::Int(7),
+                Cell::Null,
+                Cell::Null,
+                Cell::Int(7)
+            ]
+        );
+        assert_eq!(t.str_id(3, 1), Some(a));
+        assert_eq!(t.str_id(2, 1), Some(StrId::NULL));
+        assert!(t.is_text(1) && t.is_int(0) && t.is_int(2) && !t.is_int(3));
+        // NULL first, ties in row order.
+        assert_eq!(&*t.order(0), &[2, 1, 4, 3, 0]);
+        assert_eq!(&*t.order(1), &[0, 2, 3, 1, 4]);
+        assert_eq!(&*t.order(2), &[2, 3, 0, 1, 4]);
+        assert_eq!(&*t.order(3), &[2, 3, 0, 1, 4]);
+        // NO_ROW makes even a column without NULLs nullable; rows that
+        // all have values keep it NOT NULL.
+        assert!(t.columns.iter().all(Column::nullable));
+        let whole = Column::lookup("id", vec![1, 0].into(), source.clone(), 0);
+        assert!(!whole.nullable() && !whole.ascends());
+        let up = Column::lookup("id", vec![0, 2, 2].into(), source, 0);
+        assert!(up.ascends() && up.is_int());
+        assert!(t.schema().contains("\"id\" BIGINT,"));
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn assign(sel: &Sel, keys: &[Reader<'_>], strings: &StringPool) -> As
 
 /// One integer key of dense values: an array of groups.
 fn dense(sel: &Sel, key: &Reader<'_>) -> Option<Assigned> {
-    if matches!(key, Reader::Real(_) | Reader::OptReal(_) | Reader::Str(_)) {
+    if key.is_real() || key.is_text() {
         return None;
     }
     let (mut min, mut max) = (i64::MAX, i64::MIN);

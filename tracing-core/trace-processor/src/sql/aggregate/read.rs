@@ -4,7 +4,7 @@
 //! the column's kind and the selection's form decided once, outside the
 //! loop, so each loop is a plain walk over one vector.
 
-use crate::sql::table::{ColumnData, Nullable, NullableInts, Table};
+use crate::sql::table::{Cell, ColumnData, Nullable, NullableInts, Table};
 use crate::storage::strings::StrId;
 
 /// A cell.
@@ -36,6 +36,9 @@ pub(crate) enum Reader<'a> {
     OptReal(&'a Nullable<f64>),
     /// Strings.
     Str(&'a [StrId]),
+    /// A column read through another table's ([`ColumnData::Lookup`]):
+    /// each cell by the table's own accessors.
+    Via(&'a Table, usize),
     /// No such column: NULLs.
     Missing,
 }
@@ -51,13 +54,27 @@ impl Reader<'_> {
             Some(ColumnData::Real(v)) => Reader::Real(v),
             Some(ColumnData::OptReal(v)) => Reader::OptReal(v),
             Some(ColumnData::Str(v)) => Reader::Str(v),
+            Some(ColumnData::Lookup(_)) => Reader::Via(table, col),
             None => Reader::Missing,
         }
     }
 
     /// Whether it holds doubles.
     pub(crate) fn is_real(&self) -> bool {
-        matches!(self, Reader::Real(_) | Reader::OptReal(_))
+        match self {
+            Reader::Real(_) | Reader::OptReal(_) => true,
+            Reader::Via(t, c) => !t.is_int(*c) && !t.is_text(*c),
+            _ => false,
+        }
+    }
+
+    /// Whether it holds strings.
+    pub(crate) fn is_text(&self) -> bool {
+        match self {
+            Reader::Str(_) => true,
+            Reader::Via(t, c) => t.is_text(*c),
+            _ => false,
+        }
     }
 
     /// The cell of `row`.
@@ -71,8 +88,22 @@ impl Reader<'_> {
             Reader::Real(v) => real(v.get(row).copied()),
             Reader::OptReal(v) => real(v.get(row)),
             Reader::Str(v) => string(v.get(row).copied()),
+            Reader::Via(t, c) => via(t, *c, row),
             Reader::Missing => V::Null,
         }
+    }
+}
+
+/// The cell of `row` of column `col` of `t`, read by the table's accessors.
+#[inline]
+fn via(t: &Table, col: usize, row: usize) -> V {
+    if let Some(s) = t.str_id(row, col) {
+        return string(Some(s));
+    }
+    match t.cell(row, col) {
+        Cell::Int(x) => V::Int(x),
+        Cell::Real(x) => real(Some(x)),
+        Cell::Null | Cell::Str(_) => V::Null,
     }
 }
 
@@ -152,6 +183,7 @@ fn walk(
         Reader::Real(v) => rows.for_each(|(i, r)| f(i, r, real(v.get(r).copied()))),
         Reader::OptReal(v) => rows.for_each(|(i, r)| f(i, r, real(v.get(r)))),
         Reader::Str(v) => rows.for_each(|(i, r)| f(i, r, string(v.get(r).copied()))),
+        Reader::Via(t, c) => rows.for_each(|(i, r)| f(i, r, via(t, *c, r))),
         Reader::Missing => rows.for_each(|(i, r)| f(i, r, V::Null)),
     }
 }

@@ -5,16 +5,21 @@
 //! (`time_in_state.rs`, `cpu_time.rs`, `cycles.rs`, `slices/flatten.rs`)
 //! with the thread context `thread_slice` joins in (`context.rs`), column
 //! for column what the module's select over `thread_slice` gave, stored
-//! as a select's rows are stored.
+//! as a select's rows are stored. What a row repeats of another table
+//! (its slice's name, depth and track; its thread's and process's ids and
+//! names; its thread state's state) is not copied: the table keeps per
+//! row the slice's row, the thread's and the state's, and those columns
+//! read through them (`ColumnData::Lookup`), one list of rows shared by
+//! every column it serves.
 
 use std::sync::Arc;
 
 use crate::sql::perfetto_sql::native::Built;
 use crate::sql::perfetto_sql::nested::NestedDb;
-use crate::sql::table::{Column, Table};
+use crate::sql::table::{Column, ColumnData, Lookup, Table};
 use crate::storage::strings::{StrId, StringPool};
 
-use super::context::{Context, Contexts, Strings};
+use super::context::{Context, Contexts, Strings, THREAD_COLUMNS};
 use super::inputs::{Tables, column};
 
 /// `thread_slice_time_in_state`'s columns.
@@ -112,141 +117,207 @@ fn pool(t: &Tables, more: Option<&Arc<Table>>) -> Strings {
     Strings::over(&sources)
 }
 
-/// The context columns `thread_slice` adds (name, utid, thread_name,
-/// upid, process_name), filled row by row.
-struct ContextColumns {
-    /// The pools of the slice, thread and process tables.
-    pools: [Option<Arc<StringPool>>; 3],
-    name: Vec<StrId>,
-    utid: Vec<i64>,
-    thread_name: Vec<StrId>,
-    upid: Vec<Option<i64>>,
-    process_name: Vec<StrId>,
+/// Column `col` (by name) of `source` read through `rows`, named `name`:
+/// a column of NULLs when there is no such table or column, and, as a
+/// select's, when there are no rows.
+fn through(
+    name: &'static str,
+    rows: &Arc<[u32]>,
+    source: Option<&Arc<Table>>,
+    col: &str,
+) -> Column {
+    let found = source.and_then(|s| Some((s, s.columns.iter().position(|c| c.name == col)?)));
+    match found {
+        Some((s, i)) if !rows.is_empty() => Column::lookup(name, rows.clone(), s.clone(), i),
+        _ => Column::opt_int(name, vec![None; rows.len()]),
+    }
 }
 
-impl ContextColumns {
-    /// Empty columns of the context of `t`'s slices.
-    fn new(t: &Tables) -> Self {
-        let pool = |table: &Option<Arc<Table>>| table.as_ref().map(|t| t.strings.clone());
-        ContextColumns {
-            pools: [pool(&t.slice), pool(&t.thread), pool(&t.process)],
-            name: Vec::new(),
-            utid: Vec::new(),
-            thread_name: Vec::new(),
-            upid: Vec::new(),
-            process_name: Vec::new(),
+/// Per row of a built table, the rows of the tables it reads through: its
+/// slice's and its thread's (utid).
+#[derive(Default)]
+struct Rows {
+    slice: Vec<u32>,
+    thread: Vec<u32>,
+}
+
+impl Rows {
+    /// Adds a row of slice row `slice` with context `c`.
+    fn push(&mut self, slice: usize, c: &Context) {
+        self.slice
+            .push(u32::try_from(slice).unwrap_or(Lookup::NO_ROW));
+        self.thread
+            .push(u32::try_from(c.utid).unwrap_or(Lookup::NO_ROW));
+    }
+
+    /// How many rows.
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+}
+
+/// The columns read through each row's slice and thread.
+struct Through {
+    slice_rows: Arc<[u32]>,
+    thread_rows: Arc<[u32]>,
+    slice: Option<Arc<Table>>,
+    threads: Arc<Table>,
+}
+
+impl Through {
+    /// Over `rows`, the slices of `t` and their threads' contexts.
+    fn new(rows: Rows, t: &Tables, contexts: &Contexts) -> Self {
+        Through {
+            slice_rows: rows.slice.into(),
+            thread_rows: rows.thread.into(),
+            slice: t.slice.clone(),
+            threads: contexts.thread_table(t),
         }
     }
 
-    /// Adds a slice's context `c`.
-    fn push(&mut self, strings: &mut Strings, c: Context) {
-        let [slice, thread, process] = &self.pools;
-        let mut id = |pool: &Option<Arc<StringPool>>, s: StrId| {
-            pool.as_ref().map_or(StrId::NULL, |p| strings.id(p, s))
-        };
-        let (name, thread_name, process_name) = (
-            id(slice, c.name),
-            id(thread, c.thread_name),
-            id(process, c.process_name),
-        );
-        self.name.push(name);
-        self.utid.push(c.utid);
-        self.thread_name.push(thread_name);
-        self.upid.push(c.upid);
-        self.process_name.push(process_name);
+    /// The slice's column `col`, named `name`.
+    fn slice(&self, name: &'static str, col: &str) -> Column {
+        through(name, &self.slice_rows, self.slice.as_ref(), col)
     }
 
-    /// The five context columns, in upstream's order after `id`.
-    fn columns(self) -> [Column; 5] {
+    /// The thread context's column `col` (one of [`THREAD_COLUMNS`]).
+    fn thread(&self, col: &'static str) -> Column {
+        debug_assert!(THREAD_COLUMNS.contains(&col));
+        through(col, &self.thread_rows, Some(&self.threads), col)
+    }
+
+    /// The slice's id, as the column `id` of a select over `thread_slice`.
+    fn id(&self, name: &'static str) -> Column {
+        self.slice(name, "id")
+    }
+
+    /// The five context columns `thread_slice` adds after `id` (name,
+    /// utid, thread_name, upid, process_name).
+    fn context(&self) -> [Column; 5] {
         [
-            strs("name", self.name),
-            ints_set("utid", self.utid),
-            strs("thread_name", self.thread_name),
-            ints("upid", self.upid),
-            strs("process_name", self.process_name),
+            self.slice("name", "name"),
+            self.thread("utid"),
+            self.thread("thread_name"),
+            self.thread("upid"),
+            self.thread("process_name"),
         ]
+    }
+}
+
+/// The built table of `columns` (`len` rows): as they are when every
+/// string is an id of the trace's one pool (`strings` shared), else each
+/// column read through another table copied, its strings into `strings`'
+/// own pool.
+fn finish(columns: Vec<Column>, len: usize, mut strings: Strings) -> Built {
+    if strings.shared().is_some() {
+        return Built {
+            columns,
+            len,
+            strings: strings.finish(),
+        };
+    }
+    let columns = columns
+        .into_iter()
+        .map(|c| match &c.data {
+            ColumnData::Lookup(l) if c.is_text() => {
+                let ids = (0..len)
+                    .map(|r| {
+                        let id = c.str_at(r).unwrap_or(StrId::NULL);
+                        strings.id(&l.source.strings, id)
+                    })
+                    .collect();
+                strs(c.name, ids)
+            }
+            ColumnData::Lookup(_) if c.is_int() => {
+                ints(c.name, (0..len).map(|r| c.int_at(r)).collect())
+            }
+            ColumnData::Lookup(l) => {
+                let real = |r: usize| match l.rows.get(r) {
+                    Some(&k) if k != Lookup::NO_ROW => match l.source.cell(k as usize, l.col) {
+                        crate::sql::table::Cell::Real(x) => Some(x),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                Column::opt_real(c.name, (0..len).map(real).collect())
+            }
+            _ => c,
+        })
+        .collect();
+    Built {
+        columns,
+        len,
+        strings: strings.finish(),
     }
 }
 
 /// `thread_slice_time_in_state`.
 pub(crate) fn time_in_state(t: &Tables) -> Built {
-    let rows = super::time_in_state::compute(t);
+    let computed = super::time_in_state::compute(t);
     let contexts = Contexts::read(t);
     let states = t.thread_state.clone();
-    let mut strings = pool(t, states.as_ref());
-    let state_col = |name: &str| {
-        states
-            .as_ref()
-            .and_then(|s| s.columns.iter().position(|c| c.name == name))
-    };
-    let (state_i, blocked_i) = (state_col("state"), state_col("blocked_function"));
-    let io_wait = states.as_deref().and_then(|s| column(s, "io_wait"));
-    let mut id = Vec::new();
-    let mut ctx = ContextColumns::new(t);
-    let (mut state, mut io, mut blocked, mut dur) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for r in rows.chunks_exact(super::time_in_state::COLUMNS.len()) {
-        let (&[slice, row, d], Some(s)) = (r, states.as_deref()) else {
+    let strings = pool(t, states.as_ref());
+    let mut rows = Rows::default();
+    let (mut state_rows, mut dur) = (Vec::new(), Vec::new());
+    for r in computed.chunks_exact(super::time_in_state::COLUMNS.len()) {
+        let (&[slice, row, d], Some(_)) = (r, states.as_deref()) else {
             continue;
         };
-        let Some(c) = usize::try_from(slice).ok().and_then(|k| contexts.get(k)) else {
+        let Some(k) = usize::try_from(slice).ok() else {
             continue;
         };
-        let row = usize::try_from(row).unwrap_or(usize::MAX);
-        let text = |i: Option<usize>| i.and_then(|i| s.str_id(row, i)).unwrap_or(StrId::NULL);
-        id.push(slice);
-        ctx.push(&mut strings, c);
-        state.push(strings.id(&s.strings, text(state_i)));
-        io.push(io_wait.and_then(|c| c.int_at(row)));
-        blocked.push(strings.id(&s.strings, text(blocked_i)));
+        let Some(c) = contexts.get(k) else {
+            continue;
+        };
+        rows.push(k, &c);
+        state_rows.push(u32::try_from(row).unwrap_or(Lookup::NO_ROW));
         dur.push(d);
     }
-    let len = id.len();
-    Built {
-        columns: [ints_set("id", id)]
-            .into_iter()
-            .chain(ctx.columns())
-            .chain([
-                strs("state", state),
-                ints("io_wait", io),
-                strs("blocked_function", blocked),
-                ints_set("dur", dur),
-            ])
-            .collect(),
-        len,
-        strings: strings.finish(),
-    }
+    let len = rows.len();
+    let via = Through::new(rows, t, &contexts);
+    let state_rows: Arc<[u32]> = state_rows.into();
+    let state = |name: &'static str| through(name, &state_rows, states.as_ref(), name);
+    let columns = [via.id("id")]
+        .into_iter()
+        .chain(via.context())
+        .chain([
+            state("state"),
+            state("io_wait"),
+            state("blocked_function"),
+            ints_set("dur", dur),
+        ])
+        .collect();
+    finish(columns, len, strings)
 }
 
 /// `thread_slice_cpu_time`.
 pub(crate) fn cpu_time(t: &Tables) -> Built {
-    let rows = super::cpu_time::compute(t);
+    let computed = super::cpu_time::compute(t);
     let contexts = Contexts::read(t);
-    let mut strings = pool(t, None);
-    let mut id = Vec::new();
-    let mut ctx = ContextColumns::new(t);
+    let strings = pool(t, None);
+    let mut rows = Rows::default();
     let mut cpu = Vec::new();
-    for r in rows.chunks_exact(super::cpu_time::COLUMNS.len()) {
+    for r in computed.chunks_exact(super::cpu_time::COLUMNS.len()) {
         let &[slice, time] = r else {
             continue;
         };
-        let Some(c) = usize::try_from(slice).ok().and_then(|k| contexts.get(k)) else {
+        let Some(k) = usize::try_from(slice).ok() else {
             continue;
         };
-        id.push(slice);
-        ctx.push(&mut strings, c);
+        let Some(c) = contexts.get(k) else {
+            continue;
+        };
+        rows.push(k, &c);
         cpu.push(time);
     }
-    let len = id.len();
-    Built {
-        columns: [ints_set("id", id)]
-            .into_iter()
-            .chain(ctx.columns())
-            .chain([ints_set("cpu_time", cpu)])
-            .collect(),
-        len,
-        strings: strings.finish(),
-    }
+    let len = rows.len();
+    let via = Through::new(rows, t, &contexts);
+    let columns = [via.id("id")]
+        .into_iter()
+        .chain(via.context())
+        .chain([ints_set("cpu_time", cpu)])
+        .collect();
+    finish(columns, len, strings)
 }
 
 /// `cpu_cycles_per_thread_slice`: every thread slice, in id order, with
@@ -256,11 +327,10 @@ pub(crate) fn cycles(t: &Tables, db: &NestedDb) -> rusqlite::Result<Built> {
     let pieces = super::cycles::read_pieces(db)?;
     let cycles = super::cycles::compute(t, &pieces);
     let contexts = Contexts::read(t);
-    let mut strings = pool(t, None);
+    let strings = pool(t, None);
     let slice_dur = t.slice.as_deref().and_then(|s| column(s, "dur"));
     let slices = t.slice.as_ref().map_or(0, |s| s.len);
-    let mut id = Vec::new();
-    let mut ctx = ContextColumns::new(t);
+    let mut rows = Rows::default();
     let (mut milli, mut mega) = (Vec::new(), Vec::new());
     let mut next = cycles.iter().peekable();
     for row in 0..slices {
@@ -272,21 +342,18 @@ pub(crate) fn cycles(t: &Tables, db: &NestedDb) -> rusqlite::Result<Built> {
         let whole = next
             .next_if(|k| k.id == slice)
             .filter(|k| Some(k.dur) == slice_dur.and_then(|d| d.int_at(row)));
-        id.push(slice);
-        ctx.push(&mut strings, c);
+        rows.push(row, &c);
         milli.push(whole.map(|k| k.millicycles));
         mega.push(whole.map(|k| k.megacycles));
     }
-    let len = id.len();
-    Ok(Built {
-        columns: [ints_set("id", id)]
-            .into_iter()
-            .chain(ctx.columns())
-            .chain([ints("millicycles", milli), ints("megacycles", mega)])
-            .collect(),
-        len,
-        strings: strings.finish(),
-    })
+    let len = rows.len();
+    let via = Through::new(rows, t, &contexts);
+    let columns = [via.id("id")]
+        .into_iter()
+        .chain(via.context())
+        .chain([ints("millicycles", milli), ints("megacycles", mega)])
+        .collect();
+    Ok(finish(columns, len, strings))
 }
 
 /// `_slice_flattened`: the flattened stretches of thread slices, by
@@ -302,14 +369,12 @@ pub(crate) fn flattened(t: &Tables) -> Built {
             strings: Arc::default(),
         };
     };
-    let rows = crate::sql::slices::flatten::compute(&slice);
+    let computed = crate::sql::slices::flatten::compute(&slice);
     let contexts = Contexts::read(t);
-    let mut strings = pool(t, None);
-    let (depth_col, track_col) = (column(&slice, "depth"), column(&slice, "track_id"));
-    let mut set: [Vec<i64>; 4] = Default::default();
-    let mut opt: [Vec<Option<i64>>; 4] = Default::default();
-    let mut ctx = ContextColumns::new(t);
-    for r in rows.chunks_exact(crate::sql::slices::flatten::COLUMNS.len()) {
+    let strings = pool(t, None);
+    let mut set: [Vec<i64>; 3] = Default::default();
+    let mut rows = Rows::default();
+    for r in computed.chunks_exact(crate::sql::slices::flatten::COLUMNS.len()) {
         let &[slice_id, ts, dur, root] = r else {
             continue;
         };
@@ -319,38 +384,29 @@ pub(crate) fn flattened(t: &Tables) -> Built {
         let Some(c) = contexts.get(row) else {
             continue;
         };
-        let [s_id, s_ts, s_dur, s_root] = &mut set;
-        let [s_depth, s_track, s_tid, s_pid] = &mut opt;
-        s_id.push(slice_id);
+        let [s_ts, s_dur, s_root] = &mut set;
         s_ts.push(ts);
         s_dur.push(dur);
         s_root.push(root);
-        s_depth.push(depth_col.and_then(|d| d.int_at(row)));
-        s_track.push(track_col.and_then(|d| d.int_at(row)));
-        s_tid.push(c.tid);
-        s_pid.push(c.pid);
-        ctx.push(&mut strings, c);
+        rows.push(row, &c);
     }
-    let [s_id, s_ts, s_dur, s_root] = set;
-    let [s_depth, s_track, s_tid, s_pid] = opt;
-    let len = s_id.len();
-    Built {
-        columns: vec![
-            ints_set("slice_id", s_id),
-            ints_set("ts", s_ts),
-            ints_set("dur", s_dur),
-            ints("depth", s_depth),
-            strs("name", ctx.name),
-            ints_set("root_id", s_root),
-            ints("track_id", s_track),
-            ints_set("utid", ctx.utid),
-            ints("tid", s_tid),
-            strs("thread_name", ctx.thread_name),
-            ints("upid", ctx.upid),
-            ints("pid", s_pid),
-            strs("process_name", ctx.process_name),
-        ],
-        len,
-        strings: strings.finish(),
-    }
+    let [s_ts, s_dur, s_root] = set;
+    let len = rows.len();
+    let via = Through::new(rows, t, &contexts);
+    let columns = vec![
+        via.id("slice_id"),
+        ints_set("ts", s_ts),
+        ints_set("dur", s_dur),
+        via.slice("depth", "depth"),
+        via.slice("name", "name"),
+        ints_set("root_id", s_root),
+        via.slice("track_id", "track_id"),
+        via.thread("utid"),
+        via.thread("tid"),
+        via.thread("thread_name"),
+        via.thread("upid"),
+        via.thread("pid"),
+        via.thread("process_name"),
+    ];
+    finish(columns, len, strings)
 }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::sql::table::Table;
+use crate::sql::table::{Column, Table};
 use crate::storage::strings::{StrId, StringPool};
 
 use super::inputs::{Tables, column};
@@ -32,6 +32,10 @@ pub(crate) struct Context {
     pub process_name: StrId,
 }
 
+/// The columns of [`Contexts::thread_table`], in order.
+pub(crate) const THREAD_COLUMNS: [&str; 6] =
+    ["utid", "tid", "thread_name", "upid", "pid", "process_name"];
+
 /// The string of `col` at `row` of `t` (NULL for another kind of column).
 fn str_at(t: &Table, col: Option<usize>, row: usize) -> StrId {
     col.and_then(|c| t.str_id(row, c)).unwrap_or(StrId::NULL)
@@ -46,6 +50,8 @@ fn index(t: &Table, name: &str) -> Option<usize> {
 /// another track), from which a slice's is read by its track: names as
 /// ids of the trace's tables' pools.
 pub(crate) struct Contexts {
+    /// Per thread (by utid), its context (without a slice's name).
+    per_thread: Vec<Context>,
     per_track: Vec<Option<Context>>,
     slice: Option<Arc<Table>>,
     track_id: Option<usize>,
@@ -58,6 +64,7 @@ impl Contexts {
         let process = t.process.as_deref();
         let (Some(slice), Some(track), Some(thread)) = (&t.slice, &t.track, &t.thread) else {
             return Contexts {
+                per_thread: Vec::new(),
                 per_track: Vec::new(),
                 slice: None,
                 track_id: None,
@@ -104,11 +111,58 @@ impl Contexts {
             })
             .collect();
         Contexts {
+            per_thread,
             per_track,
             track_id: index(slice, "track_id"),
             name: index(slice, "name"),
             slice: Some(slice.clone()),
         }
+    }
+
+    /// The threads' contexts as a table of their own, a row per thread
+    /// (its row number its utid) of [`THREAD_COLUMNS`]: strings as ids of
+    /// the trace's pool when `t`'s tables share it, else copied into a
+    /// pool of the table's own.
+    pub(crate) fn thread_table(&self, t: &Tables) -> Arc<Table> {
+        let pool = |table: &Option<Arc<Table>>| table.as_ref().map(|t| t.strings.clone());
+        let (thread_pool, process_pool) = (pool(&t.thread), pool(&t.process));
+        let shared = match (&thread_pool, &process_pool) {
+            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => Some(a.clone()),
+            (Some(a), None) => Some(a.clone()),
+            _ => None,
+        };
+        let mut own = StringPool::default();
+        let mut copy = |from: &Option<Arc<StringPool>>, id: StrId| match (&shared, from) {
+            (Some(_), _) => id,
+            (None, Some(p)) => own.intern_opt(p.get(id)),
+            (None, None) => StrId::NULL,
+        };
+        let c = &self.per_thread;
+        let thread_name = c
+            .iter()
+            .map(|c| copy(&thread_pool, c.thread_name))
+            .collect();
+        let process_name = c
+            .iter()
+            .map(|c| copy(&process_pool, c.process_name))
+            .collect();
+        let columns = vec![
+            Column::int("utid", c.iter().map(|c| c.utid).collect()),
+            Column::opt_int("tid", c.iter().map(|c| c.tid).collect()),
+            Column::str("thread_name", thread_name),
+            Column::opt_int("upid", c.iter().map(|c| c.upid).collect()),
+            Column::opt_int("pid", c.iter().map(|c| c.pid).collect()),
+            Column::str("process_name", process_name),
+        ];
+        Arc::new(Table {
+            name: "__zt_thread_context",
+            columns,
+            len: c.len(),
+            has_id: false,
+            sorted_by: None,
+            strings: shared.unwrap_or_else(|| Arc::new(own)),
+            orders: Default::default(),
+        })
     }
 
     /// The context of slice row `row`, when it is a thread slice.
@@ -149,6 +203,11 @@ impl Strings {
         }
         let s = src.get(id);
         self.own.intern_opt(s)
+    }
+
+    /// The trace's pool, when every source pool is it.
+    pub(crate) fn shared(&self) -> Option<&Arc<StringPool>> {
+        self.shared.as_ref()
     }
 
     /// The pool.

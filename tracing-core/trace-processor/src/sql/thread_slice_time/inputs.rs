@@ -10,7 +10,7 @@
 use crate::hash::HashMap;
 use std::sync::Arc;
 
-use crate::sql::table::{Column, ColumnData, Table};
+use crate::sql::table::{Column, Table};
 
 /// The frozen tables the operators read (None when the trace has no such
 /// table, which reads as empty).
@@ -77,10 +77,7 @@ pub(crate) fn thread_slices(t: &Tables) -> Vec<ThreadSlice> {
     let thread_of: Vec<Option<i64>> = (0..track.len)
         .map(|row| {
             let is_slice = kind
-                .and_then(|c| match &c.data {
-                    ColumnData::Str(v) => v.get(row).copied(),
-                    _ => None,
-                })
+                .and_then(|c| c.str_at(row))
                 .and_then(|id| track.strings.get(id))
                 == Some("slice");
             track_utid
