@@ -26,6 +26,7 @@ mod tp_conformance;
 mod tp_data;
 mod tp_parquet;
 mod tp_python;
+mod tp_threads_check;
 mod tsan;
 mod unoptimised;
 mod valgrind;
@@ -296,6 +297,11 @@ enum Task {
         /// Cases run at once (default: one per core).
         #[arg(long, default_value_t = 0)]
         jobs: usize,
+        /// Instead of the expected outputs, check that each case's trace
+        /// loads to the same tables (every row) on one thread and on
+        /// several: a case passes when they agree.
+        #[arg(long)]
+        threads_check: bool,
     },
     /// One case of `tp-conformance`, in the process it runs each case in:
     /// prints PASS, or FAIL and the reason.
@@ -303,6 +309,9 @@ enum Task {
     TpConformanceCase {
         /// The case's directory.
         dir: PathBuf,
+        /// Compare the loads on one and several threads instead.
+        #[arg(long)]
+        threads_check: bool,
     },
     /// Google's Python client (`perfetto` from PyPI, in a venv under
     /// target/tp-python) against zerotrace-tp and `zerotrace sql --httpd`:
@@ -606,8 +615,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::TpConformanceCase { dir } => {
-            tp_conformance::child(&dir);
+        Task::TpConformanceCase { dir, threads_check } => {
+            tp_conformance::child(&dir, threads_check);
             ExitCode::SUCCESS
         }
         Task::TpConformance {
@@ -615,6 +624,7 @@ fn main() -> ExitCode {
             min_pass,
             case_timeout,
             jobs,
+            threads_check,
         } => {
             let dir = dir.unwrap_or_else(|| {
                 let root = workspace_root();
@@ -626,6 +636,7 @@ fn main() -> ExitCode {
             let opts = tp_conformance::Options {
                 case_timeout: std::time::Duration::from_secs(case_timeout),
                 jobs,
+                threads_check,
             };
             match tp_conformance::run(&dir, &opts) {
                 Ok(passed) if passed >= min_pass.unwrap_or(0) => ExitCode::SUCCESS,

@@ -16,6 +16,9 @@
 //! binary again, `tp-conformance-case DIR`), with a time limit, so that a
 //! case that panics, crashes or loops is a failure with a reason and the
 //! run goes on; the cases run in parallel, one process per core.
+//! `--threads-check` runs every case's trace through the one-thread and
+//! the parallel load instead, and passes a case when their tables agree
+//! (`tp_threads_check.rs`).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -183,9 +186,13 @@ pub fn compare(actual: &str, expected: &str) -> Option<String> {
 /// and prints [`PASS`], or [`FAIL`] and the reason, on one line. A panic
 /// is caught and printed as the reason (the panic's own message is kept
 /// off stderr, which the parent does not read).
-pub fn child(dir: &Path) {
+pub fn child(dir: &Path, threads_check: bool) {
     std::panic::set_hook(Box::new(|_| {}));
-    match caught(|| run_case(dir)) {
+    let check = || match threads_check {
+        true => super::tp_threads_check::same_tables(dir),
+        false => run_case(dir),
+    };
+    match caught(check) {
         None => println!("{PASS}"),
         Some(reason) => println!("{FAIL} {}", reason.replace('\n', " ")),
     }
@@ -355,6 +362,10 @@ pub struct Options {
     pub case_timeout: Duration,
     /// Cases run at once (0: one per core).
     pub jobs: usize,
+    /// Check that each case's trace loads to the same tables on one thread
+    /// and on several, instead of its expected output
+    /// (`tp_threads_check.rs`).
+    pub threads_check: bool,
 }
 
 /// Runs every case of `DIR/cases.json`, each in a child process of this
@@ -371,6 +382,9 @@ pub fn run(dir: &Path, opts: &Options) -> Result<usize, String> {
     let outcomes = parallel(cases.len(), jobs, |i| {
         let mut cmd = Command::new(&exe);
         cmd.arg("tp-conformance-case").arg(dir.join(cases[i].id()));
+        if opts.threads_check {
+            cmd.arg("--threads-check");
+        }
         run_isolated(cmd, opts.case_timeout)
     });
     for (case, outcome) in cases.iter().zip(&outcomes) {
@@ -525,6 +539,7 @@ mod tests {
         let opts = Options {
             case_timeout: Duration::from_secs(5),
             jobs: 1,
+            threads_check: false,
         };
         let err = run(&gone, &opts).expect_err("a missing directory is an error");
         assert!(err.contains("perfetto-difftests"), "{err}");
