@@ -30,7 +30,7 @@ use super::v4l2;
 use super::virtio_gpu;
 use super::virtio_video;
 use super::{
-    android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace, network,
+    android_fs, cma, cpu_freq_idle, cros_ec, dma_heap, f2fs_iostat, ftrace_common, network,
     process_memory, sched, ufs,
 };
 use super::{block_io, irq, kprobe, syscalls};
@@ -40,7 +40,7 @@ const MODULES: &[&[(u32, FtraceHandler)]] = &[
     sched::FTRACE_HANDLERS,
     cpu_freq_idle::FTRACE_HANDLERS,
     f2fs_iostat::FTRACE_HANDLERS,
-    ftrace::FTRACE_HANDLERS,
+    ftrace_common::FTRACE_HANDLERS,
     process_memory::FTRACE_HANDLERS,
     network::FTRACE_HANDLERS,
     ufs::FTRACE_HANDLERS,
