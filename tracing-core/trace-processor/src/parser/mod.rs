@@ -16,7 +16,9 @@ pub(crate) mod android_system_property;
 mod app_wakelock;
 mod art_process_metadata;
 mod block_io;
+mod bluetooth;
 mod chrome_active_processes;
+mod chrome_events;
 mod chrome_metadata;
 mod chrome_process;
 mod clock_rate;
@@ -80,10 +82,13 @@ mod interrupt_info;
 mod irq;
 mod journald;
 mod kprobe;
+mod memory_graph;
+mod memory_tracker_snapshot;
 mod module_symbols;
 mod network;
 mod perf_sample;
 mod pkvm_hyp;
+mod process_descriptor;
 mod process_memory;
 mod process_stats;
 mod process_tree;
@@ -117,6 +122,7 @@ mod ufs;
 mod v4l2;
 mod virtio_gpu;
 mod virtio_video;
+mod vulkan_memory_event;
 pub(crate) mod winscope;
 
 use crate::clock::ClockTracker;
@@ -228,6 +234,12 @@ pub struct Parser {
     pub chrome_active_processes: chrome_active_processes::ActiveProcesses,
     /// The ftrace importers' state between events (`ftrace_state.rs`).
     pub ftrace_state: ftrace_state::FtraceState,
+    /// The memory-infra dump being gathered (`memory_tracker_snapshot.rs`).
+    pub memory_snapshots: memory_tracker_snapshot::MemorySnapshotState,
+    /// The legacy Chrome event bundles' count (`chrome_events.rs`).
+    pub chrome_events: chrome_events::ChromeEventsState,
+    /// The Vulkan memory totals (`vulkan_memory_event.rs`).
+    pub vulkan_memory: vulkan_memory_event::VulkanMemoryState,
 }
 
 impl Parser {
@@ -286,6 +298,9 @@ impl Parser {
             syscalls: Default::default(),
             chrome_active_processes: Default::default(),
             ftrace_state: Default::default(),
+            memory_snapshots: Default::default(),
+            chrome_events: Default::default(),
+            vulkan_memory: Default::default(),
         }
     }
 
@@ -305,6 +320,7 @@ impl Parser {
     /// The end of the trace, once every packet was parsed: what the
     /// parsers kept to the end goes into the tables.
     pub fn finish(mut self, generations: &[Generation]) -> Storage {
+        memory_tracker_snapshot::finish(&mut self);
         profiling::finish(&mut self, generations);
         service::finish(&mut self);
         let machine = self.machine;
