@@ -7,9 +7,9 @@
 //! two digits> Java Layer Dependent`.
 
 use super::Parser;
+use super::binder::{BinderTracker, Transaction};
 use super::fields::Fields;
 use super::importer::{FtraceHandler, FtraceInput};
-use crate::tracker::binder::{BinderTracker, Transaction};
 
 /// `binder_transaction` {debug_id 1, target_node 2, to_proc 3,
 /// to_thread 4, reply 5, code 6, flags 7}.

@@ -15,6 +15,7 @@ mod android_power;
 pub(crate) mod android_system_property;
 mod app_wakelock;
 mod art_process_metadata;
+pub(crate) mod binder;
 mod block_io;
 mod bluetooth;
 mod chrome_active_processes;
@@ -227,7 +228,7 @@ pub struct Parser {
     /// The translation tables read so far.
     pub translation: translation_table::TranslationTables,
     /// Binder transactions in flight and each thread's place in them.
-    pub binder: crate::tracker::binder::BinderTracker,
+    pub binder: binder::BinderTracker,
     /// The system calls' names and the writes in progress.
     pub syscalls: syscalls::SyscallState,
     /// Chrome's active-process lists and process descriptors.

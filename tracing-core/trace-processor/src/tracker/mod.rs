@@ -1,7 +1,6 @@
 //! The trackers the parsers fill tables through: threads and processes,
 //! tracks (and which track a TrackEvent goes on), slices, flows.
 
-pub mod binder;
 pub mod flows;
 pub mod heap_graph;
 pub mod process;

@@ -9,8 +9,8 @@
 //! not an address) and the workqueue slices are imported here. A line whose args do not read counts `systrace_parse_failure`.
 
 use crate::parser::Parser;
+use crate::parser::binder::{BinderTracker, Transaction};
 use crate::parser::ftrace;
-use crate::tracker::binder::{BinderTracker, Transaction};
 use crate::tracker::process::NamePriority;
 
 use super::line::SystraceLine;
