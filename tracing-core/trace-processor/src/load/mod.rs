@@ -46,6 +46,7 @@ mod machines;
 mod packet_time;
 pub(crate) mod parallel;
 pub mod perf_text;
+mod pixel_modem_queue;
 pub mod pprof;
 pub mod proto_content;
 pub mod remote_clock;
@@ -70,7 +71,7 @@ use crate::hash::HashMap;
 use protozero::Decoder;
 use zerotrace_protos::protos::{TraceAttributesDecoder, TracePacket, TraceStatsDecoder};
 
-use crate::packet_fields::{self, PacketFields, Payload};
+use crate::packet_fields::{self, Payload};
 use crate::packet_view::{NO_EXTRA, Packet, PacketSource, SideTables, TrackEventTimes};
 use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
@@ -164,8 +165,8 @@ pub struct Loader {
     archive: archive::ArchiveState,
     /// The proto content analysis, when asked for (`proto_content.rs`).
     proto_content: Option<Box<proto_content::ProtoContent>>,
-    /// The top-level packet's `compressed_packets` inflated ahead (`parallel/`).
-    pre_inflated: Option<parallel::Ready>,
+    /// What the parallel pre-stage prepared for the top-level packet read.
+    ahead: parallel::Ahead,
 }
 
 impl std::fmt::Debug for Loader {
@@ -214,7 +215,7 @@ impl Default for Loader {
             failed: None,
             archive: archive::ArchiveState::default(),
             proto_content: None,
-            pre_inflated: None,
+            ahead: parallel::Ahead::default(),
         }
     }
 }
@@ -557,7 +558,7 @@ impl Loader {
             self.top_level_bytes = self.top_level_bytes.saturating_add(len + varint + 1);
         }
         // The packet's one walk: everything below reads what it found.
-        let pkt = PacketFields::walk(bytes, crate::parser::registry::has_importer);
+        let pkt = self.walk_packet(bytes);
         self.machine = self.machine_index(pkt.machine_id);
         if let Some(compressed) = pkt.payload_of(TracePacket::FIELD_COMPRESSED_PACKETS) {
             let machine = self.machine;
@@ -762,6 +763,14 @@ impl Loader {
             }
             app_wakelock_queue::APP_WAKELOCK_BUNDLE => {
                 self.split_app_wakelocks(payload.bytes, &pkt, seq, seq_id.is_some(), gen_idx);
+                return;
+            }
+            pixel_modem_queue::PIXEL_MODEM_EVENTS => {
+                self.split_pixel_modem_events(payload.bytes, &pkt, seq, gen_idx);
+                return;
+            }
+            pixel_modem_queue::PIXEL_MODEM_TOKEN_DATABASE => {
+                self.on_pixel_modem_database(payload.bytes);
                 return;
             }
             crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG => {

@@ -2,15 +2,17 @@
 //! [`Batch`] the pre-stage split (and partly inflated) exactly as it takes
 //! the same bytes through `Loader::push`: the same accounting of the bytes
 //! read, the same packets at the same offsets, in the same order, and the
-//! splitter's error after the packets before it. The splitter itself moves
+//! splitter's error after the packets before it; each packet's walk and
+//! inflation made ahead are taken where the loader would make them. The splitter itself moves
 //! to the pre-stage once the trace is told to be protobuf, and back at the
 //! end, so that a truncated last packet is reported as before.
 
-use super::batch::Batch;
+use super::batch::{Ahead, Batch};
 use crate::error::TraceError;
 use crate::load::Loader;
 use crate::load::dispatch::Content;
 use crate::load::tokenizer::TraceTokenizer;
+use crate::packet_fields::PacketFields;
 
 impl Loader {
     /// Whether the bytes pushed so far were told to be a protobuf `Trace`
@@ -35,6 +37,15 @@ impl Loader {
         self.tokenizer = tokenizer;
     }
 
+    /// The walk of a packet (`PacketFields::walk`), made ahead when
+    /// `bytes` are the top-level packet the pre-stage walked.
+    pub(in crate::load) fn walk_packet<'a>(&mut self, bytes: &'a [u8]) -> PacketFields<'a> {
+        match self.ahead.walked.take().and_then(|w| w.fields(bytes)) {
+            Some(fields) => fields,
+            None => PacketFields::walk(bytes, crate::parser::registry::has_importer),
+        }
+    }
+
     /// Reads a batch of a protobuf trace, as `push` reads its bytes.
     pub(crate) fn push_batch(&mut self, mut batch: Batch) -> Result<(), TraceError> {
         if let Some(e) = &self.failed {
@@ -51,9 +62,9 @@ impl Loader {
         let packets = std::mem::take(&mut batch.packets);
         let error = batch.error.take();
         for mut p in packets {
-            self.pre_inflated = p.ready.take();
+            self.ahead = std::mem::take(&mut p.ahead);
             self.on_top_packet(batch.bytes(&p), p.offset);
-            self.pre_inflated = None;
+            self.ahead = Ahead::default();
         }
         if let Some(e) = error {
             return Err(e);

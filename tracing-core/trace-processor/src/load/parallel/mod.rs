@@ -8,7 +8,8 @@
 //!
 //! The threads: a framer reads, inflates a gzip file's stream and splits
 //! the reads (`batch.rs`; splitting carries state from read to read, so it
-//! is one thread); workers inflate each batch's `compressed_packets`; the
+//! is one thread); workers walk each batch's packets and inflate their
+//! `compressed_packets`; the
 //! ordered stage puts the batches back in read order. Until the loader has
 //! told the format, the framer hands on each read as it is and waits for
 //! the loader's word: a protobuf trace's splitter then moves to the framer;
@@ -25,7 +26,7 @@ mod consume;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use batch::Ready;
+pub(crate) use batch::Ahead;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -138,7 +139,7 @@ fn work(jobs: &Mutex<Receiver<Message>>, done: &Sender<Message>) {
         };
         let Ok(mut m) = next else { return };
         if let Piece::Framed(b) = &mut m.piece {
-            b.pre_inflate();
+            b.prepare();
         }
         if done.send(m).is_err() {
             return;

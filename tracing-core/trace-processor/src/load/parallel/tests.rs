@@ -215,9 +215,10 @@ fn a_batch_inflates_its_compressed_packets_ahead() {
     let trace = sample_trace(40);
     let mut tokenizer = crate::load::tokenizer::TraceTokenizer::default();
     let mut batch = super::batch::Batch::frame(&mut tokenizer, trace);
-    batch.pre_inflate();
+    batch.prepare();
+    assert!(batch.packets.iter().all(|p| p.ahead.walked.is_some()));
     let ready: Vec<bool> = (batch.packets.iter())
-        .filter_map(|p| p.ready.as_ref())
+        .filter_map(|p| p.ahead.ready.as_ref())
         .map(|r| r.clone_result().is_ok())
         .collect();
     // Four groups inflate; the garbage one is an error, as one thread finds.
