@@ -162,8 +162,7 @@ mod tests {
         let set = row.arg_set_id.unwrap();
         let labels: Vec<(&str, &str, &str)> = s
             .args
-            .rows
-            .iter()
+            .rows()
             .filter(|r| r.arg_set_id == set)
             .filter_map(|r| match r.arg.value {
                 ArgValue::String(v) => Some((

@@ -399,10 +399,7 @@ fn translate_args(p: &mut Parser, t: &TranslationTables) {
 /// Takes a set replaced by its translation out of the args table, as
 /// upstream stores only the translated set.
 fn retire(args: &mut crate::storage::args::ArgTable, set: u32) {
-    let rows = args.rows.get_mut(set as usize..).unwrap_or_default();
-    for r in rows.iter_mut().take_while(|r| r.arg_set_id == set) {
-        r.arg_set_id = crate::tables::args::RETIRED_ARG_SET;
-    }
+    args.retire(set);
 }
 
 /// One arg set translated (see [`translate_args`]).

@@ -56,10 +56,8 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         &strings,
     ));
 
-    let mut ar = std::mem::take(&mut s.args.rows);
-    ar.retain(|r| r.arg_set_id != crate::tables::args::RETIRED_ARG_SET);
-    out.push(ArgRow::freeze(&ar, &strings));
-    drop(ar);
+    out.push(ArgRow::freeze_iter(s.args.rows(), &strings));
+    s.args = Default::default();
     out.push(StatRow::freeze(&stats_rows, &strings));
 
     out.push(MetadataRow::freeze(&s.metadata, &strings));

@@ -6,7 +6,7 @@
 //! looked each up in a list: N² in one packet). The row and its columns
 //! are declared in `tables/args.rs`.
 
-use crate::hash::HashMap;
+use crate::hash::{HashMap, HashSet};
 
 pub use crate::tables::args::{Arg, ArgRow, ArgValue};
 
@@ -74,17 +74,24 @@ impl ArgSetBuilder {
     }
 }
 
-/// One arg of a set as the dedup map keys it: key and typed value bits.
-/// Every arg row, and the sets already stored.
+/// Every arg, and the sets already stored.
 ///
 /// Sets are found again by a hash of their contents and compared with the
-/// stored rows, so a set costs no key of its own beyond its hash (most
+/// stored args, so a set costs no key of its own beyond its hash (most
 /// slices' sets are distinct, and a copy of each as a key once cost more
-/// memory and time than the rows).
+/// memory and time than the rows). A set's args are consecutive and its
+/// id is the place of its first: an arg keeps no set id of its own (a
+/// bit per arg marks where each set starts), 24 bytes where a row with
+/// its id took 32, millions of times over while a trace loads.
 #[derive(Debug, Default)]
 pub struct ArgTable {
-    /// The rows, in set order.
-    pub rows: Vec<ArgRow>,
+    /// The args, in set order.
+    args: Vec<Arg>,
+    /// A bit per arg, set where a set starts.
+    starts: Vec<u64>,
+    /// The sets taken out of the table (replaced by their translation):
+    /// left out of it when it freezes.
+    retired: HashSet<u32>,
     /// Content hash → the sets with it.
     sets: ArgSetIndex,
     state: foldhash::fast::RandomState,
@@ -107,43 +114,135 @@ impl ArgTable {
         if let Some(id) = self.sets.find(h, |id| self.same(id, &builder.args)) {
             return Some(id);
         }
-        let id = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
-        self.rows.extend(builder.args.iter().map(|&arg| ArgRow {
-            arg_set_id: id,
-            arg,
-        }));
+        let first = self.args.len();
+        let id = u32::try_from(first).unwrap_or(u32::MAX);
+        self.args.extend_from_slice(&builder.args);
+        self.starts.resize(self.args.len().div_ceil(64), 0);
+        if let Some(w) = self.starts.get_mut(first / 64) {
+            *w |= 1 << (first % 64);
+        }
         self.sets.insert(h, id);
         Some(id)
     }
 
-    /// Whether stored set `id` holds exactly `args`, in order.
-    fn same(&self, id: u32, args: &[Arg]) -> bool {
-        let start = id as usize;
-        let Some(rows) = self.rows.get(start..start + args.len()) else {
-            return false;
-        };
-        let next_is_other = self
-            .rows
-            .get(start + args.len())
-            .is_none_or(|r| r.arg_set_id != id);
-        next_is_other
-            && rows.iter().zip(args).all(|(r, a)| {
-                r.arg_set_id == id
-                    && r.arg.key == a.key
-                    && r.arg.value.hash_key() == a.value.hash_key()
-            })
+    /// Whether a set starts at arg `i` (false past the end).
+    fn starts_at(&self, i: usize) -> bool {
+        self.starts
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
-    /// The args of one set (empty for an unknown id).
+    /// The args of set `id`: from its first to the next set's (empty for
+    /// an id where no set starts).
+    fn args_of(&self, id: u32) -> &[Arg] {
+        let first = id as usize;
+        if !self.starts_at(first) {
+            return &[];
+        }
+        let mut end = first + 1;
+        while end < self.args.len() && !self.starts_at(end) {
+            end += 1;
+        }
+        self.args.get(first..end).unwrap_or(&[])
+    }
+
+    /// Whether stored set `id` holds exactly `args`, in order.
+    fn same(&self, id: u32, args: &[Arg]) -> bool {
+        if !self.retired.is_empty() && self.retired.contains(&id) {
+            return false;
+        }
+        let stored = self.args_of(id);
+        stored.len() == args.len()
+            && stored
+                .iter()
+                .zip(args)
+                .all(|(r, a)| r.key == a.key && r.value.hash_key() == a.value.hash_key())
+    }
+
+    /// The args of one set (empty for an unknown or retired id).
     pub fn set(&self, id: u32) -> impl Iterator<Item = &Arg> {
-        self.rows
-            .get(id as usize..)
-            .unwrap_or(&[])
-            .iter()
-            .take_while(move |r| r.arg_set_id == id)
-            .map(|r| &r.arg)
+        let args = if !self.retired.is_empty() && self.retired.contains(&id) {
+            &[]
+        } else {
+            self.args_of(id)
+        };
+        args.iter()
+    }
+
+    /// Takes set `id` out of the table: [`Self::set`] no longer gives it,
+    /// no set is found equal to it and it is left out when the table
+    /// freezes (a set replaced by its translation, as upstream stores only
+    /// the translated one).
+    pub fn retire(&mut self, id: u32) {
+        if self.starts_at(id as usize) {
+            self.retired.insert(id);
+        }
+    }
+
+    /// The rows of the `args` table: each arg of a set not retired, with
+    /// its set, in set order.
+    pub fn rows(&self) -> ArgRows<'_> {
+        let retired_args: usize = self.retired.iter().map(|&id| self.args_of(id).len()).sum();
+        ArgRows {
+            table: self,
+            next: 0,
+            set: 0,
+            left: self.args.len().saturating_sub(retired_args),
+        }
+    }
+
+    /// How many args are stored (retired sets' included).
+    pub fn len(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Whether no arg is stored.
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty()
     }
 }
+
+/// The rows of the `args` table ([`ArgTable::rows`]), built as they are
+/// walked.
+#[derive(Debug, Clone)]
+pub struct ArgRows<'a> {
+    table: &'a ArgTable,
+    /// The next arg.
+    next: usize,
+    /// The set the next arg belongs to, unless one starts there.
+    set: u32,
+    /// Rows left.
+    left: usize,
+}
+
+impl Iterator for ArgRows<'_> {
+    type Item = ArgRow;
+
+    fn next(&mut self) -> Option<ArgRow> {
+        loop {
+            let arg = *self.table.args.get(self.next)?;
+            if self.table.starts_at(self.next) {
+                self.set = u32::try_from(self.next).unwrap_or(u32::MAX);
+                if !self.table.retired.is_empty() && self.table.retired.contains(&self.set) {
+                    self.next += self.table.args_of(self.set).len().max(1);
+                    continue;
+                }
+            }
+            self.next += 1;
+            self.left = self.left.saturating_sub(1);
+            return Some(ArgRow {
+                arg_set_id: self.set,
+                arg,
+            });
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for ArgRows<'_> {}
 
 #[cfg(test)]
 mod tests {
@@ -180,6 +279,59 @@ mod tests {
         assert_eq!(t.add_set(&c), Some(2));
         assert_eq!(t.set(0).count(), 2);
         assert_eq!(t.add_set(&ArgSetBuilder::default()), None);
+    }
+
+    /// The table's rows name each arg's set; a retired set is left out of
+    /// them, is no longer given by `set` and is not found again.
+    #[test]
+    fn rows_name_their_set_and_leave_retired_sets_out() {
+        let mut t = ArgTable::default();
+        let set = |vals: &[i64]| {
+            let mut b = ArgSetBuilder::default();
+            for (i, v) in vals.iter().enumerate() {
+                b.add(StrId(i as u32 + 1), StrId(i as u32 + 1), ArgValue::Int(*v));
+            }
+            b
+        };
+        // Sets across a word of start bits.
+        let mut ids = Vec::new();
+        for n in 0..40i64 {
+            let vals: Vec<i64> = (0..(n % 3 + 1)).map(|k| n * 10 + k).collect();
+            ids.push(t.add_set(&set(&vals)).unwrap());
+        }
+        let rows: Vec<ArgRow> = t.rows().collect();
+        assert_eq!(rows.len(), t.len());
+        assert_eq!(t.rows().len(), t.len());
+        for (n, id) in ids.iter().enumerate() {
+            let got: Vec<i64> = rows
+                .iter()
+                .filter(|r| r.arg_set_id == *id)
+                .map(|r| match r.arg.value {
+                    ArgValue::Int(v) => v,
+                    _ => -1,
+                })
+                .collect();
+            let want: Vec<i64> = (0..(n as i64 % 3 + 1)).map(|k| n as i64 * 10 + k).collect();
+            assert_eq!(got, want);
+            assert_eq!(t.set(*id).count(), want.len());
+        }
+        t.retire(ids[5]);
+        t.retire(ids[39]);
+        // Not a set's start: nothing happens.
+        t.retire(ids[7] + 1);
+        let kept: Vec<ArgRow> = t.rows().collect();
+        assert_eq!(kept.len(), t.rows().len());
+        assert_eq!(kept.len(), t.len() - 3 - 1);
+        assert!(
+            kept.iter()
+                .all(|r| r.arg_set_id != ids[5] && r.arg_set_id != ids[39])
+        );
+        assert_eq!(t.set(ids[5]).count(), 0);
+        assert_eq!(t.set(ids[7]).count(), 2);
+        // An identical set is stored anew.
+        let again = t.add_set(&set(&[50, 51, 52])).unwrap();
+        assert_ne!(again, ids[5]);
+        assert_eq!(t.add_set(&set(&[70, 71])), Some(ids[7]));
     }
 
     /// Past the indexed size a repeated key still replaces its arg in

@@ -186,7 +186,7 @@ mod tests {
             )]
         );
         let set = s.import_logs[0].arg_set_id.unwrap();
-        let args: Vec<_> = s.args.rows.iter().filter(|r| r.arg_set_id == set).collect();
+        let args: Vec<_> = s.args.rows().filter(|r| r.arg_set_id == set).collect();
         assert_eq!(args.len(), 1);
         assert_eq!(s.strings.get(args[0].arg.key), Some("packet_sequence_id"));
         assert_eq!(args[0].arg.value, ArgValue::Uint(7));
@@ -208,7 +208,7 @@ mod tests {
             .filter(|r| r.stat_key == key)
             .map(|r| {
                 let set = r.arg_set_id.unwrap();
-                let arg = s.args.rows.iter().find(|a| a.arg_set_id == set).unwrap();
+                let arg = s.args.rows().find(|a| a.arg_set_id == set).unwrap();
                 match arg.arg.value {
                     ArgValue::String(id) => s.strings.get(id).unwrap(),
                     _ => "",

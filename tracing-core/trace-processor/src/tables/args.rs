@@ -102,13 +102,10 @@ pub struct Arg {
     pub value: ArgValue,
 }
 
-/// The set id of rows no longer in any set (an arg set replaced by its
-/// translation when the trace ended): they are left out of the table.
-pub const RETIRED_ARG_SET: u32 = u32::MAX;
-
 table! {
     /// A row of `args`: one arg of a set (the `args` view adds
-    /// `display_value`).
+    /// `display_value`). The storage keeps the args without their set's id
+    /// and makes these rows as the table freezes (`ArgTable::rows`).
     #[derive(Copy, PartialEq)]
     pub struct ArgRow in "__intrinsic_args" sorted by arg_set_id, views ["args"] {
         /// The set (the id of its first arg's row).

@@ -403,16 +403,31 @@ macro_rules! table {
                 rows: &[Self],
                 strings: &std::sync::Arc<$crate::storage::strings::StringPool>,
             ) -> $crate::sql::table::Table {
+                Self::freeze_iter(rows.iter(), strings)
+            }
+
+            /// The frozen table of the rows `rows` gives (walked once per
+            /// column or more): for a table whose storage keeps its rows
+            /// in another form and makes them as they are walked.
+            #[cfg(feature = "sql")]
+            pub fn freeze_iter<B: std::borrow::Borrow<Self>>(
+                rows: impl ExactSizeIterator<Item = B> + Clone,
+                strings: &std::sync::Arc<$crate::storage::strings::StringPool>,
+            ) -> $crate::sql::table::Table {
+                let len = rows.len();
                 let columns = vec![$(
                     <$ty as $crate::tables::ColumnValue>::column(
                         $crate::tables::table!(@name $name $($sqln)?),
-                        rows.iter()
-                            .map(|r| $crate::tables::table!(
-                                @get $row r strings $name [$ty] [$($how $derive)?]
-                            )),
+                        rows.clone()
+                            .map(|b| {
+                                let r: &Self = b.borrow();
+                                $crate::tables::table!(
+                                    @get $row r strings $name [$ty] [$($how $derive)?]
+                                )
+                            }),
                     ),
                 )*];
-                $crate::tables::freeze(&Self::TABLE, rows.len(), columns, strings)
+                $crate::tables::freeze(&Self::TABLE, len, columns, strings)
             }
         }
     };

@@ -50,8 +50,7 @@ fn object_phases_make_their_thread_and_nothing_else() {
         assert_eq!(st.tracks.len(), 1);
         assert!(
             st.args
-                .rows
-                .iter()
+                .rows()
                 .all(|r| !name(&st, r.arg.key).starts_with("args.")),
             "an event's args were stored"
         );
