@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::sql::encodings::{Coded, choose_ints, choose_strs};
 use crate::storage::strings::{StrId, StringPool};
 
 /// One column's values, each kind stored as compactly as its values
@@ -27,6 +28,9 @@ pub enum ColumnData {
     OptReal(Nullable<f64>),
     /// Pooled strings (NULL as [`StrId::NULL`]).
     Str(Vec<StrId>),
+    /// Integers of a small span or in runs, strings of few distinct
+    /// values: narrower than a value per row (`sql/encodings.rs`).
+    Coded(Coded),
     /// Another table's column read through a row number per row.
     Lookup(Lookup),
 }
@@ -81,6 +85,38 @@ impl Lookup {
     /// The source column.
     fn column(&self) -> Option<&Column> {
         self.source.columns.get(self.col)
+    }
+}
+
+impl ColumnData {
+    /// Non-null integers stored as compactly as their values allow (the
+    /// row index, an encoding of [`Coded`], 32 bits or 64); `v` is walked
+    /// up to four times and collected once.
+    pub fn ints(v: impl ExactSizeIterator<Item = i64> + Clone) -> ColumnData {
+        let len = v.len();
+        let is_index = v
+            .clone()
+            .enumerate()
+            .all(|(i, x)| i64::try_from(i).is_ok_and(|i| i == x));
+        if is_index {
+            return ColumnData::RowIndex(len);
+        }
+        if let Some(c) = choose_ints(v.clone()) {
+            return ColumnData::Coded(c);
+        }
+        if v.clone().all(|x| i32::try_from(x).is_ok()) {
+            ColumnData::Int32(v.map(|x| x as i32).collect())
+        } else {
+            ColumnData::Int(v.collect())
+        }
+    }
+
+    /// Pooled strings, coded when they have few distinct values.
+    pub fn strs(v: Vec<StrId>) -> ColumnData {
+        match choose_strs(&v) {
+            Some(c) => ColumnData::Coded(c),
+            None => ColumnData::Str(v),
+        }
     }
 }
 
@@ -241,21 +277,10 @@ pub struct Table {
 impl Column {
     /// A column of non-null integers.
     pub fn int(name: &'static str, v: Vec<i64>) -> Self {
-        let is_index = v
-            .iter()
-            .enumerate()
-            .all(|(i, x)| i64::try_from(i).is_ok_and(|i| i == *x));
-        let data = if is_index {
-            ColumnData::RowIndex(v.len())
-        } else if v.iter().all(|x| i32::try_from(*x).is_ok()) {
-            ColumnData::Int32(v.iter().map(|x| *x as i32).collect())
-        } else {
-            ColumnData::Int(v)
-        };
         Column {
             name,
             sql_type: "BIGINT",
-            data,
+            data: ColumnData::ints(v.iter().copied()),
         }
     }
 
@@ -291,7 +316,7 @@ impl Column {
         Column {
             name,
             sql_type: "TEXT",
-            data: ColumnData::Str(v),
+            data: ColumnData::strs(v),
         }
     }
 
@@ -313,6 +338,7 @@ impl Column {
             ColumnData::Int(v) => v.get(row).copied(),
             ColumnData::Int32(v) => v.get(row).map(|x| i64::from(*x)),
             ColumnData::OptInt(v) => v.get(row),
+            ColumnData::Coded(c) => c.int_at(row),
             ColumnData::Lookup(l) => l.column()?.int_at(l.at(row)?),
             _ => None,
         }
@@ -323,6 +349,7 @@ impl Column {
     pub fn str_at(&self, row: usize) -> Option<StrId> {
         match &self.data {
             ColumnData::Str(v) => v.get(row).copied(),
+            ColumnData::Coded(c) => c.str_at(row),
             ColumnData::Lookup(l) => {
                 let c = l.column()?;
                 match l.at(row) {
@@ -340,6 +367,7 @@ impl Column {
             ColumnData::Real(v) => row >= v.len(),
             ColumnData::OptReal(v) => v.get(row).is_none(),
             ColumnData::Str(v) => v.get(row).is_none_or(|s| s.is_null()),
+            ColumnData::Coded(c) if c.is_text() => c.str_at(row).is_none_or(|s| s.is_null()),
             ColumnData::Lookup(l) => l
                 .at(row)
                 .is_none_or(|r| l.column().is_none_or(|c| c.is_null(r))),
@@ -351,6 +379,7 @@ impl Column {
     pub fn is_text(&self) -> bool {
         match &self.data {
             ColumnData::Str(_) => true,
+            ColumnData::Coded(c) => c.is_text(),
             ColumnData::Lookup(l) => l.column().is_some_and(Column::is_text),
             _ => false,
         }
@@ -363,6 +392,7 @@ impl Column {
             | ColumnData::Int(_)
             | ColumnData::Int32(_)
             | ColumnData::OptInt(_) => true,
+            ColumnData::Coded(c) => !c.is_text(),
             ColumnData::Lookup(l) => l.column().is_some_and(Column::is_int),
             _ => false,
         }
@@ -374,6 +404,7 @@ impl Column {
     pub fn nullable(&self) -> bool {
         match &self.data {
             ColumnData::OptInt(_) | ColumnData::OptReal(_) | ColumnData::Str(_) => true,
+            ColumnData::Coded(c) => c.is_text(),
             ColumnData::Lookup(l) => l.column().is_some_and(Column::is_text) || l.has_null,
             _ => false,
         }
@@ -385,6 +416,7 @@ impl Column {
             ColumnData::RowIndex(_) => true,
             ColumnData::Int(v) => v.windows(2).all(|w| w[0] <= w[1]),
             ColumnData::Int32(v) => v.windows(2).all(|w| w[0] <= w[1]),
+            ColumnData::Coded(c) => c.ascends(),
             ColumnData::Lookup(l) if !l.has_null && self.is_int() => {
                 let mut last = i64::MIN;
                 (0..l.rows.len()).all(|r| {
@@ -416,6 +448,11 @@ impl Table {
                 .get(row)
                 .and_then(|s| self.strings.get(*s))
                 .map_or(Cell::Null, Cell::Str),
+            ColumnData::Coded(x) if x.is_text() => x
+                .str_at(row)
+                .and_then(|s| self.strings.get(s))
+                .map_or(Cell::Null, Cell::Str),
+            ColumnData::Coded(x) => x.int_at(row).map_or(Cell::Null, Cell::Int),
             ColumnData::Lookup(l) => l.at(row).map_or(Cell::Null, |r| l.source.cell(r, l.col)),
         }
     }

@@ -173,25 +173,14 @@ pub trait ColumnValue: Sized {
 }
 
 /// A column of non-null integers stored as [`Column::int`] would store
-/// them (the row index, 32 bits or 64), without the 64-bit vector first.
+/// them ([`ColumnData::ints`]: the row index, a narrower encoding, 32 bits
+/// or 64), without the 64-bit vector first.
 #[cfg(feature = "sql")]
 fn int_column(name: &'static str, values: impl ExactSizeIterator<Item = i64> + Clone) -> Column {
-    let len = values.len();
-    let is_index = values
-        .clone()
-        .enumerate()
-        .all(|(i, x)| i64::try_from(i).is_ok_and(|i| i == x));
-    let data = if is_index {
-        ColumnData::RowIndex(len)
-    } else if values.clone().all(|x| i32::try_from(x).is_ok()) {
-        ColumnData::Int32(values.map(|x| x as i32).collect())
-    } else {
-        ColumnData::Int(values.collect())
-    };
     Column {
         name,
         sql_type: SqlType::Int.declared(),
-        data,
+        data: ColumnData::ints(values),
     }
 }
 

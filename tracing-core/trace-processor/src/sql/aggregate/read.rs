@@ -4,6 +4,7 @@
 //! the column's kind and the selection's form decided once, outside the
 //! loop, so each loop is a plain walk over one vector.
 
+use crate::sql::encodings::Coded;
 use crate::sql::table::{Cell, ColumnData, Nullable, NullableInts, Table};
 use crate::storage::strings::StrId;
 
@@ -36,6 +37,8 @@ pub(crate) enum Reader<'a> {
     OptReal(&'a Nullable<f64>),
     /// Strings.
     Str(&'a [StrId]),
+    /// Narrow integers, runs or coded strings.
+    Coded(&'a Coded),
     /// A column read through another table's ([`ColumnData::Lookup`]):
     /// each cell by the table's own accessors.
     Via(&'a Table, usize),
@@ -54,6 +57,7 @@ impl Reader<'_> {
             Some(ColumnData::Real(v)) => Reader::Real(v),
             Some(ColumnData::OptReal(v)) => Reader::OptReal(v),
             Some(ColumnData::Str(v)) => Reader::Str(v),
+            Some(ColumnData::Coded(c)) => Reader::Coded(c),
             Some(ColumnData::Lookup(_)) => Reader::Via(table, col),
             None => Reader::Missing,
         }
@@ -72,6 +76,7 @@ impl Reader<'_> {
     pub(crate) fn is_text(&self) -> bool {
         match self {
             Reader::Str(_) => true,
+            Reader::Coded(c) => c.is_text(),
             Reader::Via(t, c) => t.is_text(*c),
             _ => false,
         }
@@ -88,6 +93,7 @@ impl Reader<'_> {
             Reader::Real(v) => real(v.get(row).copied()),
             Reader::OptReal(v) => real(v.get(row)),
             Reader::Str(v) => string(v.get(row).copied()),
+            Reader::Coded(c) => coded(c, row),
             Reader::Via(t, c) => via(t, *c, row),
             Reader::Missing => V::Null,
         }
@@ -104,6 +110,16 @@ fn via(t: &Table, col: usize, row: usize) -> V {
         Cell::Int(x) => V::Int(x),
         Cell::Real(x) => real(Some(x)),
         Cell::Null | Cell::Str(_) => V::Null,
+    }
+}
+
+/// The cell of `row` of a coded column.
+#[inline]
+fn coded(c: &Coded, row: usize) -> V {
+    if c.is_text() {
+        string(c.str_at(row))
+    } else {
+        int(c.int_at(row))
     }
 }
 
@@ -183,6 +199,8 @@ fn walk(
         Reader::Real(v) => rows.for_each(|(i, r)| f(i, r, real(v.get(r).copied()))),
         Reader::OptReal(v) => rows.for_each(|(i, r)| f(i, r, real(v.get(r)))),
         Reader::Str(v) => rows.for_each(|(i, r)| f(i, r, string(v.get(r).copied()))),
+        Reader::Coded(c) if c.is_text() => rows.for_each(|(i, r)| f(i, r, string(c.str_at(r)))),
+        Reader::Coded(c) => rows.for_each(|(i, r)| f(i, r, int(c.int_at(r)))),
         Reader::Via(t, c) => rows.for_each(|(i, r)| f(i, r, via(t, *c, r))),
         Reader::Missing => rows.for_each(|(i, r)| f(i, r, V::Null)),
     }
