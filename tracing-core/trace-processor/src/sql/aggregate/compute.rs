@@ -173,7 +173,7 @@ pub(crate) fn compute(spec: &Spec<'_>) -> Result<Rows, Overflow> {
         !matches!(a.func, AggFn::Count | AggFn::CountStar)
             && a.col.is_some_and(|c| Reader::of(table, c).is_real())
     });
-    let sel = select::rows(spec, ordered);
+    let sel = select::rows(table, spec.filters, ordered);
     let keys: Vec<Reader<'_>> = spec.keys.iter().map(|c| Reader::of(table, *c)).collect();
     let groups = assign(&sel, &keys, strings);
     let n = groups.firsts.len();

@@ -9,19 +9,19 @@
 
 use std::cmp::Ordering;
 
-use super::compute::Spec;
 use super::read::{Reader, Sel, V};
 use super::shape::{CondOp, Lit};
+use super::source::StoredCond;
 use crate::hash::HashMap;
+use crate::sql::table::Table;
 use crate::storage::strings::StrId;
 
 /// The rows meeting every condition: in row order when `ordered` (a
 /// double's sum, or which of two equal doubles is kept, depends on it),
 /// else in whatever order finds them fastest.
-pub(crate) fn rows(spec: &Spec<'_>, ordered: bool) -> Sel {
-    let table = spec.table;
-    let (lo, hi) = range(spec);
-    let cands = candidates(spec, ordered);
+pub(crate) fn rows(table: &Table, filters: &[StoredCond], ordered: bool) -> Sel {
+    let (lo, hi) = range(table, filters);
+    let cands = candidates(table, filters, ordered);
     // Conditions the range already applies exactly need no test.
     let sorted = table
         .sorted_by
@@ -34,8 +34,7 @@ pub(crate) fn rows(spec: &Spec<'_>, ordered: bool) -> Sel {
                 CondOp::Eq | CondOp::Lt | CondOp::Le | CondOp::Gt | CondOp::Ge
             ))
     };
-    let mut tests: Vec<Test<'_>> = spec
-        .filters
+    let mut tests: Vec<Test<'_>> = filters
         .iter()
         .filter(exact)
         .map(|f| Test {
@@ -162,8 +161,7 @@ fn holds(op: CondOp, o: Ordering) -> bool {
 }
 
 /// The rows of the sorted column's range the conditions allow.
-pub(crate) fn range(spec: &Spec<'_>) -> (usize, usize) {
-    let table = spec.table;
+pub(crate) fn range(table: &Table, filters: &[StoredCond]) -> (usize, usize) {
     let (mut lo, mut hi) = (0, table.len);
     let Some(s) = table.sorted_by else {
         return (lo, hi);
@@ -188,7 +186,7 @@ pub(crate) fn range(spec: &Spec<'_>) -> (usize, usize) {
         }
         a
     };
-    for f in spec.filters.iter().filter(|f| f.col == s) {
+    for f in filters.iter().filter(|f| f.col == s) {
         let Some(Lit::Int(v)) = f.lit else { continue };
         match f.op {
             CondOp::Eq => {
@@ -210,11 +208,10 @@ pub(crate) fn range(spec: &Spec<'_>) -> (usize, usize) {
 /// order when `ordered`, else in the column's value order (rows of one
 /// value together); None when no condition narrows (the sorted column's
 /// range is read instead).
-fn candidates(spec: &Spec<'_>, ordered: bool) -> Option<Vec<u32>> {
-    let table = spec.table;
-    let (lo, hi) = range(spec);
+fn candidates(table: &Table, filters: &[StoredCond], ordered: bool) -> Option<Vec<u32>> {
+    let (lo, hi) = range(table, filters);
     let in_range = |r: &u32| (lo..hi).contains(&(*r as usize));
-    for f in spec.filters {
+    for f in filters {
         let order = match (&f.lit, f.op) {
             (Some(Lit::Text(t)), CondOp::Glob)
                 if !t.starts_with(['*', '?', '[']) && table.is_text(f.col) =>
