@@ -47,12 +47,20 @@
 //! packet held for its clock keeps the number it arrived with, so that
 //! once converted it sorts where the full sort put it. The queues wait in
 //! a heap by their earliest event, so a drain costs a logarithm of the
-//! queues.
+//! queues. Inside a queue, packets wait in parts by their sequence's
+//! context and are merged as they leave (`sorter/queue.rs`): the order is
+//! the sort of the whole queue by time then arrival, at the cost of a
+//! merge of a few sequences rather than a sort of a ring buffer's
+//! interleaved chunks.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use crate::hash::HashMap;
+
+mod queue;
+
+use queue::{Queue, Queued};
 
 use crate::arena::ByteRange;
 use crate::packet_view::{InlineSched, Packet, PacketKind};
@@ -145,36 +153,6 @@ impl Context {
     }
 }
 
-/// A queued packet with its arrival, in 32 bytes (a [`Packet`] and a
-/// 64-bit arrival took 48: a ring-buffer trace's millions of packets all
-/// wait here until its end). The arrival is kept in 32 bits: past 2^32
-/// packets the later ones share the last number, which only lets them
-/// leave at the end and ties among them in any order.
-#[derive(Debug, Clone, Copy)]
-struct Queued {
-    ts: i64,
-    bytes: ByteRange,
-    extra: u32,
-    context: u32,
-    arrival: u32,
-}
-
-impl Queued {
-    fn key(&self) -> (i64, u32) {
-        (self.ts, self.arrival)
-    }
-
-    /// The arrival as the limits compare it: a saturated one is later than
-    /// any point, so it leaves only at the end.
-    fn arrived(&self) -> u64 {
-        if self.arrival == u32::MAX {
-            u64::MAX - 1
-        } else {
-            u64::from(self.arrival)
-        }
-    }
-}
-
 /// The contexts queued packets name, each once.
 #[derive(Debug, Default)]
 struct Contexts {
@@ -206,94 +184,6 @@ impl Contexts {
             .copied()
             .unwrap_or_default()
             .packet(q.ts, q.bytes, q.extra)
-    }
-}
-
-/// Elements a closed queue's vector may have spare before it is cut to
-/// its length (1 MiB of queued packets).
-const GIVE_BACK: usize = 1 << 15;
-
-#[derive(Debug, Default)]
-struct Queue {
-    events: VecDeque<Queued>,
-    /// Once the trace ended: the events left, sorted and then reversed, so
-    /// that they leave from the back and their memory goes back as they
-    /// leave (a vector is cut in place, where the deque's drained front
-    /// goes back only by moving what is left).
-    closed: Vec<Queued>,
-    /// Where the arrival order first broke (events before it are sorted).
-    unsorted_from: Option<usize>,
-    /// The least time that broke it.
-    unsorted_min: i64,
-}
-
-impl Queue {
-    fn append(&mut self, q: Queued) {
-        if let Some(back) = self.events.back() {
-            if q.key() < back.key() {
-                match self.unsorted_from {
-                    None => {
-                        self.unsorted_from = Some(self.events.len());
-                        self.unsorted_min = q.ts;
-                    }
-                    Some(_) => self.unsorted_min = self.unsorted_min.min(q.ts),
-                }
-            }
-        }
-        self.events.push_back(q);
-    }
-
-    /// The earliest event.
-    fn front(&self) -> Option<&Queued> {
-        self.closed.last().or_else(|| self.events.front())
-    }
-
-    /// Takes the earliest event away.
-    fn pop_front(&mut self) {
-        if self.closed.pop().is_none() {
-            self.events.pop_front();
-        }
-    }
-
-    /// The end of the trace, the events sorted: they move to `closed`,
-    /// to leave from its back.
-    fn close(&mut self) {
-        let mut v = Vec::from(std::mem::take(&mut self.events));
-        v.reverse();
-        // Events closed before (none, as the loader ends a trace once)
-        // leave first.
-        v.extend_from_slice(&self.closed);
-        self.closed = v;
-    }
-
-    /// Gives back the memory of the events that left: a closed queue's
-    /// every [`GIVE_BACK`] events, the deque's once its drained front is
-    /// half of it (moving what is left, twice its length in all), so that
-    /// the tables the parsers grow meanwhile take its place rather than
-    /// add to it.
-    fn give_back(&mut self) {
-        if self.closed.capacity() - self.closed.len() >= GIVE_BACK {
-            self.closed.shrink_to_fit();
-        }
-        if self.events.len() <= self.events.capacity() / 2 {
-            self.events.shrink_to_fit();
-        }
-    }
-
-    /// Sorts the events from the first not earlier than the least time
-    /// that broke the order.
-    fn sort(&mut self) {
-        let Some(from) = self.unsorted_from.take() else {
-            return;
-        };
-        let min = self.unsorted_min;
-        let events = self.events.make_contiguous();
-        let sorted = events.get(..from).unwrap_or(&[]);
-        let start = sorted.partition_point(|e| e.ts < min);
-        if let Some(tail) = events.get_mut(start..) {
-            // Keys are unique (the arrival), so an unstable sort is exact.
-            tail.sort_unstable_by_key(Queued::key);
-        }
     }
 }
 
@@ -435,10 +325,7 @@ impl Sorter {
     /// The merge: packets that arrived before `limit` leave in order.
     fn extract(&mut self, limit: u64, sink: &mut impl FnMut(Leaving)) {
         for q in &mut self.queues {
-            q.sort();
-            if limit == u64::MAX {
-                q.close();
-            }
+            q.prepare(limit == u64::MAX);
         }
         let mut heap: BinaryHeap<Reverse<(i64, usize)>> = self
             .queues
@@ -511,46 +398,6 @@ mod tests {
             Leaving::OutOfOrder(_) => panic!("nothing left before"),
         });
         out
-    }
-
-    /// At the end a queue leaves from its closed vector, whose memory goes
-    /// back as its events leave; their order is the sort's.
-    #[test]
-    fn a_closed_queue_gives_its_memory_back_as_it_drains() {
-        let mut q = Queue::default();
-        let n = 3 * GIVE_BACK as u32;
-        for i in 0..n {
-            // Arrivals out of time order, so the close follows a sort.
-            let ts = i64::from((i * 7919) % n);
-            q.append(Queued {
-                ts,
-                bytes: ByteRange::default(),
-                extra: i,
-                context: 0,
-                arrival: i,
-            });
-        }
-        q.sort();
-        q.close();
-        assert!(q.events.is_empty());
-        let mut last = None;
-        let mut peak_spare = 0;
-        while let Some(e) = q.front().copied() {
-            assert!(last.is_none_or(|l| l < e.key()));
-            last = Some(e.key());
-            q.pop_front();
-            q.give_back();
-            peak_spare = peak_spare.max(q.closed.capacity() - q.closed.len());
-        }
-        assert_eq!(last.map(|k| k.0), Some(i64::from(n - 1)));
-        assert!(peak_spare < GIVE_BACK);
-        assert!(q.closed.capacity() < GIVE_BACK);
-    }
-
-    /// Millions of packets wait here at once: each in 32 bytes.
-    #[test]
-    fn a_queued_packet_is_32_bytes() {
-        assert_eq!(std::mem::size_of::<Queued>(), 32);
     }
 
     /// A packet leaves as it came, whatever context it shares with others.
