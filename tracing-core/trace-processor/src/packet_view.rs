@@ -10,11 +10,14 @@
 //! that `extra` indexes. The parsers see each packet as a [`PacketView`].
 //! A TrackEvent's bytes are only the fields the loader did not read: what
 //! it read travels as [`TrackEventFacts`], written as a header in front of
-//! those bytes (a flags byte and up to three varints, 1 to 26 bytes, not a
+//! those bytes (one or two flags bytes and up to six varints, 1 to 52 bytes, not a
 //! record beside each of millions of waiting events), and
-//! [`TrackEventTimes`], so the parser does not read them again. The bytes
-//! end with the few fields that readers beyond the parser's decoder take
-//! ([`FieldKinds`]), so that those readers walk only them.
+//! [`TrackEventTimes`], so the parser does not read them again; the header
+//! also carries what the walk decoded for the parser ([`Decoded`]: the
+//! name's and the one category's interned ids), so that no field is
+//! decoded twice. The bytes end with the debug annotations, then the few
+//! fields that readers beyond the parser's decoder take ([`FieldKinds`]),
+//! so that each reader walks only its part ([`TrackEventParts`]).
 
 use slab::Slab;
 
@@ -214,6 +217,44 @@ pub struct TrackEventFacts {
     /// The length of the bytes' last part: the fields of the kinds in
     /// `flags` (0 when there are none).
     extra_len: u32,
+    /// What the walk decoded for the parser ([`Decoded`]'s flags).
+    decoded: u8,
+    /// The name's interned id (`name_iid`, the name oneof's last member).
+    name_iid: u64,
+    /// The one category's interned id, when the event has only it.
+    category_iid: u64,
+    /// The length of the debug annotations' part, before the last part.
+    annotations_len: u32,
+}
+
+/// What a TrackEvent's walk decoded for the parser, so that the parser
+/// reads it from the facts instead of decoding the fields again: the
+/// name's and the category's interned ids, and where the debug
+/// annotations are (a part of their own, right before the last part).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Decoded {
+    /// `name_iid`, when it is the name oneof's last member (the fields
+    /// left then hold no `name`).
+    pub name_iid: Option<u64>,
+    /// The event's one category iid, when it has exactly one occurrence
+    /// of `category_iids`, a varint, and no `categories` (the fields left
+    /// then hold neither field).
+    pub category_iid: Option<u64>,
+    /// The length of the debug annotations' occurrences (as messages),
+    /// which the fields left hold in a part of their own.
+    pub annotations_len: u32,
+}
+
+/// A TrackEvent's bytes behind its facts, in the three parts the walk
+/// wrote them in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackEventParts<'b> {
+    /// The fields nobody decoded yet, for the parser's decoder.
+    pub fields: &'b [u8],
+    /// The debug annotations (each a `debug_annotations` field).
+    pub annotations: &'b [u8],
+    /// The fields of [`TrackEventFacts::fields`]'s kinds.
+    pub last: &'b [u8],
 }
 
 /// `TrackEventFacts::flags`: `track_uuid` is present.
@@ -229,6 +270,15 @@ const HAS_TYPED: u8 = 8;
 const HAS_REFLECTED: u8 = 16;
 /// They hold an extension field ([`FieldKinds::EXTENSION`]).
 const HAS_EXTENSION: u8 = 32;
+/// A second flags byte follows: what the walk decoded ([`Decoded`]).
+const HAS_DECODED: u8 = 64;
+
+/// The second flags byte: `name_iid` is in the header.
+const DECODED_NAME_IID: u8 = 1;
+/// The one category iid is in the header.
+const DECODED_CATEGORY_IID: u8 = 2;
+/// The debug annotations' part has a length in the header.
+const DECODED_ANNOTATIONS: u8 = 4;
 
 /// Which kinds of field the bytes a TrackEvent's walk left hold, as the
 /// walk saw them. The walk puts the fields of these kinds last, after the
@@ -279,7 +329,55 @@ impl TrackEventFacts {
             track_uuid: track_uuid.unwrap_or(0),
             ty: ty.unwrap_or(0),
             flags,
-            extra_len: 0,
+            ..TrackEventFacts::default()
+        }
+    }
+
+    /// The facts, with what the walk decoded for the parser.
+    pub fn with_decoded(mut self, decoded: Decoded) -> Self {
+        let mut d = 0;
+        if let Some(iid) = decoded.name_iid {
+            d |= DECODED_NAME_IID;
+            self.name_iid = iid;
+        }
+        if let Some(iid) = decoded.category_iid {
+            d |= DECODED_CATEGORY_IID;
+            self.category_iid = iid;
+        }
+        if decoded.annotations_len > 0 {
+            d |= DECODED_ANNOTATIONS;
+        }
+        self.annotations_len = decoded.annotations_len;
+        self.decoded = d;
+        if d == 0 {
+            self.flags &= !HAS_DECODED;
+        } else {
+            self.flags |= HAS_DECODED;
+        }
+        self
+    }
+
+    /// What the walk decoded for the parser ([`Self::with_decoded`]).
+    pub fn decoded(&self) -> Decoded {
+        Decoded {
+            name_iid: (self.decoded & DECODED_NAME_IID != 0).then_some(self.name_iid),
+            category_iid: (self.decoded & DECODED_CATEGORY_IID != 0).then_some(self.category_iid),
+            annotations_len: self.annotations_len,
+        }
+    }
+
+    /// The bytes left (behind the header) in their three parts: the
+    /// fields for the parser's decoder, the debug annotations, the last
+    /// part ([`Self::parts`]); lengths past the bytes put all of them in
+    /// the later parts, which they never are in bytes the loader wrote.
+    pub fn sections<'b>(&self, bytes: &'b [u8]) -> TrackEventParts<'b> {
+        let (main, last) = self.parts(bytes);
+        let split = main.len().saturating_sub(self.annotations_len as usize);
+        let (fields, annotations) = main.split_at(split);
+        TrackEventParts {
+            fields,
+            annotations,
+            last,
         }
     }
 
@@ -311,15 +409,20 @@ impl TrackEventFacts {
     }
 
     /// The longest header [`Self::encode`] writes.
-    pub const MAX_HEADER: usize = 26;
+    pub const MAX_HEADER: usize = 52;
 
     /// Writes the facts as the header that goes in front of the event's
-    /// bytes (the flags, then the type, the track uuid and the last part's
-    /// length as varints, each only when present) at the start of
-    /// `header`; its length.
+    /// bytes (the flags, the decoded flags when any, then the type, the
+    /// track uuid, the last part's length, the name iid, the category iid
+    /// and the annotations' length as varints, each only when present) at
+    /// the start of `header`; its length.
     pub fn encode(&self, header: &mut [u8; Self::MAX_HEADER]) -> usize {
         let mut len = 1;
         header[0] = self.flags;
+        if self.flags & HAS_DECODED != 0 {
+            header[1] = self.decoded;
+            len += 1;
+        }
         if self.flags & HAS_TYPE_RAW != 0 {
             len += put_varint(i64::from(self.ty) as u64, &mut header[len..]);
         }
@@ -328,6 +431,15 @@ impl TrackEventFacts {
         }
         if self.flags & FIELD_KINDS != 0 {
             len += put_varint(u64::from(self.extra_len), &mut header[len..]);
+        }
+        if self.decoded & DECODED_NAME_IID != 0 {
+            len += put_varint(self.name_iid, &mut header[len..]);
+        }
+        if self.decoded & DECODED_CATEGORY_IID != 0 {
+            len += put_varint(self.category_iid, &mut header[len..]);
+        }
+        if self.decoded & DECODED_ANNOTATIONS != 0 {
+            len += put_varint(u64::from(self.annotations_len), &mut header[len..]);
         }
         len
     }
@@ -342,6 +454,11 @@ impl TrackEventFacts {
                 flags,
                 ..TrackEventFacts::default()
             };
+            if flags & HAS_DECODED != 0 {
+                let (&d, r) = rest.split_first()?;
+                facts.decoded = d;
+                rest = r;
+            }
             if flags & HAS_TYPE_RAW != 0 {
                 let (v, r) = get_varint(rest)?;
                 facts.ty = v as i32;
@@ -355,6 +472,21 @@ impl TrackEventFacts {
             if flags & FIELD_KINDS != 0 {
                 let (v, r) = get_varint(rest)?;
                 facts.extra_len = u32::try_from(v).ok()?;
+                rest = r;
+            }
+            if facts.decoded & DECODED_NAME_IID != 0 {
+                let (v, r) = get_varint(rest)?;
+                facts.name_iid = v;
+                rest = r;
+            }
+            if facts.decoded & DECODED_CATEGORY_IID != 0 {
+                let (v, r) = get_varint(rest)?;
+                facts.category_iid = v;
+                rest = r;
+            }
+            if facts.decoded & DECODED_ANNOTATIONS != 0 {
+                let (v, r) = get_varint(rest)?;
+                facts.annotations_len = u32::try_from(v).ok()?;
                 rest = r;
             }
             Some((facts, rest))
@@ -450,8 +582,26 @@ mod tests {
         for (facts, len) in [
             (
                 TrackEventFacts::new(Some(u64::MAX - 3), Some(-7), false)
-                    .with_extra(FieldKinds::EXTENSION, u32::MAX),
+                    .with_extra(FieldKinds::EXTENSION, u32::MAX)
+                    .with_decoded(Decoded {
+                        name_iid: Some(u64::MAX),
+                        category_iid: Some(u64::MAX - 1),
+                        annotations_len: u32::MAX,
+                    }),
                 TrackEventFacts::MAX_HEADER,
+            ),
+            (
+                TrackEventFacts::new(Some(u64::MAX - 3), Some(-7), false)
+                    .with_extra(FieldKinds::EXTENSION, u32::MAX),
+                26,
+            ),
+            (
+                TrackEventFacts::new(None, Some(1), true).with_decoded(Decoded {
+                    name_iid: Some(5),
+                    category_iid: None,
+                    annotations_len: 0,
+                }),
+                4,
             ),
             (
                 TrackEventFacts::new(Some(u64::MAX - 3), Some(-7), false),
@@ -492,6 +642,33 @@ mod tests {
         let none = TrackEventFacts::new(None, None, false).with_extra(FieldKinds::NONE, 5);
         assert_eq!(none.parts(&[8, 1]), (&[8, 1][..], &[][..]));
         assert_eq!(TrackEventFacts::default().fields(), FieldKinds::NONE);
+        // What the walk decoded rides in a second flags byte and three
+        // varints; the annotations are the part before the last.
+        let decoded = Decoded {
+            name_iid: None,
+            category_iid: Some(3),
+            annotations_len: 2,
+        };
+        let facts = TrackEventFacts::new(None, Some(1), true)
+            .with_extra(FieldKinds::TYPED, 1)
+            .with_decoded(decoded);
+        let mut header = [0u8; TrackEventFacts::MAX_HEADER];
+        let len = facts.encode(&mut header);
+        let mut bytes = header[..len].to_vec();
+        bytes.extend_from_slice(&[8, 1, 0x22, 0, 0xa0]);
+        let (read, rest) = TrackEventFacts::read(&bytes);
+        assert_eq!(read.decoded(), decoded);
+        assert_eq!(read.fields(), FieldKinds::TYPED);
+        let parts = read.sections(rest);
+        assert_eq!(
+            (parts.fields, parts.annotations, parts.last),
+            (&[8, 1][..], &[0x22, 0][..], &[0xa0][..])
+        );
+        // Nothing decoded: no second byte, nothing but fields before the
+        // last part.
+        let plain = TrackEventFacts::new(None, None, false).with_decoded(Decoded::default());
+        assert_eq!(plain.encode(&mut header), 1);
+        assert_eq!(plain.sections(&[8, 1]).fields, &[8, 1]);
         // A header cut short reads as no facts.
         let (read, rest) = TrackEventFacts::read(&[3, 0x80]);
         assert_eq!(read, TrackEventFacts::default());

@@ -7,13 +7,17 @@
 //! sort.
 //!
 //! The walk keeps what it read (with the track uuid and the type) as facts
-//! that travel with the packet, and copies every other field, untouched,
-//! into the bytes the packet keeps: the parser reads those and never the
-//! fields read here, so a TrackEvent is walked from its start once. The
-//! few fields that readers beyond the parser's decoder take (typed fields,
-//! fields reflected into args, extensions) are put after the others, their
-//! kinds and length noted in the facts: those readers walk only that last
-//! part, and only when it holds their kind.
+//! that travel with the packet, decodes for the parser what nearly every
+//! event has (the name's and the one category's interned ids, kept in the
+//! facts), and copies every other field, untouched, into the bytes the
+//! packet keeps: the parser reads those and never the fields read here,
+//! so a TrackEvent is walked from its start once and no field is decoded
+//! twice. The debug annotations are put after the other fields, and after
+//! them the few fields that readers beyond the parser's decoder take
+//! (typed fields, fields reflected into args, extensions), their kinds and
+//! the parts' lengths noted in the facts: each reader walks only its part
+//! (the parser's decoder nothing, for most events), and the last part's
+//! readers only when it holds their kind.
 
 use protozero::{Field, FieldValue, PackedFixed64, PackedVarints};
 use zerotrace_protos::protos::TrackEvent;
@@ -22,7 +26,7 @@ use zerotrace_protos::protos::track_event::Type;
 use crate::clock::MachineClocks;
 use crate::descriptors::Descriptors;
 use crate::packet_fields::{count_track_event_walk, field_at};
-use crate::packet_view::{FieldKinds, TrackEventFacts, TrackEventTimes};
+use crate::packet_view::{Decoded, FieldKinds, TrackEventFacts, TrackEventTimes};
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::args::ArgValue;
 use crate::storage::stats::Stats;
@@ -121,6 +125,29 @@ struct ReadHere {
     kinds: FieldKinds,
     /// The length of the fields of those kinds, put last.
     extra_len: u32,
+    /// What the walk decoded for the parser (the name's and the one
+    /// category's iids, the debug annotations' length).
+    decoded: Decoded,
+}
+
+/// The name oneof's last member, as the walk saw it.
+#[derive(Debug, Clone, Copy)]
+enum Name {
+    /// `name_iid`.
+    Iid(u64),
+    /// `name`, at this range of the event.
+    Str(usize, usize),
+}
+
+/// The categories, as the walk saw them so far.
+#[derive(Debug, Clone, Copy)]
+enum Categories {
+    /// None yet.
+    None,
+    /// One `category_iids` occurrence, a varint, at this range.
+    One(u64, usize, usize),
+    /// Others: all of them are left to the parser's decoder.
+    Many,
 }
 
 /// Varints of a repeated field's occurrence, packed or not.
@@ -145,17 +172,25 @@ fn doubles(value: FieldValue<'_>, out: &mut Vec<f64>) {
     }
 }
 
-/// The one walk: the fields read here into `ReadHere`, every other field
-/// (tag and value as they were) appended to `rest`, those of a
-/// [`FieldKinds`] kind after all the others. A malformed field ends the
-/// walk, as it ends the decoder's.
+/// The one walk: the fields read here into `ReadHere`, and every other
+/// field (tag and value as they were) appended to `rest` in three parts:
+/// the fields for the parser's decoder, the debug annotations, then those
+/// of a [`FieldKinds`] kind. The name's and a lone category's interned ids
+/// are decoded here for the parser ([`Decoded`]) and not copied; a name
+/// that a later member of its oneof replaced is dropped, as the decoder
+/// would drop it. A malformed field ends the walk, as it ends the
+/// decoder's.
 fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
     count_track_event_walk();
     rest.clear();
     // Room for the facts' header, written once they are known.
     rest.resize(TrackEventFacts::MAX_HEADER, 0);
     let mut out = ReadHere::default();
-    let mut extras = Extras::default();
+    let mut fields = Ranges::default();
+    let mut annotations = Ranges::default();
+    let mut extras = Ranges::default();
+    let mut name = None;
+    let mut categories = Categories::None;
     let mut pos = 0;
     while let Some((id, value, end)) = field_at(event, pos) {
         let start = pos;
@@ -164,13 +199,34 @@ fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
         let here = 1u64.checked_shl(f.id).unwrap_or(0) & READ_HERE_MASK != 0;
         if !here {
             let kinds = kinds_of(f.id);
-            if kinds == FieldKinds::NONE {
-                if let Some(bytes) = event.get(start..end) {
-                    rest.extend_from_slice(bytes);
-                }
-            } else {
+            if kinds != FieldKinds::NONE {
                 out.kinds = out.kinds.union(kinds);
                 extras.push(start, end);
+                continue;
+            }
+            match (f.id, f.value) {
+                (TrackEvent::FIELD_NAME_IID, FieldValue::Varint(v)) => name = Some(Name::Iid(v)),
+                (TrackEvent::FIELD_NAME, FieldValue::Bytes(_)) => {
+                    name = Some(Name::Str(start, end));
+                }
+                (TrackEvent::FIELD_DEBUG_ANNOTATIONS, FieldValue::Bytes(_)) => {
+                    annotations.push(start, end);
+                }
+                (TrackEvent::FIELD_CATEGORY_IIDS, FieldValue::Varint(v))
+                    if matches!(categories, Categories::None) =>
+                {
+                    categories = Categories::One(v, start, end);
+                }
+                (TrackEvent::FIELD_CATEGORY_IIDS | TrackEvent::FIELD_CATEGORIES, _) => {
+                    // More than a lone iid: the decoder reads them all, in
+                    // their order.
+                    if let Categories::One(_, s, e) = categories {
+                        fields.push(s, e);
+                    }
+                    categories = Categories::Many;
+                    fields.push(start, end);
+                }
+                _ => fields.push(start, end),
             }
             continue;
         }
@@ -242,24 +298,50 @@ fn split(event: &[u8], rest: &mut Vec<u8>) -> ReadHere {
             _ => {}
         }
     }
-    // The fields for the parser's other readers go last.
+    match name {
+        Some(Name::Iid(v)) => out.decoded.name_iid = Some(v),
+        Some(Name::Str(s, e)) => fields.push(s, e),
+        None => {}
+    }
+    if let Categories::One(v, _, _) = categories {
+        out.decoded.category_iid = Some(v);
+    }
+    fields.append_to(event, rest);
+    let fields_end = rest.len();
+    annotations.append_to(event, rest);
     let main_end = rest.len();
+    out.decoded.annotations_len = u32::try_from(main_end - fields_end).unwrap_or(u32::MAX);
+    // The fields for the parser's other readers go last.
     extras.append_to(event, rest);
     out.extra_len = u32::try_from(rest.len() - main_end).unwrap_or(u32::MAX);
     out
 }
 
-/// Where the fields that go last ([`FieldKinds`]) are in the event, while
-/// the walk copies the others: a few, on the stack; more spill to the heap.
+/// Where the fields of one part are in the event, while the walk reads
+/// it: a few ranges, on the stack (adjacent fields make one range, copied
+/// at once); more spill to the heap.
 #[derive(Debug, Default)]
-struct Extras {
+struct Ranges {
     fixed: [(usize, usize); 8],
     len: usize,
     spill: Vec<(usize, usize)>,
 }
 
-impl Extras {
+impl Ranges {
     fn push(&mut self, start: usize, end: usize) {
+        if self.spill.is_empty() {
+            if let Some(last) = self.len.checked_sub(1).and_then(|i| self.fixed.get_mut(i)) {
+                if last.1 == start {
+                    last.1 = end;
+                    return;
+                }
+            }
+        } else if let Some(last) = self.spill.last_mut() {
+            if last.1 == start {
+                last.1 = end;
+                return;
+            }
+        }
         match self.fixed.get_mut(self.len) {
             Some(slot) => {
                 *slot = (start, end);
@@ -442,6 +524,7 @@ pub fn tokenize(
     let mut header = [0u8; TrackEventFacts::MAX_HEADER];
     let len = TrackEventFacts::new(event.track_uuid, event.ty, event.has_type)
         .with_extra(event.kinds, event.extra_len)
+        .with_decoded(event.decoded)
         .encode(&mut header);
     let start = TrackEventFacts::MAX_HEADER - len;
     if let (Some(room), Some(header)) = (
@@ -473,154 +556,4 @@ fn absolute(seq: &mut SequenceState, descriptors: &Descriptors, uuid: u64, value
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use protozero::Decoder;
-    use zerotrace_protos::protos::TrackEventDecoder;
-
-    fn event(f: impl FnOnce(&mut TrackEvent<'_>)) -> Vec<u8> {
-        let mut w = protozero::HeapWriter::new();
-        {
-            let mut e = TrackEvent::from_message(w.root());
-            f(&mut e);
-        }
-        w.finish().unwrap_or_default()
-    }
-
-    #[test]
-    fn the_parser_gets_only_the_fields_read_nowhere_else() {
-        let bytes = event(|e| {
-            e.set_name("n");
-            e.set_timestamp_absolute_us(5);
-            e.set_type_raw(99);
-            e.add_categories("c");
-            e.set_type(Type::Counter);
-            e.set_track_uuid(7);
-            e.set_timestamp_delta_us(-3);
-            e.set_thread_time_absolute_us(11);
-            e.set_thread_instruction_count_delta(2);
-            e.set_counter_value(4);
-            e.set_double_counter_value(1.5);
-            e.add_flow_ids(9);
-            e.add_extra_counter_track_uuids(21);
-            e.add_extra_counter_values(-8);
-            e.add_extra_double_counter_track_uuids(22);
-            e.add_extra_double_counter_values(0.25);
-            e.message()
-                .append_packed_varint(TrackEvent::FIELD_EXTRA_COUNTER_VALUES, [3u64, 6]);
-        });
-        let mut rest = Vec::new();
-        let got = split(&bytes, &mut rest);
-
-        // What was read here is what the generated decoder reads.
-        let full = TrackEventDecoder::new(&bytes);
-        assert_eq!(got.ty, full.type_raw());
-        assert_eq!(got.has_type, full.has_type());
-        assert_eq!(got.track_uuid, full.track_uuid());
-        assert!(matches!(got.timestamp, Some(Stamp::Delta(-3))));
-        assert_eq!(full.timestamp_delta_us(), Some(-3));
-        assert!(matches!(got.thread_time, Some(Stamp::Absolute(11))));
-        assert!(matches!(got.instruction_count, Some(Stamp::Delta(2))));
-        assert_eq!(got.counter_value, full.double_counter_value());
-        assert_eq!(
-            got.extra_uuids,
-            full.extra_counter_track_uuids().collect::<Vec<_>>()
-        );
-        let values: Vec<f64> = full.extra_counter_values().map(|v| v as f64).collect();
-        assert_eq!(got.extra_values, values);
-        assert_eq!(got.extra_values, [-8.0, 3.0, 6.0]);
-        assert_eq!(got.extra_double_uuids, [22]);
-        assert_eq!(got.extra_double_values, [0.25]);
-
-        // The rest holds room for the facts' header (`tokenize` writes it
-        // there), then the other fields as they were, and none of these.
-        let (room, rest) = rest.split_at(TrackEventFacts::MAX_HEADER);
-        assert!(room.iter().all(|&b| b == 0));
-        let mut d = Decoder::new(rest);
-        let mut ids = Vec::new();
-        while let Some(Ok(f)) = d.read_field() {
-            ids.push(f.id);
-        }
-        assert_eq!(
-            ids,
-            [
-                TrackEvent::FIELD_NAME,
-                TrackEvent::FIELD_CATEGORIES,
-                TrackEvent::FIELD_FLOW_IDS
-            ]
-        );
-        let rest = TrackEventDecoder::new(rest);
-        assert_eq!(rest.name(), Some("n"));
-        assert_eq!(rest.categories().collect::<Vec<_>>(), ["c"]);
-        assert_eq!(rest.flow_ids().collect::<Vec<_>>(), [9]);
-        assert_eq!(rest.type_raw(), None);
-    }
-
-    #[test]
-    fn the_fields_other_readers_take_go_last_in_their_order() {
-        let bytes = event(|e| {
-            e.message()
-                .append_varint(TrackEvent::FIELD_SOURCE_LOCATION_IID, 5);
-            e.set_name("n");
-            e.message().append_bytes(1001, b"x");
-            e.set_type(Type::SliceBegin);
-            e.message()
-                .append_varint(TrackEvent::FIELD_SOURCE_LOCATION_IID, 6);
-            e.add_flow_ids(9);
-        });
-        let mut rest = Vec::new();
-        let got = split(&bytes, &mut rest);
-        let fields = |b: &[u8]| {
-            Decoder::new(b)
-                .map_while(Result::ok)
-                .map(|f| (f.id, f.as_u64().ok()))
-                .collect::<Vec<_>>()
-        };
-        let kept = &rest[TrackEventFacts::MAX_HEADER..];
-        let facts = TrackEventFacts::new(None, None, false).with_extra(got.kinds, got.extra_len);
-        let (main, last) = facts.parts(kept);
-        let ids: Vec<u32> = fields(main).into_iter().map(|(id, _)| id).collect();
-        assert_eq!(ids, [TrackEvent::FIELD_NAME, TrackEvent::FIELD_FLOW_IDS]);
-        assert_eq!(
-            fields(last),
-            [
-                (TrackEvent::FIELD_SOURCE_LOCATION_IID, Some(5)),
-                (1001, None),
-                (TrackEvent::FIELD_SOURCE_LOCATION_IID, Some(6))
-            ]
-        );
-        let kinds = facts.fields();
-        assert!(kinds.contains(FieldKinds::TYPED));
-        assert!(kinds.contains(FieldKinds::REFLECTED));
-        assert!(kinds.contains(FieldKinds::EXTENSION));
-        // More of them than the walk keeps on the stack: none lost.
-        let many = event(|e| {
-            for i in 0..20 {
-                e.message()
-                    .append_varint(TrackEvent::FIELD_CORRELATION_ID, i);
-            }
-            e.set_name("n");
-        });
-        let got = split(&many, &mut rest);
-        let facts = TrackEventFacts::new(None, None, false).with_extra(got.kinds, got.extra_len);
-        let (main, last) = facts.parts(&rest[TrackEventFacts::MAX_HEADER..]);
-        assert_eq!(fields(main), [(TrackEvent::FIELD_NAME, None)]);
-        let ids: Vec<_> = fields(last).into_iter().filter_map(|(_, v)| v).collect();
-        assert_eq!(ids, (0..20).collect::<Vec<u64>>());
-        assert_eq!(facts.fields(), FieldKinds::TYPED);
-    }
-
-    #[test]
-    fn an_unnamed_type_is_kept_raw_but_not_present() {
-        let bytes = event(|e| {
-            e.set_type_raw(99);
-        });
-        let got = split(&bytes, &mut Vec::new());
-        assert_eq!(got.ty, Some(99));
-        assert!(!got.has_type);
-        let facts = TrackEventFacts::new(got.track_uuid, got.ty, got.has_type);
-        assert_eq!(facts.type_raw(), Some(99));
-        assert!(!facts.has_type());
-        assert_eq!(facts.track_uuid(), None);
-    }
-}
+mod tests;

@@ -7,7 +7,10 @@
 
 use crate::hash::HashMap;
 
-use zerotrace_protos::protos::{TracePacket, TrackEventDecoder};
+use protozero::varint::decode_varint;
+use zerotrace_protos::protos::{
+    DebugAnnotationDecoder, TracePacket, TrackEvent, TrackEventDecoder,
+};
 
 use super::Parser;
 use super::debug_annotations;
@@ -86,21 +89,26 @@ fn parse_event(
     generation: &Generation,
     args: &mut ArgSetBuilder,
 ) {
-    // Only the fields the loader did not read: not a walk from the start;
-    // the decoder reads the main part, the other readers the last one.
+    // Only the fields the loader did not read or decode: not a walk from
+    // the start; the decoder reads the first part (nothing, for most
+    // events), the debug annotations are the second, the other readers
+    // read the last one.
     let facts = te.facts;
-    let (main, rest) = facts.parts(rest);
-    let ev = TrackEventDecoder::new(main);
+    let parts = facts.sections(rest);
+    let ev = TrackEventDecoder::new(parts.fields);
+    let rest = parts.last;
+    let decoded = facts.decoded();
     let te = te.times;
     let default_uuid = generation.decoded_defaults.track_uuid;
     let legacy = ev.legacy_event();
 
     // Name and category (an interned one's pool id is kept per sequence
     // generation: `interned_strings.rs`).
-    let name_id = match (
-        ev.name(),
-        ev.name_iid().or(legacy.as_ref().and_then(|l| l.name_iid())),
-    ) {
+    let name_iid = decoded
+        .name_iid
+        .or_else(|| ev.name_iid())
+        .or_else(|| legacy.as_ref().and_then(|l| l.name_iid()));
+    let name_id = match (ev.name(), name_iid) {
         (Some(n), _) => p.storage.strings.intern(n),
         (None, Some(iid)) => p
             .track_event
@@ -115,11 +123,13 @@ fn parse_event(
             .unwrap_or(StrId::NULL),
         (None, None) => StrId::NULL,
     };
-    let mut iids = ev.category_iids();
-    let one_iid = match (ev.categories().next(), iids.next(), iids.next()) {
-        (None, Some(iid), None) => Some(iid),
-        _ => None,
-    };
+    let one_iid = decoded.category_iid.or_else(|| {
+        let mut iids = ev.category_iids();
+        match (ev.categories().next(), iids.next(), iids.next()) {
+            (None, Some(iid), None) => Some(iid),
+            _ => None,
+        }
+    });
     let category_id = match one_iid {
         Some(iid) => p
             .track_event
@@ -248,7 +258,8 @@ fn parse_event(
         }
     }
     let mut arrays = debug_annotations::ArrayIndexes::default();
-    for a in ev.debug_annotations() {
+    for a in annotations(parts.annotations) {
+        let a = DebugAnnotationDecoder::new(a);
         if !debug_annotations::add(&mut p.storage, args, &mut arrays, &mut names, &a) {
             p.storage.stats.incr("track_event_parser_errors");
         }
@@ -439,6 +450,26 @@ fn parse_event(
         super::gpu_render_stage::track_event_correlation(p, rest, slice_id);
         super::android_framework_track_event::on_slice(p, rest, slice_id);
     }
+}
+
+/// The debug annotations' part of an event's bytes (each a
+/// `debug_annotations` field, as the loader's walk copied it): each
+/// annotation's message; it stops at bytes that do not read as one.
+fn annotations(mut part: &[u8]) -> impl Iterator<Item = &[u8]> {
+    const TAG: u64 = ((TrackEvent::FIELD_DEBUG_ANNOTATIONS as u64) << 3) | 2;
+    std::iter::from_fn(move || {
+        let (tag, n) = decode_varint(part).ok()?;
+        if tag != TAG {
+            return None;
+        }
+        let after = part.get(n..)?;
+        let (len, m) = decode_varint(after).ok()?;
+        let body = after.get(m..)?;
+        let len = usize::try_from(len).ok()?;
+        let (message, next) = (body.get(..len)?, body.get(len..)?);
+        part = next;
+        Some(message)
+    })
 }
 
 /// A v1 legacy flow event (`s`, `t`, `f`): it binds to the slice open on
