@@ -5,9 +5,10 @@
 //! CONCAT_WITH_COMMA joins every value. Numbers print as upstream prints
 //! them (`%lld`, `%.15g` with SQLite's trailing `.0`).
 
-use super::build::{Num, OutColumn, Routing, add_at};
 use super::config::Aggregate;
 use super::error::FlamegraphError;
+use super::resolve::OutColumn;
+use super::routing::{Num, Routing, add_at};
 use super::source::{Column, NONE, Source};
 
 /// `v` as C's `%.15g` prints it.

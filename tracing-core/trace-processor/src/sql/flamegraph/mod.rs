@@ -14,6 +14,7 @@ pub(crate) mod config;
 pub(crate) mod error;
 mod layout;
 pub(crate) mod resolve;
+mod routing;
 pub(crate) mod source;
 mod vtab;
 
