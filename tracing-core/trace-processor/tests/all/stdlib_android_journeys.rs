@@ -356,3 +356,55 @@ fn a_gc_reclaims_the_heap_between_its_peak_and_the_sample_after_it() {
         vec![vec![i(1), i(9_000), i(4_000)]]
     );
 }
+
+#[test]
+fn a_cujs_blocking_calls_are_cut_to_the_cuj() {
+    let tp = load(&[
+        processes(&[(10, "com.android.systemui")]),
+        prints(&[
+            (70_000, 10, "S|10|L<UNLOCK>|6"),
+            (72_000, 10, "B|10|inflate"),
+            (74_000, 10, "E|10"),
+            (
+                79_000,
+                10,
+                "B|10|Lock contention on thread list lock (owner tid: 12)",
+            ),
+            (80_000, 10, "F|10|L<UNLOCK>|6"),
+            (85_000, 10, "E|10"),
+            // Not a blocking call; a blocking call after the CUJ.
+            (75_000, 10, "B|10|onDraw"),
+            (76_000, 10, "E|10"),
+            (90_000, 10, "B|10|inflate"),
+            (91_000, 10, "E|10"),
+        ]),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.cujs.sysui_cujs;
+             SELECT name, ts, dur, ts_end, cuj_id, cuj_name, process_name
+             FROM android_cuj_blocking_calls ORDER BY ts",
+        ),
+        vec![
+            vec![
+                s("inflate"),
+                i(72_000),
+                i(2_000),
+                i(74_000),
+                i(1),
+                s("UNLOCK"),
+                s("com.android.systemui")
+            ],
+            vec![
+                s("Lock contention on thread list lock <...>"),
+                i(79_000),
+                i(1_000),
+                i(80_000),
+                i(1),
+                s("UNLOCK"),
+                s("com.android.systemui")
+            ],
+        ]
+    );
+}

@@ -197,3 +197,61 @@ fn transactions_pair_with_their_replies_by_flow() {
         ]
     );
 }
+
+#[test]
+fn named_synchronous_transactions_are_critical_blocking_calls() {
+    let tp = trace();
+    let got = rows(
+        &tp,
+        "INCLUDE PERFETTO MODULE android.critical_blocking_calls;
+         SELECT name, ts, dur, id, process_name, utid, upid, ts_end
+         FROM _android_critical_blocking_calls ORDER BY id, name",
+    );
+    // T2 ('binder transaction') is a relevant slice by its name; T1 is
+    // there by name and, once more, as the endpoint the server named.
+    assert_eq!(
+        got,
+        [
+            vec![
+                t("AIDL::java::IFoo::bar::server"),
+                i(100),
+                i(100),
+                i(0),
+                t("app"),
+                i(1),
+                i(1),
+                i(200)
+            ],
+            vec![
+                t("binder transaction"),
+                i(100),
+                i(100),
+                i(0),
+                t("app"),
+                i(1),
+                i(1),
+                i(200)
+            ],
+            vec![
+                t("binder transaction"),
+                i(300),
+                i(100),
+                i(3),
+                t("app"),
+                i(1),
+                i(1),
+                i(400)
+            ],
+            vec![
+                t("binder transaction async"),
+                i(600),
+                i(10),
+                i(5),
+                t("app"),
+                i(1),
+                i(1),
+                i(610)
+            ],
+        ]
+    );
+}

@@ -4,12 +4,15 @@
 //! into a value (`rows.rs`) and table functions answer from it: the
 //! depth-first, breadth-first and weight-bounded searches (`search.rs`),
 //! the dominator tree (`dominator.rs`), the structural partition of a tree
-//! by group (`partition.rs`) and the two scans, whose step is the caller's
-//! SQL run on the same connection (`scan.rs`). Typed errors in
+//! by group (`partition.rs`), the two scans, whose step is the caller's
+//! SQL run on the same connection (`scan.rs`), and the critical path walk
+//! over a wakeup graph (`critical_path.rs`). Typed errors in
 //! `error.rs`; end-to-end tests through the modules in `tests.rs`, of the
 //! modules written over them (`slices.flow`, `viz.slices`) in
-//! `users_tests.rs` and of `android.binder` in `binder_tests.rs`.
+//! `users_tests.rs`, of `android.binder` in `binder_tests.rs` and of
+//! `sched.thread_executing_span` in `critical_path_tests.rs`.
 
+mod critical_path;
 mod dominator;
 mod error;
 mod partition;
@@ -19,6 +22,8 @@ mod search;
 
 #[cfg(test)]
 mod binder_tests;
+#[cfg(test)]
+mod critical_path_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -233,13 +238,61 @@ impl TableFn for ScanFn {
     }
 }
 
+/// `__intrinsic_critical_path_walk(graph, roots)`: rows (root_id, depth,
+/// ts, dur, blocker_id, blocker_utid, parent_id).
+struct CriticalPath;
+
+impl TableFn for CriticalPath {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("root_id", "BIGINT"),
+            ("depth", "BIGINT"),
+            ("ts", "BIGINT"),
+            ("dur", "BIGINT"),
+            ("blocker_id", "BIGINT"),
+            ("blocker_utid", "BIGINT"),
+            ("parent_id", "BIGINT"),
+        ]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        vec!["graph", "roots"]
+    }
+
+    fn run(&self, args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let go = || -> Result<_, GraphError> {
+            let roots = start_ids(&decode(arg(args, 1))?)?;
+            critical_path::walk(&decode(arg(args, 0))?, &roots)
+        };
+        go().map(|r| {
+            r.into_iter()
+                .map(|b| {
+                    [
+                        b.root_id,
+                        b.depth,
+                        b.ts,
+                        b.dur,
+                        b.blocker_id,
+                        b.blocker_utid,
+                        b.parent_id,
+                    ]
+                    .into_iter()
+                    .map(Value::Integer)
+                    .collect()
+                })
+                .collect()
+        })
+        .map_err(|e| e.to_string())
+    }
+}
+
 /// Registers the aggregate and the operators on `conn`.
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     rows::register(conn)?;
     // SAFETY: the scans run their queries only from these functions,
     // registered on `conn`, while `conn` runs the calling statement.
     let db = unsafe { NestedDb::of(conn) };
-    let ops: [(&str, Arc<dyn TableFn>); 8] = [
+    let ops: [(&str, Arc<dyn TableFn>); 9] = [
         ("__intrinsic_graph_dfs", Arc::new(Search(Walk::Dfs))),
         ("__intrinsic_graph_bfs", Arc::new(Search(Walk::Bfs))),
         (
@@ -263,6 +316,7 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
             }),
         ),
         (scan::STEP_ROWS, Arc::new(scan::StepRows)),
+        ("__intrinsic_critical_path_walk", Arc::new(CriticalPath)),
     ];
     for (name, op) in ops {
         table_function::register(conn, name, op)?;

@@ -48,6 +48,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_cpu_cluster_type.sql"),
     },
     Module {
+        key: "android.critical_blocking_calls",
+        sql: include_str!("modules/android_critical_blocking_calls.sql"),
+    },
+    Module {
         key: "android.cujs.base",
         sql: include_str!("modules/android_cujs_base.sql"),
     },
@@ -446,6 +450,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "sched.states",
         sql: include_str!("modules/sched_states.sql"),
+    },
+    Module {
+        key: "sched.thread_executing_span",
+        sql: include_str!("modules/sched_thread_executing_span.sql"),
     },
     Module {
         key: "sched.thread_level_parallelism",

@@ -9,12 +9,13 @@
 --   _latency_cuj_markers        cancel/timeout markers of latency CUJs
 --   android_sysui_latency_cujs  the latency CUJs
 --   android_jank_latency_cujs   both kinds, renumbered, with cuj_type
--- Not yet here: upstream's android_cuj_blocking_calls, which needs
--- android.critical_blocking_calls and android.binder.
+--   android_cuj_blocking_calls  the blocking calls of a CUJ's UI and
+--                               render threads, cut to the CUJ
 
 INCLUDE PERFETTO MODULE android.frames.timeline;
 INCLUDE PERFETTO MODULE android.cujs.base;
 INCLUDE PERFETTO MODULE android.render_thread;
+INCLUDE PERFETTO MODULE android.critical_blocking_calls;
 
 -- The jank CUJs with at least one frame, bounded by their first and last
 -- frames; canceled ones left out, and, without state markers, those of
@@ -187,3 +188,45 @@ SELECT
   cuj_type
 FROM both_kinds
 ORDER BY cuj_id;
+
+-- The blocking calls (android.critical_blocking_calls) made during a CUJ
+-- on its process's UI thread or render thread, each cut to the CUJ's
+-- bounds.
+CREATE PERFETTO TABLE android_cuj_blocking_calls(
+  -- The call's slice id.
+  slice_id JOINID(slice.id),
+  -- The call's standardized name.
+  name STRING,
+  -- When the call began, or the CUJ if later.
+  ts TIMESTAMP,
+  -- The call's time within the CUJ.
+  dur DURATION,
+  -- When the call ended, or the CUJ if earlier.
+  ts_end TIMESTAMP,
+  -- The CUJ's id.
+  cuj_id LONG,
+  -- The CUJ's name.
+  cuj_name STRING,
+  -- The process's name.
+  process_name STRING,
+  -- The process.
+  upid JOINID(process.id),
+  -- The thread.
+  utid JOINID(thread.id)
+) AS
+SELECT
+  c.id AS slice_id,
+  c.name,
+  max(c.ts, cuj.ts) AS ts,
+  min(c.ts + c.dur, cuj.ts_end) - max(c.ts, cuj.ts) AS dur,
+  min(c.ts + c.dur, cuj.ts_end) AS ts_end,
+  cuj.cuj_id,
+  cuj.cuj_name,
+  c.process_name,
+  c.upid,
+  c.utid
+FROM _android_critical_blocking_calls AS c
+JOIN android_jank_latency_cujs AS cuj
+  ON c.upid = cuj.upid AND c.ts + c.dur > cuj.ts AND c.ts < cuj.ts_end
+LEFT JOIN _render_thread_per_process AS rt ON rt.upid = cuj.upid
+WHERE c.utid = cuj.ui_thread OR c.utid = rt.render_thread_utid;
