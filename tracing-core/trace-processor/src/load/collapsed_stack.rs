@@ -15,8 +15,8 @@ use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::profiling_rows::{AggregateProfileRow, AggregateSampleRow};
 
-use super::dispatch::FormatReader;
 use super::dummy_frames::DummyFrames;
+use super::reader::FormatReader;
 use super::text_lines::{Line, LineSplitter};
 
 /// The stat of a line that is skipped.

@@ -48,6 +48,7 @@ pub(crate) mod parallel;
 pub mod perf_text;
 pub mod pprof;
 pub mod proto_content;
+mod reader;
 pub mod remote_clock;
 pub mod simpleperf;
 #[cfg(test)]

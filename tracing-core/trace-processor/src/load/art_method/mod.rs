@@ -22,7 +22,7 @@ use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 
 const FORMAT: &str = "art method";
 

@@ -20,7 +20,7 @@ use crate::parser::Parser;
 use crate::storage::strings::StrId;
 use crate::tables::android::AndroidDumpstateRow;
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 use battery_stats::BatteryStats;
 
 /// The first bytes of a checkin file.

@@ -31,7 +31,7 @@ use crate::parser::Parser;
 use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 use record::{RawArg, StrRef, Value, Words, field, field32};
 
 /// The magic number record every FXT file opens with.

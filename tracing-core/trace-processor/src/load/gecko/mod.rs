@@ -26,7 +26,7 @@ use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::{MappingParams, StackProfileTracker};
 use crate::tracker::tracks::{EventType, TrackSpec};
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 use profile::{Cell, Profile, Thread};
 
 /// Whether `head` opens a Gecko profile: an object whose first key is

@@ -23,7 +23,7 @@ pub mod xml_stream;
 use crate::error::TraceError;
 use crate::parser::Parser;
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 use rows::{Feed, RowData};
 use xml_stream::{XmlError, XmlStream};
 

@@ -26,8 +26,8 @@ use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 
-use super::dispatch::FormatReader;
 use super::dummy_frames::DummyFrames;
+use super::reader::FormatReader;
 use super::text_lines::{Line, LineSplitter};
 
 pub use sample_line::sniff;

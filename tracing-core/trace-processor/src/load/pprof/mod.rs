@@ -13,7 +13,7 @@ mod import;
 use crate::error::TraceError;
 use crate::parser::Parser;
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 
 /// `Profile` field numbers (pprof's `profile.proto`).
 mod field {

@@ -14,7 +14,7 @@ pub mod records;
 use crate::error::TraceError;
 use crate::parser::Parser;
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 use records::Symbols;
 
 /// The file's magic.

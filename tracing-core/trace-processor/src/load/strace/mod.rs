@@ -19,7 +19,7 @@ use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::SliceRow;
 use crate::storage::strings::StrId;
 
-use super::dispatch::FormatReader;
+use super::reader::FormatReader;
 use line::Kind;
 
 /// A syscall line, kept until the end of the trace.
