@@ -46,6 +46,7 @@ mod machines;
 mod packet_time;
 pub(crate) mod parallel;
 pub mod perf_text;
+mod pixel_modem_queue;
 pub mod pprof;
 pub mod proto_content;
 mod reader;
@@ -763,6 +764,14 @@ impl Loader {
             }
             app_wakelock_queue::APP_WAKELOCK_BUNDLE => {
                 self.split_app_wakelocks(payload.bytes, &pkt, seq, seq_id.is_some(), gen_idx);
+                return;
+            }
+            pixel_modem_queue::PIXEL_MODEM_EVENTS => {
+                self.split_pixel_modem_events(payload.bytes, &pkt, seq, gen_idx);
+                return;
+            }
+            pixel_modem_queue::PIXEL_MODEM_TOKEN_DATABASE => {
+                self.on_pixel_modem_database(payload.bytes);
                 return;
             }
             crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG => {

@@ -88,6 +88,8 @@ mod memory_tracker_snapshot;
 mod module_symbols;
 mod network;
 mod perf_sample;
+pub(crate) mod pigweed_detokenizer;
+mod pixel_modem;
 mod pkvm_hyp;
 mod process_descriptor;
 mod process_memory;
@@ -241,6 +243,8 @@ pub struct Parser {
     pub chrome_events: chrome_events::ChromeEventsState,
     /// The Vulkan memory totals (`vulkan_memory_event.rs`).
     pub vulkan_memory: vulkan_memory_event::VulkanMemoryState,
+    /// The pixel modem token database (`pixel_modem.rs`).
+    pub pixel_modem: pixel_modem::PixelModemState,
 }
 
 impl Parser {
@@ -302,6 +306,7 @@ impl Parser {
             memory_snapshots: Default::default(),
             chrome_events: Default::default(),
             vulkan_memory: Default::default(),
+            pixel_modem: Default::default(),
         }
     }
 

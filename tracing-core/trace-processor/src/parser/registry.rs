@@ -22,6 +22,7 @@ use super::graphics_frame_event;
 use super::heap_graph;
 use super::importer::Importer;
 use super::memory_tracker_snapshot;
+use super::pixel_modem;
 use super::process_descriptor;
 use super::statsd_atom;
 use super::vulkan_memory_event;
@@ -79,6 +80,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     vulkan_memory_event::IMPORTERS,
     process_descriptor::IMPORTERS,
     bluetooth::IMPORTERS,
+    pixel_modem::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

@@ -765,3 +765,88 @@ fn bluetooth_events_are_slices_of_their_duration_with_their_codes() {
         ]
     );
 }
+
+/// `TracePacket.pixel_modem_events`.
+const PIXEL_MODEM_EVENTS: u32 = 110;
+/// `TracePacket.pixel_modem_token_database`.
+const PIXEL_MODEM_TOKEN_DATABASE: u32 = 111;
+
+/// A Pigweed token database of live (token, format) entries.
+fn token_database(entries: &[(u32, &str)]) -> Vec<u8> {
+    let mut db = b"TOKENS\0\0".to_vec();
+    db.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    db.extend_from_slice(&[0; 4]);
+    for (token, _) in entries {
+        db.extend_from_slice(&token.to_le_bytes());
+        db.extend_from_slice(&u32::MAX.to_le_bytes());
+    }
+    for (_, format) in entries {
+        db.extend_from_slice(format.as_bytes());
+        db.push(0);
+    }
+    db
+}
+
+#[test]
+fn pixel_modem_events_are_detokenized_into_instants_by_domain() {
+    let db = packet(|p| {
+        let mut m = p.message().begin_nested(PIXEL_MODEM_TOKEN_DATABASE);
+        m.append_bytes(
+            1,
+            &token_database(&[(
+                0x1234,
+                "\u{25A0}domain\u{2666}LTE\u{25A0}format\u{2666}attach\u{25A0}cell\u{2666}%d %x",
+            )]),
+        );
+    });
+    let mut known = 0x1234u32.to_le_bytes().to_vec();
+    known.extend_from_slice(&[10, 0xfe, 0x03]); // zigzag 5, zigzag 255
+    let events = packet(|p| {
+        p.set_timestamp(1000);
+        let mut m = p.message().begin_nested(PIXEL_MODEM_EVENTS);
+        m.append_bytes(1, &known);
+        m.append_bytes(1, &9u32.to_le_bytes());
+        m.append_bytes(1, &known);
+        m.append_bytes(1, &[1, 2]);
+        for delta in [100i64, 50, -200, 300] {
+            m.append_uint64(2, delta as u64);
+        }
+    });
+    let tp = load(&[db, events]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT s.ts, s.dur, s.name, t.name, t.type FROM slice s JOIN track t ON s.track_id = t.id
+             ORDER BY s.ts"
+        ),
+        vec![
+            vec![i(100), i(0), s("attach"), s("Pixel Modem Events: LTE"), s("pixel_modem_event")],
+            vec![i(150), i(0), s("Token not found"), s("Pixel Modem Events"), s("pixel_modem_event")],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT a.key, a.display_value FROM slice s JOIN args a USING (arg_set_id)
+             WHERE s.ts = 100 ORDER BY a.key"
+        ),
+        vec![
+            vec![s("packet_ts"), s("1000")],
+            vec![s("pw_token_4660.arg_0"), s("5")],
+            vec![s("pw_token_4660.arg_1"), s("255")],
+            vec![
+                s("raw_template"),
+                s("\u{25A0}domain\u{2666}LTE\u{25A0}format\u{2666}attach\u{25A0}cell\u{2666}%d %x")
+            ],
+            vec![s("token_id"), s("4660")],
+            vec![s("token_id_hex"), s("0x1234")],
+        ]
+    );
+    assert_eq!(stat(&tp, "pixel_modem_negative_timestamp"), 1);
+    // A database that does not read fails the load, as upstream's does.
+    let bad = packet(|p| {
+        let mut m = p.message().begin_nested(PIXEL_MODEM_TOKEN_DATABASE);
+        m.append_bytes(1, b"NOT A TOKEN DATABASE");
+    });
+    assert!(TraceProcessor::from_bytes(&trace(&[bad])).is_err());
+}
