@@ -37,6 +37,7 @@ mod hostile_traces;
 mod instruments_xml;
 mod loading;
 mod machines;
+mod memory_importers;
 mod metadata;
 mod metrics;
 mod own_recordings;
