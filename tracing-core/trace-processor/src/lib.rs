@@ -119,7 +119,8 @@ impl TraceProcessor {
     /// trace's own, so joins match `trace` too. Each trace is dropped once
     /// read. `EXTRACT_ARG` and the callstack functions are not offered.
     pub fn union(traces: Vec<(String, TraceProcessor)>) -> Result<Self, Error> {
-        let (tables, aliases) = sql::union::union(traces)?;
+        let engines = traces.into_iter().map(|(id, tp)| (id, tp.engine)).collect();
+        let (tables, aliases) = sql::union::union(engines)?;
         let engine = sql::Engine::new_union(tables, &aliases)?;
         free_memory::release();
         Ok(TraceProcessor {

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Engine;
-use super::public_schema::{ColumnType, PublicTable};
+use super::public_schema::{ColumnType, PublicTable, public_tables};
 use super::read_plan::{ColumnSource, Source, plan, select};
 use super::streaming::{Cell as SqlCell, RowSink};
 use super::table::{Cell, Column, Table};
@@ -240,18 +240,17 @@ fn read_table(
 /// A view that is another name of a table: (name, other).
 pub(crate) type Alias = (String, String);
 
-/// The union of `traces` (each named by its `trace` value, in this order):
-/// its tables, and the views that are other names of them.
-pub(crate) fn union(
-    traces: Vec<(String, crate::TraceProcessor)>,
-) -> Result<(Vec<Table>, Vec<Alias>), Error> {
+/// The union of `traces` (each a loaded trace's engine, named by its
+/// `trace` value, in this order): its tables, and the views that are other
+/// names of them.
+pub(crate) fn union(traces: Vec<(String, Engine)>) -> Result<(Vec<Table>, Vec<Alias>), Error> {
     let Some((_, first)) = traces.first() else {
         return Ok((Vec::new(), Vec::new()));
     };
-    let schema = first.public_tables(false)?;
+    let schema = public_tables(first, false)?;
     let mut aliases = Vec::new();
     for t in &schema {
-        if let Source::Alias(of) = plan(&first.engine, &t.name)? {
+        if let Source::Alias(of) = plan(first, &t.name)? {
             aliases.push((t.name.clone(), of));
         }
     }
@@ -265,19 +264,19 @@ pub(crate) fn union(
         .map(|t| t.columns.iter().map(|(_, ty)| Acc::new(*ty)).collect())
         .collect();
     let mut trace_cols: Vec<Vec<StrId>> = vec![Vec::new(); tables.len()];
-    for (id, tp) in traces {
-        if tp.public_tables(false)? != schema {
+    for (id, engine) in traces {
+        if public_tables(&engine, false)? != schema {
             return Err(Error::Schema(format!(
                 "trace {id}: its tables differ from the first trace's"
             )));
         }
         let id_str = pool.intern(&id);
         for ((table, acc), trace_col) in tables.iter().zip(&mut accs).zip(&mut trace_cols) {
-            let n = read_table(&tp.engine, table, acc, &mut pool)?;
+            let n = read_table(&engine, table, acc, &mut pool)?;
             trace_col.extend(std::iter::repeat_n(id_str, n));
         }
         // This trace's storage goes before the next is read.
-        drop(tp);
+        drop(engine);
     }
     let pool = Arc::new(pool);
     let mut out = Vec::with_capacity(tables.len());
