@@ -114,7 +114,6 @@ mod syscall_names;
 mod syscalls;
 mod system_info;
 mod systrace;
-pub mod task_state;
 mod trace_diagnostics;
 mod track_event;
 pub(crate) mod track_event_args;

@@ -16,7 +16,7 @@ use zerotrace_protos::upstream_tables::interned_data_field::KERNEL_SYMBOLS;
 
 use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
-use super::task_state::{kernel_version, task_state_text};
+use crate::tracker::task_state::{kernel_version, task_state_text};
 use crate::packet_view::InlineSched;
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};

@@ -17,7 +17,7 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::types::ValueRef;
 
 use super::table::{Cell, Table};
-use crate::parser::task_state::{self, KernelVersion};
+use crate::tracker::task_state::{self, KernelVersion};
 
 /// The softirq vectors' names, by number.
 const SOFTIRQ_ACTIONS: [&str; 10] = [

@@ -8,6 +8,7 @@ pub mod profiler_samples;
 pub mod sched;
 pub mod slices;
 pub mod stack_profile;
+pub mod task_state;
 pub mod thread_counters;
 pub mod track_compressor;
 pub mod track_resolution;

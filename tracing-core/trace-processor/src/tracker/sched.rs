@@ -39,7 +39,7 @@ pub struct SchedTracker {
     running: StrId,
     runnable: StrId,
     /// The kernel version from `system_info` (decides `prev_state` bits).
-    pub kernel_version: Option<crate::parser::task_state::KernelVersion>,
+    pub kernel_version: Option<super::task_state::KernelVersion>,
     /// Whether ftrace kept its buffer from before tracing started
     /// (`FtraceStats.preserve_ftrace_buffer`): nothing is dropped then.
     pub preserve_ftrace_buffer: bool,
