@@ -16,7 +16,6 @@ use zerotrace_protos::upstream_tables::interned_data_field::KERNEL_SYMBOLS;
 
 use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
-use crate::tracker::task_state::{kernel_version, task_state_text};
 use crate::packet_view::InlineSched;
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
@@ -24,6 +23,7 @@ use crate::storage::sched_rows::FtraceEventRow;
 use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::sched::{CpuRun, SchedTracker};
+use crate::tracker::task_state::{kernel_version, task_state_text};
 
 /// `FtraceEvent.sched_blocked_reason`: {pid 1, caller 2, io_wait 3}.
 pub const SCHED_BLOCKED_REASON: u32 = 18;
