@@ -26,6 +26,9 @@ pub const ETW_EVENTS: u32 = 95;
 pub const TRANSLATION_TABLE: u32 = 82;
 /// `TracePacket.android_log` (not in the generated `TracePacket`).
 pub const ANDROID_LOG: u32 = 39;
+/// `TracePacket.protolog_viewer_config` (not in the generated
+/// `TracePacket`).
+pub const PROTOLOG_VIEWER_CONFIG: u32 = 105;
 
 /// The payloads the loader itself reads (before, or instead of, a parser).
 pub const LOADER_PAYLOADS: [u32; 16] = [
@@ -44,7 +47,7 @@ pub const LOADER_PAYLOADS: [u32; 16] = [
     ETW_EVENTS,
     TRANSLATION_TABLE,
     ANDROID_LOG,
-    crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG,
+    PROTOLOG_VIEWER_CONFIG,
 ];
 
 /// A packet's payload: the field number of its `data` member and its bytes.

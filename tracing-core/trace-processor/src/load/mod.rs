@@ -774,7 +774,7 @@ impl Loader {
                 self.on_pixel_modem_database(payload.bytes);
                 return;
             }
-            crate::parser::winscope::protolog::PROTOLOG_VIEWER_CONFIG => {
+            crate::packet_fields::PROTOLOG_VIEWER_CONFIG => {
                 // Read before sorting: it decodes messages written before it.
                 crate::parser::winscope::protolog::on_viewer_config(
                     &mut self.parser,

@@ -23,8 +23,6 @@ use crate::tables::winscope::ProtoLogRow;
 
 /// TracePacket.protolog_message.
 pub const PROTOLOG_MESSAGE: u32 = 104;
-/// TracePacket.protolog_viewer_config.
-pub const PROTOLOG_VIEWER_CONFIG: u32 = 105;
 /// InternedData.protolog_string_args.
 const INTERNED_STRING_ARGS: u32 = 36;
 /// InternedData.protolog_stacktrace.
