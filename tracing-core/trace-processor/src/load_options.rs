@@ -6,8 +6,8 @@
 //! along, for the tables built from the load, and so does how many
 //! threads the load may use (a choice of speed, never of what it keeps).
 
-use crate::Storage;
 use crate::load::budget::LoadBudget;
+use crate::storage::Storage;
 
 /// Choices about what a loaded trace keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,12 +72,13 @@ use crate::hash::HashMap;
 use protozero::Decoder;
 use zerotrace_protos::protos::{TraceAttributesDecoder, TracePacket, TraceStatsDecoder};
 
+use crate::arena::PacketArena;
+use crate::error::TraceError;
 use crate::packet_fields::{self, Payload};
 use crate::packet_view::{NO_EXTRA, Packet, PacketSource, SideTables, TrackEventTimes};
 use crate::parser::Parser;
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::{Storage, args::ArgValue, import_logs::LogPlace};
-use crate::{arena::PacketArena, error::TraceError};
 use budget::LoadBudget;
 use dispatch::Content;
 use sorter::{Leaving, Sorter, Stream, WindowStats};
@@ -350,7 +351,7 @@ impl Loader {
             self.parser.storage.stats.incr("tokenizer_skipped_packets");
             let pending = self.tokenizer.pending_len();
             let offset = self.bytes_pushed.saturating_sub(pending as u64);
-            (self.parser.storage.warnings).push(crate::LoadWarning::truncated(
+            (self.parser.storage.warnings).push(crate::load_warning::LoadWarning::truncated(
                 offset,
                 pending,
                 self.packet_index,

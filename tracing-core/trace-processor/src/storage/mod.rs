@@ -93,7 +93,7 @@ pub struct Storage {
     /// The Winscope tables (`tables/winscope.rs`).
     pub winscope: crate::tables::winscope::WinscopeRows,
     /// What the load dropped, told to the user (`load_warning.rs`).
-    pub warnings: Vec<crate::LoadWarning>,
+    pub warnings: Vec<crate::load_warning::LoadWarning>,
     /// The row of each `single` metadata entry in `metadata`, so that a
     /// value set again is written in place (as upstream's tracker does)
     /// without a walk over every entry.
