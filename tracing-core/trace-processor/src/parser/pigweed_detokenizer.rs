@@ -637,8 +637,8 @@ mod tests {
         let f = |v: f32| v.to_le_bytes();
         assert_eq!(print("%f", &f(1.5)), "1.500000");
         assert_eq!(
-            print("%.2f|%8.3f", &[f(2.71828), f(-2.5)].concat()),
-            "2.72|  -2.500"
+            print("%.2f|%8.3f", &[f(1.23456), f(-2.5)].concat()),
+            "1.23|  -2.500"
         );
         assert_eq!(print("%e", &f(1500.0)), "1.500000e+03");
         assert_eq!(print("%.1E", &f(0.00025)), "2.5E-04");
