@@ -5,9 +5,11 @@
 //! low bit set for an acquire), as upstream's module reads them. Each event
 //! becomes a packet record of its own for `parser/app_wakelock.rs`, at the
 //! packet's time plus its offset: an `AppWakelockBundle` holding the
-//! description (looked up now, in the sequence's interned data) and whether
-//! the wakelock was acquired. Malformed lists count
-//! `app_wakelock_parse_error`, an id nothing interned
+//! description's interned id and whether the wakelock was acquired (the
+//! parser reads the description from the same generation of interned data;
+//! upstream copies it into each event, which would let a large description
+//! named by many events grow the load past its trace's bytes). Malformed
+//! lists count `app_wakelock_parse_error`, an id nothing interned
 //! `app_wakelock_unknown_id`.
 
 use protozero::varint::{decode_varint, encode_varint};
@@ -22,8 +24,6 @@ pub const APP_WAKELOCK_BUNDLE: u32 = 116;
 const INTERN_ID: u32 = 1;
 /// `AppWakelockBundle.encoded_ts` (packed).
 const ENCODED_TS: u32 = 2;
-/// `AppWakelockBundle.info`.
-const INFO: u32 = 3;
 /// `AppWakelockBundle.acquired`.
 const ACQUIRED: u32 = 4;
 /// `InternedData.app_wakelock_info`.
@@ -52,15 +52,14 @@ fn packed(bundle: &[u8], id: u32) -> Option<Vec<u64>> {
     Some(out)
 }
 
-/// An `AppWakelockBundle` of one event: its description and whether the
-/// wakelock was acquired.
-fn single_event(info: &[u8], acquired: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(info.len() + 16);
+/// An `AppWakelockBundle` of one event: its description's interned id
+/// and whether the wakelock was acquired.
+fn single_event(iid: u64, acquired: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16);
     let mut buf = [0u8; 10];
-    out.push((INFO << 3 | 2) as u8);
-    let n = encode_varint(info.len() as u64, &mut buf);
+    out.push((INTERN_ID << 3) as u8);
+    let n = encode_varint(iid, &mut buf);
     out.extend_from_slice(&buf[..n]);
-    out.extend_from_slice(info);
     out.push((ACQUIRED << 3) as u8);
     out.push(u8::from(acquired));
     out
@@ -82,15 +81,15 @@ impl Loader {
             return;
         };
         for (iid, encoded) in ids.into_iter().zip(times) {
-            let info = self
+            let known = self
                 .generations
                 .get(gen_idx as usize)
-                .and_then(|g| g.interned(INTERNED_APP_WAKELOCK_INFO, iid));
-            let Some(info) = info else {
+                .is_some_and(|g| g.interned(INTERNED_APP_WAKELOCK_INFO, iid).is_some());
+            if !known {
                 self.parser.storage.stats.incr("app_wakelock_unknown_id");
                 continue;
-            };
-            let bytes = single_event(info, encoded & 1 == 1);
+            }
+            let bytes = single_event(iid, encoded & 1 == 1);
             // The event's time is its packet's plus its offset: the offset
             // is added before the packet's clock is converted (a shift the
             // conversion keeps).

@@ -1,6 +1,7 @@
 //! Android's app wakelocks (`TracePacket.app_wakelock_bundle`, field 116):
 //! each event, queued on its own by the loader (`load/app_wakelock_queue.rs`)
-//! with its wakelock's description, opens or closes a slice named by the
+//! with its wakelock description's interned id (read here from the
+//! sequence's interned data), opens or closes a slice named by the
 //! wakelock's tag on the `app_wakelock_events` async tracks, as upstream's
 //! module makes them. The events carry no cookie: an acquire and its
 //! release are paired by the description's tag, flags, owner pid and uid
@@ -19,6 +20,8 @@ use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// `TracePacket.app_wakelock_bundle`.
 const APP_WAKELOCK_BUNDLE: u32 = 116;
+/// `InternedData.app_wakelock_info`.
+const INTERNED_APP_WAKELOCK_INFO: u32 = 42;
 /// The async tracks' pool, name and classification.
 const TRACKS: &str = "app_wakelock_events";
 
@@ -70,9 +73,10 @@ impl<'a> Info<'a> {
 
 fn import(p: &mut Parser, input: &Input<'_>) {
     let d = Decoder::new(input.bytes);
-    let info = d
-        .find_last(3)
-        .and_then(|f| f.as_bytes().ok())
+    let iid = d.find_last(1).and_then(|f| f.as_u64().ok()).unwrap_or(0);
+    let info = input
+        .generation
+        .interned(INTERNED_APP_WAKELOCK_INFO, iid)
         .unwrap_or_default();
     let acquired = d
         .find_last(4)
