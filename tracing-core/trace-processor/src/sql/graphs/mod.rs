@@ -6,7 +6,8 @@
 //! the dominator tree (`dominator.rs`), the structural partition of a tree
 //! by group (`partition.rs`), the two scans, whose step is the caller's
 //! SQL run on the same connection (`scan.rs`), and the critical path walk
-//! over a wakeup graph (`critical_path.rs`). Typed errors in
+//! over a wakeup graph (`critical_path.rs`) and a table laid out as a tree
+//! (`tree_table.rs`). Typed errors in
 //! `error.rs`; end-to-end tests through the modules in `tests.rs`, of the
 //! modules written over them (`slices.flow`, `viz.slices`) in
 //! `users_tests.rs`, of `android.binder` in `binder_tests.rs` and of
@@ -19,6 +20,7 @@ mod partition;
 mod rows;
 mod scan;
 mod search;
+mod tree_table;
 
 #[cfg(test)]
 mod binder_tests;
@@ -286,13 +288,37 @@ impl TableFn for CriticalPath {
     }
 }
 
+/// `__intrinsic_tree_to_table(tree)`: rows c0 (`_tree_id`), c1
+/// (`_tree_parent_id`), c2 (id), c3 (parent_id) and c4 to c9 (the
+/// columns).
+struct TreeTable;
+
+impl TableFn for TreeTable {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        ["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"]
+            .into_iter()
+            .map(|c| (c, ""))
+            .collect()
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        vec!["tree"]
+    }
+
+    fn run(&self, args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        decode(arg(args, 0))
+            .and_then(|rows| tree_table::tree_rows(&rows))
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Registers the aggregate and the operators on `conn`.
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     rows::register(conn)?;
     // SAFETY: the scans run their queries only from these functions,
     // registered on `conn`, while `conn` runs the calling statement.
     let db = unsafe { NestedDb::of(conn) };
-    let ops: [(&str, Arc<dyn TableFn>); 9] = [
+    let ops: [(&str, Arc<dyn TableFn>); 10] = [
         ("__intrinsic_graph_dfs", Arc::new(Search(Walk::Dfs))),
         ("__intrinsic_graph_bfs", Arc::new(Search(Walk::Bfs))),
         (
@@ -317,6 +343,7 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         ),
         (scan::STEP_ROWS, Arc::new(scan::StepRows)),
         ("__intrinsic_critical_path_walk", Arc::new(CriticalPath)),
+        ("__intrinsic_tree_to_table", Arc::new(TreeTable)),
     ];
     for (name, op) in ops {
         table_function::register(conn, name, op)?;

@@ -230,3 +230,32 @@ fn scans_run_the_callers_step_on_each_rows_destinations() {
         .to_string();
     assert!(err.contains("do not match"), "{err}");
 }
+
+#[test]
+fn a_table_becomes_a_tree_and_back_parents_first() {
+    let tp = engine();
+    let got = rows(
+        &tp,
+        "INCLUDE PERFETTO MODULE std.trees.table_conversion;
+         SELECT * FROM _tree_to_table!(
+           _tree_from_table!(
+             (SELECT column1 AS id, column2 AS parent_id, column3 AS name, column4 AS size
+              FROM (VALUES (7, 5, 'leaf', 1.5), (5, NULL, 'root', 2), (9, 5, 'other', NULL))),
+             (name, size)),
+           (name, size))",
+    );
+    let t = |s: &str| Value::Text(s.into());
+    assert_eq!(
+        got,
+        [
+            vec![i(0), N, i(5), N, t("root"), i(2)],
+            vec![i(1), i(0), i(7), i(5), t("leaf"), Value::Real(1.5)],
+            vec![i(2), i(0), i(9), i(5), t("other"), N],
+        ]
+    );
+    let err = tp
+        .query("SELECT * FROM _tree_to_table!(_tree_from_table!((SELECT 1 AS id, 2 AS parent_id), ()), ())")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("parent_id not found"), "{err}");
+}

@@ -456,6 +456,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/sched_thread_executing_span.sql"),
     },
     Module {
+        key: "sched.thread_executing_span_with_slice",
+        sql: include_str!("modules/sched_thread_executing_span_with_slice.sql"),
+    },
+    Module {
         key: "sched.thread_level_parallelism",
         sql: include_str!("modules/sched_thread_level_parallelism.sql"),
     },
@@ -530,6 +534,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "std.traceinfo.trace",
         sql: include_str!("modules/std_traceinfo_trace.sql"),
+    },
+    Module {
+        key: "std.trees.table_conversion",
+        sql: include_str!("modules/std_trees_table_conversion.sql"),
     },
     Module {
         key: "time.conversion",
