@@ -33,6 +33,10 @@ use event::{JsonEvent, Read};
 use scan::{ScanError, Value};
 use store::EventStore;
 
+/// Bytes of a new chunk appended at a time (at least) to an item the last
+/// chunk cut.
+const TAIL_PIECE: usize = 64 << 10;
+
 /// Where in the document the reading is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Position {
@@ -124,10 +128,38 @@ impl JsonLoad {
             self.offset += data.len() as u64;
             return Ok(());
         }
-        self.pending.extend_from_slice(data);
-        let consumed = self.run(p)?;
-        self.pending.drain(..consumed);
-        self.offset += consumed as u64;
+        let mut data = data;
+        // An item cut by the last chunk's end is completed in `pending`
+        // from the next bytes, a piece at a time; once the reading is past
+        // it, the rest is read where it lies in `data`, and only what the
+        // chunk's end cuts again is copied.
+        while !self.pending.is_empty() && !data.is_empty() {
+            let old = self.pending.len();
+            // At least as many bytes as held: an item read again from its
+            // start (a large `metadata` value) is read a bounded number of
+            // times over.
+            let take = data.len().min(TAIL_PIECE.max(old));
+            self.pending
+                .extend_from_slice(data.get(..take).unwrap_or(&[]));
+            let consumed = self.run(p)?;
+            self.offset += consumed as u64;
+            if consumed >= old {
+                // The reading left the old bytes: it goes on in `data`
+                // where it stopped (an item it began there is read again
+                // from its start, its scan state kept).
+                self.pending.clear();
+                data = data.get(consumed - old..).unwrap_or(&[]);
+                break;
+            }
+            self.pending.drain(..consumed);
+            data = data.get(take..).unwrap_or(&[]);
+        }
+        if self.pending.is_empty() && !data.is_empty() {
+            let consumed = self.run_on(p, data)?;
+            self.offset += consumed as u64;
+            self.pending
+                .extend_from_slice(data.get(consumed..).unwrap_or(&[]));
+        }
         Ok(())
     }
 
@@ -731,6 +763,64 @@ mod tests {
         .map(|(k, v)| (k, v.to_owned()))
         .collect();
         assert_eq!(got, want);
+    }
+
+    /// Events larger than a chunk, cut by chunk ends anywhere (inside a
+    /// string, between events, inside the item the last chunk cut), load
+    /// as when pushed whole.
+    #[test]
+    fn events_cut_by_chunk_ends_load_as_when_pushed_whole() {
+        let big = "x".repeat(150_000);
+        let mut text = String::from("{\"traceEvents\":[");
+        for i in 0..40 {
+            let arg = if i % 7 == 3 { big.as_str() } else { "y" };
+            text.push_str(&format!(
+                r#"{{"ph":"X","pid":1,"tid":2,"ts":{i},"dur":1,"name":"e{i}","args":{{"s":"{arg}"}}}},"#
+            ));
+        }
+        text.push_str("],\"metadata\":{\"k\":\"");
+        text.push_str(&big);
+        text.push_str("\"}}");
+        let whole = load(&text, text.len());
+        let names = |st: &Storage| -> Vec<String> {
+            st.slices
+                .iter()
+                .map(|s| name(st, s.name).to_owned())
+                .collect()
+        };
+        assert_eq!(whole.slices.len(), 40);
+        for step in [1000, 65_536, 100_003, 1 << 20] {
+            let st = load(&text, step);
+            assert_eq!(names(&st), names(&whole), "step {step}");
+            assert_eq!(st.args.len(), whole.args.len(), "step {step}");
+            // The metadata value after the events was read whole.
+            assert!(st.strings.find(&big).is_some(), "step {step}");
+        }
+    }
+
+    /// Counter series of one name get one track per process (or thread
+    /// without a process) and key, however many series an event has.
+    #[test]
+    fn counter_series_get_a_track_per_owner_and_key() {
+        let mut text = String::from("[");
+        for pid in [1, 2] {
+            for ts in [1, 2] {
+                let series: Vec<String> = (0..20).map(|k| format!(r#""k{k}":{ts}"#)).collect();
+                text.push_str(&format!(
+                    r#"{{"ph":"C","pid":{pid},"tid":{pid},"ts":{ts},"name":"c","args":{{{}}}}},"#,
+                    series.join(",")
+                ));
+            }
+        }
+        text.push(']');
+        let st = load(&text, text.len());
+        assert_eq!(st.counters.len(), 80);
+        let tracks: crate::hash::HashSet<u32> = st.counters.iter().map(|c| c.track_id).collect();
+        assert_eq!(tracks.len(), 40);
+        for c in &st.counters {
+            let track = &st.tracks[c.track_id as usize];
+            assert!(name(&st, track.name).starts_with("c k"));
+        }
     }
 
     /// A bare array cut short loads what it holds; an object cut short is

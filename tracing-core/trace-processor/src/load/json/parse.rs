@@ -26,6 +26,9 @@ use super::slices::JsonSlices;
 /// search all the tracks the earlier ones made.
 const MAX_LANES_SEARCHED: usize = 256;
 
+/// Series of one counter event name whose tracks are cached.
+const MAX_CACHED_SERIES: usize = 16;
+
 /// What parsing keeps from one event to the next.
 #[derive(Debug, Default)]
 pub struct JsonParser {
@@ -41,10 +44,28 @@ pub struct JsonParser {
     overlapping: HashMap<u32, Vec<(u32, Vec<i64>)>>,
     /// Async tracks' first names, per (process scope, cookie).
     async_names: HashMap<(Option<u32>, i64), StrId>,
+    /// The track compressor's pool key of async tracks, per (process
+    /// scope, first name): made once, not per event.
+    async_keys: HashMap<(Option<u32>, StrId), String>,
     /// The UI's sort index hints of processes (by upid) and threads (by
     /// utid), stored as args at the end.
     process_sort: HashMap<u32, i64>,
     thread_sort: HashMap<u32, i64>,
+    /// Counter tracks by (owner, event name, string id), then by series
+    /// key: a `C` event's series find their tracks without their names
+    /// being built (an event has one to a few series).
+    counter_tracks: HashMap<CounterEvent, Vec<(Box<str>, u32)>>,
+}
+
+/// A counter event's (owner, name, string id): its series' tracks.
+type CounterEvent = (CounterOwner, StrId, Option<StrId>);
+
+/// What a JSON counter track belongs to: the event's process, or its
+/// thread when the thread has no process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum CounterOwner {
+    Process(u32),
+    Thread(u32),
 }
 
 fn chrome_source(p: &mut Parser) -> Vec<(&'static str, ArgValue)> {
@@ -55,9 +76,10 @@ fn chrome_source(p: &mut Parser) -> Vec<(&'static str, ArgValue)> {
 }
 
 impl JsonParser {
-    /// The event's args under `args` (keyed when the event was read).
-    fn args(p: &mut Parser, e: &JsonEvent) -> ArgSetBuilder {
-        let mut b = ArgSetBuilder::default();
+    /// The event's args under `args` (keyed when the event was read), in a
+    /// builder the slice stacks gave (see [`JsonSlices::builder`]).
+    fn args(&mut self, p: &mut Parser, e: &JsonEvent) -> ArgSetBuilder {
+        let mut b = self.slices.builder();
         for a in &e.arg_list {
             b.add(a.flat_key, a.key, a.value);
         }
@@ -187,9 +209,13 @@ impl JsonParser {
         } else {
             "legacy_async_global_slice"
         };
-        let key = format!("{classification}|{scope_upid:?}|{}", name.0);
-        let raw_name = p.storage.strings.get(e.name).map(str::to_owned);
+        let key = self
+            .async_keys
+            .entry((scope_upid, name))
+            .or_insert_with(|| format!("{classification}|{scope_upid:?}|{}", name.0));
+        let event_name = e.name;
         let mut make = |idx: u32| {
+            let raw_name = p.storage.strings.get(event_name).map(str::to_owned);
             let mut spec = TrackSpec::new(raw_name.as_deref(), classification, EventType::Slice);
             spec.upid = scope_upid;
             spec.dimensions = vec![
@@ -208,18 +234,18 @@ impl JsonParser {
         };
         let compressor = &mut p.async_tracks;
         match phase {
-            b'b' => compressor.begin(&key, cookie, &mut make),
-            b'e' => match compressor.end(&key, cookie) {
+            b'b' => compressor.begin(key, cookie, &mut make),
+            b'e' => match compressor.end(key, cookie) {
                 Some(t) => t,
                 None => {
-                    let t = compressor.begin(&key, cookie, &mut make);
-                    compressor.end(&key, cookie);
+                    let t = compressor.begin(key, cookie, &mut make);
+                    compressor.end(key, cookie);
                     t
                 }
             },
             _ => {
-                let t = compressor.begin(&key, cookie, &mut make);
-                compressor.end(&key, cookie);
+                let t = compressor.begin(key, cookie, &mut make);
+                compressor.end(key, cookie);
                 t
             }
         }
@@ -242,12 +268,13 @@ impl JsonParser {
             b'B' => {
                 let track = p.tracks.thread_track(&mut p.storage, utid);
                 let name = Self::slice_name(p, e);
-                let args = Self::args(p, e);
+                let mut args = self.args(p, e);
                 let id = self
                     .slices
-                    .begin(&mut p.storage, track, ts, -1, e.cat, name, args)
+                    .begin(&mut p.storage, track, ts, -1, e.cat, name, &mut args)
                     .ok()
                     .flatten();
+                self.slices.recycle(args);
                 if let (Some(id), Some(tts)) = (id, e.tts) {
                     if let Some(s) = p.storage.slices.get_mut(id as usize) {
                         s.update_thread_times(|t| t.ts = Some(tts));
@@ -258,10 +285,11 @@ impl JsonParser {
             }
             b'E' => {
                 let track = p.tracks.thread_track(&mut p.storage, utid);
-                let args = Self::args(p, e);
+                let args = self.args(p, e);
                 let id = self
                     .slices
                     .end(&mut p.storage, track, ts, e.cat, e.name, &args);
+                self.slices.recycle(args);
                 if let (Some(id), Some(tts)) = (id, e.tts) {
                     if let Some(s) = p.storage.slices.get_mut(id as usize) {
                         if let Some(start) = s.thread_times().ts {
@@ -277,13 +305,13 @@ impl JsonParser {
                 }
                 let upid = p.processes.get_or_create_process(&mut p.storage, e.pid);
                 let track = self.async_track(p, e, upid, e.phase);
-                let args = Self::args(p, e);
+                let mut args = self.args(p, e);
                 match e.phase {
                     b'b' => {
                         let name = Self::slice_name(p, e);
                         let id = self
                             .slices
-                            .begin(&mut p.storage, track, ts, -1, e.cat, name, args)
+                            .begin(&mut p.storage, track, ts, -1, e.cat, name, &mut args)
                             .ok()
                             .flatten();
                         self.began(p, track, id);
@@ -296,13 +324,14 @@ impl JsonParser {
                     _ => {
                         let id = self
                             .slices
-                            .begin(&mut p.storage, track, ts, 0, e.cat, e.name, args)
+                            .begin(&mut p.storage, track, ts, 0, e.cat, e.name, &mut args)
                             .ok()
                             .flatten();
                         self.began(p, track, id);
                         self.maybe_add_flow(p, track, e);
                     }
                 }
+                self.slices.recycle(args);
             }
             b'X' => {
                 let Some(dur) = e.dur else {
@@ -325,26 +354,23 @@ impl JsonParser {
                     return;
                 }
                 let name = Self::slice_name(p, e);
-                let args = Self::args(p, e);
-                let id = match self.slices.begin(
-                    &mut p.storage,
-                    track,
-                    ts,
-                    dur,
-                    e.cat,
-                    name,
-                    args.clone(),
-                ) {
-                    Ok(id) => id,
-                    Err(overlap) => {
-                        Self::log_overlap(p, ts, dur, e, overlap.conflicting);
-                        track = self.overlapping_track(p, utid, ts, dur);
-                        self.slices
-                            .begin(&mut p.storage, track, ts, dur, e.cat, name, args)
-                            .ok()
-                            .flatten()
-                    }
-                };
+                let mut args = self.args(p, e);
+                let id =
+                    match self
+                        .slices
+                        .begin(&mut p.storage, track, ts, dur, e.cat, name, &mut args)
+                    {
+                        Ok(id) => id,
+                        Err(overlap) => {
+                            Self::log_overlap(p, ts, dur, e, overlap.conflicting);
+                            track = self.overlapping_track(p, utid, ts, dur);
+                            self.slices
+                                .begin(&mut p.storage, track, ts, dur, e.cat, name, &mut args)
+                                .ok()
+                                .flatten()
+                        }
+                    };
+                self.slices.recycle(args);
                 if let Some(s) = id.and_then(|id| p.storage.slices.get_mut(id as usize)) {
                     if e.tts.is_some() || e.tdur.is_some() {
                         s.update_thread_times(|t| {
@@ -402,12 +428,13 @@ impl JsonParser {
                         }
                         let track = p.tracks.thread_track(&mut p.storage, utid);
                         let name = Self::slice_name(p, e);
-                        let args = Self::args(p, e);
+                        let mut args = self.args(p, e);
                         let id = self
                             .slices
-                            .begin(&mut p.storage, track, ts, 0, e.cat, name, args)
+                            .begin(&mut p.storage, track, ts, 0, e.cat, name, &mut args)
                             .ok()
                             .flatten();
+                        self.slices.recycle(args);
                         if let (Some(id), Some(tts)) = (id, e.tts) {
                             if let Some(s) = p.storage.slices.get_mut(id as usize) {
                                 s.update_thread_times(|t| t.ts = Some(tts));
@@ -417,12 +444,13 @@ impl JsonParser {
                         return;
                     }
                 };
-                let args = Self::args(p, e);
+                let mut args = self.args(p, e);
                 let id = self
                     .slices
-                    .begin(&mut p.storage, track, ts, 0, e.cat, e.name, args)
+                    .begin(&mut p.storage, track, ts, 0, e.cat, e.name, &mut args)
                     .ok()
                     .flatten();
+                self.slices.recycle(args);
                 self.began(p, track, id);
             }
             b's' | b't' | b'f' => {
@@ -466,13 +494,16 @@ impl JsonParser {
             p.storage.stats.incr("json_parser_failure");
             return;
         };
-        let mut prefix = p.storage.strings.get(e.name).unwrap_or("").to_owned();
-        if let Some(Id::Str(id)) = e.id {
-            prefix.push_str(" id: ");
-            prefix.push_str(p.storage.strings.get(id).unwrap_or(""));
-        }
-        prefix.push(' ');
         let upid = p.storage.threads.get(utid as usize).and_then(|t| t.upid);
+        let str_id = match e.id {
+            Some(Id::Str(id)) => Some(id),
+            _ => None,
+        };
+        let owner = match upid {
+            Some(u) => CounterOwner::Process(u),
+            None => CounterOwner::Thread(utid),
+        };
+        let series_key = (owner, e.name, str_id);
         loop {
             let (key, v) = match fields.next_field() {
                 Ok(Some(kv)) => kv,
@@ -497,17 +528,19 @@ impl JsonParser {
                     continue;
                 }
             };
-            let name = format!("{prefix}{key}");
-            let name_id = p.storage.strings.intern(&name);
-            let (classification, spec_utid, spec_upid) = match upid {
-                Some(u) => ("json_counter", None, Some(u)),
-                None => ("json_counter_thread_fallback", Some(utid), None),
+            let series = self.counter_tracks.entry(series_key).or_default();
+            let track = match series.iter().find(|(k, _)| **k == *key) {
+                Some(&(_, track)) => track,
+                None => {
+                    let track = Self::counter_track(p, e, str_id, upid, utid, &key);
+                    // Past a few series an event's keys are looked up by
+                    // their names (a scan of many would cost more).
+                    if series.len() < MAX_CACHED_SERIES {
+                        series.push((Box::from(&*key), track));
+                    }
+                    track
+                }
             };
-            let mut spec = TrackSpec::new(Some(&name), classification, EventType::Counter);
-            spec.utid = spec_utid;
-            spec.upid = spec_upid;
-            spec.dimensions = vec![("name", ArgValue::String(name_id))];
-            let track = p.tracks.interned_counter(&mut p.storage, &spec);
             p.storage.counters.push(crate::storage::rows::CounterRow {
                 ts,
                 track_id: track,
@@ -515,6 +548,36 @@ impl JsonParser {
                 arg_set_id: None,
             });
         }
+    }
+
+    /// The counter track of one series of a `C` event (named by the
+    /// event's name, its string id and the series' key), made or found
+    /// through the track tracker.
+    fn counter_track(
+        p: &mut Parser,
+        e: &JsonEvent,
+        str_id: Option<StrId>,
+        upid: Option<u32>,
+        utid: u32,
+        key: &str,
+    ) -> u32 {
+        let mut name = p.storage.strings.get(e.name).unwrap_or("").to_owned();
+        if let Some(id) = str_id {
+            name.push_str(" id: ");
+            name.push_str(p.storage.strings.get(id).unwrap_or(""));
+        }
+        name.push(' ');
+        name.push_str(key);
+        let name_id = p.storage.strings.intern(&name);
+        let (classification, spec_utid, spec_upid) = match upid {
+            Some(u) => ("json_counter", None, Some(u)),
+            None => ("json_counter_thread_fallback", Some(utid), None),
+        };
+        let mut spec = TrackSpec::new(Some(&name), classification, EventType::Counter);
+        spec.utid = spec_utid;
+        spec.upid = spec_upid;
+        spec.dimensions = vec![("name", ArgValue::String(name_id))];
+        p.tracks.interned_counter(&mut p.storage, &spec)
     }
 
     /// A `T` event: a thread state (and a sched slice when it ran on a

@@ -16,12 +16,28 @@ use crate::storage::rows::SliceRow;
 use crate::storage::strings::StrId;
 use crate::tracker::slices::MAX_DEPTH;
 
-/// A slice on a stack and the args it gathers.
+/// A slice on a stack and the args it gathers, with the fields of its row
+/// the stack rules read (kept here so that walking a stack does not read
+/// the slice table's rows).
 #[derive(Debug)]
 struct Entry {
     id: u32,
+    ts: i64,
+    /// -1 while open.
+    dur: i64,
+    cat: StrId,
+    name: StrId,
     args: ArgSetBuilder,
 }
+
+impl Entry {
+    fn end(&self) -> i64 {
+        self.ts.saturating_add(self.dur)
+    }
+}
+
+/// Emptied arg builders kept for reuse (their memory with them).
+const MAX_SPARE_BUILDERS: usize = 64;
 
 /// A complete event that starts inside an earlier slice and ends after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,20 +54,44 @@ pub struct JsonSlices {
     order: Vec<u32>,
     /// Stack entries looked at (the load's work).
     pub steps: u64,
-}
-
-fn end_of(s: &SliceRow) -> i64 {
-    s.ts.saturating_add(s.dur)
+    /// Arg builders of slices that left their stacks, emptied.
+    spare: Vec<ArgSetBuilder>,
 }
 
 impl JsonSlices {
-    fn pop(storage: &mut Storage, stack: &mut Vec<Entry>) {
-        if let Some(e) = stack.pop() {
+    /// An empty arg builder (one of a slice that left its stack, so that
+    /// an event's args cost no allocation).
+    pub fn builder(&mut self) -> ArgSetBuilder {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Gives back a builder [`JsonSlices::builder`] gave.
+    pub fn recycle(&mut self, mut b: ArgSetBuilder) {
+        if self.spare.len() < MAX_SPARE_BUILDERS {
+            b.clear();
+            self.spare.push(b);
+        }
+    }
+
+    fn pop(storage: &mut Storage, spare: &mut Vec<ArgSetBuilder>, stack: &mut Vec<Entry>) {
+        if let Some(mut e) = stack.pop() {
             if let Some(set) = storage.args.add_set(&e.args) {
                 if let Some(s) = storage.slices.get_mut(e.id as usize) {
                     s.arg_set_id = Some(set);
                 }
             }
+            if spare.len() < MAX_SPARE_BUILDERS {
+                e.args.clear();
+                spare.push(e.args);
+            }
+        }
+    }
+
+    /// Sets the duration of a slice on a stack, in its row and its entry.
+    fn set_dur(storage: &mut Storage, e: &mut Entry, dur: i64) {
+        e.dur = dur;
+        if let Some(s) = storage.slices.get_mut(e.id as usize) {
+            s.dur = dur;
         }
     }
 
@@ -68,16 +108,14 @@ impl JsonSlices {
         let Some(stack) = self.stacks.get_mut(&track) else {
             return Ok(());
         };
+        let spare = &mut self.spare;
         let mut incomplete_below = false;
         let mut i = stack.len();
         while i > 0 {
             i -= 1;
             self.steps += 1;
             let Some(e) = stack.get(i) else { break };
-            let Some(s) = storage.slices.get(e.id as usize) else {
-                break;
-            };
-            let (start, sdur, end) = (s.ts, s.dur, end_of(s));
+            let (sdur, end) = (e.dur, e.end());
             if sdur == -1 {
                 incomplete_below = true;
                 continue;
@@ -88,37 +126,36 @@ impl JsonSlices {
                 }
                 storage.stats.incr("misplaced_end_event");
                 while stack.len() > i + 1 {
-                    if let Some(top) = stack.last() {
-                        if let Some(c) = storage.slices.get_mut(top.id as usize) {
-                            c.dur = end.saturating_sub(c.ts);
-                        }
+                    if let Some(top) = stack.last_mut() {
+                        let cut = end.saturating_sub(top.ts);
+                        Self::set_dur(storage, top, cut);
                     }
-                    Self::pop(storage, stack);
+                    Self::pop(storage, spare, stack);
                 }
-                Self::pop(storage, stack);
+                Self::pop(storage, spare, stack);
                 incomplete_below = false;
                 continue;
             }
             let ends_before = end < ts;
             let same_end_drops = end == ts && !(sdur == 0 && dur == 0);
             if ends_before || same_end_drops {
-                Self::pop(storage, stack);
+                Self::pop(storage, spare, stack);
                 continue;
             }
             if dur == -1 {
                 continue;
             }
             if ts < end && ts.saturating_add(dur) > end {
-                let _ = start;
                 return Err(Overlap { conflicting: e.id });
             }
         }
         Ok(())
     }
 
-    /// Starts a slice of `dur` (-1: open until its end event); its id, None
-    /// when the stack is too deep (counted), or the overlap that keeps a
-    /// complete slice from nesting (nothing added).
+    /// Starts a slice of `dur` (-1: open until its end event) with the
+    /// args in `args` (taken, an empty builder left); its id, None when the
+    /// stack is too deep (counted), or the overlap that keeps a complete
+    /// slice from nesting (nothing added, `args` left as they were).
     #[allow(clippy::too_many_arguments)]
     pub fn begin(
         &mut self,
@@ -128,7 +165,7 @@ impl JsonSlices {
         dur: i64,
         cat: StrId,
         name: StrId,
-        args: ArgSetBuilder,
+        args: &mut ArgSetBuilder,
     ) -> Result<Option<u32>, Overlap> {
         self.close(storage, track, ts, dur)?;
         if !self.stacks.contains_key(&track) {
@@ -139,6 +176,7 @@ impl JsonSlices {
             storage.stats.incr("slice_max_depth_exceeded");
             return Ok(None);
         }
+        let args = std::mem::take(args);
         let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
         storage.slices.push(SliceRow {
             ts,
@@ -150,7 +188,14 @@ impl JsonSlices {
             parent_id: stack.last().map(|e| e.id),
             ..SliceRow::default()
         });
-        stack.push(Entry { id, args });
+        stack.push(Entry {
+            id,
+            ts,
+            dur,
+            cat,
+            name,
+            args,
+        });
         self.steps += 1;
         Ok(Some(id))
     }
@@ -174,16 +219,13 @@ impl JsonSlices {
         let mut found = None;
         for (i, e) in stack.iter().enumerate().rev() {
             self.steps += 1;
-            let Some(s) = storage.slices.get(e.id as usize) else {
-                continue;
-            };
-            if s.dur != -1 {
+            if e.dur != -1 {
                 continue;
             }
-            if !cat.is_null() && (s.category.is_null() || s.category != cat) {
+            if !cat.is_null() && (e.cat.is_null() || e.cat != cat) {
                 continue;
             }
-            if !name.is_null() && !s.name.is_null() && s.name != name {
+            if !name.is_null() && !e.name.is_null() && e.name != name {
                 continue;
             }
             found = Some(i);
@@ -195,11 +237,10 @@ impl JsonSlices {
         for a in args.args() {
             e.args.add(a.flat_key, a.key, a.value);
         }
-        if let Some(s) = storage.slices.get_mut(id as usize) {
-            s.dur = ts.saturating_sub(s.ts);
-        }
+        let dur = ts.saturating_sub(e.ts);
+        Self::set_dur(storage, e, dur);
         if i + 1 == stack.len() {
-            Self::pop(storage, stack);
+            Self::pop(storage, &mut self.spare, stack);
         }
         Some(id)
     }
@@ -215,7 +256,7 @@ impl JsonSlices {
         for track in std::mem::take(&mut self.order) {
             if let Some(mut stack) = self.stacks.remove(&track) {
                 while !stack.is_empty() {
-                    Self::pop(storage, &mut stack);
+                    Self::pop(storage, &mut self.spare, &mut stack);
                 }
             }
         }
@@ -235,12 +276,24 @@ mod tests {
         let mut st = Storage::default();
         let mut s = JsonSlices::default();
         let n = StrId::NULL;
-        let a = s.begin(&mut st, 0, 10, 0, n, n, none()).unwrap().unwrap();
-        let b = s.begin(&mut st, 0, 10, 0, n, n, none()).unwrap().unwrap();
+        let a = s
+            .begin(&mut st, 0, 10, 0, n, n, &mut none())
+            .unwrap()
+            .unwrap();
+        let b = s
+            .begin(&mut st, 0, 10, 0, n, n, &mut none())
+            .unwrap()
+            .unwrap();
         assert_eq!(st.slices[b as usize].parent_id, Some(a));
-        let c = s.begin(&mut st, 0, 10, 5, n, n, none()).unwrap().unwrap();
+        let c = s
+            .begin(&mut st, 0, 10, 5, n, n, &mut none())
+            .unwrap()
+            .unwrap();
         assert_eq!(st.slices[c as usize].depth, 0);
-        let d = s.begin(&mut st, 0, 15, 5, n, n, none()).unwrap().unwrap();
+        let d = s
+            .begin(&mut st, 0, 15, 5, n, n, &mut none())
+            .unwrap()
+            .unwrap();
         assert_eq!(st.slices[d as usize].depth, 0);
     }
 
@@ -249,14 +302,20 @@ mod tests {
         let mut st = Storage::default();
         let mut s = JsonSlices::default();
         let n = StrId::NULL;
-        let a = s.begin(&mut st, 0, 0, 10, n, n, none()).unwrap().unwrap();
+        let a = s
+            .begin(&mut st, 0, 0, 10, n, n, &mut none())
+            .unwrap()
+            .unwrap();
         assert_eq!(
-            s.begin(&mut st, 0, 5, 10, n, n, none()),
+            s.begin(&mut st, 0, 5, 10, n, n, &mut none()),
             Err(Overlap { conflicting: a })
         );
         let x = st.strings.intern("x");
         let y = st.strings.intern("y");
-        let open = s.begin(&mut st, 1, 0, -1, n, x, none()).unwrap().unwrap();
+        let open = s
+            .begin(&mut st, 1, 0, -1, n, x, &mut none())
+            .unwrap()
+            .unwrap();
         assert_eq!(s.end(&mut st, 1, 5, n, y, &none()), None);
         assert_eq!(s.end(&mut st, 1, 5, n, x, &none()), Some(open));
         assert_eq!(st.slices[open as usize].dur, 5);
