@@ -18,6 +18,11 @@ pub trait FormatReader: std::fmt::Debug + Send {
     fn held_bytes(&self) -> u64;
     /// Ends the trace: whatever is still held goes into the tables.
     fn finish(self: Box<Self>, p: &mut Parser) -> Result<(), TraceError>;
+    /// Another trace of the same archive claimed the trace clock for
+    /// BOOTTIME (the tracker's clock `boottime`): a format whose own
+    /// times it relates to BOOTTIME (Instruments' clock-sync signposts)
+    /// places them through it; the others keep their times.
+    fn on_boottime_timeline(&mut self, _boottime: u64) {}
     /// Protobuf trace bytes the format carries inside it (FXT's Perfetto
     /// blobs), read since the last call: the loader feeds them to its
     /// protobuf core.

@@ -137,19 +137,26 @@ impl Export {
         self.out.push_str("</row>\n");
     }
 
-    /// A points-of-interest row (no backtrace): not a sample.
-    fn signpost(&mut self, t: i64) {
+    /// A points-of-interest row (no backtrace): not a sample; a
+    /// `dev.perfetto.clock_sync` signpost carrying BOOTTIME's value (the
+    /// subsystem written once, pointed back to after).
+    fn signpost(&mut self, t: i64, boottime: u64) {
+        self.next += 1;
+        let _ = write!(
+            self.out,
+            "<row><event-time id=\"{}\">{t}</event-time>",
+            self.next
+        );
+        self.value("subsystem", "subsystem".to_owned(), "", |e| {
+            e.out.push_str("dev.perfetto.clock_sync");
+        });
+        let (m, u) = (self.next + 1, self.next + 2);
+        self.next += 2;
         let _ = writeln!(
             self.out,
-            "<row><event-time id=\"{}\">{t}</event-time><subsystem id=\"{}\">\
-             dev.perfetto.clock_sync</subsystem><os-log-metadata id=\"{}\">\
-             <uint64 id=\"{}\">5678</uint64></os-log-metadata></row>",
-            self.next + 1,
-            self.next + 2,
-            self.next + 3,
-            self.next + 4
+            "<os-log-metadata id=\"{m}\"><uint64 id=\"{u}\">{boottime}</uint64>\
+             </os-log-metadata></row>"
         );
-        self.next += 4;
     }
 
     fn finish(mut self) -> Vec<u8> {
@@ -176,7 +183,7 @@ fn export() -> Vec<u8> {
     let main = f(0x1_0000_3ee0, "main", Some(APP));
     let start = f(0x1_8000_1000, "start", Some(DYLD));
     let fib = f(0x1_0000_3e80, "fib(int)", Some(APP));
-    e.signpost(50);
+    e.signpost(50, 5678);
     e.sample(&S {
         time: 2000,
         tid: 11,
@@ -395,3 +402,66 @@ fn damaged_exports_are_errors_not_panics() {
 }
 
 const HEAD_LEN: usize = "<?xml version=\"1.0\"?>\n<trace-query-result>".len();
+
+/// Samples around clock-sync signposts: BOOTTIME 10 µs at time 50, one
+/// going back (skipped), BOOTTIME 20 µs at time 2500.
+fn synced_export() -> Vec<u8> {
+    let mut e = Export::new();
+    let main = f(0x1_0000_3ee0, "main", Some(APP));
+    let sample = |time: i64| S {
+        time,
+        tid: 11,
+        thread: "Main Thread",
+        pid: 7,
+        process: "test",
+        core: 3,
+        frames: vec![main.clone()],
+    };
+    e.signpost(50, 10_000);
+    e.sample(&sample(1000));
+    e.signpost(1500, 9_000);
+    e.signpost(2500, 20_000);
+    e.sample(&sample(2000));
+    e.sample(&sample(3000));
+    e.finish()
+}
+
+/// A file on its own is its own timeline whatever its signposts say; in
+/// a zip beside a protobuf trace (which claims BOOTTIME) each sample
+/// moves by the signpost at or before it, one whose BOOTTIME went back
+/// left out, as upstream's clock tracker places them.
+#[test]
+fn clock_sync_signposts_place_samples_on_boottime_beside_a_perfetto_trace() {
+    let times = |tp: &TraceProcessor| -> Vec<Vec<Value>> {
+        rows(tp, "SELECT ts FROM instruments_sample ORDER BY ts")
+    };
+    let alone = TraceProcessor::from_bytes(&synced_export()).expect("loads");
+    assert_eq!(
+        times(&alone),
+        vec![
+            vec![Value::Int(1000)],
+            vec![Value::Int(2000)],
+            vec![Value::Int(3000)]
+        ]
+    );
+    let proto = crate::common::trace(&[crate::common::packet(|p| {
+        p.set_timestamp(5);
+        p.message().append_uint32(10, 1);
+    })]);
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes) in [("a.pftrace", proto), ("b.xml", synced_export())] {
+        w.start_file(name, zip::write::SimpleFileOptions::default())
+            .expect("zip");
+        std::io::Write::write_all(&mut w, &bytes).expect("zip");
+    }
+    let zipped = w.finish().expect("zip").into_inner();
+    let tp = TraceProcessor::from_bytes(&zipped).expect("the zip loads");
+    assert_eq!(
+        times(&tp),
+        vec![
+            vec![Value::Int(10_950)],
+            vec![Value::Int(11_950)],
+            vec![Value::Int(20_500)]
+        ]
+    );
+}

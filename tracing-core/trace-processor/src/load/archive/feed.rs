@@ -437,7 +437,13 @@ impl Loader {
                 }
                 crate::load::systrace::import(&mut self.parser, &lines);
             }
-            Content::Other(r) => r.finish(&mut self.parser)?,
+            Content::Other(mut r) => {
+                if self.archive.clock_claimed {
+                    let boottime = machine_clock(BOOTTIME, self.parser.machine);
+                    r.on_boottime_timeline(boottime);
+                }
+                r.finish(&mut self.parser)?;
+            }
             Content::Proto => {
                 if self.tokenizer.pending_len() > 0 {
                     self.parser.storage.stats.incr("tokenizer_skipped_packets");

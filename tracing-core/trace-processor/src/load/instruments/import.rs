@@ -1,4 +1,5 @@
-//! Instruments samples into the tables, in time order, as upstream's row
+//! Instruments samples into the tables, in time order (on the trace's
+//! timeline, see `clock_sync.rs`), as upstream's row
 //! parser writes them: the thread (in its process, both named by their
 //! `fmt`), a callsite of the backtrace root first (root at depth 0), and
 //! an `instruments` profiler sample on the thread and its process, on the
@@ -98,6 +99,9 @@ struct Import {
 /// Writes every sample of `data` into the tables.
 pub fn import(p: &mut Parser, data: &mut RowData) {
     let mut rows = std::mem::take(&mut data.rows);
+    for r in &mut rows {
+        r.ts = data.clock.trace_time(p, r.ts);
+    }
     // Stable: equal times keep the file's order.
     rows.sort_by_key(|r| r.ts);
     let source = p.storage.strings.intern("instruments");

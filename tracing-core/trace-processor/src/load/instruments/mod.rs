@@ -11,11 +11,13 @@
 //! the samples go into the tables in time order when the trace ends
 //! (`import.rs`). Sample times are the export's own (ns from the
 //! recording's start): a file on its own is its own timeline, as upstream
-//! makes it (the clock-sync signposts upstream reads to place that
-//! timeline beside a Perfetto trace's BOOTTIME are not read). XML that does not read ends the load with an error, as
+//! makes it; in an archive whose protobuf trace claimed BOOTTIME, the
+//! `dev.perfetto.clock_sync` signposts of the points-of-interest table
+//! place them on BOOTTIME (`clock_sync.rs`). XML that does not read ends the load with an error, as
 //! upstream's does. Tests over exports written from the format's
 //! description: `tests/all/instruments_xml.rs`.
 
+pub mod clock_sync;
 mod import;
 mod rows;
 pub mod xml_stream;
@@ -89,6 +91,10 @@ impl FormatReader for InstrumentsLoad {
 
     fn held_bytes(&self) -> u64 {
         self.xml.held_bytes().saturating_add(self.data.held_bytes())
+    }
+
+    fn on_boottime_timeline(&mut self, boottime: u64) {
+        self.data.clock.place_on_boottime(boottime);
     }
 
     fn finish(mut self: Box<Self>, p: &mut Parser) -> Result<(), TraceError> {

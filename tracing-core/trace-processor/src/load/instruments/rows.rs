@@ -15,12 +15,17 @@
 //! process written out. Numbers read as C's `stoll` reads them (leading
 //! digits); element text that holds none is an error, where upstream's
 //! reader throws. Rows without a backtrace (the clock-sync signposts of
-//! the points-of-interest table) are not samples.
+//! the points-of-interest table) are not samples: a row whose `subsystem`
+//! is `dev.perfetto.clock_sync` gives a clock snapshot, its time and its
+//! `os-log-metadata`'s `uint64` (BOOTTIME), both cached by id as the
+//! rest (a `uint64` and an `os-log-metadata` share one cache, as
+//! upstream's do).
 
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::strings::StrId;
 
+use super::clock_sync::{CLOCK_SYNC_SUBSYSTEM, ClockSync};
 use super::xml_stream::XmlHandler;
 
 /// The id no value has.
@@ -251,6 +256,24 @@ pub struct RowData {
     /// Text that should have been a number: where its element ends, and
     /// what it was.
     pub failed: Option<(u64, String)>,
+    /// Subsystems by id.
+    subsystems: HashMap<u64, String>,
+    /// `os-log-metadata` and `uint64` values by id.
+    log_values: HashMap<u64, u64>,
+    /// The row's subsystem: under its id, or its own (None) in
+    /// `own_subsystem`.
+    row_subsystem: Option<Option<u64>>,
+    own_subsystem: String,
+    /// A `<subsystem>` written out: where its text goes.
+    pending_subsystem: Option<Option<u64>>,
+    /// The row's `os-log-metadata`: under its id, or its own (None) in
+    /// `own_metadata`.
+    row_metadata: Option<Option<u64>>,
+    own_metadata: u64,
+    /// A `<uint64>` written out: the id its text is cached under.
+    pending_uint64: Option<Option<u64>>,
+    /// The clock-sync signposts read.
+    pub clock: ClockSync,
 }
 
 /// A value cached under an id: written out (stored), or looked up.
@@ -270,7 +293,8 @@ impl RowData {
     /// Bytes held (an estimate for the load's budget).
     pub fn held_bytes(&self) -> u64 {
         let names: usize = self.frames.0.iter().map(|f| f.name.len()).sum::<usize>()
-            + self.binaries.0.iter().map(|b| b.path.len()).sum::<usize>();
+            + self.binaries.0.iter().map(|b| b.path.len()).sum::<usize>()
+            + self.subsystems.values().map(String::len).sum::<usize>();
         let caches = self.thread_ids.len()
             + self.process_ids.len()
             + self.core_ids.len()
@@ -285,7 +309,9 @@ impl RowData {
             + self.binaries.len() * 80
             + self.rows.len() * std::mem::size_of::<Row>()
             + self.frame_refs * 4
-            + caches * 24;
+            + caches * 24
+            + (self.subsystems.len() + self.log_values.len()) * 32
+            + self.clock.snapshots().len() * 16;
         (names + fixed + self.text.capacity()) as u64
     }
 
@@ -361,6 +387,52 @@ impl RowData {
                     self.pending_time = Some(Some(id));
                 }
                 Cached::Plain => self.pending_time = Some(None),
+            },
+            "subsystem" => {
+                let slot = match c {
+                    Cached::New(id) => {
+                        self.subsystems.insert(id, String::new());
+                        Some(id)
+                    }
+                    Cached::Ref(id) => {
+                        self.subsystems.entry(id).or_default();
+                        Some(id)
+                    }
+                    Cached::Plain => {
+                        self.own_subsystem.clear();
+                        None
+                    }
+                };
+                self.row_subsystem = Some(slot);
+                self.pending_subsystem = Some(slot);
+            }
+            "os-log-metadata" => {
+                let slot = match c {
+                    Cached::New(id) => {
+                        self.log_values.insert(id, 0);
+                        Some(id)
+                    }
+                    Cached::Ref(id) => {
+                        self.log_values.entry(id).or_default();
+                        Some(id)
+                    }
+                    Cached::Plain => {
+                        self.own_metadata = 0;
+                        None
+                    }
+                };
+                self.row_metadata = Some(slot);
+            }
+            "uint64" => match c {
+                Cached::New(id) => {
+                    self.log_values.insert(id, 0);
+                    self.pending_uint64 = Some(Some(id));
+                }
+                Cached::Ref(id) => {
+                    let v = *self.log_values.entry(id).or_default();
+                    self.set_metadata(v);
+                }
+                Cached::Plain => self.pending_uint64 = Some(None),
             },
             "backtrace" | "tagged-backtrace" => {
                 self.row.backtrace = lookup(&mut self.backtrace_ids, &c, || {
@@ -469,11 +541,75 @@ impl RowData {
                 }
                 self.new_frame = NULL;
             }
+            "subsystem" => {
+                if let Some(slot) = self.pending_subsystem.take() {
+                    if !raw.is_empty() {
+                        let text = text.to_owned();
+                        match slot {
+                            Some(id) => {
+                                self.subsystems.insert(id, text);
+                            }
+                            None => self.own_subsystem = text,
+                        }
+                    }
+                }
+            }
+            "uint64" => {
+                if let Some(slot) = self.pending_uint64.take() {
+                    if !text.is_empty() && self.row_metadata.is_some() {
+                        let range = (-i128::from(u64::MAX), i128::from(u64::MAX));
+                        if let Some(v) = self.number(name, text, at, range.0, range.1) {
+                            // `stoull` wraps a negative value.
+                            let v = v.rem_euclid(1i128 << 64) as u64;
+                            if let Some(id) = slot {
+                                self.log_values.insert(id, v);
+                            }
+                            self.set_metadata(v);
+                        }
+                    }
+                }
+            }
             "thread" => self.new_thread = NULL,
             "process" => self.new_process = NULL,
             "row" if self.row.backtrace != NULL => self.rows.push(self.row),
+            "row" => self.end_signpost(),
             _ => {}
         }
+    }
+
+    /// Sets the value of the row's `os-log-metadata`, if it has one.
+    fn set_metadata(&mut self, v: u64) {
+        match self.row_metadata {
+            Some(Some(id)) => {
+                self.log_values.insert(id, v);
+            }
+            Some(None) => self.own_metadata = v,
+            None => {}
+        }
+    }
+
+    /// The end of a row without a backtrace: a clock-sync signpost gives
+    /// a snapshot; what the row named is forgotten.
+    fn end_signpost(&mut self) {
+        let Some(subsystem) = self.row_subsystem.take() else {
+            return;
+        };
+        let name = match subsystem {
+            Some(id) => self.subsystems.get(&id).map_or("", String::as_str),
+            None => self.own_subsystem.as_str(),
+        };
+        if name == CLOCK_SYNC_SUBSYSTEM {
+            let value = match self.row_metadata {
+                Some(Some(id)) => self.log_values.get(&id).copied(),
+                Some(None) => Some(self.own_metadata),
+                None => None,
+            };
+            if let Some(v) = value {
+                self.clock.add(self.row.ts, v);
+            }
+        }
+        self.row_metadata = None;
+        self.pending_uint64 = None;
     }
 }
 
