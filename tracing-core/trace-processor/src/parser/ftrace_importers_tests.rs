@@ -1,9 +1,9 @@
 //! Tests of the ftrace importers of self-described events, drivers'
 //! tracing marks and the rule table (`ftrace_generic.rs`,
 //! `ftrace_kernel_track.rs`, `ftrace_marks.rs`, `ftrace_rules.rs`,
-//! `ftrace_rule_table.rs`), over traces built by `ftrace_test_trace.rs`.
+//! `ftrace_rule_table.rs`), over traces built by `ftrace_trace_tests.rs`.
 
-use super::ftrace_test_trace::*;
+use super::ftrace_trace_tests::*;
 use crate::Value;
 
 #[test]

@@ -2,9 +2,9 @@
 //! (`ftrace_memory.rs`, `ftrace_power.rs`, `ftrace_thermal.rs`,
 //! `ftrace_i2c.rs`, `ftrace_trusty.rs`, `ftrace_funcgraph.rs`,
 //! `ftrace_pixel.rs`, `ftrace_binder.rs`, and the CMA and device PM
-//! additions), over traces built by `ftrace_test_trace.rs`.
+//! additions), over traces built by `ftrace_trace_tests.rs`.
 
-use super::ftrace_test_trace::*;
+use super::ftrace_trace_tests::*;
 use crate::Value;
 
 #[test]

@@ -62,9 +62,9 @@ mod ftrace_rules;
 mod ftrace_schema_newer;
 mod ftrace_state;
 mod ftrace_stats;
-#[cfg(test)]
-mod ftrace_test_trace;
 mod ftrace_thermal;
+#[cfg(test)]
+mod ftrace_trace_tests;
 #[cfg(test)]
 mod ftrace_tracks_tests;
 mod ftrace_trusty;

@@ -275,7 +275,8 @@ pub fn finish(p: &mut Parser) {
     }
 }
 
-#[cfg(all(test, feature = "sql"))]
+#[cfg(test)]
+#[cfg(feature = "sql")]
 mod tests {
     use crate::{TraceProcessor, Value};
 

@@ -398,7 +398,8 @@ pub fn run(s: &mut Storage, config: &[u8]) {
     }
 }
 
-#[cfg(all(test, feature = "sql"))]
+#[cfg(test)]
+#[cfg(feature = "sql")]
 mod tests {
     use crate::{TraceProcessor, Value};
 
