@@ -28,7 +28,7 @@ mod prelude;
 pub mod public_schema;
 pub(crate) mod read_plan;
 #[cfg(test)]
-mod schema_agreement;
+mod schema_agreement_tests;
 mod slice_tree;
 mod slices;
 mod span_join;

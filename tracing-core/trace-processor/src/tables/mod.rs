@@ -23,7 +23,7 @@
 //! public views that project one table take their column lists from the
 //! declarations in [`views`]. Every table the SQL sees is declared here;
 //! the agreement test
-//! (`sql/schema_agreement.rs`) checks each against its SQL and Parquet
+//! (`sql/schema_agreement_tests.rs`) checks each against its SQL and Parquet
 //! schemas.
 
 pub mod android;
