@@ -40,7 +40,7 @@ impl Loader {
         }
         self.ftrace_data_start(bundle, key);
         crate::parser::ftrace_generic::add_descriptors(&mut self.parser, bundle);
-        for ev in ftrace_bundle::split(bundle, &mut self.parser.storage.stats) {
+        for ev in self.split_bundle(bundle) {
             let (bytes, extra, kind) = match ev.item {
                 ftrace_bundle::FtraceItem::Event(b) => {
                     let Some(r) = self.arena.push(b) else {

@@ -47,7 +47,7 @@ impl Loader {
         let left = self.budget.max_memory.saturating_sub(taken);
         // A top-level payload the parallel pre-stage inflated with the cap
         // this call would use (`parallel/batch.rs`) is taken as it is.
-        let ready = match self.ahead.ready.take() {
+        let ready = match self.ahead.take_ready() {
             Some(r) if depth == 0 && r.serves(compressed, left) => Some(r.into_result()),
             _ => None,
         };

@@ -18,8 +18,11 @@
 //!
 //! Memory is bounded: at most [`in_flight`] batches are between the framer
 //! and the ordered stage (the ordered stage hands back a credit for each
-//! batch it took), each a read of [`CHUNK`] bytes with what it inflated
-//! ahead (`batch::PRE_INFLATE_PER_BATCH`). Nothing holds the whole trace.
+//! batch it took, with the batch's buffers for a later read, so that the
+//! buffers are not allocated and faulted in read after read), each a read
+//! of [`CHUNK`] bytes, the packets carried into it, a walk per packet
+//! (about 100 bytes) and what it inflated ahead
+//! (`batch::PRE_INFLATE_PER_BATCH`). Nothing holds the whole trace.
 
 mod batch;
 mod consume;
@@ -51,7 +54,7 @@ pub fn in_flight(workers: usize) -> usize {
 /// What the pre-stage hands the ordered stage for one read.
 enum Piece {
     /// Bytes to push as they are (the format not told yet, or not protobuf).
-    Raw(Vec<u8>),
+    Raw(Batch),
     /// A protobuf trace's read, split and partly inflated.
     Framed(Batch),
     /// Reading failed: the load ends with this error.
@@ -97,9 +100,11 @@ pub fn load<R: Read + Send>(
     progress: Progress<'_>,
 ) -> Result<(), Error> {
     let workers = threads.saturating_sub(2).max(1);
-    let (credit_tx, credit_rx) = channel::<()>();
+    // A credit is room for one piece, with a spent batch's buffers to
+    // read into when one came back.
+    let (credit_tx, credit_rx) = channel::<Option<Batch>>();
     for _ in 0..in_flight(workers) {
-        let _ = credit_tx.send(());
+        let _ = credit_tx.send(None);
     }
     let (job_tx, job_rx) = sync_channel::<Message>(in_flight(workers));
     let (done_tx, done_rx) = channel::<Message>();
@@ -151,7 +156,7 @@ fn work(jobs: &Mutex<Receiver<Message>>, done: &Sender<Message>) {
 fn order(
     loader: &mut Loader,
     done: &Receiver<Message>,
-    credits: &Sender<()>,
+    credits: &Sender<Option<Batch>>,
     told: &Sender<Told>,
     progress: Progress<'_>,
 ) -> Result<(), Error> {
@@ -175,12 +180,12 @@ fn order(
             }
         };
         next += 1;
-        match m.piece {
-            Piece::Raw(data) => {
+        let spent = match m.piece {
+            Piece::Raw(batch) => {
                 if let Some(c) = m.source {
                     loader.set_source_bytes(c);
                 }
-                loader.push(&data)?;
+                loader.push(batch.data())?;
                 if telling {
                     let word = if loader.is_proto() {
                         Told::Proto(loader.take_splitter())
@@ -192,12 +197,14 @@ fn order(
                     telling = matches!(word, Told::Waiting);
                     let _ = told.send(word);
                 }
+                batch
             }
-            Piece::Framed(batch) => {
+            Piece::Framed(mut batch) => {
                 if let Some(c) = m.source {
                     loader.set_source_bytes(c);
                 }
-                loader.push_batch(batch)?;
+                loader.push_batch(&mut batch)?;
+                batch
             }
             Piece::Failed(e) => return Err(e),
             Piece::Done(splitter) => {
@@ -206,30 +213,33 @@ fn order(
                 }
                 return Ok(());
             }
-        }
+        };
         if let Some(r) = m.read {
             progress(r);
         }
-        let _ = credits.send(());
+        let _ = credits.send(Some(spent));
     }
 }
 
 /// The framer: reads the trace and splits its reads.
 struct Framer<'a> {
     out: SyncSender<Message>,
-    credits: Receiver<()>,
+    credits: Receiver<Option<Batch>>,
     told: Receiver<Told>,
     read: &'a AtomicU64,
     seq: u64,
 }
 
 impl Framer<'_> {
-    /// Sends `piece`, once the ordered stage has room for it; false when
-    /// the load ended.
+    /// Waits until the ordered stage has room for a piece: a batch to read
+    /// into (a spent one when it came back); None when the load ended.
+    fn credit(&mut self) -> Option<Batch> {
+        self.credits.recv().ok().map(Option::unwrap_or_default)
+    }
+
+    /// Sends `piece`, for which a credit was taken; false when the load
+    /// ended.
     fn send(&mut self, piece: Piece, read: Option<u64>, source: Option<u64>) -> bool {
-        if self.credits.recv().is_err() {
-            return false;
-        }
         let seq = self.seq;
         self.seq += 1;
         self.out
@@ -242,6 +252,11 @@ impl Framer<'_> {
             .is_ok()
     }
 
+    /// Takes a credit and sends `piece`; false when the load ended.
+    fn send_last(&mut self, piece: Piece) -> bool {
+        self.credit().is_some() && self.send(piece, None, None)
+    }
+
     /// Reads the whole trace, as the one-thread driver reads it: its first
     /// two bytes tell a gzip file, which is read inflated.
     fn run(&mut self, mut r: impl Read) {
@@ -252,7 +267,7 @@ impl Framer<'_> {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) => {
-                    self.send(Piece::Failed(e.into()), None, None);
+                    self.send_last(Piece::Failed(e.into()));
                     return;
                 }
             }
@@ -264,7 +279,11 @@ impl Framer<'_> {
             let gz = flate2::read::MultiGzDecoder::new(chained);
             self.pump(gz, true, &mut state);
         } else {
-            if !self.send_raw(head.to_vec(), None, None, &mut state) {
+            if self.credit().is_none() {
+                return;
+            }
+            let head = Batch::of_bytes(head.to_vec());
+            if !self.send_raw(head, None, None, &mut state) {
                 return;
             }
             self.pump(r, false, &mut state);
@@ -275,12 +294,12 @@ impl Framer<'_> {
     /// the loader's word on it. False when the load ended.
     fn send_raw(
         &mut self,
-        data: Vec<u8>,
+        batch: Batch,
         read: Option<u64>,
         source: Option<u64>,
         state: &mut Told,
     ) -> bool {
-        if !self.send(Piece::Raw(data), read, source) {
+        if !self.send(Piece::Raw(batch), read, source) {
             return false;
         }
         if matches!(state, Told::Waiting) {
@@ -296,8 +315,10 @@ impl Framer<'_> {
     /// inflated stream of a gzip file, whose errors are the file's).
     fn pump(&mut self, mut r: impl Read, gzip: bool, state: &mut Told) {
         loop {
-            let mut buf = vec![0u8; CHUNK];
-            let n = match r.read(&mut buf) {
+            let Some(mut batch) = self.credit() else {
+                return;
+            };
+            let n = match batch.read_from(&mut r, CHUNK) {
                 Ok(n) => n,
                 Err(e) => {
                     let e = match gzip {
@@ -317,14 +338,13 @@ impl Framer<'_> {
                 self.send(Piece::Done(splitter), None, None);
                 return;
             }
-            buf.truncate(n);
             let source = gzip.then_some(read);
             let sent = match state {
                 Told::Proto(t) => {
-                    let batch = Batch::frame(t, buf);
+                    batch.frame(t);
                     self.send(Piece::Framed(batch), Some(read), source)
                 }
-                _ => self.send_raw(buf, Some(read), source, state),
+                _ => self.send_raw(batch, Some(read), source, state),
             };
             if !sent {
                 return;

@@ -1,7 +1,7 @@
 //! The parallel load makes the one-thread load's tables, row for row,
 //! however the reads split the trace: traces of TrackEvents on several
 //! sequences (interned names, debug annotations, counters), ftrace bundles
-//! of two CPUs, `compressed_packets` (one of them garbage), read in pieces
+//! of two CPUs (events and `compact_sched`), `compressed_packets` (one of them garbage), read in pieces
 //! of random sizes, plain and gzip, on 2 to 5 threads; a truncated tail
 //! and a stream that is not a trace end as they do on one thread.
 
@@ -83,6 +83,33 @@ fn sample_trace(n: u64) -> Vec<u8> {
         if i % 10 == 4 && !group.is_empty() {
             let inner: Vec<u8> = group.drain(..).flat_map(|p| bytes(1, &p)).collect();
             packets.push(bytes(50, &zlib(&inner)));
+        }
+        if i % 25 == 12 {
+            // compact_sched: two switches and a waking, times as deltas.
+            let packed = |f: u32, v: &[u64]| {
+                let mut b = Vec::new();
+                v.iter().for_each(|x| varint(&mut b, *x));
+                bytes(f, &b)
+            };
+            let compact = msg(
+                4,
+                &[
+                    bytes(5, b"a"),
+                    bytes(5, b"b"),
+                    packed(1, &[10_000 + i * 20, 3]),
+                    packed(2, &[0, 1]),
+                    packed(3, &[11, 12]),
+                    packed(4, &[120, 120]),
+                    packed(6, &[0, 1]),
+                    packed(7, &[10_001 + i * 20]),
+                    packed(8, &[12]),
+                    packed(9, &[1]),
+                    packed(10, &[120]),
+                    packed(11, &[1]),
+                    packed(12, &[0]),
+                ],
+            );
+            packets.push([msg(1, &[uint(1, i % 2), compact]), uint(10, 9)].concat());
         }
         if i % 25 == 0 {
             let cpu = i % 2;
@@ -179,8 +206,9 @@ fn parallel(
 fn a_trace_read_in_pieces_makes_the_one_thread_tables() {
     let trace = sample_trace(300);
     let want = one_thread(&trace).unwrap();
-    let slices = want.iter().find(|(n, _)| n == "slice").unwrap();
-    assert!(slices.1.len() > 10_000, "the trace makes slices");
+    let rows = |table: &str| &want.iter().find(|(n, _)| n == table).unwrap().1;
+    assert!(rows("slice").len() > 10_000, "the trace makes slices");
+    assert!(rows("sched_slice").len() > 1_000, "and scheduling slices");
     for threads in [2, 3, 5] {
         let got = parallel(&trace, threads, vec![1, 700, 3, 4096, 129, 65_536]).unwrap();
         assert_eq!(got, want, "{threads} threads");
@@ -214,11 +242,17 @@ fn a_truncated_trace_or_one_that_is_not_a_trace_ends_as_on_one_thread() {
 fn a_batch_inflates_its_compressed_packets_ahead() {
     let trace = sample_trace(40);
     let mut tokenizer = crate::load::tokenizer::TraceTokenizer::default();
-    let mut batch = super::batch::Batch::frame(&mut tokenizer, trace);
+    let mut batch = super::batch::Batch::default();
+    let n = batch.read_from(&mut &trace[..], trace.len()).unwrap();
+    assert_eq!(n, trace.len());
+    batch.frame(&mut tokenizer);
     batch.prepare();
-    assert!(batch.packets.iter().all(|p| p.ahead.walked.is_some()));
+    assert!(batch.packets.iter().all(|p| p.ahead.walked()));
+    // Every bundle splits cleanly, so each is split ahead.
+    let bundles = (batch.packets.iter()).filter(|p| p.ahead.split()).count();
+    assert_eq!(bundles, 4);
     let ready: Vec<bool> = (batch.packets.iter())
-        .filter_map(|p| p.ahead.ready.as_ref())
+        .filter_map(|p| p.ahead.ready())
         .map(|r| r.clone_result().is_ok())
         .collect();
     // Four groups inflate; the garbage one is an error, as one thread finds.
