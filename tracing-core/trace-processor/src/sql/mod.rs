@@ -338,7 +338,7 @@ impl Engine {
     /// Runs the SQLite statements of `sql`; the last one's rows. `each` is
     /// given every statement's result, with whether its first row's value
     /// came from a function that returns nothing
-    /// ([`perfetto_sql::mark_void`]).
+    /// ([`perfetto_sql::void_calls::mark_void`]).
     fn run_statements(
         &self,
         sql: &str,
@@ -355,11 +355,11 @@ impl Engine {
             let n = columns.len();
             let mut rows = Vec::new();
             let mut void = false;
-            perfetto_sql::take_void();
+            perfetto_sql::void_calls::take_void();
             let mut q = stmt.raw_query();
             while let Some(row) = q.next()? {
                 if rows.is_empty() {
-                    void = perfetto_sql::take_void();
+                    void = perfetto_sql::void_calls::take_void();
                 }
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {

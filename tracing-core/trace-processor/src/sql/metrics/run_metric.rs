@@ -21,13 +21,11 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use regex::Regex;
 use rusqlite::Connection;
-use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::{Null, ValueRef};
 
 use super::MetricFile;
-use crate::error::Error;
-use crate::sql::perfetto_sql::{PerfettoSql, Piece, mark_void};
+use crate::sql::perfetto_sql::void_calls::mark_void;
 
 /// A metric file's text after substitution, waiting for its caller's
 /// statement to end.
@@ -216,49 +214,14 @@ impl RunMetric {
         }
     }
 
-    /// Runs the files queued by the statement at byte `start` of the
-    /// caller's text, in call order, through `engine` (so that a file may
-    /// include modules, create PerfettoSQL objects and run other metric
-    /// files); their statements' rows are stepped through and dropped.
-    pub(crate) fn run_queued(
-        &self,
-        engine: &PerfettoSql,
-        conn: &Connection,
-        start: usize,
-    ) -> Result<(), Error> {
-        let queued = match self.pending.lock() {
+    /// Takes the runs queued so far, in call order, for the engine to
+    /// run once the calling statement has ended.
+    pub(crate) fn take_queued(&self) -> Vec<Request> {
+        match self.pending.lock() {
             Ok(mut q) => std::mem::take(&mut *q),
             Err(_) => Vec::new(),
-        };
-        for r in queued {
-            engine
-                .run(conn, &r.sql, &mut |p: Piece<'_>| {
-                    if p.done {
-                        return Ok(());
-                    }
-                    run_dropping_rows(conn, p.text)
-                })
-                .map_err(|e| Error::Sql {
-                    message: format!(
-                        "{}: {}",
-                        r.caller,
-                        crate::sql::perfetto_sql::error_message(&e)
-                    ),
-                    offset: Some(start),
-                })?;
         }
-        Ok(())
     }
-}
-
-/// Runs the plain statements of `text` to their end, dropping their rows.
-fn run_dropping_rows(conn: &Connection, text: &str) -> Result<(), Error> {
-    let mut batch = rusqlite::Batch::new(conn, text);
-    while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, text))? {
-        let mut rows = stmt.raw_query();
-        while rows.next()?.is_some() {}
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ impl Legacy {
                     .lock()
                     .map_err(|_| fail("CREATE_FUNCTION: queue poisoned".into()))?
                     .push(request);
-                super::mark_void();
+                super::void_calls::mark_void();
                 Ok(Null)
             },
         )?;
@@ -88,7 +88,7 @@ impl Legacy {
                 match memos.get(&name.to_ascii_lowercase()) {
                     Some((memo, true)) => {
                         memo.enable();
-                        super::mark_void();
+                        super::void_calls::mark_void();
                         Ok(Null)
                     }
                     Some((_, false)) => Err(fail(format!(

@@ -42,6 +42,7 @@ mod table_functions;
 mod tables;
 pub(crate) mod tokens;
 mod types;
+pub(crate) mod void_calls;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -105,29 +106,9 @@ impl Default for PerfettoSql {
     }
 }
 
-thread_local! {
-    /// Whether a function that returns nothing ran since the last
-    /// [`take_void`] on this thread (SQLite calls functions on the thread
-    /// that steps the statement).
-    static VOID_CALLED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Said by a function that returns nothing (upstream's void functions:
-/// `CREATE_FUNCTION`, `EXPERIMENTAL_MEMOIZE`, `RUN_METRIC`, ...): its
-/// statement's one column is no output, as `trace_processor_shell` treats
-/// it.
-pub(crate) fn mark_void() {
-    VOID_CALLED.with(|v| v.set(true));
-}
-
 /// The message of the engine's error `e`, without its place.
 pub(crate) fn error_message(e: &Error) -> String {
     error::parts(e).0
-}
-
-/// Whether a function that returns nothing ran since the last call.
-pub(crate) fn take_void() -> bool {
-    VOID_CALLED.with(|v| v.replace(false))
 }
 
 /// What a plain statement's runner is given.
@@ -218,7 +199,7 @@ impl PerfettoSql {
                     .map_err(|e| shift(e, stmt.start, false))?,
                 }
                 self.create_queued(conn, stmt.start)?;
-                self.metrics.run_queued(self, conn, stmt.start)?;
+                self.run_queued_metrics(conn, stmt.start)?;
                 continue;
             }
             self.perfetto(conn, sql, stmt.start, parsed)?;
@@ -429,6 +410,27 @@ impl PerfettoSql {
         self.legacy.forget_memos();
     }
 
+    /// Runs the metric files and includes `RUN_METRIC` and `IMPORT` queued
+    /// by the statement at byte `start` of the caller's text, in call
+    /// order, through this engine (so that a file may include modules,
+    /// create PerfettoSQL objects and run other metric files); their
+    /// statements' rows are stepped through and dropped.
+    fn run_queued_metrics(&self, conn: &Connection, start: usize) -> Result<(), Error> {
+        for r in self.metrics.take_queued() {
+            self.run(conn, &r.sql, &mut |p: Piece<'_>| {
+                if p.done {
+                    return Ok(());
+                }
+                run_dropping_rows(conn, p.text)
+            })
+            .map_err(|e| Error::Sql {
+                message: format!("{}: {}", r.caller, error_message(&e)),
+                offset: Some(start),
+            })?;
+        }
+        Ok(())
+    }
+
     /// Creates the functions `CREATE_FUNCTION` calls queued while the
     /// statement at byte `start` ran (`legacy.rs`).
     fn create_queued(&self, conn: &Connection, start: usize) -> Result<(), Error> {
@@ -584,6 +586,16 @@ fn create_error(
             }),
         },
     }
+}
+
+/// Runs the plain statements of `text` to their end, dropping their rows.
+fn run_dropping_rows(conn: &Connection, text: &str) -> Result<(), Error> {
+    let mut batch = rusqlite::Batch::new(conn, text);
+    while let Some(mut stmt) = batch.next().map_err(|e| Error::sql_in(e, text))? {
+        let mut rows = stmt.raw_query();
+        while rows.next()?.is_some() {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]
