@@ -7,7 +7,10 @@
 -- previous span of its own thread; the critical path of a thread over a
 -- window says which threads' spans its time waited on
 -- (`_thread_executing_span_critical_path`). The walk is native
--- (src/sql/graphs/critical_path.rs).
+-- (src/sql/graphs/critical_path.rs). Every object is a view, computed
+-- when a query reads it rather than at the include: the graph of a trace
+-- with millions of thread states takes seconds to build, which a trace's
+-- load should not pay unless the critical path is asked for.
 
 INCLUDE PERFETTO MODULE intervals.overlap;
 INCLUDE PERFETTO MODULE intervals.intersect;
@@ -19,7 +22,7 @@ RETURNS Expr
 AS iif($irq_context = 0 OR $irq_context IS NULL, coalesce($io_wait, 0), 1);
 
 -- Every ended thread state that records its waker.
-CREATE PERFETTO TABLE _runnable_state AS
+CREATE PERFETTO VIEW _runnable_state AS
 SELECT
   id, ts, dur, state, utid, waker_id, waker_utid,
   _zt_tes_is_irq!(irq_context, io_wait) AS is_irq
@@ -27,7 +30,7 @@ FROM thread_state
 WHERE dur != -1 AND waker_id IS NOT NULL;
 
 -- Whether the trace is Fuchsia's (its metadata says so).
-CREATE PERFETTO TABLE _is_fuchsia AS
+CREATE PERFETTO VIEW _is_fuchsia AS
 SELECT EXISTS (
   SELECT 1 FROM metadata WHERE name = 'trace_type' AND str_value = 'fuchsia'
 ) AS is_fuchsia;
@@ -39,7 +42,7 @@ RETURNS Expr
 AS $state = 'R' OR ($state = 'W' AND (SELECT is_fuchsia FROM _is_fuchsia));
 
 -- Each thread's first thread state, when it has ended and is runnable.
-CREATE PERFETTO TABLE _first_runnable_state AS
+CREATE PERFETTO VIEW _first_runnable_state AS
 SELECT
   st.id, st.ts, st.dur, st.state, st.utid, st.waker_id, st.waker_utid,
   _zt_tes_is_irq!(st.irq_context, st.io_wait) AS is_irq
@@ -48,20 +51,20 @@ JOIN (SELECT min(id) AS id FROM thread_state GROUP BY utid) AS first USING (id)
 WHERE st.dur != -1 AND _is_runnable_state!(st.state);
 
 -- Every ended sleep: interruptible (S), uninterruptible (D) or idle (I).
-CREATE PERFETTO TABLE _sleep_state AS
+CREATE PERFETTO VIEW _sleep_state AS
 SELECT id, ts, dur, state, blocked_function, utid
 FROM thread_state
 WHERE dur != -1 AND state IN ('S', 'D', 'I');
 
 -- When each thread's last ended state ends.
-CREATE PERFETTO TABLE _thread_end_ts AS
+CREATE PERFETTO VIEW _thread_end_ts AS
 SELECT max(ts) + dur AS end_ts, utid
 FROM thread_state
 WHERE dur != -1
 GROUP BY utid;
 
 -- Each thread's first sleep that ends where a woken state begins.
-CREATE PERFETTO TABLE _first_sleep_state AS
+CREATE PERFETTO VIEW _first_sleep_state AS
 SELECT min(s.id) AS id, s.ts, s.dur, s.state, s.blocked_function, s.utid
 FROM _sleep_state AS s
 JOIN _runnable_state AS r ON r.utid = s.utid AND r.ts = s.ts + s.dur
@@ -71,7 +74,7 @@ GROUP BY s.utid;
 -- of its thread (with the sleep's state, blocked function and start),
 -- and each thread's first state when runnable (without a sleep); with
 -- the end of the thread's last state.
-CREATE PERFETTO TABLE _wakeup AS
+CREATE PERFETTO VIEW _wakeup AS
 WITH
   starts AS (
     SELECT
@@ -105,7 +108,7 @@ LEFT JOIN _thread_end_ts AS e USING (utid);
 
 -- For each Running state (as a waker, `waker_id`), the span it belongs
 -- to: the latest runnable state of its thread at or before it (`id`).
-CREATE PERFETTO TABLE _wakeup_map AS
+CREATE PERFETTO VIEW _wakeup_map AS
 WITH
   states AS (
     SELECT id, waker_id, utid, state
@@ -131,7 +134,7 @@ SELECT id, waker_id FROM spans WHERE state = 'Running' ORDER BY waker_id;
 -- an interrupt woke it, else the sleep's state) and why (the blocked
 -- function), how long it was idle, the thread's previous span and its
 -- duration (until the thread's next sleep, or the end of its last state).
-CREATE PERFETTO TABLE _wakeup_graph AS
+CREATE PERFETTO VIEW _wakeup_graph AS
 WITH
   events AS (
     SELECT

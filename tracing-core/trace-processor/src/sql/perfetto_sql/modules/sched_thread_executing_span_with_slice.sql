@@ -6,22 +6,26 @@
 -- function, io_wait, process, thread and slices, then the blocking
 -- thread's, then the CPU a running thread ran on. (Upstream's pprof
 -- graphs of these stacks are not provided: the engine has no
--- experimental_profile.)
+-- experimental_profile.) As in sched.thread_executing_span, every object
+-- is a view computed when read: the critical path of every span of a
+-- large trace takes tens of seconds.
 
 INCLUDE PERFETTO MODULE slices.flat_slices;
 INCLUDE PERFETTO MODULE sched.thread_executing_span;
 INCLUDE PERFETTO MODULE intervals.intersect;
 
 -- The critical path of every span of the wakeup graph, flattened: which
--- thread (utid) each root thread (root_utid) waited on over [ts, ts_end).
-CREATE PERFETTO TABLE _critical_path_all AS
+-- thread (utid) each root thread (root_utid) waited on over [ts, ts_end),
+-- numbered by time then root span (an order without ties, so that every
+-- reading of the view numbers alike).
+CREATE PERFETTO VIEW _critical_path_all AS
 WITH
   per_root AS (
     SELECT *
     FROM _critical_path_by_roots!((SELECT id AS root_node_id FROM _wakeup_graph), _wakeup_graph)
   )
 SELECT
-  row_number() OVER (ORDER BY p.ts) AS id,
+  row_number() OVER (ORDER BY p.ts, p.root_id) AS id,
   p.ts,
   p.dur,
   p.ts + p.dur AS ts_end,
@@ -60,10 +64,10 @@ CREATE VIRTUAL TABLE _span_thread_state_slice_sp USING SPAN_LEFT_JOIN(
   _span_slice_view PARTITIONED utid);
 
 -- Each thread's states cut at its innermost slices' bounds, numbered by
--- time.
-CREATE PERFETTO TABLE _span_thread_state_slice AS
+-- time then thread (without ties: a thread's pieces do not overlap).
+CREATE PERFETTO VIEW _span_thread_state_slice AS
 SELECT
-  row_number() OVER (ORDER BY ts) AS id,
+  row_number() OVER (ORDER BY ts, utid) AS id,
   ts,
   dur,
   ts + dur AS ts_end,
@@ -81,13 +85,13 @@ ORDER BY ts;
 
 -- The critical path's stretches intersected with the blocking thread's
 -- states and slices (ids of both rows).
-CREATE PERFETTO TABLE _critical_path_thread_state_slice_raw AS
+CREATE PERFETTO VIEW _critical_path_thread_state_slice_raw AS
 SELECT id_0 AS cr_id, id_1 AS th_id, ts, dur
 FROM _interval_intersect!((_critical_path_all, _span_thread_state_slice), (utid));
 
 -- What the blocking thread was doing over each stretch of a root
 -- thread's critical path.
-CREATE PERFETTO TABLE _critical_path_thread_state_slice AS
+CREATE PERFETTO VIEW _critical_path_thread_state_slice AS
 SELECT
   raw.ts,
   raw.dur,
