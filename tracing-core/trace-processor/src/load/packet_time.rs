@@ -196,7 +196,10 @@ impl Loader {
             // timestamp alone does not say is kept beside them.
             packet.extra = NO_EXTRA;
             if !times.is_empty() {
-                let slot = self.side.track_event_times.insert(times);
+                let slot = self
+                    .side
+                    .track_event_times
+                    .insert(crate::packet_view::WaitingTimes::of(times));
                 packet.extra = u32::try_from(slot).unwrap_or(NO_EXTRA);
             }
         }
