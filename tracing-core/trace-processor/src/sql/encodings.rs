@@ -328,38 +328,44 @@ impl Framed {
 /// Pooled strings `v` as a [`Dict`] when they have at most 65536
 /// distinct values (None: store them plainly).
 pub fn choose_strs(v: &[StrId]) -> Option<Coded> {
-    if v.len() < 64 {
+    choose_strs_iter(v.iter().copied())
+}
+
+/// [`choose_strs`] over the strings `v` gives, walked twice (the distinct
+/// strings, then the codes) and never collected: a table freezing from
+/// its rows holds no vector of the column's ids beside the codes.
+pub fn choose_strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Option<Coded> {
+    let len = v.len();
+    if len < 64 {
         return None;
     }
     // Pool ids are dense: codes by a list indexed by id when the column
     // is long beside the pool, else by a map.
-    let top = v.iter().map(|s| s.0 as usize).max()?;
+    let top = v.clone().map(|s| s.0 as usize).max()?;
     let mut strings = Vec::new();
-    let codes: Vec<u32> = if top <= 4 * v.len() {
+    let width;
+    let codes = if top <= 4 * len {
         let mut code_of = vec![u32::MAX; top + 1];
-        v.iter()
-            .map(|s| {
-                let slot = code_of.get_mut(s.0 as usize)?;
-                if *slot == u32::MAX {
-                    *slot = new_code(&mut strings, *s)?;
-                }
-                Some(*slot)
-            })
-            .collect::<Option<_>>()?
+        for s in v.clone() {
+            let slot = code_of.get_mut(s.0 as usize)?;
+            if *slot == u32::MAX {
+                *slot = new_code(&mut strings, s)?;
+            }
+        }
+        width = strings.len();
+        let code = |s: StrId| code_of.get(s.0 as usize).map_or(0, |c| *c as usize);
+        Codes::pack(width, v.map(code))?
     } else {
         let mut code_of: HashMap<StrId, u32> = HashMap::default();
-        v.iter()
-            .map(|s| match code_of.get(s) {
-                Some(c) => Some(*c),
-                None => {
-                    let c = new_code(&mut strings, *s)?;
-                    code_of.insert(*s, c);
-                    Some(c)
-                }
-            })
-            .collect::<Option<_>>()?
+        for s in v.clone() {
+            if let std::collections::hash_map::Entry::Vacant(e) = code_of.entry(s) {
+                e.insert(new_code(&mut strings, s)?);
+            }
+        }
+        width = strings.len();
+        let code = |s: StrId| code_of.get(&s).map_or(0, |c| *c as usize);
+        Codes::pack(width, v.map(code))?
     };
-    let codes = Codes::pack(strings.len(), codes.iter().map(|c| *c as usize))?;
     Some(Coded::Dict(Dict { codes, strings }))
 }
 

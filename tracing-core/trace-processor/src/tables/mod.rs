@@ -245,7 +245,11 @@ impl ColumnValue for StrId {
     const NULLABLE: bool = true;
     #[cfg(feature = "sql")]
     fn column(name: &'static str, values: impl ExactSizeIterator<Item = Self> + Clone) -> Column {
-        Column::str(name, values.collect())
+        Column {
+            name,
+            sql_type: SqlType::Text.declared(),
+            data: ColumnData::strs_iter(values),
+        }
     }
 }
 
