@@ -529,6 +529,15 @@ mod tests {
     }
 
     #[test]
+    fn load_threads_is_a_positive_count() {
+        let a = parse(&["--load-threads", "3", "t.pftrace"]).unwrap();
+        assert_eq!(a.load_threads, Some(3));
+        assert_eq!(parse(&["t.pftrace"]).unwrap().load_threads, None);
+        assert!(parse(&["--load-threads", "0", "t.pftrace"]).is_err());
+        assert!(parse(&["--load-threads", "many", "t.pftrace"]).is_err());
+    }
+
+    #[test]
     fn unknown_flags_are_refused_by_name() {
         for flag in ["--summary", "-x", "--dev-nothing"] {
             let e = parse(&[flag]).unwrap_err();
