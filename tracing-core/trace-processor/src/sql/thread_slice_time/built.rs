@@ -76,6 +76,9 @@ pub(crate) const FLATTENED: &[&str] = &[
     "process_name",
 ];
 
+/// `sched_previous_runnable_on_thread`'s columns.
+pub(crate) const PREVIOUS_RUNNABLE: &[&str] = super::previous_runnable::COLUMNS;
+
 /// A column of integers as a select's would be stored: none at all reads
 /// as a column of NULLs, NULLs make it nullable.
 fn ints(name: &'static str, v: Vec<Option<i64>>) -> Column {
@@ -409,4 +412,26 @@ pub(crate) fn flattened(t: &Tables) -> Built {
         via.thread("process_name"),
     ];
     finish(columns, len, strings)
+}
+
+/// `sched_previous_runnable_on_thread`: each finished `Running` state with
+/// its thread's latest runnable and wakeup states before it.
+pub(crate) fn previous_runnable(t: &Tables) -> Built {
+    let rows = super::previous_runnable::compute(t);
+    let len = rows.len();
+    Built {
+        columns: vec![
+            ints_set("id", rows.iter().map(|r| r.id).collect()),
+            ints(
+                "prev_runnable_id",
+                rows.iter().map(|r| r.runnable).collect(),
+            ),
+            ints(
+                "prev_wakeup_runnable_id",
+                rows.iter().map(|r| r.wakeup).collect(),
+            ),
+        ],
+        len,
+        strings: Arc::default(),
+    }
 }

@@ -11,7 +11,9 @@
 //! These and the flattened slices (`slices/flatten.rs`) are built as the
 //! modules' tables' columns with the slices' thread context
 //! (`context.rs`, `built.rs`), which the modules take as they are
-//! (`perfetto_sql/native.rs`). Typed errors in `error.rs`.
+//! (`perfetto_sql/native.rs`); so is `sched.runnable`'s table of each
+//! running state's latest runnable states before it
+//! (`previous_runnable.rs`). Typed errors in `error.rs`.
 
 mod built;
 mod context;
@@ -19,6 +21,7 @@ mod cpu_time;
 mod cycles;
 mod error;
 mod inputs;
+mod previous_runnable;
 mod sql_sum;
 mod time_in_state;
 
@@ -36,7 +39,8 @@ use inputs::Tables;
 /// Registers on `natives`, over the trace's tables `all`, the native
 /// sources `__intrinsic_thread_slice_time_in_state`,
 /// `__intrinsic_thread_slice_cpu_time`,
-/// `__intrinsic_cpu_cycles_per_thread_slice` and
+/// `__intrinsic_cpu_cycles_per_thread_slice`,
+/// `__intrinsic_sched_previous_runnable` and
 /// `__intrinsic_thread_slice_flattened`.
 pub(super) fn register(
     conn: &Connection,
@@ -64,6 +68,13 @@ pub(super) fn register(
         "__intrinsic_cpu_cycles_per_thread_slice",
         built::CYCLES,
         Box::new(move |db| built::cycles(&t, db)),
+    )?;
+    let t = tables.clone();
+    natives.register(
+        conn,
+        "__intrinsic_sched_previous_runnable",
+        built::PREVIOUS_RUNNABLE,
+        Box::new(move |_| Ok(built::previous_runnable(&t))),
     )?;
     natives.register(
         conn,

@@ -356,3 +356,84 @@ fn the_flattened_slices_answer_what_a_join_with_thread_slice_answers() {
         ]]
     );
 }
+
+/// Upstream's definition as window functions, our module's text before
+/// the native source took its place.
+const PREVIOUS_RUNNABLE_SQL: &str = "
+  WITH running_or_runnable AS (
+    SELECT id, state,
+      max(CASE WHEN state != 'Running' THEN id END) OVER by_thread AS prev_runnable_id,
+      max(CASE WHEN waker_utid IS NOT NULL AND (irq_context IS NULL OR irq_context != 1)
+          THEN id END) OVER by_thread AS prev_wakeup_runnable_id
+    FROM thread_state
+    WHERE state IN ('R', 'R+', 'Running') AND dur != -1
+    WINDOW by_thread AS (PARTITION BY utid ORDER BY id))
+  SELECT id, prev_runnable_id, prev_wakeup_runnable_id
+  FROM running_or_runnable WHERE state = 'Running' ORDER BY id";
+
+#[test]
+fn previous_runnable_answers_what_the_window_functions_answer() {
+    let mut s = Storage::default();
+    let states: Vec<_> = ["Running", "R", "R+", "S", "D", "Running "]
+        .iter()
+        .map(|v| s.strings.intern(v))
+        .collect();
+    // Three threads interleaved: runnable then running, running with no
+    // runnable before it, an unfinished runnable (skipped), other states
+    // between, wakeups from interrupts and not, a wakeup on a running
+    // state itself, and a state name that only looks like `Running`.
+    // (utid, state, dur, waker_utid, irq_context)
+    type State = (u32, usize, i64, Option<u32>, Option<u32>);
+    let rows: &[State] = &[
+        (1, 0, 10, None, None),
+        (2, 1, 5, Some(1), None),
+        (1, 1, 5, Some(2), Some(1)),
+        (1, 0, 10, None, None),
+        (2, 0, 10, None, None),
+        (1, 2, -1, Some(2), Some(0)),
+        (1, 0, 10, Some(3), Some(0)),
+        (3, 3, 10, Some(1), None),
+        (3, 0, 10, None, None),
+        (2, 4, 10, Some(1), None),
+        (2, 2, 7, Some(1), Some(0)),
+        (2, 5, 10, None, None),
+        (2, 0, 10, None, None),
+        (1, 2, 3, None, None),
+        (1, 0, 10, None, None),
+    ];
+    for (i, &(utid, state, dur, waker_utid, irq_context)) in rows.iter().enumerate() {
+        s.sched.thread_states.push(ThreadStateRow {
+            ts: i as i64 * 10,
+            dur,
+            utid,
+            state: states[state],
+            waker_utid,
+            irq_context,
+            ..Default::default()
+        });
+    }
+    let tp = TraceProcessor::from_storage(s).expect("engine");
+    let native = rows_of(
+        &tp,
+        "INCLUDE PERFETTO MODULE sched.runnable;
+         SELECT id, prev_runnable_id, prev_wakeup_runnable_id
+         FROM sched_previous_runnable_on_thread",
+    );
+    assert_eq!(native, rows_of(&tp, PREVIOUS_RUNNABLE_SQL));
+    let int = |v: i64| Value::Int(v);
+    assert_eq!(native.len(), 7, "{native:?}");
+    // Thread 1's running state 6: runnable 2 (5 is unfinished), woken by
+    // itself (6) not from an interrupt.
+    assert!(native.contains(&vec![int(6), int(2), int(6)]), "{native:?}");
+    // Thread 2's first running state: runnable 1, whose wakeup counts.
+    assert!(native.contains(&vec![int(4), int(1), int(1)]), "{native:?}");
+    // Thread 3's running state: no runnable state before it.
+    assert!(
+        native.contains(&vec![int(8), Value::Null, Value::Null]),
+        "{native:?}"
+    );
+}
+
+fn rows_of(tp: &TraceProcessor, sql: &str) -> Vec<Vec<Value>> {
+    rows(tp, sql)
+}
