@@ -5,14 +5,14 @@
 //! both at once: the stat is counted and the row added.
 //!
 //! Code that holds only the stats (the loader's tokenizing steps) counts
-//! and queues an entry with number-valued details ([`Stats::log_tokenization`]);
+//! and queues an entry with number-valued details ([`Stats::log_tokenization`](super::stats::Stats::log_tokenization));
 //! the loader turns the queue into rows after each packet it reads
 //! ([`Storage::take_pending_logs`]), so that their arg sets are made about
 //! where upstream makes them.
 
 use super::Storage;
 use super::args::{ArgSetBuilder, ArgValue};
-use super::stats::{Stats, stat_index};
+use super::stat_vocabulary::stat_index;
 use crate::tables::core::ImportLogRow;
 
 /// Where an import log entry happened.
@@ -28,42 +28,9 @@ pub struct LogPlace {
 /// reach: its stat (index in the vocabulary), place and number details.
 #[derive(Debug, Clone)]
 pub struct PendingLog {
-    stat: usize,
-    place: LogPlace,
-    args: Vec<(&'static str, ArgValue)>,
-}
-
-impl Stats {
-    /// Counts `stat` and queues its log entry at `place` with `args`
-    /// (number values: strings are not interned here). A stat name outside
-    /// the vocabulary is neither counted nor logged.
-    pub fn log_at(&mut self, stat: &str, place: LogPlace, args: &[(&'static str, ArgValue)]) {
-        let Some(index) = stat_index(stat) else {
-            return;
-        };
-        self.incr(stat);
-        self.pending_logs.push(PendingLog {
-            stat: index,
-            place,
-            args: args.to_vec(),
-        });
-    }
-
-    /// A tokenization log (upstream's kind for what is found while the
-    /// packets are split, before they are sorted): counted and queued at
-    /// the byte offset of the packet being read.
-    pub fn log_tokenization(&mut self, stat: &str, args: &[(&'static str, ArgValue)]) {
-        let place = LogPlace {
-            ts: None,
-            byte_offset: self.packet_offset,
-        };
-        self.log_at(stat, place, args);
-    }
-
-    /// Whether entries wait to become rows.
-    pub fn has_pending_logs(&self) -> bool {
-        !self.pending_logs.is_empty()
-    }
+    pub(super) stat: usize,
+    pub(super) place: LogPlace,
+    pub(super) args: Vec<(&'static str, ArgValue)>,
 }
 
 impl Storage {
@@ -125,7 +92,7 @@ mod tests {
     use crate::Loader;
     use crate::storage::Storage;
     use crate::storage::args::ArgValue;
-    use crate::storage::stats::stat_index;
+    use crate::storage::stat_vocabulary::stat_index;
 
     /// Loads `trace` (its packets' bytes, framed here).
     fn load(packets: &[&[u8]]) -> Storage {

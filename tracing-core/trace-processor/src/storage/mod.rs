@@ -9,7 +9,7 @@ pub mod profiling_rows;
 pub mod rows;
 pub mod sched_rows;
 pub mod scopes;
-mod stat_vocabulary;
+pub(crate) mod stat_vocabulary;
 pub mod stats;
 pub mod strings;
 pub mod work;

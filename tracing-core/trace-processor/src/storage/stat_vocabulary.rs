@@ -426,3 +426,8 @@ pub const STATS: &[StatDef] = &[
     ("perf_text_malformed_line", false, Severity::Error, Source::Analysis),
     ("collapsed_stack_malformed_line", false, Severity::Error, Source::Analysis),
 ];
+
+/// Index of a stat by name in [`STATS`] (None for a name upstream lacks).
+pub fn stat_index(name: &str) -> Option<usize> {
+    STATS.iter().position(|s| s.0 == name)
+}

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use super::args::ArgValue;
+use super::import_logs::{LogPlace, PendingLog};
 pub use super::stat_vocabulary::STATS;
-/// A stat's definition (the `stats` table's texts read it).
-#[cfg(feature = "sql")]
-pub use super::stat_vocabulary::StatDef;
+use super::stat_vocabulary::stat_index;
 
 /// The counters of one trace: single values by stat index, indexed values
 /// by (stat index, idx).
@@ -17,16 +17,11 @@ pub struct Stats {
     single: BTreeMap<usize, i64>,
     indexed: BTreeMap<(usize, i64), i64>,
     /// Import log entries not yet rows (see [`Stats::log_tokenization`]).
-    pub(super) pending_logs: Vec<super::import_logs::PendingLog>,
+    pub(super) pending_logs: Vec<PendingLog>,
     /// The byte offset in the trace of the packet being read, which the
     /// loader sets as it splits the stream: where a tokenization log says
     /// it happened.
     pub packet_offset: Option<i64>,
-}
-
-/// Index of a stat by name in [`STATS`] (None for a name upstream lacks).
-pub fn stat_index(name: &str) -> Option<usize> {
-    STATS.iter().position(|s| s.0 == name)
 }
 
 impl Stats {
@@ -113,6 +108,39 @@ impl Stats {
             }
         }
         out
+    }
+}
+
+impl Stats {
+    /// Counts `stat` and queues its log entry at `place` with `args`
+    /// (number values: strings are not interned here). A stat name outside
+    /// the vocabulary is neither counted nor logged.
+    pub fn log_at(&mut self, stat: &str, place: LogPlace, args: &[(&'static str, ArgValue)]) {
+        let Some(index) = stat_index(stat) else {
+            return;
+        };
+        self.incr(stat);
+        self.pending_logs.push(PendingLog {
+            stat: index,
+            place,
+            args: args.to_vec(),
+        });
+    }
+
+    /// A tokenization log (upstream's kind for what is found while the
+    /// packets are split, before they are sorted): counted and queued at
+    /// the byte offset of the packet being read.
+    pub fn log_tokenization(&mut self, stat: &str, args: &[(&'static str, ArgValue)]) {
+        let place = LogPlace {
+            ts: None,
+            byte_offset: self.packet_offset,
+        };
+        self.log_at(stat, place, args);
+    }
+
+    /// Whether entries wait to become rows.
+    pub fn has_pending_logs(&self) -> bool {
+        !self.pending_logs.is_empty()
     }
 }
 

@@ -285,7 +285,7 @@ table! {
 /// `(machine_id, trace_id)` of stat `i`'s row.
 #[cfg(feature = "sql")]
 fn stat_ids(i: usize) -> (Option<u32>, Option<u32>) {
-    crate::storage::stats::STATS
+    crate::storage::stat_vocabulary::STATS
         .get(i)
         .map_or((None, None), |d| crate::storage::scopes::stat_ids(d.0))
 }
@@ -296,9 +296,9 @@ fn stat_ids(i: usize) -> (Option<u32>, Option<u32>) {
 fn stat_text(
     strings: &crate::storage::strings::StringPool,
     i: usize,
-    f: fn(&crate::storage::stats::StatDef) -> &'static str,
+    f: fn(&crate::storage::stat_vocabulary::StatDef) -> &'static str,
 ) -> StrId {
-    crate::storage::stats::STATS
+    crate::storage::stat_vocabulary::STATS
         .get(i)
         .and_then(|d| strings.find(f(d)))
         .unwrap_or(StrId::NULL)
@@ -308,7 +308,7 @@ impl StatRow {
     /// The texts the derived columns read: every stat's name, severity
     /// and source.
     pub fn texts() -> impl Iterator<Item = &'static str> {
-        crate::storage::stats::STATS
+        crate::storage::stat_vocabulary::STATS
             .iter()
             .flat_map(|d| [d.0, d.2.as_str(), d.3.as_str()])
     }
