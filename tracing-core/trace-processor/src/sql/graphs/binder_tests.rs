@@ -255,3 +255,60 @@ fn named_synchronous_transactions_are_critical_blocking_calls() {
         ]
     );
 }
+
+#[test]
+fn the_breakdown_gives_each_stretch_of_a_call_its_reason() {
+    let tp = trace();
+    let client = rows(
+        &tp,
+        "INCLUDE PERFETTO MODULE android.binder_breakdown;
+         SELECT binder_txn_id, binder_reply_id, ts, dur, reason
+         FROM android_binder_client_breakdown ORDER BY ts",
+    );
+    // The client's thread ran, then slept in its own transaction.
+    assert_eq!(
+        client,
+        [
+            vec![i(0), i(1), i(100), i(30), t("Running")],
+            vec![i(0), i(1), i(130), i(70), t("S")],
+        ]
+    );
+    // No state is known for the server's thread: the client's reasons.
+    let both = rows(
+        &tp,
+        "SELECT binder_txn_id, ts, dur, server_reason, client_reason, reason, reason_type
+         FROM android_binder_client_server_breakdown ORDER BY ts",
+    );
+    assert_eq!(
+        both,
+        [
+            vec![
+                i(0),
+                i(100),
+                i(30),
+                Value::Null,
+                t("Running"),
+                t("Running"),
+                t("client")
+            ],
+            vec![
+                i(0),
+                i(130),
+                i(70),
+                Value::Null,
+                t("S"),
+                t("S"),
+                t("client")
+            ],
+        ]
+    );
+    assert!(rows(&tp, "SELECT * FROM android_binder_server_breakdown").is_empty());
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT _binder_reason('binder reply', 'S', 0, 1, 2, 3),
+               _binder_reason('x', 'D', 1, 1, 2, 3), _binder_reason('GC: Wait For X', 'R', 0, 1, 2, 3)"
+        ),
+        [vec![t("binder"), t("io"), t("userspace_memory_reclaim")]]
+    );
+}

@@ -44,6 +44,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_binder.sql"),
     },
     Module {
+        key: "android.binder_breakdown",
+        sql: include_str!("modules/android_binder_breakdown.sql"),
+    },
+    Module {
         key: "android.cpu.cluster_type",
         sql: include_str!("modules/android_cpu_cluster_type.sql"),
     },
