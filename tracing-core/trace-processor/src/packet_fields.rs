@@ -50,6 +50,25 @@ pub const LOADER_PAYLOADS: [u32; 16] = [
     PROTOLOG_VIEWER_CONFIG,
 ];
 
+/// [`LOADER_PAYLOADS`] as a mask of field numbers (all under 128): one
+/// test per field instead of a search of the list.
+const LOADER_PAYLOAD_MASK: u128 = {
+    let mut m = 0u128;
+    let mut i = 0;
+    while i < LOADER_PAYLOADS.len() {
+        assert!(LOADER_PAYLOADS[i] < 128, "a payload number past the mask");
+        m |= 1 << LOADER_PAYLOADS[i];
+        i += 1;
+    }
+    m
+};
+
+/// Whether the loader itself reads payload field `id`.
+#[inline(always)]
+fn is_loader_payload(id: u32) -> bool {
+    1u128.checked_shl(id).unwrap_or(0) & LOADER_PAYLOAD_MASK != 0
+}
+
 /// A packet's payload: the field number of its `data` member and its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Payload<'a> {
@@ -208,6 +227,7 @@ impl<'a> PacketFields<'a> {
     /// Walks `bytes` once; `is_payload` says which other field numbers
     /// have an importer (the loader's own payloads always count). A
     /// malformed field ends the walk: what came before it is kept.
+    #[inline(always)]
     pub fn walk(bytes: &'a [u8], is_payload: impl Fn(u32) -> bool) -> Self {
         count_walk();
         let mut out = PacketFields::default();
@@ -262,9 +282,7 @@ impl<'a> PacketFields<'a> {
                 TracePacket::FIELD_MACHINE_ID => {
                     out.machine_id = varint().map(|v| v as u32).or(out.machine_id);
                 }
-                id if out.payload.is_none()
-                    && (LOADER_PAYLOADS.contains(&id) || is_payload(id)) =>
-                {
+                id if out.payload.is_none() && (is_loader_payload(id) || is_payload(id)) => {
                     if let Some(b) = as_bytes() {
                         out.payload = Some(Payload {
                             field: id,
@@ -350,6 +368,14 @@ mod tests {
             f(&mut p);
         }
         w.finish().unwrap_or_default()
+    }
+
+    /// The mask says what the list says, for every field number.
+    #[test]
+    fn the_loader_payload_mask_is_its_list() {
+        for id in (0..300).chain([MAX_FIELD_ID, u32::MAX]) {
+            assert_eq!(is_loader_payload(id), LOADER_PAYLOADS.contains(&id), "{id}");
+        }
     }
 
     #[test]

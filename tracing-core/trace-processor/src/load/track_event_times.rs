@@ -383,6 +383,7 @@ pub struct Tokenized {
 /// header ([`TrackEventFacts::encode`]) followed by the bytes of the fields
 /// the parser reads; None when it is dropped (counted).
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn tokenize(
     event: &[u8],
     rest: &mut Vec<u8>,
