@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::sql::encodings::{Coded, choose_ints, choose_strs, choose_strs_iter};
+use crate::sql::encodings::{Coded, choose_ints, choose_strs};
 use crate::storage::strings::{StrId, StringPool};
 
 /// One column's values, each kind stored as compactly as its values
@@ -116,15 +116,6 @@ impl ColumnData {
         match choose_strs(&v) {
             Some(c) => ColumnData::Coded(c),
             None => ColumnData::Str(v),
-        }
-    }
-
-    /// [`ColumnData::strs`] of the strings `v` gives (walked up to three
-    /// times), collected only when they are stored plainly.
-    pub fn strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> ColumnData {
-        match choose_strs_iter(v.clone()) {
-            Some(c) => ColumnData::Coded(c),
-            None => ColumnData::Str(v.collect()),
         }
     }
 }
@@ -520,7 +511,14 @@ impl Table {
                     .enumerate()
                     .map(|(i, s)| (*s, u32::try_from(i).unwrap_or(u32::MAX)))
                     .collect();
-                rows.sort_by_key(|&r| rank.get(&sid(r)).copied());
+                let mut keyed: Vec<(Option<u32>, u32)> = rows
+                    .iter()
+                    .map(|&r| (rank.get(&sid(r)).copied(), r))
+                    .collect();
+                keyed.sort_by_key(|&(k, _)| k);
+                for (slot, (_, r)) in rows.iter_mut().zip(keyed) {
+                    *slot = r;
+                }
             }
             ColumnData::Real(v) => {
                 rows.sort_by(|&a, &b| {
@@ -536,7 +534,7 @@ impl Table {
                     (x, y) => x.is_some().cmp(&y.is_some()),
                 });
             }
-            _ if c.is_int() => rows.sort_by_key(|&r| c.int_at(r as usize)),
+            _ if c.is_int() => sort_ints(&mut rows, c),
             _ => {
                 // A lookup of doubles: NULL first, then by value.
                 let key = |r: u32| match self.cell(r as usize, col) {
@@ -565,6 +563,20 @@ impl Table {
             })
             .collect();
         format!("CREATE TABLE x({})", cols.join(", "))
+    }
+}
+
+/// Sorts `rows` (in row order) by their integers in `c`, NULL first, ties
+/// in row order: each row's key read once into a (key, row) pair and the
+/// pairs sorted by key, stably (a comparison of two rows read both keys
+/// through the column's kind; a stable sort takes the runs a column in
+/// time order often holds as they are).
+fn sort_ints(rows: &mut [u32], c: &Column) {
+    let mut keyed: Vec<(Option<i64>, u32)> =
+        rows.iter().map(|&r| (c.int_at(r as usize), r)).collect();
+    keyed.sort_by_key(|&(k, _)| k);
+    for (slot, (_, r)) in rows.iter_mut().zip(keyed) {
+        *slot = r;
     }
 }
 
