@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::sql::encodings::{Coded, choose_ints, choose_strs};
+use crate::sql::encodings::{Coded, choose_ints, choose_strs, choose_strs_iter};
 use crate::storage::strings::{StrId, StringPool};
 
 /// One column's values, each kind stored as compactly as its values
@@ -116,6 +116,15 @@ impl ColumnData {
         match choose_strs(&v) {
             Some(c) => ColumnData::Coded(c),
             None => ColumnData::Str(v),
+        }
+    }
+
+    /// [`ColumnData::strs`] of the strings `v` gives (walked up to three
+    /// times), collected only when they are stored plainly.
+    pub fn strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> ColumnData {
+        match choose_strs_iter(v.clone()) {
+            Some(c) => ColumnData::Coded(c),
+            None => ColumnData::Str(v.collect()),
         }
     }
 }
