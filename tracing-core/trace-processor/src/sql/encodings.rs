@@ -171,6 +171,8 @@ pub enum Coded {
     Framed(Framed),
     /// Strings as codes into the distinct ones.
     Dict(Dict),
+    /// Strings mostly NULL: those present alone.
+    Sparse(SparseStrs),
 }
 
 impl Coded {
@@ -181,7 +183,7 @@ impl Coded {
             Coded::Narrow(n) => n.get(row),
             Coded::Runs(r) => r.get(row),
             Coded::Framed(f) => f.get(row),
-            Coded::Dict(_) => None,
+            Coded::Dict(_) | Coded::Sparse(_) => None,
         }
     }
 
@@ -190,13 +192,14 @@ impl Coded {
     pub fn str_at(&self, row: usize) -> Option<StrId> {
         match self {
             Coded::Dict(d) => d.get(row),
+            Coded::Sparse(p) => p.get(row),
             _ => None,
         }
     }
 
     /// Whether it holds strings (else non-null integers).
     pub fn is_text(&self) -> bool {
-        matches!(self, Coded::Dict(_))
+        matches!(self, Coded::Dict(_) | Coded::Sparse(_))
     }
 
     /// Whether it holds integers that never descend.
@@ -208,7 +211,7 @@ impl Coded {
             },
             Coded::Runs(r) => r.ascends(),
             Coded::Framed(f) => f.ascends(),
-            Coded::Dict(_) => false,
+            Coded::Dict(_) | Coded::Sparse(_) => false,
         }
     }
 }
@@ -331,19 +334,38 @@ pub fn choose_strs(v: &[StrId]) -> Option<Coded> {
     choose_strs_iter(v.iter().copied())
 }
 
-/// [`choose_strs`] over the strings `v` gives, walked twice (the distinct
-/// strings, then the codes) and never collected: a table freezing from
-/// its rows holds no vector of the column's ids beside the codes.
+/// [`choose_strs`] over the strings `v` gives, walked a few times and
+/// never collected (a table freezing from its rows holds no vector of the
+/// column's ids beside its encoding): a [`Dict`] when the column has at
+/// most 65536 distinct strings, or [`SparseStrs`] when most rows are NULL,
+/// whichever is smaller, when it is smaller than 4 bytes a row.
 pub fn choose_strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Option<Coded> {
     let len = v.len();
     if len < 64 {
         return None;
     }
+    let present = v.clone().filter(|s| !s.is_null()).count();
+    let sparse = present * 4 + len.div_ceil(64) * 12;
+    let best_else = sparse.min(4 * len);
+    // A dict takes at least a byte a row.
+    if len < best_else {
+        if let Some(d) = dict(v.clone()) {
+            let bytes = Codes::width(d.strings.len()) * len + d.strings.len() * 4;
+            if bytes <= best_else {
+                return Some(Coded::Dict(d));
+            }
+        }
+    }
+    (sparse < 4 * len).then(|| Coded::Sparse(SparseStrs::pack(v)))
+}
+
+/// The [`Dict`] of `v` (None past 65536 distinct strings).
+fn dict(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Option<Dict> {
+    let len = v.len();
     // Pool ids are dense: codes by a list indexed by id when the column
     // is long beside the pool, else by a map.
     let top = v.clone().map(|s| s.0 as usize).max()?;
     let mut strings = Vec::new();
-    let width;
     let codes = if top <= 4 * len {
         let mut code_of = vec![u32::MAX; top + 1];
         for s in v.clone() {
@@ -352,9 +374,8 @@ pub fn choose_strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Opti
                 *slot = new_code(&mut strings, s)?;
             }
         }
-        width = strings.len();
         let code = |s: StrId| code_of.get(s.0 as usize).map_or(0, |c| *c as usize);
-        Codes::pack(width, v.map(code))?
+        Codes::pack(strings.len(), v.map(code))?
     } else {
         let mut code_of: HashMap<StrId, u32> = HashMap::default();
         for s in v.clone() {
@@ -362,11 +383,69 @@ pub fn choose_strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Opti
                 e.insert(new_code(&mut strings, s)?);
             }
         }
-        width = strings.len();
         let code = |s: StrId| code_of.get(&s).map_or(0, |c| *c as usize);
-        Codes::pack(width, v.map(code))?
+        Codes::pack(strings.len(), v.map(code))?
     };
-    Some(Coded::Dict(Dict { codes, strings }))
+    Some(Dict { codes, strings })
+}
+
+/// Pooled strings of which most rows are NULL: a bit per row, set where a
+/// string is present, the present strings alone in row order, and per 64
+/// rows the strings before them (an arg's `string_value`, NULL for every
+/// arg that is no string).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SparseStrs {
+    present: Vec<u64>,
+    before: Vec<u32>,
+    values: Vec<StrId>,
+    len: usize,
+}
+
+impl SparseStrs {
+    /// The strings of `v`.
+    fn pack(v: impl ExactSizeIterator<Item = StrId>) -> SparseStrs {
+        let len = v.len();
+        let words = len.div_ceil(64);
+        let mut present = vec![0u64; words];
+        let mut before = Vec::with_capacity(words);
+        let mut values = Vec::new();
+        for (i, s) in v.enumerate() {
+            if i % 64 == 0 {
+                before.push(u32::try_from(values.len()).unwrap_or(u32::MAX));
+            }
+            if !s.is_null() {
+                if let Some(w) = present.get_mut(i / 64) {
+                    *w |= 1 << (i % 64);
+                }
+                values.push(s);
+            }
+        }
+        values.shrink_to_fit();
+        SparseStrs {
+            present,
+            before,
+            values,
+            len,
+        }
+    }
+
+    /// The string of `row` ([`StrId::NULL`] where none; None past the
+    /// end).
+    #[inline]
+    pub fn get(&self, row: usize) -> Option<StrId> {
+        if row >= self.len {
+            return None;
+        }
+        let w = *self.present.get(row / 64)?;
+        let bit = 1u64 << (row % 64);
+        if w & bit == 0 {
+            return Some(StrId::NULL);
+        }
+        let before = *self.before.get(row / 64)? as usize;
+        self.values
+            .get(before + (w & (bit - 1)).count_ones() as usize)
+            .copied()
+    }
 }
 
 /// The code of `s`, new in `strings` (None past 2^16 strings).
@@ -449,6 +528,37 @@ mod tests {
         far[70] = i64::MIN;
         assert!(choose_ints(far.iter().copied()).is_none());
         assert!(choose_ints([1i64, 2].into_iter()).is_none());
+    }
+
+    /// A column mostly NULL with many distinct strings keeps the present
+    /// ones alone; few distinct strings stay a dict.
+    #[test]
+    fn mostly_null_strings_keep_those_present() {
+        let v: Vec<StrId> = (0..200_000u32)
+            .map(|i| {
+                if i % 9 == 4 {
+                    StrId(i + 1)
+                } else {
+                    StrId::NULL
+                }
+            })
+            .collect();
+        let Some(Coded::Sparse(p)) = choose_strs(&v) else {
+            panic!("sparse");
+        };
+        assert_eq!(p.values.len(), v.iter().filter(|s| !s.is_null()).count());
+        assert!(v.iter().enumerate().all(|(i, s)| p.get(i) == Some(*s)));
+        assert_eq!(p.get(v.len()), None);
+        let few: Vec<StrId> = (0..1000u32)
+            .map(|i| {
+                if i % 2 == 0 {
+                    StrId(i % 3 + 1)
+                } else {
+                    StrId::NULL
+                }
+            })
+            .collect();
+        assert!(matches!(choose_strs(&few), Some(Coded::Dict(_))));
     }
 
     #[test]
