@@ -189,7 +189,10 @@ pub fn compare(actual: &str, expected: &str) -> Option<String> {
 pub fn child(dir: &Path, threads_check: bool) {
     std::panic::set_hook(Box::new(|_| {}));
     let check = || match threads_check {
-        true => super::tp_threads_check::same_tables(dir),
+        true => match trace_file(dir) {
+            Ok(trace) => super::tp_threads_check::same_tables(&trace),
+            Err(e) => Some(e),
+        },
         false => run_case(dir),
     };
     match caught(check) {

@@ -13,15 +13,11 @@ use zerotrace_trace_processor::{LoadOptions, TraceProcessor};
 /// framer and one worker, so that batches come back out of order).
 const MANY: usize = 4;
 
-/// `None` when the case's trace loads to the same tables on 1 and on
+/// `None` when a case's `trace` loads to the same tables on 1 and on
 /// [`MANY`] threads, else the first table that differs.
-pub fn same_tables(case_dir: &Path) -> Option<String> {
-    let trace = match super::tp_conformance::trace_file(case_dir) {
-        Ok(t) => t,
-        Err(e) => return Some(e),
-    };
-    let one = dump(&trace, 1);
-    let many = dump(&trace, MANY);
+pub fn same_tables(trace: &Path) -> Option<String> {
+    let one = dump(trace, 1);
+    let many = dump(trace, MANY);
     match (one, many) {
         (Ok(a), Ok(b)) => first_difference(&a, &b),
         (Err(a), Err(b)) if a == b => None,
