@@ -525,7 +525,7 @@ impl TrackResolution {
                 utid: Some(u),
             });
         }
-        let id = self.default_track(cx);
+        let id = self.default_track(cx, generation.sequence_id);
         Ok(Association {
             track: slice_track(id, None, None),
             uuid: None,
@@ -533,12 +533,44 @@ impl TrackResolution {
         })
     }
 
-    /// The "Default Track": uuid 0's descriptor track.
-    fn default_track(&mut self, cx: &mut Trackers<'_>) -> u32 {
+    /// The "Default Track": uuid 0's descriptor track. Upstream gives it no
+    /// track of its own: like every global slice track without a parent
+    /// whose siblings may merge by name, it is a track of the merged-track
+    /// pool keyed by (parent uuid 0, merge by name, its name), with the
+    /// pool index as `track_compressor_idx`. Only uuid 0 is ever a
+    /// cookie of that pool here, so its slices always land on the pool's
+    /// first track (index 0), made once. Its args are a descriptor track's,
+    /// as the root of its scope; the sequence that first used it decides
+    /// `has_first_packet_on_sequence`.
+    fn default_track(&mut self, cx: &mut Trackers<'_>, sequence_id: u32) -> u32 {
         if let Some(id) = self.default_track {
             return id;
         }
-        let spec = TrackSpec::new(Some("Default Track"), "track_event", EventType::Slice);
+        const NAME: &str = "Default Track";
+        /// SiblingMergeBehavior's "by name".
+        const MERGE_BY_NAME: i64 = 0;
+        let name = cx.storage.strings.intern(NAME);
+        let descriptor = cx.storage.strings.intern("descriptor");
+        let mut spec = TrackSpec::new(Some(NAME), "global_merged_track_event", EventType::Slice);
+        spec.dimensions = vec![
+            ("parent_track_uuid", ArgValue::Int(0)),
+            ("merge_key_type", ArgValue::Int(MERGE_BY_NAME)),
+            ("merge_key_value", ArgValue::String(name)),
+            ("track_compressor_idx", ArgValue::Int(0)),
+        ];
+        spec.source_args = vec![
+            ("source", ArgValue::String(descriptor)),
+            ("trace_id", ArgValue::Int(0)),
+            ("is_root_in_scope", ArgValue::Bool(true)),
+        ];
+        if self
+            .descriptors
+            .first_packet_sequences
+            .contains(&sequence_id)
+        {
+            spec.source_args
+                .push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
+        }
         let id = cx.tracks.create(cx.storage, &spec);
         self.default_track = Some(id);
         id

@@ -123,6 +123,67 @@ fn explicit_uuid_zero_with_a_type_goes_on_the_default_track() {
     );
 }
 
+/// Upstream's "Default Track" is a merged global track (merged by name
+/// under no parent): one track for every event of every sequence without
+/// a track or thread, whose dimensions name the merge key and pool index
+/// and whose args are a root descriptor track's.
+#[test]
+fn the_default_track_is_one_merged_global_track() {
+    let t = trace(&[
+        event(10, |e| {
+            e.set_name("a");
+            e.set_type(track_event::Type::SliceBegin);
+        }),
+        event(20, |e| {
+            e.set_name("b");
+            e.set_type(track_event::Type::Instant);
+        }),
+        event(30, |e| {
+            e.set_type(track_event::Type::SliceEnd);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(&tp, "SELECT COUNT(DISTINCT track_id), COUNT(*) FROM slice"),
+        vec![vec![Value::Int(1), Value::Int(2)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT track.name, type FROM track \
+             WHERE id IN (SELECT track_id FROM slice)"
+        ),
+        vec![vec![s("Default Track"), s("global_merged_track_event")]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT key, display_value FROM args WHERE arg_set_id = \
+             (SELECT dimension_arg_set_id FROM track WHERE name = 'Default Track') \
+             ORDER BY key"
+        ),
+        vec![
+            vec![s("merge_key_type"), s("0")],
+            vec![s("merge_key_value"), s("Default Track")],
+            vec![s("parent_track_uuid"), s("0")],
+            vec![s("track_compressor_idx"), s("0")],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT key, display_value FROM args WHERE arg_set_id = \
+             (SELECT source_arg_set_id FROM track WHERE name = 'Default Track') \
+             ORDER BY key"
+        ),
+        vec![
+            vec![s("is_root_in_scope"), s("true")],
+            vec![s("source"), s("descriptor")],
+            vec![s("trace_id"), s("0")],
+        ]
+    );
+}
+
 #[test]
 fn process_scoped_legacy_instants_get_the_process_instant_track() {
     let t = trace(&[
