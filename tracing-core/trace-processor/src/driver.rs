@@ -20,8 +20,8 @@ use crate::storage::Storage;
 /// Bytes read per chunk.
 const CHUNK: usize = 1 << 20;
 
-/// How far a load has got, as told to [`crate::TraceProcessor::open_with_progress`]'s
-/// observer after each chunk.
+/// How far a load has got, as told after each chunk to the observer that
+/// `TraceProcessor::open_with_progress` was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadProgress {
     /// Bytes of the file read so far (compressed bytes for a gzip file).

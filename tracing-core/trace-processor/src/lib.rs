@@ -21,11 +21,11 @@
 
 mod arena;
 mod clock;
+mod column_store;
 mod descriptors;
 #[cfg(feature = "sql")]
 mod driver;
 pub mod error;
-#[cfg(feature = "sql")]
 mod free_memory;
 mod hash;
 mod load;
@@ -47,6 +47,9 @@ mod sequence_state;
 mod sql;
 #[cfg(feature = "sql")]
 mod sql_package;
+#[cfg(feature = "sql")]
+mod stat_scopes;
+mod stat_vocabulary;
 mod storage;
 pub mod tables;
 pub mod trace_ids;

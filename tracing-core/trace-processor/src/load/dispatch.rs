@@ -157,7 +157,7 @@ impl Loader {
     fn no_swapper(&mut self) {
         self.parser.processes = crate::tracker::process::ProcessTracker::default();
         if let Some(t) = self.parser.storage.threads.get_mut(0) {
-            t.name = crate::storage::strings::StrId::NULL;
+            t.name = crate::column_store::strings::StrId::NULL;
         }
     }
 

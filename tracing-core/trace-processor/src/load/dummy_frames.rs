@@ -4,10 +4,10 @@
 //! address, and each function name one frame on it at address 0 with a
 //! symbol of that name, as upstream's dummy mappings intern them.
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::profiling_rows::FrameRow;
-use crate::storage::strings::StrId;
 use crate::tracker::stack_profile::{MappingParams, StackProfileTracker};
 
 /// The mappings and frames made so far by one reader.

@@ -19,11 +19,11 @@ use std::collections::hash_map::Entry;
 use prost_reflect::{Kind, MessageDescriptor};
 use protozero::{Decoder, FieldValue};
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StrId;
 use crate::tables::proto_content::{ProtoContentRow, ProtoPathRow};
 
 /// `InternedData.event_categories` and `event_names`.

@@ -21,8 +21,8 @@ pub use crate::trace_ids::trace_ids;
 pub use parquet::basic::Compression;
 
 use crate::TraceProcessor;
+use crate::column_store::table::Table;
 use crate::sql::read_plan::{ColumnSource, Source, plan, select};
-use crate::sql::table::Table;
 use sink::TableSink;
 
 /// What an export writes.

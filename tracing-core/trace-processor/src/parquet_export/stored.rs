@@ -11,9 +11,9 @@ use parquet::basic::Compression;
 
 use super::ExportError;
 use super::sink::{BATCH_ROWS, writer};
+use crate::column_store::table::{Cell, Table};
 use crate::sql::public_schema::{ColumnType, PublicTable};
 use crate::sql::read_plan::ColumnSource;
-use crate::sql::table::{Cell, Table};
 
 /// Writes `table`'s rows as `exported` lists them (`sources` per column;
 /// the computed ones taken in order from `computed`, each as long as the
@@ -113,7 +113,7 @@ fn stored(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sql::table::Column;
+    use crate::column_store::table::Column;
     use arrow_array::Array;
 
     #[test]

@@ -10,8 +10,8 @@ use protozero::Decoder;
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::storage::import_logs::LogPlace;
-use crate::storage::strings::StrId;
 use crate::tables::android::AndroidAflagRow;
 
 /// TracePacket.android_aflags.

@@ -14,8 +14,8 @@ use protozero::Decoder;
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
-use crate::storage::strings::StrId;
 use crate::tables::android::AndroidTrackEventProcessRow;
 use crate::tracker::process::NamePriority;
 

@@ -10,7 +10,7 @@ use protozero::{Decoder, FieldValue};
 use super::Parser;
 use super::fields::Fields;
 use super::importer::{Importer, Input};
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 use crate::tables::logs::LogRow;
 
 /// `TracePacket.android_log`.

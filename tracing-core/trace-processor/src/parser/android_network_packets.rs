@@ -20,9 +20,9 @@ use protozero::Decoder;
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
-use crate::storage::strings::StrId;
 use crate::tables::android_network::AndroidNetworkPacketRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 

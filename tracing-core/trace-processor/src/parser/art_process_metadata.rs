@@ -7,8 +7,8 @@
 use protozero::Decoder;
 
 use super::Parser;
+use crate::column_store::strings::StrId;
 use crate::storage::profiling_rows::{HeapGraphRow, HeapGraphThreadCallsiteRow, OomeDetailsRow};
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::stack_profile::DummyOwner;
 

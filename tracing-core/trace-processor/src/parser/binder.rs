@@ -12,10 +12,10 @@
 
 use crate::hash::HashMap;
 
+use crate::column_store::strings::StrId;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{FlowRow, SliceRow};
-use crate::storage::strings::StrId;
 
 const ONE_WAY: u32 = 0x01;
 const ROOT_OBJECT: u32 = 0x04;

@@ -16,8 +16,8 @@ use protozero::Decoder;
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StrId;
 use crate::tables::chrome::ChromeRawRow;
 use crate::tables::core::MetadataRow;
 

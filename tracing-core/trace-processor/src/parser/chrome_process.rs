@@ -12,8 +12,8 @@ use zerotrace_protos::protos::{ChromeProcessDescriptorDecoder, ProcessDescriptor
 
 use super::Parser;
 use super::process_tree::add_process_arg;
+use crate::column_store::strings::StrId;
 use crate::storage::args::ArgValue;
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 
 /// `PROCESS_RENDERER`.

@@ -102,7 +102,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         ts,
         dur: -1,
         track_id: track,
-        category: crate::storage::strings::StrId::NULL,
+        category: crate::column_store::strings::StrId::NULL,
         value: p.storage.strings.intern(value),
         arg_set_id: p.storage.args.add_set(&args),
     };

@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 use protozero::Decoder;
 
 use super::Parser;
+use crate::column_store::strings::StrId;
 use crate::storage::profiling_rows::SymbolRow;
-use crate::storage::strings::StrId;
 use crate::tracker::heap_graph::{app_package, denormalize_type, normalize_type};
 
 fn str_field(msg: &[u8], id: u32) -> &str {

@@ -5,7 +5,7 @@
 //! reads events by them; the kernel track event convention
 //! (`ftrace_kernel_track.rs`) matches field names against them.
 
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 /// `FieldDescriptorProto.Type` values (protobuf's numbering).
 pub mod ty {

@@ -24,11 +24,11 @@ use protozero::{Decoder, FieldValue};
 
 use super::Parser;
 use super::ftrace_described::{GenericEvent, GenericField, ty};
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::sched_rows::FtraceEventRow;
-use crate::storage::strings::StrId;
 
 /// `FtraceEvent.generic`: the old self-describing event.
 pub const LEGACY_GENERIC: u32 = 327;

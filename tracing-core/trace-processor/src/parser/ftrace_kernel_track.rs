@@ -20,10 +20,10 @@ use protozero::{Decoder, FieldValue};
 
 use super::Parser;
 use super::ftrace_described::{GenericEvent, ty};
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
-use crate::storage::strings::StrId;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// Whose track an event goes on.

@@ -20,9 +20,9 @@ use super::Parser;
 use super::fields::Fields;
 use super::ftrace_rule_table::{Arg, Name, RULES, Shape, Track};
 use super::importer::FtraceInput;
+use crate::column_store::strings::StrId;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow};
-use crate::storage::strings::StrId;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 const NO_ARGS: &[Arg] = &[];

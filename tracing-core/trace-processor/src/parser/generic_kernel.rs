@@ -22,10 +22,10 @@ use protozero::{Decoder, Field};
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::sched::SchedTracker;
 use crate::tracker::tracks::{EventType, TrackSpec};

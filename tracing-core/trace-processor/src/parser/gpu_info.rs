@@ -7,8 +7,8 @@
 use super::Parser;
 use super::fields::Fields;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StrId;
 
 /// TracePacket.gpu_info.
 const GPU_INFO: u32 = 128;

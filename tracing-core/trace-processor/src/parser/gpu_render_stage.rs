@@ -18,11 +18,11 @@ use super::Parser;
 use super::fields::Fields;
 use super::gpu_log_vulkan::repeated_u64;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::hash::{HashMap, HashSet};
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{FlowRow, SliceRow};
-use crate::storage::strings::StrId;
 use crate::tables::gpu::GpuContextRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 

@@ -14,9 +14,9 @@
 
 use std::borrow::Cow;
 
+use crate::column_store::strings::{StrId, StringPool};
 use crate::hash::HashMap;
 use crate::sequence_state::Generation;
-use crate::storage::strings::{StrId, StringPool};
 
 /// The string of an interned message's field 2 (names and strings are
 /// field 2 of every interned kind used here).

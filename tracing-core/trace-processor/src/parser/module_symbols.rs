@@ -66,7 +66,7 @@ pub fn parse(p: &mut Parser, bytes: &[u8]) {
                 symbol_set_id: set,
                 name: p.storage.strings.intern(line.function_name().unwrap_or("")),
                 source_file: if file.is_empty() {
-                    crate::storage::strings::StrId::NULL
+                    crate::column_store::strings::StrId::NULL
                 } else {
                     p.storage.strings.intern(file)
                 },

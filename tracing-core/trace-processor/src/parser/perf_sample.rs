@@ -13,6 +13,7 @@ use protozero::Decoder;
 use zerotrace_protos::protos::{PerfSampleDecoder, PerfSampleDefaultsDecoder};
 
 use super::Parser;
+use crate::column_store::strings::StrId;
 use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::profile_facts::{PerfSampleFacts, Timebase};
@@ -20,7 +21,6 @@ use crate::storage::profiling_rows::{
     ExecutionContextRow, ProfilerSampleRow, ProfilerSessionRow, TaskContextRow,
 };
 use crate::storage::rows::CounterRow;
-use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::{ProfilerSampleTracker, ucpu};
 use crate::tracker::tracks::{EventType, TrackSpec};
 

@@ -14,10 +14,10 @@ use zerotrace_protos::protos::{
 };
 
 use super::{Parser, heap_dump_facts};
+use crate::column_store::strings::StrId;
 use crate::sequence_state::Generation;
 use crate::storage::profile_facts::Unresolved;
 use crate::storage::profiling_rows::{HeapAllocationRow, HeapProfileRow};
-use crate::storage::strings::StrId;
 use crate::tracker::stack_profile::{MappingParams, mapping_name};
 
 /// `ProcessHeapSamples.start_timestamp`, not in our generated decoder.

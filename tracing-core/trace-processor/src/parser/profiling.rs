@@ -15,9 +15,9 @@ use super::{
     art_process_metadata, deobfuscation, heap_dump_facts, module_symbols, perf_sample,
     profile_packet, smaps, stack_sample, streaming_profile,
 };
+use crate::column_store::strings::StrId;
 use crate::packet_fields::STREAMING_PROFILE_PACKET;
 use crate::sequence_state::Generation;
-use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::StackProfileTracker;
 

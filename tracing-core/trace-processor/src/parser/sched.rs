@@ -16,11 +16,11 @@ use zerotrace_protos::upstream_tables::interned_data_field::KERNEL_SYMBOLS;
 
 use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
+use crate::column_store::strings::StrId;
 use crate::packet_view::InlineSched;
 use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::sched_rows::FtraceEventRow;
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::sched::{CpuRun, SchedTracker};
 use crate::tracker::task_state::{kernel_version, task_state_text};

@@ -8,8 +8,8 @@
 use protozero::Decoder;
 
 use super::Parser;
+use crate::column_store::strings::StrId;
 use crate::storage::profiling_rows::SmapsRow;
-use crate::storage::strings::StrId;
 
 /// `SmapsPacket.pid`.
 const PID: u32 = 1;

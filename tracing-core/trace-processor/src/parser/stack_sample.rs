@@ -11,13 +11,13 @@ use crate::hash::HashMap;
 use protozero::Decoder;
 
 use super::Parser;
+use crate::column_store::strings::StrId;
 use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::profiling_rows::{
     AsyncContextRow, ExecutionContextRow, ProfilerSampleRow, ProfilerSessionRow, TaskContextRow,
 };
 use crate::storage::rows::CounterRow;
-use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::{ProfilerSampleTracker, ucpu};
 use crate::tracker::stack_profile::DummyOwner;
 use crate::tracker::tracks::{EventType, TrackSpec};

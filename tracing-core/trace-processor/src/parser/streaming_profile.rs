@@ -7,10 +7,10 @@
 use protozero::Decoder;
 
 use super::Parser;
+use crate::column_store::strings::StrId;
 use crate::sequence_state::Generation;
 use crate::storage::args::ArgValue;
 use crate::storage::profiling_rows::{ProfilerSampleRow, TaskContextRow};
-use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 
 /// Parses one sample.

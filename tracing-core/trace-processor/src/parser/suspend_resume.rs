@@ -22,9 +22,9 @@ use protozero::Decoder;
 
 use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
+use crate::column_store::strings::StrId;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
-use crate::storage::strings::StrId;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 const SUSPEND_RESUME: u32 = 113;

@@ -15,11 +15,11 @@ use protozero::{Decoder, FieldValue};
 use super::debug_annotations::NameSource;
 use super::interned_strings::SourceLocationIds;
 use super::interned_strings::interned_str;
+use crate::column_store::strings::StrId;
 use crate::packet_fields::count_extra_track_event_walk;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StrId;
 use crate::tables::logs::LogRow;
 
 /// `TrackEvent`'s fields read here.

@@ -14,9 +14,9 @@
 //! first package's deobfuscation map.
 
 use super::Parser;
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StrId;
 use protozero::{Decoder, FieldValue};
 
 /// The hashes translated in slices' args: (hash key, name key).

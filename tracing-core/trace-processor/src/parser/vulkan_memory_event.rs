@@ -14,10 +14,10 @@ use protozero::{Decoder, FieldValue};
 
 use super::Parser;
 use super::importer::{Importer, Input};
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::CounterRow;
-use crate::storage::strings::StrId;
 use crate::tables::gpu::VulkanMemoryAllocationRow;
 use crate::tracker::tracks::{EventType, TrackSpec};
 

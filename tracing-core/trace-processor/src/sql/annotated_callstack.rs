@@ -16,7 +16,7 @@ use rusqlite::vtab::{
     eponymous_only_module,
 };
 
-use super::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 /// The stack-profile tables the function walks.
 #[derive(Debug, Clone)]

@@ -21,7 +21,7 @@ use crate::tables::profiling::{
 };
 use crate::tables::sched::{FtraceEventRow, InterruptMappingRow, SchedSliceRow, ThreadStateRow};
 
-use super::table::Table;
+use crate::column_store::table::Table;
 
 /// Builds every intrinsic table from the storage.
 pub fn build(mut s: Storage) -> Vec<Table> {

@@ -15,7 +15,7 @@ use rusqlite::Connection;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::{Value, ValueRef};
 
-use super::table::Table;
+use crate::column_store::table::Table;
 
 /// The builtin clock ids of REALTIME and MONOTONIC.
 const REALTIME: i64 = 1;

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::{Value, ValueRef};
 
-use super::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 /// (arg_set_id, key) → row of `__intrinsic_args`: a binary search over the
 /// table in arg set order, or (should it not be in that order) a map built

@@ -13,7 +13,6 @@ pub mod catalog;
 mod clock_functions;
 mod counter_intervals;
 mod demangle;
-mod encodings;
 mod file_access;
 mod flamegraph;
 mod functions;
@@ -35,7 +34,6 @@ mod span_join;
 pub(crate) mod streaming;
 mod string_functions;
 mod strip_hex;
-pub mod table;
 mod thread_slice_time;
 mod to_ftrace;
 mod trace_bounds;
@@ -54,9 +52,9 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::types::ValueRef;
 use rusqlite::vtab::eponymous_only_module;
 
+use crate::column_store::table::Table;
 use crate::error::Error;
 use file_access::FileAccess;
-use table::Table;
 use vtab::ColumnarTab;
 
 /// One value of a query's result.

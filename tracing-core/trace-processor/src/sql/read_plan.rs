@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::public_schema::PublicTable;
-use super::table::Table;
+use crate::column_store::table::Table;
 use crate::error::Error;
 
 /// Where one exported column's values come from.

@@ -19,7 +19,7 @@ use rusqlite::vtab::{
     eponymous_only_module,
 };
 
-use super::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 /// The columns both operators return, in upstream's order.
 const COLUMNS: [&str; 13] = [

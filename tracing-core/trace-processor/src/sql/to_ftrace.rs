@@ -16,7 +16,7 @@ use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::ValueRef;
 
-use super::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 use crate::tracker::task_state::{self, KernelVersion};
 
 /// The softirq vectors' names, by number.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 
-use super::table::Table;
+use crate::column_store::table::Table;
 
 /// The tables whose rows bound the trace: (table, its time column, its
 /// duration column when its rows last).

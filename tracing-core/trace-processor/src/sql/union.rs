@@ -19,9 +19,9 @@ use super::Engine;
 use super::public_schema::{ColumnType, PublicTable, public_tables};
 use super::read_plan::{ColumnSource, Source, plan, select};
 use super::streaming::{Cell as SqlCell, RowSink};
-use super::table::{Cell, Column, Table};
+use crate::column_store::strings::{StrId, StringPool};
+use crate::column_store::table::{Cell, Column, Table};
 use crate::error::Error;
-use crate::storage::strings::{StrId, StringPool};
 
 /// One column's values over every trace so far.
 enum Acc {

@@ -26,8 +26,8 @@ use rusqlite::vtab::{
     Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
 };
 
-use super::table::{Cell, Table};
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
+use crate::column_store::table::{Cell, Table};
 
 /// The virtual table over one columnar table.
 #[repr(C)]

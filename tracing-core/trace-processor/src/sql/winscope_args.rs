@@ -17,11 +17,11 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::prelude::table_function::{self, TableFn};
-use super::table::{Cell, Table};
+use crate::column_store::strings::StrId;
+use crate::column_store::table::{Cell, Table};
 use crate::hash::{HashMap, HashSet};
 use crate::parser::proto_to_args::{self, ArgSink, FlatValue, Options};
 use crate::parser::winscope::{message_name, pool, shell_transition_key};
-use crate::storage::strings::StrId;
 
 /// The function's name.
 const NAME: &str = "__intrinsic_winscope_proto_to_args_with_defaults";

@@ -13,9 +13,9 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::prelude::table_function::{self, TableFn};
-use super::table::{Cell, Table};
+use crate::column_store::strings::StrId;
+use crate::column_store::table::{Cell, Table};
 use crate::hash::{HashMap, HashSet};
-use crate::storage::strings::StrId;
 
 /// The function's name.
 const NAME: &str = "__intrinsic_winscope_surfaceflinger_hierarchy_path";

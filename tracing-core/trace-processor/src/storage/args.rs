@@ -11,7 +11,7 @@ use crate::hash::{HashMap, HashSet};
 pub use crate::tables::args::{Arg, ArgRow, ArgValue};
 
 use super::arg_set_index::ArgSetIndex;
-use super::strings::StrId;
+use crate::column_store::strings::StrId;
 
 /// Args a set being built holds before its keys are indexed.
 const INDEXED_FROM: usize = 8;
@@ -338,7 +338,7 @@ mod tests {
     /// place, and new keys keep their order.
     #[test]
     fn a_large_set_replaces_repeated_keys_in_place() {
-        let mut strings = crate::storage::strings::StringPool::default();
+        let mut strings = crate::column_store::strings::StringPool::default();
         let keys: Vec<StrId> = (0..20).map(|i| strings.intern(&format!("k{i}"))).collect();
         let mut b = ArgSetBuilder::default();
         for (i, &k) in keys.iter().enumerate() {

@@ -12,7 +12,7 @@
 
 use super::Storage;
 use super::args::{ArgSetBuilder, ArgValue};
-use super::stat_vocabulary::stat_index;
+use crate::stat_vocabulary::stat_index;
 use crate::tables::core::ImportLogRow;
 
 /// Where an import log entry happened.
@@ -90,9 +90,9 @@ impl Storage {
 #[cfg(test)]
 mod tests {
     use crate::Loader;
+    use crate::stat_vocabulary::stat_index;
     use crate::storage::Storage;
     use crate::storage::args::ArgValue;
-    use crate::storage::stat_vocabulary::stat_index;
 
     /// Loads `trace` (its packets' bytes, framed here).
     fn load(packets: &[&[u8]]) -> Storage {

@@ -1,5 +1,5 @@
-//! Everything one trace loads into: the string pool, the arg sets, the
-//! stats, and each table's rows.
+//! Everything one trace loads into: the arg sets, the stats, and each
+//! table's rows (their strings live in `column_store::strings`).
 
 mod arg_set_index;
 pub mod args;
@@ -8,19 +8,16 @@ pub mod profile_facts;
 pub mod profiling_rows;
 pub mod rows;
 pub mod sched_rows;
-pub mod scopes;
-pub(crate) mod stat_vocabulary;
 pub mod stats;
-pub mod strings;
 pub mod work;
 
+use crate::column_store::strings::{self, StringPool};
 use args::ArgTable;
 use rows::{
     ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
     SliceRow, StateRow, ThreadRow, TrackRow,
 };
 use stats::Stats;
-use strings::StringPool;
 
 /// The loaded trace, row by row.
 #[derive(Debug, Default)]

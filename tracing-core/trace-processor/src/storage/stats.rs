@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use super::args::ArgValue;
 use super::import_logs::{LogPlace, PendingLog};
-pub use super::stat_vocabulary::STATS;
-use super::stat_vocabulary::stat_index;
+pub use crate::stat_vocabulary::STATS;
+use crate::stat_vocabulary::stat_index;
 
 /// The counters of one trace: single values by stat index, indexed values
 /// by (stat index, idx).

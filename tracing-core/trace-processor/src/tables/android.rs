@@ -4,7 +4,7 @@
 //! upstream's.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_android_cpu_per_uid_track`: one uid's CPU time
@@ -186,8 +186,8 @@ impl AndroidRows {
     /// Every Android table, frozen.
     pub fn freeze(
         &self,
-        strings: &std::sync::Arc<crate::storage::strings::StringPool>,
-    ) -> Vec<crate::sql::table::Table> {
+        strings: &std::sync::Arc<crate::column_store::strings::StringPool>,
+    ) -> Vec<crate::column_store::table::Table> {
         vec![
             AndroidCpuPerUidTrackRow::freeze(&self.cpu_per_uid_tracks, strings),
             PackageListRow::freeze(&self.packages, strings),

@@ -4,7 +4,7 @@
 //! `android.network_packets` module joins to the slices.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_android_network_packets`: one packet, or one

@@ -6,7 +6,7 @@
 //! place. The sets themselves (dedup, ids) are `storage/args.rs`.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 /// One arg's value, typed as the `value_type` column names it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -4,7 +4,7 @@
 //! traces (`parser/chrome_events.rs`).
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `experimental_missing_chrome_processes`: a process Chrome

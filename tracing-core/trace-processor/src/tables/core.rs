@@ -5,7 +5,7 @@
 //! clock snapshots.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `slice`.
@@ -245,19 +245,19 @@ table! {
         /// String value.
         str_value: StrId,
         /// Machine (none for a key upstream keeps for the whole session or
-        /// per trace: `storage/scopes.rs`).
-        machine_id: Option<u32> = |r, strings| crate::storage::scopes::metadata_ids(
+        /// per trace: `stat_scopes.rs`).
+        machine_id: Option<u32> = |r, strings| crate::stat_scopes::metadata_ids(
             strings.get(r.name).unwrap_or_default()).0,
         /// Trace (none for a key upstream keeps for the whole session or
         /// per machine).
-        trace_id: Option<u32> = |r, strings| crate::storage::scopes::metadata_ids(
+        trace_id: Option<u32> = |r, strings| crate::stat_scopes::metadata_ids(
             strings.get(r.name).unwrap_or_default()).1,
     }
 }
 
 table! {
     /// A row of `stats`: one counter of the vocabulary
-    /// (`storage/stat_vocabulary.rs`), or one index of an indexed one.
+    /// (`stat_vocabulary.rs`), or one index of an indexed one.
     #[derive(Copy, PartialEq)]
     pub struct StatRow in "__intrinsic_stats", views ["stats"] {
         /// The stat: its index in the vocabulary.
@@ -275,7 +275,7 @@ table! {
         /// What it counts (left out, as the vocabulary leaves it).
         description: StrId = |_| StrId::NULL,
         /// Machine (none for a stat of the whole session:
-        /// `storage/scopes.rs`).
+        /// `stat_scopes.rs`).
         machine_id: Option<u32> = |r| stat_ids(r.stat).0,
         /// Trace (none for a stat of the whole session).
         trace_id: Option<u32> = |r| stat_ids(r.stat).1,
@@ -285,20 +285,20 @@ table! {
 /// `(machine_id, trace_id)` of stat `i`'s row.
 #[cfg(feature = "sql")]
 fn stat_ids(i: usize) -> (Option<u32>, Option<u32>) {
-    crate::storage::stat_vocabulary::STATS
+    crate::stat_vocabulary::STATS
         .get(i)
-        .map_or((None, None), |d| crate::storage::scopes::stat_ids(d.0))
+        .map_or((None, None), |d| crate::stat_scopes::stat_ids(d.0))
 }
 
 /// A text of stat `i`'s definition, as the pool holds it (NULL unless it
 /// was interned before the tables froze: [`StatRow::texts`]).
 #[cfg(feature = "sql")]
 fn stat_text(
-    strings: &crate::storage::strings::StringPool,
+    strings: &crate::column_store::strings::StringPool,
     i: usize,
-    f: fn(&crate::storage::stat_vocabulary::StatDef) -> &'static str,
+    f: fn(&crate::stat_vocabulary::StatDef) -> &'static str,
 ) -> StrId {
-    crate::storage::stat_vocabulary::STATS
+    crate::stat_vocabulary::STATS
         .get(i)
         .and_then(|d| strings.find(f(d)))
         .unwrap_or(StrId::NULL)
@@ -308,7 +308,7 @@ impl StatRow {
     /// The texts the derived columns read: every stat's name, severity
     /// and source.
     pub fn texts() -> impl Iterator<Item = &'static str> {
-        crate::storage::stat_vocabulary::STATS
+        crate::stat_vocabulary::STATS
             .iter()
             .flat_map(|d| [d.0, d.2.as_str(), d.3.as_str()])
     }
@@ -486,8 +486,8 @@ mod tests {
         assert!(timed.thread.is_none());
         #[cfg(feature = "sql")]
         {
-            use crate::sql::table::Cell;
-            let strings = std::sync::Arc::new(crate::storage::strings::StringPool::default());
+            use crate::column_store::table::Cell;
+            let strings = std::sync::Arc::new(crate::column_store::strings::StringPool::default());
             let mut rows = vec![SliceRow::default(), SliceRow::default()];
             rows[1].update_thread_times(|t| {
                 t.ts = Some(3);

@@ -5,7 +5,7 @@
 //! upstream's.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_gpu`: one GPU seen in the trace (its id is its
@@ -116,8 +116,8 @@ impl GpuRows {
     /// Every GPU table, frozen.
     pub fn freeze(
         &self,
-        strings: &std::sync::Arc<crate::storage::strings::StringPool>,
-    ) -> Vec<crate::sql::table::Table> {
+        strings: &std::sync::Arc<crate::column_store::strings::StringPool>,
+    ) -> Vec<crate::column_store::table::Table> {
         vec![
             GpuRow::freeze(&self.gpus, strings),
             GpuCounterGroupRow::freeze(&self.counter_groups, strings),

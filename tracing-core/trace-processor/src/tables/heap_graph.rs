@@ -5,7 +5,7 @@
 //! per dump) is in `tables/profiling.rs` with the other dump tables.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `heap_graph_class`: one Java class of one dump.

@@ -4,7 +4,7 @@
 //! entries (`tables/views.rs`).
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_logs`: one log entry (not sorted by time, as

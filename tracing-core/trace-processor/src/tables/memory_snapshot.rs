@@ -5,7 +5,7 @@
 //! row's id is its index, as upstream's.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `memory_snapshot`: one global memory dump.
@@ -84,8 +84,8 @@ impl MemorySnapshotRows {
     /// Every memory snapshot table, frozen.
     pub fn freeze(
         &self,
-        strings: &std::sync::Arc<crate::storage::strings::StringPool>,
-    ) -> Vec<crate::sql::table::Table> {
+        strings: &std::sync::Arc<crate::column_store::strings::StringPool>,
+    ) -> Vec<crate::column_store::table::Table> {
         vec![
             MemorySnapshotRow::freeze(&self.snapshots, strings),
             ProcessMemorySnapshotRow::freeze(&self.processes, strings),

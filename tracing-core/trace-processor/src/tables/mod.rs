@@ -45,11 +45,11 @@ pub mod winscope;
 #[cfg(feature = "sql")]
 use std::sync::Arc;
 
+use crate::column_store::strings::StrId;
 #[cfg(feature = "sql")]
-use crate::sql::table::{Column, ColumnData, Nullable, NullableInts, Table};
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StringPool;
 #[cfg(feature = "sql")]
-use crate::storage::strings::StringPool;
+use crate::column_store::table::{Column, ColumnData, Nullable, NullableInts, Table};
 
 /// The SQL type of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +158,7 @@ pub const ID: ColumnDecl = ColumnDecl {
 
 /// A Rust type a column can be declared with: what SQL sees of it and how
 /// a column of it is stored (as compactly as its values allow,
-/// `sql/table.rs`).
+/// `column_store/table.rs`).
 pub trait ColumnValue: Sized {
     /// SQL type.
     const TYPE: SqlType;
@@ -253,7 +253,7 @@ impl ColumnValue for StrId {
     }
 }
 
-/// Freezes declared columns into a `Table` (`sql/table.rs`): the `id` column, then
+/// Freezes declared columns into a `Table` (`column_store/table.rs`): the `id` column, then
 /// `columns`, sorted by `decl.sorted_by` when its values ascend.
 #[cfg(feature = "sql")]
 pub fn freeze(
@@ -394,8 +394,8 @@ macro_rules! table {
             #[cfg(feature = "sql")]
             pub fn freeze(
                 rows: &[Self],
-                strings: &std::sync::Arc<$crate::storage::strings::StringPool>,
-            ) -> $crate::sql::table::Table {
+                strings: &std::sync::Arc<$crate::column_store::strings::StringPool>,
+            ) -> $crate::column_store::table::Table {
                 Self::freeze_iter(rows.iter(), strings)
             }
 
@@ -405,8 +405,8 @@ macro_rules! table {
             #[cfg(feature = "sql")]
             pub fn freeze_iter<B: std::borrow::Borrow<Self>>(
                 rows: impl ExactSizeIterator<Item = B> + Clone,
-                strings: &std::sync::Arc<$crate::storage::strings::StringPool>,
-            ) -> $crate::sql::table::Table {
+                strings: &std::sync::Arc<$crate::column_store::strings::StringPool>,
+            ) -> $crate::column_store::table::Table {
                 let len = rows.len();
                 let columns = vec![$(
                     <$ty as $crate::tables::ColumnValue>::column(
@@ -434,7 +434,7 @@ macro_rules! table {
         derive($r)
     }};
     (@get $row:ident $r:ident $s:ident $name:ident [$ty:ty] [pool $derive:expr]) => {{
-        let derive: fn(&$row, &$crate::storage::strings::StringPool) -> $ty = $derive;
+        let derive: fn(&$row, &$crate::column_store::strings::StringPool) -> $ty = $derive;
         derive($r, $s)
     }};
 }

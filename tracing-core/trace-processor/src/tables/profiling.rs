@@ -6,7 +6,7 @@
 //! upstream's. The public views over them are in `sql/build_profiling.rs`.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `stack_profile_mapping`.

@@ -4,7 +4,7 @@
 //! (`load/proto_content.rs` fills them when a load asks for it).
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `experimental_proto_path`: one step of a field path (the

@@ -6,7 +6,7 @@
 //! views over them are in `sql/views_sched.rs`.
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_sched_slice`.

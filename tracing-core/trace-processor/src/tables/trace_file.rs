@@ -5,7 +5,7 @@
 //! them (`load/archive/feed.rs` fills it).
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_trace_file`.

@@ -6,7 +6,7 @@
 //! and its fields flattened into `args` (`parser/proto_to_args.rs`).
 
 use super::table;
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 table! {
     /// A row of `__intrinsic_surfaceflinger_transactions`: the transactions
@@ -601,8 +601,8 @@ impl WinscopeRows {
     /// Every Winscope table, frozen.
     pub fn freeze(
         &self,
-        strings: &std::sync::Arc<crate::storage::strings::StringPool>,
-    ) -> Vec<crate::sql::table::Table> {
+        strings: &std::sync::Arc<crate::column_store::strings::StringPool>,
+    ) -> Vec<crate::column_store::table::Table> {
         vec![
             SfTransactionsRow::freeze(&self.sf_transactions, strings),
             SfTransactionRow::freeze(&self.sf_transaction, strings),

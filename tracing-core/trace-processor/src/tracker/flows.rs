@@ -6,10 +6,10 @@
 
 use crate::hash::HashMap;
 
+use crate::column_store::strings::StrId;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::FlowRow;
-use crate::storage::strings::StrId;
 
 /// The flows in progress.
 #[derive(Debug, Default)]

@@ -11,13 +11,13 @@
 
 use std::collections::BTreeMap;
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::Storage;
 use crate::storage::profiling_rows::{
     HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
     HeapGraphReferenceRow, HeapGraphRow,
 };
-use crate::storage::strings::StrId;
 
 /// `HeapGraphRoot.Type` names, by value.
 const ROOT_TYPES: [&str; 15] = [

@@ -5,9 +5,9 @@
 
 use crate::hash::{HashMap, HashSet};
 
+use crate::column_store::strings::StrId;
 use crate::storage::Storage;
 use crate::storage::rows::{ProcessRow, ThreadRow};
-use crate::storage::strings::StrId;
 
 /// How trustworthy a name's source is (higher wins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -7,9 +7,9 @@
 
 use crate::hash::HashMap;
 
+use crate::column_store::strings::StrId;
 use crate::storage::Storage;
 use crate::storage::sched_rows::{SchedSliceRow, ThreadStateRow};
-use crate::storage::strings::StrId;
 
 /// Who runs on one CPU, as the last switch there said.
 #[derive(Debug, Clone, Copy, Default)]

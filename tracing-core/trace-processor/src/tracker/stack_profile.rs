@@ -12,11 +12,11 @@ use zerotrace_protos::protos::{
     CallstackDecoder, FrameDecoder, InternedStringDecoder, MappingDecoder,
 };
 
+use crate::column_store::strings::StrId;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::profile_facts::Unresolved;
 use crate::storage::profiling_rows::{CallsiteRow, FrameRow, MappingRow, SymbolRow};
-use crate::storage::strings::StrId;
 
 /// `InternedData` field numbers of the stack-profile kinds.
 pub mod interned {

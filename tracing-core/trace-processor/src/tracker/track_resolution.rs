@@ -18,12 +18,12 @@ use crate::hash::{HashMap, HashSet};
 use zerotrace_protos::protos::TrackDescriptorDecoder;
 use zerotrace_protos::protos::track_event::LegacyEventDecoder;
 
+use crate::column_store::strings::StrId;
 use crate::descriptors::Descriptors;
 use crate::packet_view::TrackEventFacts;
 use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::ArgValue;
-use crate::storage::strings::StrId;
 use crate::tracker::process::{NamePriority, ProcessTracker};
 use crate::tracker::tracks::{EventType, TrackSpec, TrackTracker};
 

@@ -13,12 +13,12 @@
 mod v1;
 mod v2;
 
+use crate::column_store::strings::StrId;
 use crate::error::TraceError;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::tracks::{EventType, TrackSpec};
 

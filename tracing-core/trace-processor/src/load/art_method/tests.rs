@@ -61,7 +61,7 @@ fn load(bytes: &[u8], step: usize) -> Storage {
     l.finish().unwrap()
 }
 
-fn text(st: &Storage, id: crate::storage::strings::StrId) -> &str {
+fn text(st: &Storage, id: crate::column_store::strings::StrId) -> &str {
     st.strings.get(id).unwrap_or("")
 }
 

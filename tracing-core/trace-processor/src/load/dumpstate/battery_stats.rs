@@ -13,12 +13,12 @@
 //! index at a time. Items of no known kind are read past, as upstream
 //! reads past them.
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::parser::android_system_property::{battery_stats_track, screen_state_track};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
-use crate::storage::strings::StrId;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// The wake lock tracks' pool (`track_compressor.rs`'s key).

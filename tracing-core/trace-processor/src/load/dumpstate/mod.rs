@@ -15,9 +15,9 @@
 
 pub mod battery_stats;
 
+use crate::column_store::strings::StrId;
 use crate::error::TraceError;
 use crate::parser::Parser;
-use crate::storage::strings::StrId;
 use crate::tables::android::AndroidDumpstateRow;
 
 use super::reader::FormatReader;

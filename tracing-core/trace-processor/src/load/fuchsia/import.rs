@@ -8,11 +8,11 @@
 //! begin, step and end as flows between the slices open on their threads,
 //! their process-scoped correlation ids made global.
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue as Stored};
 use crate::storage::rows::{CounterRow, SliceRow};
-use crate::storage::strings::StrId;
 use crate::tracker::flows::FlowTracker;
 use crate::tracker::tracks::{EventType, TrackSpec};
 

@@ -25,10 +25,10 @@ mod import;
 pub mod record;
 mod sched;
 
+use crate::column_store::strings::StrId;
 use crate::error::TraceError;
 use crate::hash::HashMap;
 use crate::parser::Parser;
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 
 use super::reader::FormatReader;

@@ -10,9 +10,9 @@
 //! i32::MIN otherwise) are left out. A weight or waker argument of the
 //! wrong type drops the record (`fuchsia_invalid_event_arg_type`).
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
-use crate::storage::strings::StrId;
 use crate::tables::sched::{SchedSliceRow, ThreadStateRow};
 use crate::tracker::profiler_samples::ucpu;
 

@@ -21,7 +21,7 @@ fn load_chunks(bytes: &[u8], step: usize) -> Storage {
     l.finish().unwrap()
 }
 
-fn s(st: &Storage, id: crate::storage::strings::StrId) -> &str {
+fn s(st: &Storage, id: crate::column_store::strings::StrId) -> &str {
     st.strings.get(id).unwrap_or("")
 }
 

@@ -14,13 +14,13 @@ pub mod profile;
 
 use serde_json::Value;
 
+use crate::column_store::strings::StrId;
 use crate::error::TraceError;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::profiling_rows::{FrameRow, ProfilerSampleRow, TaskContextRow};
 use crate::storage::rows::SliceRow;
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::{MappingParams, StackProfileTracker};

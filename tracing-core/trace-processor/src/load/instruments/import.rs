@@ -23,10 +23,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::profiling_rows::{ExecutionContextRow, ProfilerSampleRow, TaskContextRow};
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::profiler_samples::{ProfilerSampleTracker, ucpu};
 use crate::tracker::stack_profile::MappingParams;

@@ -21,9 +21,9 @@
 //! rest (a `uint64` and an `os-log-metadata` share one cache, as
 //! upstream's do).
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
-use crate::storage::strings::StrId;
 
 use super::clock_sync::{CLOCK_SYNC_SUBSYSTEM, ClockSync};
 use super::xml_stream::XmlHandler;

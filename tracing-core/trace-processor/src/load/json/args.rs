@@ -8,10 +8,10 @@
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hash, Hasher};
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StrId;
 
 use super::scan::{Elements, Fields, ScanError, Value, skip_space, string_bytes, value};
 

@@ -5,9 +5,9 @@
 //! process or thread, `id`/`id2` make the async cookie, `args` stays as its
 //! raw bytes until the event is parsed.
 
+use crate::column_store::strings::StrId;
 use crate::storage::Storage;
 use crate::storage::args::{Arg, ArgSetBuilder};
-use crate::storage::strings::StrId;
 
 use super::args::{self, KeyCache};
 use super::scan::{self, Fields, ScanError, Value};

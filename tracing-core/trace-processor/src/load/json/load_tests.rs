@@ -13,7 +13,7 @@ fn load(text: &str, step: usize) -> Storage {
     l.finish().unwrap()
 }
 
-fn name(st: &Storage, id: crate::storage::strings::StrId) -> &str {
+fn name(st: &Storage, id: crate::column_store::strings::StrId) -> &str {
     st.strings.get(id).unwrap_or("")
 }
 

@@ -8,10 +8,10 @@
 
 use crate::hash::HashMap;
 
+use crate::column_store::strings::StrId;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::import_logs::LogPlace;
-use crate::storage::strings::StrId;
 use crate::tables::sched::{SchedSliceRow, ThreadStateRow};
 use crate::tracker::flows::FlowTracker;
 use crate::tracker::process::NamePriority;

@@ -10,10 +10,10 @@
 
 use crate::hash::HashMap;
 
+use crate::column_store::strings::StrId;
 use crate::storage::Storage;
 use crate::storage::args::ArgSetBuilder;
 use crate::storage::rows::SliceRow;
-use crate::storage::strings::StrId;
 use crate::tracker::slices::MAX_DEPTH;
 
 /// A slice on a stack and the args it gathers, with the fields of its row

@@ -10,8 +10,8 @@
 //! blocks in order and frees each once past it, so the tables grow as the
 //! held events shrink.
 
+use crate::column_store::strings::StrId;
 use crate::storage::args::{Arg, ArgValue};
-use crate::storage::strings::StrId;
 
 use super::event::{CookieKind, Id, JsonEvent, Scope};
 

@@ -19,11 +19,11 @@
 
 use serde_json::Value;
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::Storage;
 use crate::storage::profiling_rows::{ProfilerSampleRow, TaskContextRow};
-use crate::storage::strings::StrId;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::DummyOwner;
 

@@ -24,6 +24,10 @@
 //! (about 100 bytes) and what it inflated ahead
 //! (`batch::PRE_INFLATE_PER_BATCH`). Nothing holds the whole trace.
 
+// The threaded load is started by the driver, which comes with SQL; the
+// loader itself only takes its batches.
+#![cfg_attr(not(feature = "sql"), allow(dead_code))]
+
 mod batch;
 mod consume;
 #[cfg(test)]

@@ -19,10 +19,10 @@
 
 pub mod sample_line;
 
+use crate::column_store::strings::StrId;
 use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::profiling_rows::{ProfilerSampleRow, TaskContextRow};
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 

@@ -22,10 +22,10 @@ use crate::hash::HashMap;
 
 use zerotrace_protos::pprof::{LocationDecoder, ProfileDecoder};
 
+use crate::column_store::strings::StrId;
 use crate::error::TraceError;
 use crate::parser::Parser;
 use crate::storage::profiling_rows::{AggregateProfileRow, AggregateSampleRow, SymbolRow};
-use crate::storage::strings::StrId;
 use crate::tracker::stack_profile::MappingParams;
 
 /// The name of what is not known (a mapping without a file, a location

@@ -13,10 +13,10 @@
 
 use protozero::{Decoder, Field, FieldValue};
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::profiling_rows::{FrameRow, ProfilerSampleRow, TaskContextRow};
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::profiler_samples::ProfilerSampleTracker;
 use crate::tracker::stack_profile::MappingParams;

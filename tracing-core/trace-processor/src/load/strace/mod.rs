@@ -11,13 +11,13 @@
 
 pub mod line;
 
+use crate::column_store::strings::StrId;
 use crate::error::TraceError;
 use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::SliceRow;
-use crate::storage::strings::StrId;
 
 use super::reader::FormatReader;
 use line::Kind;

@@ -16,10 +16,10 @@ use super::super::Parser;
 use super::super::fields::Fields;
 use super::file_io_names::{self as names, CREATE_FILE, END_OPERATION};
 use super::{add_args, arg_set};
+use crate::column_store::strings::StrId;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::SliceRow;
-use crate::storage::strings::StrId;
 use crate::tracker::tracks::{EventType, TrackSpec, TrackTracker};
 
 /// The tracks' classification.

@@ -12,9 +12,9 @@ use protozero::{Decoder, FieldValue};
 
 use super::super::Parser;
 use super::super::fields::Fields;
+use crate::column_store::strings::StrId;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
-use crate::storage::strings::StrId;
 use crate::tracker::process::NamePriority;
 use crate::tracker::sched::{CpuRun, SchedTracker};
 use crate::tracker::tracks::{EventType, TrackSpec};

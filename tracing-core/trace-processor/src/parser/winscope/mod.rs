@@ -33,11 +33,13 @@ use prost_reflect::DescriptorPool;
 use super::Parser;
 use super::importer::{Importer, Input};
 use super::proto_to_args::{self, ArgSink, FlatValue, Options};
+use crate::column_store::strings::StringPool;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StringPool;
 
 pub use sf_transactions::SfTransactionsState;
-pub use shell_transitions::{ShellTransitionsState, newer_key as shell_transition_key};
+pub use shell_transitions::ShellTransitionsState;
+#[cfg(feature = "sql")]
+pub use shell_transitions::newer_key as shell_transition_key;
 
 /// What the Winscope importers keep between packets.
 #[derive(Debug, Default)]

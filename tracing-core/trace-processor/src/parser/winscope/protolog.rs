@@ -18,7 +18,7 @@ use super::super::Parser;
 use super::super::importer::Input;
 use super::super::interned_strings::interned_str;
 use super::protolog_format::{self, Params};
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 use crate::tables::winscope::ProtoLogRow;
 
 /// TracePacket.protolog_message.

@@ -17,9 +17,9 @@ use super::sf_model::{Display, INVALID_LAYER_STACK, Layer, Snapshot};
 use super::sf_rects::LayerRects;
 use super::sf_visibility::Visibility;
 use super::{base64_proto_id, flatten_into, sf_order, sf_rects, sf_visibility};
+use crate::column_store::strings::StringPool;
 use crate::hash::HashMap;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
-use crate::storage::strings::StringPool;
 use crate::tables::winscope::{SfDisplayRow, SfLayerRow, SfLayersSnapshotRow};
 
 /// The stat counted when a proto could not be flattened into args.

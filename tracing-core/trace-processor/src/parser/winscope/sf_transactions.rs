@@ -11,9 +11,9 @@ use protozero::{Decoder, FieldValue};
 use super::super::Parser;
 use super::super::importer::Input;
 use super::{base64_proto_id, flatten_into};
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::args::ArgSetBuilder;
-use crate::storage::strings::StrId;
 use crate::tables::winscope::{SfTransactionFlagRow, SfTransactionRow, SfTransactionsRow};
 
 /// The stat counted when a proto could not be flattened into args.

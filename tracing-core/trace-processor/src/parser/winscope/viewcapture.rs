@@ -15,9 +15,9 @@ use super::super::interned_strings::interned_str;
 use super::super::proto_to_args::{self, ArgSink, FlatValue, Options};
 use super::viewcapture_geometry::{self, View};
 use super::{SetSink, base64_proto_id, message_name, pool};
+use crate::column_store::strings::{StrId, StringPool};
 use crate::sequence_state::Generation;
 use crate::storage::args::ArgSetBuilder;
-use crate::storage::strings::{StrId, StringPool};
 use crate::tables::winscope::{
     ViewCaptureInternedDataRow, ViewCaptureRow, ViewCaptureViewRow, WinscopeRectRow,
     WinscopeTraceRectRow,

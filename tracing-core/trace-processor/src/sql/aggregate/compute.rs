@@ -20,8 +20,8 @@ use super::result_table::{Rows, Val};
 use super::select;
 use super::shape::AggFn;
 use super::source::StoredCond;
-use crate::sql::table::Table;
-use crate::storage::strings::StringPool;
+use crate::column_store::strings::StringPool;
+use crate::column_store::table::Table;
 
 /// A sum SQLite could find overflowing: let SQLite answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

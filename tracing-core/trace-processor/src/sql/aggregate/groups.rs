@@ -7,8 +7,8 @@
 //! follow each other).
 
 use super::read::{Reader, Sel, V, scan};
+use crate::column_store::strings::{StrId, StringPool};
 use crate::hash::HashMap;
-use crate::storage::strings::{StrId, StringPool};
 
 /// A key's part: its value as grouping compares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,9 +4,9 @@
 //! the column's kind and the selection's form decided once, outside the
 //! loop, so each loop is a plain walk over one vector.
 
-use crate::sql::encodings::Coded;
-use crate::sql::table::{Cell, ColumnData, Nullable, NullableInts, Table};
-use crate::storage::strings::StrId;
+use crate::column_store::encodings::Coded;
+use crate::column_store::strings::StrId;
+use crate::column_store::table::{Cell, ColumnData, Nullable, NullableInts, Table};
 
 /// A cell.
 #[derive(Debug, Clone, Copy, PartialEq)]

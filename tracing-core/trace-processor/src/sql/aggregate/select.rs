@@ -12,9 +12,9 @@ use std::cmp::Ordering;
 use super::read::{Reader, Sel, V};
 use super::shape::{CondOp, Lit};
 use super::source::StoredCond;
+use crate::column_store::strings::StrId;
+use crate::column_store::table::Table;
 use crate::hash::HashMap;
-use crate::sql::table::Table;
-use crate::storage::strings::StrId;
 
 /// The rows meeting every condition: in row order when `ordered` (a
 /// double's sum, or which of two equal doubles is kept, depends on it),
@@ -109,7 +109,7 @@ impl Test<'_> {
     pub(crate) fn pass(
         &mut self,
         row: usize,
-        strings: &crate::storage::strings::StringPool,
+        strings: &crate::column_store::strings::StringPool,
     ) -> bool {
         let v = self.reader.get(row);
         match (self.op, v) {

@@ -13,9 +13,9 @@
 use std::sync::Arc;
 
 use super::shape::{ColRef, Cond, CondOp, Lit};
+use crate::column_store::table::Table;
 use crate::sql::Engine;
 use crate::sql::perfetto_sql::tokens::{Kind, Tok, tokenize};
-use crate::sql::table::Table;
 
 /// A condition on a stored column.
 #[derive(Debug, Clone, PartialEq)]

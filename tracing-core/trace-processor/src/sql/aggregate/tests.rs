@@ -8,9 +8,9 @@ use proptest::prelude::*;
 use rusqlite::types::ValueRef;
 
 use super::rewrite;
-use crate::sql::table::{Column, Table};
+use crate::column_store::strings::{StrId, StringPool};
+use crate::column_store::table::{Column, Table};
 use crate::sql::{Engine, QueryResult, Value};
-use crate::storage::strings::{StrId, StringPool};
 
 /// One fact row: `k` (nullable small int), `g` (nullable text), `v`
 /// (nullable int), `r` (nullable double), ordered by `ts`.

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::sql::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 fn col(t: &Table, name: &str) -> Option<usize> {
     t.columns.iter().position(|c| c.name == name)

@@ -18,7 +18,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::prelude::table_function::{self, TableFn};
-use super::table::Table;
+use crate::column_store::table::Table;
 use graph::ObjectGraph;
 
 /// The tables the operators read.

@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
-use crate::sql::table::{Column, ColumnData, Table};
-use crate::storage::strings::{StrId, StringPool};
+use crate::column_store::strings::{StrId, StringPool};
+use crate::column_store::table::{Column, ColumnData, Table};
 
 /// The prefix of the module a PERFETTO TABLE's virtual table is made by;
 /// the table's name (lower case) follows it.

@@ -23,8 +23,8 @@ use rusqlite::vtab::{
 
 use super::columnar;
 use super::nested::NestedDb;
-use crate::sql::table::{Cell, Column, Table};
-use crate::storage::strings::StringPool;
+use crate::column_store::strings::StringPool;
+use crate::column_store::table::{Cell, Column, Table};
 
 /// What a native source builds: its columns, in the order it declares
 /// them, and the pool their strings live in.

@@ -154,7 +154,7 @@ pub(crate) fn create(
     name: &str,
     select: &str,
     names: &[String],
-    native: Option<crate::sql::table::Table>,
+    native: Option<crate::column_store::table::Table>,
 ) -> Result<(), PerfettoSqlError> {
     let statement = if table {
         "CREATE PERFETTO TABLE"

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::table_function::{self, TableFn};
-use crate::sql::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 /// The columns answered, in upstream's order.
 const COLUMNS: [&str; 4] = ["id", "depth", "parent_id", "frame_id"];

@@ -14,7 +14,7 @@ use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::{Value, ValueRef};
 
-use crate::sql::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 /// The columns of `__intrinsic_args` this reads.
 const ARG_SET_ID: usize = 1;

@@ -16,7 +16,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::table_function::{self, TableFn};
-use crate::sql::table::Table;
+use crate::column_store::table::Table;
 
 /// Which way a walk follows the arrows, and which relatives it adds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

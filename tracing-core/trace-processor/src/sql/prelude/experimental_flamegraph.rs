@@ -18,10 +18,10 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::table_function::{self, TableFn};
+use crate::column_store::table::{Cell, Table};
 use crate::sql::flamegraph::resolve::OutColumn;
 use crate::sql::flamegraph::source::{Cell as SrcCell, NONE};
 use crate::sql::heap_graph::graph::ObjectGraph;
-use crate::sql::table::{Cell, Table};
 
 /// The result's columns, in upstream's order (its hidden argument columns
 /// `profile_type`, `ts_in`, `ts_constraint`, `upid`, `upid_group` and

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::{Value, ValueRef};
 
-use crate::sql::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 /// Which of `machine_id` and `trace_id` a function matches besides the
 /// name.

@@ -18,7 +18,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::table_function::{self, TableFn};
-use crate::sql::table::{Cell, Table};
+use crate::column_store::table::{Cell, Table};
 
 /// One output row while it is being built.
 #[derive(Debug, Clone, Copy)]

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::table::Table;
+use crate::column_store::table::Table;
 
 /// Registers the prelude's functions and tables over the trace's tables
 /// `all` (each operator only when the tables it reads are there).

@@ -17,7 +17,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::table_function::{self, TableFn};
-use crate::sql::table::Table;
+use crate::column_store::table::Table;
 
 /// One block: a root slice and its descendants.
 #[derive(Debug, Clone, Copy)]

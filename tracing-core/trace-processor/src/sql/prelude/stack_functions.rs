@@ -14,7 +14,7 @@ use rusqlite::Connection;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::{Value, ValueRef};
 
-use crate::sql::table::Table;
+use crate::column_store::table::Table;
 
 /// Why a stack could not be built.
 #[derive(Debug, thiserror::Error)]

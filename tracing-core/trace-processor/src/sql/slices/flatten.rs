@@ -16,8 +16,8 @@
 
 use std::sync::Arc;
 
-use super::super::table::{Column, Table};
 use super::{col, parents};
+use crate::column_store::table::{Column, Table};
 
 /// The table's columns.
 pub(crate) const COLUMNS: &[&str] = &["slice_id", "ts", "dur", "root_id"];

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 
 use super::perfetto_sql::native::NativeTables;
-use super::table::Table;
+use crate::column_store::table::Table;
 
 /// Column `name`'s index in `t`.
 fn col(t: &Table, name: &str) -> Option<usize> {

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use super::super::perfetto_sql::native::Built;
-use super::super::table::{Column, Table};
 use super::col;
+use crate::column_store::table::{Column, Table};
 
 /// The table's columns.
 pub(crate) const COLUMNS: &[&str] = &["id", "self_dur"];

@@ -15,8 +15,8 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::types::ValueRef;
 
 use super::super::string_functions::{FNV_OFFSET, fnv};
-use super::super::table::{Cell, Table};
 use super::{col, parents};
+use crate::column_store::table::{Cell, Table};
 
 /// The slice table and the stack ids computed from it.
 #[derive(Debug)]

@@ -14,10 +14,10 @@
 
 use std::sync::Arc;
 
+use crate::column_store::strings::{StrId, StringPool};
+use crate::column_store::table::{Column, ColumnData, Lookup, Table};
 use crate::sql::perfetto_sql::native::Built;
 use crate::sql::perfetto_sql::nested::NestedDb;
-use crate::sql::table::{Column, ColumnData, Lookup, Table};
-use crate::storage::strings::{StrId, StringPool};
 
 use super::context::{Context, Contexts, Strings, THREAD_COLUMNS};
 use super::inputs::{Tables, column};
@@ -237,7 +237,7 @@ fn finish(columns: Vec<Column>, len: usize, mut strings: Strings) -> Built {
             ColumnData::Lookup(l) => {
                 let real = |r: usize| match l.rows.get(r) {
                     Some(&k) if k != Lookup::NO_ROW => match l.source.cell(k as usize, l.col) {
-                        crate::sql::table::Cell::Real(x) => Some(x),
+                        crate::column_store::table::Cell::Real(x) => Some(x),
                         _ => None,
                     },
                     _ => None,

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use crate::sql::table::{Column, Table};
-use crate::storage::strings::{StrId, StringPool};
+use crate::column_store::strings::{StrId, StringPool};
+use crate::column_store::table::{Column, Table};
 
 use super::inputs::{Tables, column};
 

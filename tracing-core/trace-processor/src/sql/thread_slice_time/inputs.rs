@@ -10,7 +10,7 @@
 use crate::hash::HashMap;
 use std::sync::Arc;
 
-use crate::sql::table::{Column, Table};
+use crate::column_store::table::{Column, Table};
 
 /// The frozen tables the operators read (None when the trace has no such
 /// table, which reads as empty).

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 
 use super::perfetto_sql::native::NativeTables;
-use super::table::Table;
+use crate::column_store::table::Table;
 use inputs::Tables;
 
 /// Registers on `natives`, over the trace's tables `all`, the native

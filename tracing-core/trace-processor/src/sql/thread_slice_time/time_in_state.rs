@@ -10,7 +10,7 @@
 
 use crate::hash::HashMap;
 
-use crate::storage::strings::StrId;
+use crate::column_store::strings::StrId;
 
 use super::inputs::{Lanes, Tables, column, thread_slices};
 

@@ -14,11 +14,11 @@
 //!   each 64 rows (times, durations).
 //!
 //! [`choose_ints`] and [`choose_strs`] pick the smallest for a column's
-//! values (the plain vectors of `sql/table.rs` when none is smaller), as
+//! values (the plain vectors of `column_store/table.rs` when none is smaller), as
 //! a [`Coded`] column.
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
-use crate::storage::strings::StrId;
 
 /// Indexes into a list of at most 2^16 entries, one byte each when the
 /// list has at most 256.

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use crate::sql::encodings::{Coded, choose_ints, choose_strs, choose_strs_iter};
-use crate::storage::strings::{StrId, StringPool};
+use crate::column_store::encodings::{Coded, choose_ints, choose_strs, choose_strs_iter};
+use crate::column_store::strings::{StrId, StringPool};
 
 /// One column's values, each kind stored as compactly as its values
 /// allow: an id column is the row index and stores nothing, integers that
@@ -29,7 +29,7 @@ pub enum ColumnData {
     /// Pooled strings (NULL as [`StrId::NULL`]).
     Str(Vec<StrId>),
     /// Integers of a small span or in runs, strings of few distinct
-    /// values: narrower than a value per row (`sql/encodings.rs`).
+    /// values: narrower than a value per row (`column_store/encodings.rs`).
     Coded(Coded),
     /// Another table's column read through a row number per row.
     Lookup(Lookup),

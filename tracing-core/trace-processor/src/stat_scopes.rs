@@ -141,7 +141,7 @@ mod tests {
         }
         for name in GLOBAL_STATS {
             assert!(
-                crate::storage::stat_vocabulary::stat_index(name).is_some(),
+                crate::stat_vocabulary::stat_index(name).is_some(),
                 "{name} is no stat"
             );
         }
