@@ -87,9 +87,6 @@ use tokenizer::TraceTokenizer;
 /// Deepest nesting of `compressed_packets` inside `compressed_packets`.
 pub const MAX_COMPRESSION_DEPTH: u32 = 2;
 
-/// `TracePacket.extension_descriptor` (not in the generated `TracePacket`).
-const EXTENSION_DESCRIPTOR: u32 = 72;
-
 /// `TracePacket.perf_sample` (not in the generated `TracePacket`).
 const PERF_SAMPLE: u32 = 66;
 /// `InternedData` fields of the stack profiles: function names, frames,
@@ -493,23 +490,6 @@ impl Loader {
         self.sorter = sorter;
     }
 
-    /// Where a field of the packet being read (`field`, a slice of
-    /// `packet`'s bytes) starts in the trace, as upstream places the logs
-    /// of a packet's defaults and interned data; inside
-    /// `compressed_packets` (`depth` > 0), where their container starts.
-    fn field_place(&self, packet: &[u8], field: &[u8], depth: u32) -> LogPlace {
-        let within = if depth == 0 {
-            (field.as_ptr() as usize).saturating_sub(packet.as_ptr() as usize)
-        } else {
-            0
-        };
-        let offset = self.parser.storage.stats.packet_offset;
-        LogPlace {
-            ts: None,
-            byte_offset: offset.map(|o| o.saturating_add(within as i64)),
-        }
-    }
-
     /// A packet record's `extra` for a plain packet: the index of the
     /// trace packet it came from (see [`crate::packet_view::PacketView::index`]).
     fn packet_extra(&self) -> u32 {
@@ -637,7 +617,12 @@ impl Loader {
         }
         if let Some(defaults) = pkt.trace_packet_defaults {
             if seq_id.is_none() {
-                let place = self.field_place(bytes, defaults, depth);
+                let place = LogPlace::of_field(
+                    self.parser.storage.stats.packet_offset,
+                    bytes,
+                    defaults,
+                    depth,
+                );
                 self.parser.storage.stats.log_at(
                     "trace_packet_defaults_missing_sequence_id",
                     place,
@@ -648,7 +633,12 @@ impl Loader {
             }
         }
         if let Some(interned) = pkt.interned_data {
-            let place = self.field_place(bytes, interned, depth);
+            let place = LogPlace::of_field(
+                self.parser.storage.stats.packet_offset,
+                bytes,
+                interned,
+                depth,
+            );
             let valid = self
                 .generations
                 .get(gen_idx as usize)
@@ -714,8 +704,8 @@ impl Loader {
                 return;
             }
         }
-        if self.proto_content.is_some() {
-            self.analyze_plain(bytes, payload.field);
+        if let Some(content) = self.proto_content.as_mut() {
+            content.add_plain(bytes, payload.field);
         }
         match payload.field {
             TracePacket::FIELD_TRACE_ATTRIBUTES => {
@@ -797,24 +787,6 @@ impl Loader {
         }
         if payload.field == TracePacket::FIELD_SERVICE_EVENT {
             self.on_service_event(payload.bytes);
-        }
-    }
-
-    /// Counts a packet other than a TrackEvent in the proto content
-    /// analysis, unless it is one upstream consumes before (a service
-    /// event, an extension descriptor).
-    fn analyze_plain(&mut self, bytes: &[u8], field: u32) {
-        if field == TracePacket::FIELD_TRACK_EVENT || field == TracePacket::FIELD_SERVICE_EVENT {
-            return;
-        }
-        if Decoder::new(bytes)
-            .find_last(EXTENSION_DESCRIPTOR)
-            .is_some()
-        {
-            return;
-        }
-        if let Some(content) = self.proto_content.as_mut() {
-            content.add_packet(bytes, proto_content::Group::Plain);
         }
     }
 }

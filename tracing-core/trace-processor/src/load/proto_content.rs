@@ -25,6 +25,10 @@ use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::tables::proto_content::{ProtoContentRow, ProtoPathRow};
+use zerotrace_protos::protos::TracePacket;
+
+/// `TracePacket.extension_descriptor` (not in the generated `TracePacket`).
+const EXTENSION_DESCRIPTOR: u32 = 72;
 
 /// `InternedData.event_categories` and `event_names`.
 const INTERNED_CATEGORIES: u32 = 1;
@@ -79,6 +83,22 @@ pub struct ProtoContent {
 }
 
 impl ProtoContent {
+    /// Counts a packet other than a TrackEvent (`field` is its payload's
+    /// field) as a plain packet, unless it is one upstream consumes before
+    /// (a service event, an extension descriptor).
+    pub fn add_plain(&mut self, packet: &[u8], field: u32) {
+        if field == TracePacket::FIELD_TRACK_EVENT || field == TracePacket::FIELD_SERVICE_EVENT {
+            return;
+        }
+        if Decoder::new(packet)
+            .find_last(EXTENSION_DESCRIPTOR)
+            .is_some()
+        {
+            return;
+        }
+        self.add_packet(packet, Group::Plain);
+    }
+
     /// Counts one packet's bytes in `group`.
     pub fn add_packet(&mut self, packet: &[u8], group: Group) {
         let Some(root) = crate::parser::proto_text::message("perfetto.protos.TracePacket") else {

@@ -24,6 +24,25 @@ pub struct LogPlace {
     pub byte_offset: Option<i64>,
 }
 
+impl LogPlace {
+    /// Where a field of the packet being read (`field`, a slice of
+    /// `packet`'s bytes) starts in the trace, the packet starting at
+    /// `packet_offset`, as upstream places the logs of a packet's defaults
+    /// and interned data; inside `compressed_packets` (`depth` > 0), where
+    /// their container starts.
+    pub fn of_field(packet_offset: Option<i64>, packet: &[u8], field: &[u8], depth: u32) -> Self {
+        let within = if depth == 0 {
+            (field.as_ptr() as usize).saturating_sub(packet.as_ptr() as usize)
+        } else {
+            0
+        };
+        LogPlace {
+            ts: None,
+            byte_offset: packet_offset.map(|o| o.saturating_add(within as i64)),
+        }
+    }
+}
+
 /// An import log entry counted where the strings and args were out of
 /// reach: its stat (index in the vocabulary), place and number details.
 #[derive(Debug, Clone)]
