@@ -393,6 +393,19 @@ fn skipped(var: &str) -> ExitCode {
 }
 
 /// The workspace root (the parent of this crate's directory).
+/// The exit code of a step that passes, fails, or cannot run (said on
+/// stderr).
+fn verdict(res: Result<bool, impl std::fmt::Display>) -> ExitCode {
+    match res {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
@@ -508,30 +521,15 @@ fn main() -> ExitCode {
             bless,
             only,
             genuine,
-        } => match instructions::run(&workspace_root(), check, bless, &only, genuine) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::FAILURE,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Task::Valgrind { full } => match valgrind::run(&workspace_root(), full) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::FAILURE,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Task::Interop { bench } => match interop::run(&workspace_root(), bench) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::FAILURE,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
+        } => verdict(instructions::run(
+            &workspace_root(),
+            check,
+            bless,
+            &only,
+            genuine,
+        )),
+        Task::Valgrind { full } => verdict(valgrind::run(&workspace_root(), full)),
+        Task::Interop { bench } => verdict(interop::run(&workspace_root(), bench)),
         Task::Soak {
             which,
             producers,
@@ -550,14 +548,7 @@ fn main() -> ExitCode {
                 buffer_kb,
                 table_step,
             };
-            match soak::run(&workspace_root(), &opts) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            verdict(soak::run(&workspace_root(), &opts))
         }
         Task::Scale {
             producers,
@@ -573,27 +564,13 @@ fn main() -> ExitCode {
                 repeat,
                 svg,
             };
-            match scale::run(&workspace_root(), &opts) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            verdict(scale::run(&workspace_root(), &opts))
         }
         Task::HeapCost {
             rounds,
             work,
             churn_only,
-        } => match heap_cost::run(&workspace_root(), rounds, work, churn_only) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::FAILURE,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
+        } => verdict(heap_cost::run(&workspace_root(), rounds, work, churn_only)),
         Task::PerfCost {
             rounds,
             seconds,
@@ -606,14 +583,7 @@ fn main() -> ExitCode {
                 pages,
                 frequency,
             };
-            match perf_cost::run(&workspace_root(), &opts) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            verdict(perf_cost::run(&workspace_root(), &opts))
         }
         Task::TpConformanceCase { dir, threads_check } => {
             tp_conformance::child(&dir, threads_check);
@@ -698,14 +668,7 @@ fn main() -> ExitCode {
                 throughput,
                 bins,
             };
-            match tp_python::run(&workspace_root(), &opts) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            verdict(tp_python::run(&workspace_root(), &opts))
         }
         Task::TpParquet {
             cases,
@@ -719,14 +682,7 @@ fn main() -> ExitCode {
                 bench,
                 bins,
             };
-            match tp_parquet::run(&workspace_root(), &opts) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            verdict(tp_parquet::run(&workspace_root(), &opts))
         }
         Task::TpBench {
             trace,
@@ -752,14 +708,7 @@ fn main() -> ExitCode {
                 ),
                 None => tp_bench::run(&workspace_root(), &tp_bench::Options { trace, runs }),
             };
-            match res {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            verdict(res)
         }
         Task::DecodeData { out, only, copies } => {
             let opts = decode_data::Options { out, only, copies };
@@ -788,14 +737,7 @@ fn main() -> ExitCode {
                 no_build,
                 no_roundtrip,
             };
-            match corpus::run(&workspace_root(), &opts) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            verdict(corpus::run(&workspace_root(), &opts))
         }
     }
 }

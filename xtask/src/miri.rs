@@ -95,7 +95,7 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "producer::",
     "service::commit",
     "service::core::producer_port",
-    "daemon::consumer_access",
+    "peer_policy::consumer_access",
     "daemon::env",
     "daemon::output",
     "ipc::vsock",
