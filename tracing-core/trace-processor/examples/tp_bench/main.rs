@@ -75,6 +75,9 @@ const QUERY_RUNS: u32 = 3;
 const GOAL_MB_S: f64 = 200.0;
 const GOAL_FLOOR_RATIO: f64 = 4.0;
 const GOAL_MEMORY_RATIO: f64 = 1.0;
+/// The issue's goal for what stays resident once the tables are built
+/// (issue 62), against the trace's size.
+const GOAL_RESIDENT_RATIO: f64 = 0.6;
 
 /// Reads the arguments (the program's name left out).
 fn parse_args(args: &[String]) -> Result<Mode, String> {
@@ -387,10 +390,10 @@ fn bench(trace: &Path, runs: u32) -> Result<(), String> {
         verdict(peak as f64 <= GOAL_MEMORY_RATIO * size as f64)
     ));
     line(format!(
-        "| resident after the load (tables built; VmRSS − baseline) | {:.0} MB = {:.2}× the trace | ≤ {GOAL_MEMORY_RATIO:.1}×: {} | Perfetto documents 2-4× |",
+        "| resident after the load (tables built; VmRSS − baseline) | {:.0} MB = {:.2}× the trace | ≤ {GOAL_RESIDENT_RATIO:.1}×: {} | Perfetto documents 2-4× |",
         after as f64 / 1e6,
         after as f64 / size as f64,
-        verdict(after as f64 <= GOAL_MEMORY_RATIO * size as f64)
+        verdict(after as f64 <= GOAL_RESIDENT_RATIO * size as f64)
     ));
     let mb = |kb: u64| kb.saturating_sub(rss.baseline_kb) as f64 * 1024.0 / 1e6;
     let [pushed, finished, built] = rss.steps_kb;
