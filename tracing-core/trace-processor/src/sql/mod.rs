@@ -19,6 +19,7 @@ mod functions;
 mod graphs;
 mod heap_graph;
 mod hidden_arguments;
+mod immediate_dominators;
 mod intervals;
 mod math_functions;
 mod metrics;

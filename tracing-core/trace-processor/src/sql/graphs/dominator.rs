@@ -9,6 +9,7 @@
 
 use super::error::GraphError;
 use super::search::Graph;
+use crate::sql::immediate_dominators::{UNREACHED, immediate_dominators};
 
 /// The (node, immediate dominator) rows of `g` entered at `root`. An empty
 /// graph has none; a root that is no node is an error unless its id lies
@@ -40,74 +41,11 @@ pub(crate) fn dominator_tree(g: &Graph, root: i64) -> Result<Vec<(i64, Option<i6
         stack.extend(succ(v).iter().rev().map(|&(d, _)| d));
     }
 
-    // Postorder numbers of a depth-first walk without recursion.
-    let mut post = vec![usize::MAX; n];
-    let mut order = Vec::with_capacity(pre.len());
-    let mut visited = vec![false; n];
-    let mut walk: Vec<(usize, usize)> = vec![(r, 0)];
-    visited[r] = true;
-    while let Some((v, i)) = walk.last_mut() {
-        if let Some(&(w, _)) = succ(*v).get(*i) {
-            *i += 1;
-            if !visited[w] {
-                visited[w] = true;
-                walk.push((w, 0));
-            }
-        } else {
-            post[*v] = order.len();
-            order.push(*v);
-            walk.pop();
-        }
-    }
-
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &v in &order {
-        for &(w, _) in succ(v) {
-            preds[w].push(v);
-        }
-    }
-    const NONE: usize = usize::MAX;
-    let mut idom = vec![NONE; n];
-    idom[r] = r;
-    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
-        while a != b {
-            while post[a] < post[b] {
-                a = idom[a];
-            }
-            while post[b] < post[a] {
-                b = idom[b];
-            }
-        }
-        a
-    };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &v in order.iter().rev() {
-            if v == r {
-                continue;
-            }
-            let mut new = NONE;
-            for &p in &preds[v] {
-                if idom[p] == NONE {
-                    continue;
-                }
-                new = if new == NONE {
-                    p
-                } else {
-                    intersect(&idom, p, new)
-                };
-            }
-            if new != NONE && idom[v] != new {
-                idom[v] = new;
-                changed = true;
-            }
-        }
-    }
+    let idom = immediate_dominators(n, r, |v| succ(v).iter().map(|&(d, _)| d));
     Ok(pre
         .into_iter()
         .map(|v| {
-            let d = (v != r && idom[v] != NONE).then(|| g.ids[idom[v]]);
+            let d = (v != r && idom[v] != UNREACHED).then(|| g.ids[idom[v]]);
             (g.ids[v], d)
         })
         .collect())

@@ -9,6 +9,7 @@
 //! (roots' children of the super-root are at depth 1).
 
 use super::graph::ObjectGraph;
+use crate::sql::immediate_dominators::{UNREACHED, immediate_dominators};
 
 /// Each object's immediate dominator: `Some(None)` when the super-root
 /// dominates it alone, `None` when the super-root does not reach it.
@@ -24,74 +25,10 @@ pub(crate) fn dominators(g: &ObjectGraph) -> Vec<Option<Option<usize>>> {
             Vec::new()
         }
     };
-    // Postorder from the super-root, without recursion.
-    let mut post = vec![usize::MAX; n + 1];
-    let mut order = Vec::new();
-    let mut visited = vec![false; n + 1];
-    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(root, succ(root), 0)];
-    visited[root] = true;
-    while let Some((v, children, i)) = stack.last_mut() {
-        if let Some(&w) = children.get(*i) {
-            *i += 1;
-            if !visited[w] {
-                visited[w] = true;
-                let next = succ(w);
-                stack.push((w, next, 0));
-            }
-        } else {
-            post[*v] = order.len();
-            order.push(*v);
-            stack.pop();
-        }
-    }
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
-    for &v in &order {
-        for w in succ(v) {
-            if visited[w] {
-                preds[w].push(v);
-            }
-        }
-    }
-    let mut idom = vec![usize::MAX; n + 1];
-    idom[root] = root;
-    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
-        while a != b {
-            while post[a] < post[b] {
-                a = idom[a];
-            }
-            while post[b] < post[a] {
-                b = idom[b];
-            }
-        }
-        a
-    };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &v in order.iter().rev() {
-            if v == root {
-                continue;
-            }
-            let mut new = usize::MAX;
-            for &p in &preds[v] {
-                if idom[p] == usize::MAX {
-                    continue;
-                }
-                new = if new == usize::MAX {
-                    p
-                } else {
-                    intersect(&idom, p, new)
-                };
-            }
-            if new != usize::MAX && idom[v] != new {
-                idom[v] = new;
-                changed = true;
-            }
-        }
-    }
+    let idom = immediate_dominators(n + 1, root, succ);
     (0..n)
         .map(|v| match idom[v] {
-            usize::MAX => None,
+            UNREACHED => None,
             d if d == root => Some(None),
             d => Some(Some(d)),
         })
