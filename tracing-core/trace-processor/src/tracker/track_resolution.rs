@@ -213,8 +213,10 @@ impl TrackResolution {
             },
         };
         let td = TrackDescriptorDecoder::new(&bytes);
+        // A parent uuid of 0 names the default track's uuid, which upstream
+        // reads as no parent: such a track is a root.
         let parent = match td.parent_uuid() {
-            Some(pu) if pu != uuid => self.resolve_depth(cx, pu, depth + 1),
+            Some(pu) if pu != uuid && pu != 0 => self.resolve_depth(cx, pu, depth + 1),
             _ => None,
         };
         let name = td.name().or(td.static_name()).or(td.atrace_name());

@@ -484,3 +484,38 @@ fn descriptor_tracks_have_upstreams_types_by_scope_and_kind() {
         vec![vec![Value::Int(1)]]
     );
 }
+
+/// A descriptor whose parent is uuid 0 (the default track's uuid) is a
+/// root, as upstream reads it: no parent track, and no track made for
+/// uuid 0 beside it.
+#[test]
+fn a_parent_uuid_of_zero_is_no_parent() {
+    let t = trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(0);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(7);
+            td.set_parent_uuid(0);
+            td.set_name("root-ish");
+        }),
+        event(10, |e| {
+            e.set_track_uuid(7);
+            e.set_name("a");
+            e.set_type(track_event::Type::Instant);
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT track.name, track.parent_id IS NULL FROM track \
+             WHERE id IN (SELECT track_id FROM slice)"
+        ),
+        vec![vec![s("root-ish"), Value::Int(1)]]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT COUNT(*) FROM track WHERE name IS NULL"),
+        vec![vec![Value::Int(0)]]
+    );
+}
