@@ -10,7 +10,6 @@ use protozero::{Decoder, FieldValue};
 
 use super::Loader;
 use crate::clock::MachineClocks;
-use crate::packet_view::{Packet, PacketKind};
 
 /// `TracePacket.android_log`.
 pub const ANDROID_LOG: u32 = 39;
@@ -57,21 +56,6 @@ impl Loader {
         else {
             return;
         };
-        self.latest_ts = self.latest_ts.max(ts);
-        let Some(bytes) = self.arena.push(ev) else {
-            self.parser.storage.stats.incr("tokenizer_skipped_packets");
-            return;
-        };
-        let packet = Packet {
-            ts,
-            bytes,
-            generation: gen_idx,
-            machine: self.machine,
-            cpu: 0,
-            extra: self.packet_extra(),
-            kind: PacketKind::Packet,
-            field: ANDROID_LOG as u16,
-        };
-        self.enqueue(packet, None);
+        self.queue_split(ev, ts, gen_idx, ANDROID_LOG);
     }
 }

@@ -11,7 +11,6 @@ use protozero::{Decoder, FieldValue};
 
 use super::Loader;
 use crate::packet_fields;
-use crate::packet_view::{Packet, PacketKind};
 
 /// `EtwTraceEventBundle.cpu`.
 const BUNDLE_CPU: u32 = 1;
@@ -93,22 +92,7 @@ impl Loader {
     /// Queues each event of an ETW bundle on its own, at its own time.
     pub(super) fn split_etw(&mut self, bundle: &[u8], gen_idx: u32) {
         for item in split(bundle) {
-            self.latest_ts = self.latest_ts.max(item.ts);
-            let Some(bytes) = self.arena.push(&item.bytes) else {
-                self.parser.storage.stats.incr("tokenizer_skipped_packets");
-                continue;
-            };
-            let packet = Packet {
-                ts: item.ts,
-                bytes,
-                generation: gen_idx,
-                machine: self.machine,
-                cpu: 0,
-                extra: self.packet_extra(),
-                kind: PacketKind::Packet,
-                field: packet_fields::ETW_EVENTS as u16,
-            };
-            self.enqueue(packet, None);
+            self.queue_split(&item.bytes, item.ts, gen_idx, packet_fields::ETW_EVENTS);
         }
     }
 }

@@ -214,6 +214,29 @@ impl Loader {
         }
         arrival.is_some()
     }
+
+    /// Queues one event split out of a packet (an atom, a log line, one
+    /// event of a bundle) as a packet of its own at `ts`, already on the
+    /// trace's clock, for `field`'s importer; an event the arena refuses
+    /// is counted in `tokenizer_skipped_packets`.
+    pub(super) fn queue_split(&mut self, bytes: &[u8], ts: i64, generation: u32, field: u32) {
+        self.latest_ts = self.latest_ts.max(ts);
+        let Some(bytes) = self.arena.push(bytes) else {
+            self.parser.storage.stats.incr("tokenizer_skipped_packets");
+            return;
+        };
+        let packet = Packet {
+            ts,
+            bytes,
+            generation,
+            machine: self.machine,
+            cpu: 0,
+            extra: self.packet_extra(),
+            kind: PacketKind::Packet,
+            field: field as u16,
+        };
+        self.enqueue(packet, None);
+    }
 }
 
 /// Name of a builtin clock id.

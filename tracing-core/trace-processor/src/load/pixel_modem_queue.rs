@@ -17,7 +17,6 @@ use super::Loader;
 use crate::clock::{clock_key, machine_clock};
 use crate::error::TraceError;
 use crate::packet_fields::PacketFields;
-use crate::packet_view::{Packet, PacketKind};
 use crate::parser::pigweed_detokenizer::Detokenizer;
 
 /// `TracePacket.pixel_modem_events`.
@@ -94,22 +93,12 @@ impl Loader {
                     .incr("pixel_modem_negative_timestamp");
                 continue;
             }
-            self.latest_ts = self.latest_ts.max(ts);
-            let Some(bytes) = self.arena.push(&single_event(event, packet_ts)) else {
-                self.parser.storage.stats.incr("tokenizer_skipped_packets");
-                continue;
-            };
-            let packet = Packet {
+            self.queue_split(
+                &single_event(event, packet_ts),
                 ts,
-                bytes,
-                generation: gen_idx,
-                machine: self.machine,
-                cpu: 0,
-                extra: self.packet_extra(),
-                kind: PacketKind::Packet,
-                field: PIXEL_MODEM_EVENTS as u16,
-            };
-            self.enqueue(packet, None);
+                gen_idx,
+                PIXEL_MODEM_EVENTS,
+            );
         }
     }
 

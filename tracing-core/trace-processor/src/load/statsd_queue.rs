@@ -12,7 +12,6 @@ use protozero::{Decoder, FieldValue};
 
 use super::Loader;
 use crate::packet_fields::{PacketFields, Payload};
-use crate::packet_view::{Packet, PacketKind};
 
 /// `TracePacket.statsd_atom`.
 pub const STATSD_ATOM: u32 = 84;
@@ -72,21 +71,6 @@ impl Loader {
     }
 
     fn queue_atom(&mut self, bytes: &[u8], ts: i64, gen_idx: u32) {
-        self.latest_ts = self.latest_ts.max(ts);
-        let Some(bytes) = self.arena.push(bytes) else {
-            self.parser.storage.stats.incr("tokenizer_skipped_packets");
-            return;
-        };
-        let packet = Packet {
-            ts,
-            bytes,
-            generation: gen_idx,
-            machine: self.machine,
-            cpu: 0,
-            extra: self.packet_extra(),
-            kind: PacketKind::Packet,
-            field: STATSD_ATOM as u16,
-        };
-        self.enqueue(packet, None);
+        self.queue_split(bytes, ts, gen_idx, STATSD_ATOM);
     }
 }

@@ -11,7 +11,6 @@ use protozero::Decoder;
 
 use crate::clock::MachineClocks;
 use crate::packet_fields;
-use crate::packet_view::{Packet, PacketKind};
 use crate::sequence_state::SequenceState;
 use crate::storage::stats::Stats;
 
@@ -131,22 +130,12 @@ impl Loader {
             &mut self.parser.storage.stats,
         );
         for s in samples {
-            self.latest_ts = self.latest_ts.max(s.ts);
-            let Some(bytes) = self.arena.push(&s.bytes) else {
-                self.parser.storage.stats.incr("tokenizer_skipped_packets");
-                continue;
-            };
-            let packet = Packet {
-                ts: s.ts,
-                bytes,
-                generation: gen_idx,
-                machine: self.machine,
-                cpu: 0,
-                extra: self.packet_extra(),
-                kind: PacketKind::Packet,
-                field: packet_fields::STREAMING_PROFILE_PACKET as u16,
-            };
-            self.enqueue(packet, None);
+            self.queue_split(
+                &s.bytes,
+                s.ts,
+                gen_idx,
+                packet_fields::STREAMING_PROFILE_PACKET,
+            );
         }
     }
 }
