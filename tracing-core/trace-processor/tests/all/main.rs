@@ -52,6 +52,7 @@ mod sql_file_access;
 mod stdlib_android;
 mod stdlib_android_extra;
 mod stdlib_android_journeys;
+mod stdlib_android_memory;
 mod stdlib_chrome_descriptions;
 mod stdlib_linux;
 mod stdlib_linux_irqs;

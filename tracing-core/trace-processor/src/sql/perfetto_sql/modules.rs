@@ -204,6 +204,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_memory_breakdown.sql"),
     },
     Module {
+        key: "android.memory.process",
+        sql: include_str!("modules/android_memory_process.sql"),
+    },
+    Module {
         key: "android.network_packets",
         sql: include_str!("modules/android_network_packets.sql"),
     },
