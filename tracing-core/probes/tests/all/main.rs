@@ -8,7 +8,7 @@
 //!
 //! The files directly in `tests/` are binaries of their own: they record
 //! or sample the running kernel and compare what they got with the kernel's
-//! own account (`ftrace_live.rs`, `ftrace_source_live.rs`,
+//! own account (`ftrace_live.rs`, `ftrace_source_live/`,
 //! `ftrace_tracefs.rs`, `producer_live.rs`) or with `perf` (`perf_live.rs`,
 //! `perf_oracle.rs`, `perf_restart.rs`), and keep their recordings apart
 //! within their binary (`ONE_AT_A_TIME`, `perf_fixture::serial`): a
