@@ -122,6 +122,8 @@ pub(crate) mod track_event_reflect;
 pub(crate) mod translation_table;
 mod ufs;
 mod v4l2;
+mod v8;
+mod v8_isolates;
 mod virtio_gpu;
 mod virtio_video;
 mod vulkan_memory_event;
@@ -244,6 +246,8 @@ pub struct Parser {
     pub vulkan_memory: vulkan_memory_event::VulkanMemoryState,
     /// The pixel modem token database (`pixel_modem.rs`).
     pub pixel_modem: pixel_modem::PixelModemState,
+    /// V8's isolates, scripts and functions (`v8.rs`).
+    pub v8: v8::V8State,
 }
 
 impl Parser {
@@ -306,6 +310,7 @@ impl Parser {
             chrome_events: Default::default(),
             vulkan_memory: Default::default(),
             pixel_modem: Default::default(),
+            v8: Default::default(),
         }
     }
 

@@ -25,6 +25,7 @@ use super::memory_tracker_snapshot;
 use super::pixel_modem;
 use super::process_descriptor;
 use super::statsd_atom;
+use super::v8;
 use super::vulkan_memory_event;
 use super::{
     android_cpu_per_uid, android_game_intervention, android_kernel_wakelocks, android_packages,
@@ -81,6 +82,7 @@ const MODULES: &[&[(u32, Importer)]] = &[
     process_descriptor::IMPORTERS,
     bluetooth::IMPORTERS,
     pixel_modem::IMPORTERS,
+    v8::IMPORTERS,
 ];
 
 /// Field numbers the table covers: the `TracePacket` fields and the

@@ -159,5 +159,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     out.extend(s.winscope.freeze(&strings));
     out.extend(s.gpu.freeze(&strings));
     out.extend(s.memory_snapshots.freeze(&strings));
+    out.extend(s.v8.freeze(&strings));
+    out.extend(s.jit.freeze(&strings));
     out
 }

@@ -87,6 +87,10 @@ pub struct Storage {
     pub memory_snapshots: crate::tables::memory_snapshot::MemorySnapshotRows,
     /// The GPU tables (`tables/gpu.rs`).
     pub gpu: crate::tables::gpu::GpuRows,
+    /// V8's tables (`tables/v8.rs`).
+    pub v8: crate::tables::v8::V8Rows,
+    /// The JIT tables (`tables/jit.rs`).
+    pub jit: crate::tables::jit::JitRows,
     /// The Winscope tables (`tables/winscope.rs`).
     pub winscope: crate::tables::winscope::WinscopeRows,
     /// What the load dropped, told to the user (`load_warning.rs`).

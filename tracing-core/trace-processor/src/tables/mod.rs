@@ -33,12 +33,14 @@ pub mod chrome;
 pub mod core;
 pub mod gpu;
 pub mod heap_graph;
+pub mod jit;
 pub mod logs;
 pub mod memory_snapshot;
 pub mod profiling;
 pub mod proto_content;
 pub mod sched;
 pub mod trace_file;
+pub mod v8;
 pub mod views;
 pub mod winscope;
 
@@ -120,6 +122,8 @@ pub fn all() -> impl Iterator<Item = &'static TableDecl> {
         .chain(gpu::TABLES)
         .chain(proto_content::TABLES)
         .chain(memory_snapshot::TABLES)
+        .chain(v8::TABLES)
+        .chain(jit::TABLES)
 }
 
 /// The docs listing of every declared table: its name, what it holds, the

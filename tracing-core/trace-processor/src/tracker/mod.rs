@@ -1,8 +1,10 @@
 //! The trackers the parsers fill tables through: threads and processes,
 //! tracks (and which track a TrackEvent goes on), slices, flows.
 
+pub mod address_range;
 pub mod flows;
 pub mod heap_graph;
+pub mod jit_cache;
 pub mod process;
 pub mod profiler_samples;
 pub mod sched;

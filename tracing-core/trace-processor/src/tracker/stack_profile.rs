@@ -5,6 +5,11 @@
 //! name), a callsite by (parent, frame, depth). A sequence's interned
 //! mappings, frames and callstacks (`InternedData`) resolve through here,
 //! cached per generation, with upstream's stats for each missing entry.
+//! A process's own mappings are also kept by address with the JIT caches
+//! over them (`stack_profile/jit.rs`): a frame in generated code is the
+//! frame of the function there when it is seen.
+
+mod jit;
 
 use crate::hash::HashMap;
 
@@ -127,6 +132,7 @@ pub struct StackProfileTracker {
     cached_frames: HashMap<Key, u32>,
     cached_callstacks: HashMap<Key, u32>,
     dummy_mappings: HashMap<DummyOwner, u32>,
+    user_mappings: jit::UserMappings,
 }
 
 impl StackProfileTracker {
@@ -402,6 +408,7 @@ impl StackProfileTracker {
             ),
         };
         let line = f.line_number();
+        let mut cache = true;
         let id = match f.mapping_id().unwrap_or(0) {
             0 => self.intern_dummy_frame(
                 storage,
@@ -413,14 +420,21 @@ impl StackProfileTracker {
             m => {
                 let mapping =
                     self.interned_mapping(storage, generation_idx, generation, upid, m)?;
-                self.intern_frame(
-                    storage,
-                    mapping,
-                    f.rel_pc().unwrap_or(0),
-                    &name,
-                    source_file.as_deref(),
-                    line,
-                )
+                let rel_pc = f.rel_pc().unwrap_or(0);
+                // A frame in generated code names what was there when it
+                // was seen, so the next sample resolves it again.
+                cache = !self.is_jitted(mapping);
+                match self.jit_frame(storage, mapping, rel_pc, &name) {
+                    Some(id) => id,
+                    None => self.intern_frame(
+                        storage,
+                        mapping,
+                        rel_pc,
+                        &name,
+                        source_file.as_deref(),
+                        line,
+                    ),
+                }
             }
         };
         let kind = match f.kind_raw() {
@@ -439,7 +453,9 @@ impl StackProfileTracker {
                 row.frame_type = k;
             }
         }
-        self.cached_frames.insert(key, id);
+        if cache {
+            self.cached_frames.insert(key, id);
+        }
         Ok(id)
     }
 
@@ -483,9 +499,9 @@ impl StackProfileTracker {
             load_bias: m.load_bias().unwrap_or(0),
             name: mapping_name(&parts),
         };
-        let id = if params.end > params.start && upid.is_some() {
+        let id = if let Some(upid) = upid.filter(|_| params.end > params.start) {
             // A process's own mapping: never shared with another process.
-            self.add_mapping(storage, &params)
+            self.add_user_mapping(storage, upid, &params)
         } else {
             self.intern_mapping(storage, params)
         };

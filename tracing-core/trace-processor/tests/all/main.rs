@@ -65,6 +65,7 @@ mod track_event_args;
 mod track_event_callstacks;
 mod track_event_tracks;
 mod translation_tables;
+mod v8_jit;
 mod viewcapture;
 mod what_users_are_told;
 mod winscope;
