@@ -525,3 +525,252 @@ fn the_class_aggregation_counts_dominated_objects_once_per_class() {
         ]
     );
 }
+
+/// A dump of pid 2 at 10 for the object and bitmap modules: a root `Node`
+/// (100 bytes) holding a `Node` (10 bytes, holding a 30-byte `Node`) and a
+/// 20-byte Bitmap, heap-stored by pid 2 and received from pid 3's
+/// ashmem one; and an unreachable 7-byte Bitmap that was never sent.
+/// Pid 3 is `sender`.
+fn tree_dump() -> Vec<Vec<u8>> {
+    let sender = packet(|p| {
+        p.append_uint64(8, 1);
+        let mut tree = p.begin_nested(2);
+        let mut proc_ = tree.begin_nested(1);
+        proc_.append_int32(1, 3);
+        proc_.append_int32(2, 1);
+        proc_.append_string(3, "sender");
+    });
+    let dump = packet(|p| {
+        p.append_uint64(8, 10);
+        p.append_uint32(10, 9);
+        let mut g = p.begin_nested(56);
+        g.append_int32(1, 2);
+        objects(
+            &mut g,
+            &[
+                (0x10, false, 1, 100, None, &[0x11, 0x12], &[]),
+                (0x11, false, 1, 10, None, &[0x13], &[]),
+            ],
+        );
+        let bitmap = |g: &mut Message<'_>, id: u64, size: u64, fields: &[(u32, u64)]| {
+            let mut o = g.begin_nested(2);
+            o.append_uint64(1, id);
+            o.append_uint64(2, 2);
+            o.append_uint64(3, size);
+            for &(f, v) in fields {
+                o.append_uint64(f, v);
+            }
+        };
+        bitmap(
+            &mut g,
+            0x12,
+            20,
+            &[(11, 21_000_005), (12, 32_000_007), (13, 100), (14, 50)],
+        );
+        objects(&mut g, &[(0x13, false, 1, 30, None, &[], &[])]);
+        bitmap(&mut g, 0x14, 7, &[(11, 21_000_006), (12, u64::MAX)]);
+        types(
+            &mut g,
+            &[
+                (1, "Node", None, 0, 0, 1, &[]),
+                (2, "android.graphics.Bitmap", None, 0, 0, 1, &[]),
+            ],
+        );
+        root(&mut g, 3, &[0x10]);
+        g.append_uint64(6, 0);
+    });
+    vec![sender, dump]
+}
+
+#[test]
+fn bitmaps_decode_their_ids_and_find_the_sending_process() {
+    let tp = load(tree_dump());
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.bitmap;
+             SELECT b.object_id, p.pid, b.graph_sample_ts, b.width, b.height, b.density,
+               b.bitmap_id, b.bitmap_pid, b.bitmap_storage_type, b.source_id, b.source_pid,
+               b.source_storage_type, sp.pid, b.source_process_name, b.self_size,
+               b.native_size, b.reachable
+             FROM heap_graph_bitmaps b
+             JOIN process p USING (upid)
+             LEFT JOIN process sp ON sp.upid = b.source_upid
+             ORDER BY b.object_id"
+        ),
+        vec![
+            vec![
+                i(2),
+                i(2),
+                i(10),
+                i(100),
+                i(50),
+                NULL,
+                i(21_000_005),
+                i(2),
+                s("heap"),
+                i(32_000_007),
+                i(3),
+                s("ashmem"),
+                i(3),
+                s("sender"),
+                i(20),
+                i(0),
+                i(1)
+            ],
+            vec![
+                i(4),
+                i(2),
+                i(10),
+                NULL,
+                NULL,
+                NULL,
+                i(21_000_006),
+                i(2),
+                s("heap"),
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+                i(7),
+                i(0),
+                i(0)
+            ],
+        ]
+    );
+}
+
+#[test]
+fn class_descendants_follow_the_superclasses_down() {
+    let tp = load(dump());
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.class_relationship;
+             SELECT c.name, d.ancestor_class_name, d.ancestor_class_id = a.id
+             FROM android_heap_graph_class_find_descendants!(
+               (SELECT id FROM heap_graph_class WHERE name IN ('Super', 'Foo'))
+             ) d
+             JOIN heap_graph_class c ON c.id = d.id
+             JOIN heap_graph_class a ON a.name = d.ancestor_class_name
+             ORDER BY d.ancestor_class_name, c.name"
+        ),
+        vec![
+            vec![s("Foo"), s("Foo"), i(1)],
+            vec![s("Sub"), s("Super"), i(1)],
+            vec![s("Super"), s("Super"), i(1)],
+        ]
+    );
+}
+
+#[test]
+fn object_totals_are_what_the_aggregating_scan_up_the_tree_gives() {
+    let tp = load(tree_dump());
+    let totals = "INCLUDE PERFETTO MODULE android.memory.heap_graph.object_tree;
+         SELECT id, cumulative_size, cumulative_native_size, cumulative_count
+         FROM _heap_graph_object_tree_aggregation ORDER BY id";
+    // 1 holds 3 (30 bytes, more than its own 10); 0 holds three objects,
+    // 60 bytes, less than its own 100; 4 is in no tree.
+    assert_eq!(
+        rows(&tp, totals),
+        vec![
+            vec![i(0), i(100), i(0), i(3)],
+            vec![i(1), i(30), i(0), i(1)],
+            vec![i(2), i(20), i(0), i(1)],
+            vec![i(3), i(30), i(0), i(1)],
+            vec![i(4), i(7), i(0), i(1)],
+        ]
+    );
+    // The same numbers as graphs.scan's aggregating scan gives, run up the
+    // shortest-path tree from every object's own values.
+    let scanned = rows(
+        &tp,
+        "INCLUDE PERFETTO MODULE graphs.scan;
+         SELECT id, max(cumulative_size), max(cumulative_native_size), max(cumulative_count)
+         FROM _graph_aggregating_scan!(
+           (SELECT id AS source_node_id, parent_id AS dest_node_id
+            FROM _heap_graph_object_min_depth_tree WHERE parent_id IS NOT NULL),
+           (SELECT id, self_size AS cumulative_size, native_size AS cumulative_native_size,
+              1 AS cumulative_count FROM heap_graph_object),
+           (cumulative_size, cumulative_native_size, cumulative_count),
+           (SELECT id, sum(cumulative_size) AS cumulative_size,
+              sum(cumulative_native_size) AS cumulative_native_size,
+              sum(cumulative_count) AS cumulative_count
+            FROM $table GROUP BY id))
+         GROUP BY id ORDER BY id",
+    );
+    assert_eq!(rows(&tp, totals), scanned);
+    // The references out of the root's class path (the three `Node`s),
+    // largest totals first.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT class_name, total_cumulative_size, cumulative_count, id
+             FROM _heap_graph_outgoing_references_agg!(
+               _heap_graph_path_hashes,
+               (SELECT path_hash FROM _heap_graph_path_hashes WHERE id = 0))
+             ORDER BY total_cumulative_size DESC, id"
+        ),
+        vec![
+            vec![s("Node"), i(30), i(1), i(1)],
+            vec![s("Node"), i(30), i(1), i(3)],
+            vec![s("android.graphics.Bitmap"), i(20), i(1), i(2)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT class_name, field_type_name IS NULL, total_cumulative_size, id
+             FROM _heap_graph_incoming_references_agg!(
+               _heap_graph_path_hashes,
+               (SELECT path_hash FROM _heap_graph_path_hashes WHERE id = 2))"
+        ),
+        vec![vec![s("Node"), i(1), i(20), i(0)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT id, outgoing_reference_count FROM _heap_graph_object_references_agg!(
+               _heap_graph_path_hashes,
+               (SELECT path_hash FROM _heap_graph_path_hashes WHERE id = 0))"
+        ),
+        vec![vec![i(0), i(2)], vec![i(1), i(1)]]
+    );
+}
+
+#[test]
+fn every_object_of_a_class_node_has_that_nodes_path_hash() {
+    let tp = load(tree_dump());
+    // The objects of each class node, counted by path hash, are the
+    // node's self_count; the parent path is the parent node's.
+    for (tree, hashes) in [
+        ("_heap_graph_class_tree", "_heap_graph_path_hashes"),
+        (
+            "_heap_graph_dominator_class_tree",
+            "_heap_graph_dominator_path_hashes",
+        ),
+    ] {
+        let got = rows(
+            &tp,
+            &format!(
+                "INCLUDE PERFETTO MODULE android.memory.heap_graph.class_tree;
+                 INCLUDE PERFETTO MODULE android.memory.heap_graph.dominator_class_tree;
+                 SELECT t.name, t.self_count, count(h.id),
+                   coalesce(max(h.parent_path_hash) = p.path_hash_stable, t.parent_id IS NULL)
+                 FROM {tree} t
+                 JOIN {hashes} h ON h.path_hash = t.path_hash_stable
+                 LEFT JOIN {tree} p ON p.id = t.parent_id
+                 GROUP BY t.id ORDER BY t.name"
+            ),
+        );
+        assert_eq!(
+            got,
+            vec![
+                vec![s("Node"), i(3), i(3), i(1)],
+                vec![s("android.graphics.Bitmap"), i(1), i(1), i(1)],
+            ],
+            "{tree}"
+        );
+    }
+}

@@ -56,9 +56,14 @@ pub(crate) struct ClassNode {
     pub path_hash: i64,
 }
 
-/// Folds the object tree (`parent[object]`: `Some(None)` a root, `None`
-/// not in the tree) into its class tree.
-pub(crate) fn class_tree(g: &ObjectGraph, parent: &[Option<Option<usize>>]) -> Vec<ClassNode> {
+/// Each object's path key and its parent path's key (0 for a root's) in
+/// the object tree (`parent[object]`: `Some(None)` a root, `None` not in
+/// the tree, which has no path): upstream's `path_hash` and
+/// `parent_path_hash` of `_heap_graph_path_hashes`.
+pub(crate) fn object_paths(
+    g: &ObjectGraph,
+    parent: &[Option<Option<usize>>],
+) -> Vec<Option<(i64, i64)>> {
     let n = g.len();
     let name_hash: Vec<i64> = (0..n)
         .map(|i| hash(&[Part::Text(&g.class_name[i])]))
@@ -105,6 +110,13 @@ pub(crate) fn class_tree(g: &ObjectGraph, parent: &[Option<Option<usize>>]) -> V
             });
         }
     }
+    path
+}
+
+/// Folds the object tree (`parent[object]`: `Some(None)` a root, `None`
+/// not in the tree) into its class tree.
+pub(crate) fn class_tree(g: &ObjectGraph, parent: &[Option<Option<usize>>]) -> Vec<ClassNode> {
+    let path = object_paths(g, parent);
     #[derive(Default)]
     struct Agg {
         ts: i64,

@@ -5,12 +5,15 @@
 //! dominator, with what it dominates and its depth) and
 //! `__intrinsic_heap_graph_dominator_first_of_class()` (whether no
 //! dominator of an object has its class), `__intrinsic_heap_graph_class_tree(tree)` (either tree, `'min_depth'`
-//! or `'dominator'`, folded into classes). One file per step: `graph.rs`
-//! (the objects and references), `dominators.rs`, `class_tree.rs`.
+//! or `'dominator'`, folded into classes), `__intrinsic_heap_graph_object_tree_totals()`
+//! (what each object holds below it in the shortest-path tree),
+//! `__intrinsic_heap_graph_path_hashes(tree)` (each object's class path key in either tree). One file per step: `graph.rs`
+//! (the objects and references), `dominators.rs`, `class_tree.rs`, `object_tree.rs`.
 
 mod class_tree;
 mod dominators;
 pub(crate) mod graph;
+mod object_tree;
 
 use std::sync::Arc;
 
@@ -155,16 +158,7 @@ impl TableFn for ClassTree {
 
     fn run(&self, args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
         let g = self.0.graph();
-        let parent = match args.first() {
-            Some(Value::Text(t)) if t == "min_depth" => g.min_depth_tree(),
-            Some(Value::Text(t)) if t == "dominator" => dominators::dominators(&g),
-            _ => {
-                return Err(
-                    "__intrinsic_heap_graph_class_tree: tree must be 'min_depth' or 'dominator'"
-                        .into(),
-                );
-            }
-        };
+        let parent = tree_named("__intrinsic_heap_graph_class_tree", &g, args)?;
         Ok(class_tree::class_tree(&g, &parent)
             .into_iter()
             .map(|c| {
@@ -179,6 +173,89 @@ impl TableFn for ClassTree {
                     Value::Integer(c.self_count),
                     Value::Integer(c.self_size),
                     Value::Integer(c.path_hash),
+                ]
+            })
+            .collect())
+    }
+}
+
+/// The tree an operator's `tree` argument names: `'min_depth'` (the
+/// shortest-path tree) or `'dominator'`.
+fn tree_named(
+    what: &str,
+    g: &ObjectGraph,
+    args: &[Value],
+) -> Result<Vec<Option<Option<usize>>>, String> {
+    match args.first() {
+        Some(Value::Text(t)) if t == "min_depth" => Ok(g.min_depth_tree()),
+        Some(Value::Text(t)) if t == "dominator" => Ok(dominators::dominators(g)),
+        _ => Err(format!("{what}: tree must be 'min_depth' or 'dominator'")),
+    }
+}
+
+/// `__intrinsic_heap_graph_path_hashes(tree)`.
+struct PathHashes(Tables);
+
+impl TableFn for PathHashes {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("id", "BIGINT"),
+            ("path_hash", "BIGINT"),
+            ("parent_path_hash", "BIGINT"),
+        ]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        vec!["tree"]
+    }
+
+    fn run(&self, args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let g = self.0.graph();
+        let parent = tree_named("__intrinsic_heap_graph_path_hashes", &g, args)?;
+        Ok(class_tree::object_paths(&g, &parent)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(v, p)| {
+                let (path, parent_path) = p?;
+                Some(vec![
+                    id(v),
+                    Value::Integer(path),
+                    Value::Integer(parent_path),
+                ])
+            })
+            .collect())
+    }
+}
+
+/// `__intrinsic_heap_graph_object_tree_totals()`.
+struct ObjectTreeTotals(Tables);
+
+impl TableFn for ObjectTreeTotals {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("id", "BIGINT"),
+            ("cumulative_size", "BIGINT"),
+            ("cumulative_native_size", "BIGINT"),
+            ("cumulative_count", "BIGINT"),
+        ]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn run(&self, _args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let g = self.0.graph();
+        let parent = g.min_depth_tree();
+        Ok(object_tree::object_tree_totals(&g, &parent)
+            .into_iter()
+            .enumerate()
+            .map(|(v, t)| {
+                vec![
+                    id(v),
+                    Value::Integer(t.size),
+                    Value::Integer(t.native_size),
+                    Value::Integer(t.count),
                 ]
             })
             .collect())
@@ -212,6 +289,16 @@ pub fn register(
         conn,
         "__intrinsic_heap_graph_dominator_first_of_class",
         Arc::new(FirstOfClass(t.clone())),
+    )?;
+    table_function::register(
+        conn,
+        "__intrinsic_heap_graph_path_hashes",
+        Arc::new(PathHashes(t.clone())),
+    )?;
+    table_function::register(
+        conn,
+        "__intrinsic_heap_graph_object_tree_totals",
+        Arc::new(ObjectTreeTotals(t.clone())),
     )?;
     table_function::register(
         conn,

@@ -148,6 +148,14 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_dmabuf_spans.sql"),
     },
     Module {
+        key: "android.memory.heap_graph.bitmap",
+        sql: include_str!("modules/android_memory_heap_graph_bitmap.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.class_relationship",
+        sql: include_str!("modules/android_memory_heap_graph_class_relationship.sql"),
+    },
+    Module {
         key: "android.memory.heap_graph.class_summary_tree",
         sql: include_str!("modules/android_memory_heap_graph_class_summary_tree.sql"),
     },
@@ -174,6 +182,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "android.memory.heap_graph.heap_graph_stats",
         sql: include_str!("modules/android_memory_heap_graph_heap_graph_stats.sql"),
+    },
+    Module {
+        key: "android.memory.heap_graph.object_tree",
+        sql: include_str!("modules/android_memory_heap_graph_object_tree.sql"),
     },
     Module {
         key: "android.memory.heap_graph.oome",

@@ -7,6 +7,8 @@
 --   _heap_graph_class_tree  (graph_sample_ts, upid, id, parent_id, name,
 --     root_type, heap_type, self_count, self_size, path_hash_stable): one
 --     node per class path, its objects counted and their bytes summed.
+--   _heap_graph_path_hashes  (id, path_hash, parent_path_hash): each
+--     object's class path key.
 
 INCLUDE PERFETTO MODULE android.memory.heap_graph.excluded_refs;
 
@@ -29,3 +31,15 @@ SELECT
   path_hash_stable
 FROM __intrinsic_heap_graph_class_tree('min_depth')
 ORDER BY id;
+
+-- Each object of the shortest-path tree with the key of its class path
+-- and of its parent's path (0 for a root's): the class tree node an
+-- object falls in is the one whose path_hash_stable is its path_hash.
+-- A view: the keys are computed when queried, not at the include.
+CREATE PERFETTO VIEW _heap_graph_path_hashes(
+  id JOINID(heap_graph_object.id),
+  path_hash LONG,
+  parent_path_hash LONG
+) AS
+SELECT id, path_hash, parent_path_hash
+FROM __intrinsic_heap_graph_path_hashes('min_depth');
