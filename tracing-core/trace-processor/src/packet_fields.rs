@@ -100,8 +100,9 @@ pub struct PacketFields<'a> {
     pub first_packet_on_sequence: bool,
     /// `trace_packet_defaults`' bytes.
     pub trace_packet_defaults: Option<&'a [u8]>,
-    /// `previous_packet_dropped`.
-    pub previous_packet_dropped: bool,
+    /// `previous_packet_dropped`: 0 when nothing was lost, else the
+    /// `DataLossReason` bitmask saying why.
+    pub previous_packet_dropped: u32,
     /// `machine_id`.
     pub machine_id: Option<u32>,
     /// The payload, when the packet carries one someone reads.
@@ -276,7 +277,7 @@ impl<'a> PacketFields<'a> {
                 }
                 TracePacket::FIELD_PREVIOUS_PACKET_DROPPED => {
                     if let Some(v) = varint() {
-                        out.previous_packet_dropped = v != 0;
+                        out.previous_packet_dropped = v as u32;
                     }
                 }
                 TracePacket::FIELD_MACHINE_ID => {

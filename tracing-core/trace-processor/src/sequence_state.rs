@@ -92,6 +92,20 @@ impl Generation {
     }
 }
 
+/// The causes a `previous_packet_dropped` bitmask can name (the bits of
+/// `TracePacket.DataLossReason` past `DATA_LOSS_PRESENT`), each with the
+/// per-buffer stat that counts the sequences' losses for it.
+pub const DATA_LOSS_CAUSES: [(u32, &str); 8] = [
+    (1 << 1, "traced_buf_data_loss_read_gap"),
+    (1 << 2, "traced_buf_data_loss_chunk_corrupted"),
+    (1 << 3, "traced_buf_data_loss_orphan_continuation"),
+    (1 << 4, "traced_buf_data_loss_reassembly_gap"),
+    (1 << 5, "traced_buf_data_loss_reassembly_broken_chain"),
+    (1 << 6, "traced_buf_data_loss_overwrite"),
+    (1 << 7, "traced_buf_data_loss_writer_abort"),
+    (1 << 8, "traced_buf_data_loss_smb_full"),
+];
+
 /// What a sequence keeps across its packets.
 #[derive(Debug, Default)]
 pub struct SequenceState {
@@ -99,6 +113,9 @@ pub struct SequenceState {
     pub generation: u32,
     /// Packets after a `previous_packet_dropped`.
     pub previous_packet_dropped_count: u32,
+    /// Of those, how many named each cause of [`DATA_LOSS_CAUSES`] (by
+    /// its index there) in their `previous_packet_dropped` bitmask.
+    pub data_loss_causes: [u32; DATA_LOSS_CAUSES.len()],
     /// Packets that needed incremental state.
     pub needs_incremental_state_total: u32,
     /// ... and were skipped because it was invalid.
@@ -115,4 +132,18 @@ pub struct SequenceState {
     pub incremental_counters: HashMap<u64, f64>,
     /// The pid and tid of the ThreadDescriptor of this sequence.
     pub thread: Option<(i64, i64)>,
+}
+
+impl SequenceState {
+    /// Counts a packet that says packets before it were lost:
+    /// `reasons` is its `previous_packet_dropped` bitmask, whose cause
+    /// bits are counted one by one.
+    pub fn record_loss(&mut self, reasons: u32) {
+        self.previous_packet_dropped_count += 1;
+        for (n, (bit, _)) in self.data_loss_causes.iter_mut().zip(DATA_LOSS_CAUSES) {
+            if reasons & bit != 0 {
+                *n += 1;
+            }
+        }
+    }
 }

@@ -147,8 +147,8 @@ pub struct Loader {
     machine: u32,
     /// The last ftrace clock value snapshotted from a bundle.
     ftrace_clock_ts: Option<i64>,
-    /// CPUs whose first ftrace bundle was read.
-    ftrace_cpus_seen: crate::hash::HashSet<u32>,
+    /// CPUs whose first ftrace bundle was read, by (machine, CPU).
+    ftrace_cpus_seen: crate::hash::HashSet<(u32, u32)>,
     /// How much the load may take in.
     budget: LoadBudget,
     /// Bytes `compressed_packets` inflated to so far.
@@ -572,10 +572,10 @@ impl Loader {
                 },
             );
         }
-        let dropped = pkt.previous_packet_dropped;
+        let dropped = pkt.previous_packet_dropped != 0;
         if seq_id.is_some() && !inserted && dropped {
             if let Some(s) = self.sequences.get_mut(&seq) {
-                s.previous_packet_dropped_count += 1;
+                s.record_loss(pkt.previous_packet_dropped);
             }
         }
         if pkt.first_packet_on_sequence && seq_id.is_some() {

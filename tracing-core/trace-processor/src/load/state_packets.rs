@@ -222,9 +222,17 @@ impl Loader {
     }
 
     /// Packet loss per buffer, as upstream derives it from the sequences
-    /// named in `TraceStats.writer_stats`.
+    /// named in `TraceStats.writer_stats`: packets lost, sequences whose
+    /// every incremental packet was skipped, and losses by cause.
     pub(super) fn sequence_stats(&mut self) {
-        let mut per_buffer: std::collections::BTreeMap<u32, (i64, i64)> = Default::default();
+        use crate::sequence_state::DATA_LOSS_CAUSES;
+        #[derive(Default)]
+        struct PerBuffer {
+            loss: i64,
+            dropped: i64,
+            causes: [i64; DATA_LOSS_CAUSES.len()],
+        }
+        let mut per_buffer: std::collections::BTreeMap<u32, PerBuffer> = Default::default();
         let mut seen = crate::hash::HashSet::default();
         for &(seq, buf) in &self.writer_buffers {
             if !seen.insert((seq, buf)) {
@@ -232,22 +240,25 @@ impl Loader {
             }
             if let Some(s) = self.sequences.get(&seq) {
                 let e = per_buffer.entry(buf).or_default();
-                e.0 += i64::from(s.previous_packet_dropped_count);
+                e.loss += i64::from(s.previous_packet_dropped_count);
                 if s.needs_incremental_state_skipped > 0
                     && s.needs_incremental_state_skipped == s.needs_incremental_state_total
                 {
-                    e.1 += 1;
+                    e.dropped += 1;
+                }
+                for (sum, n) in e.causes.iter_mut().zip(s.data_loss_causes) {
+                    *sum += i64::from(n);
                 }
             }
         }
-        for (buf, (loss, dropped)) in per_buffer {
+        for (buf, b) in per_buffer {
             let stats = &mut self.parser.storage.stats;
-            stats.set_indexed("traced_buf_sequence_packet_loss", i64::from(buf), loss);
-            stats.set_indexed(
-                "traced_buf_incremental_sequences_dropped",
-                i64::from(buf),
-                dropped,
-            );
+            let buf = i64::from(buf);
+            stats.set_indexed("traced_buf_sequence_packet_loss", buf, b.loss);
+            stats.set_indexed("traced_buf_incremental_sequences_dropped", buf, b.dropped);
+            for ((_, name), n) in DATA_LOSS_CAUSES.iter().zip(b.causes) {
+                stats.set_indexed(name, buf, n);
+            }
         }
     }
 }

@@ -110,7 +110,7 @@ pub struct Walked {
     machine_id: Option<u32>,
     incremental_state_cleared: bool,
     first_packet_on_sequence: bool,
-    previous_packet_dropped: bool,
+    previous_packet_dropped: u32,
     interned_data: Span,
     defaults: Span,
     payload_field: u32,
