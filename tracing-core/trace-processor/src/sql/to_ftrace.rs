@@ -6,7 +6,10 @@
 //! and a few other events print their fields the way their kernel format
 //! does (`sched_switch`'s `prev_state` as letters, `==>`, kernel
 //! functions as symbols or hex, softirq vectors by name); any other event
-//! prints each arg as ` key=value` in its arg set's order.
+//! prints each arg as ` key=value` in its arg set's order (`gfp_flags` by
+//! the flags' names, `gfp_flags.rs`).
+
+mod gfp_flags;
 
 use crate::hash::HashMap;
 use std::fmt::Write;
@@ -339,7 +342,13 @@ impl Tables {
             _ => {
                 for (k, v) in args {
                     let _ = write!(out, " {k}=");
-                    v.write(out);
+                    match v {
+                        // An allocation's flags by their kernel names.
+                        Val::Int(_) | Val::Uint(_) if k == "gfp_flags" => {
+                            gfp_flags::write_gfp_flags(v.int() as u64, self.kernel, out);
+                        }
+                        _ => v.write(out),
+                    }
                 }
             }
         }
