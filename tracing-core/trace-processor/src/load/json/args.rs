@@ -5,7 +5,6 @@
 //! [`KeyCache`] finds a path's interned key from its parent's and the
 //! member's name, so that a key is built and interned once per path.
 
-use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use crate::column_store::strings::StrId;
@@ -100,7 +99,7 @@ fn walk(
                         0
                     }
                 };
-                key.push_str(&format!("[{idx}]"));
+                push_index(key, idx);
                 walk(storage, &child, flat, key, out, counters, depth + 1)?;
             }
         }
@@ -276,6 +275,30 @@ pub fn add_cached_at(
     w.value(buf, pos, root, None, 0)
 }
 
+/// Appends `[idx]` to a key (what `write!(key, "[{idx}]")` writes,
+/// without the formatting machinery, which was most of an array
+/// element's keying).
+fn push_index(key: &mut String, idx: usize) {
+    let mut digits = [0u8; 20];
+    let mut n = idx;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        if let Some(d) = digits.get_mut(at) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    key.push('[');
+    for &d in digits.get(at..).unwrap_or(&[]) {
+        key.push(char::from(d));
+    }
+    key.push(']');
+}
+
 /// One `args` object being read through the key cache.
 struct CachedWalk<'w> {
     storage: &'w mut Storage,
@@ -434,7 +457,7 @@ impl CachedWalk<'_> {
                             0
                         }
                     };
-                    let _ = write!(full, "[{idx}]");
+                    push_index(full, idx);
                     let end = self.value(buf, pos, path, Some(&mut *full), depth + 1)?;
                     full.truncate(key_len);
                     end
@@ -452,6 +475,15 @@ impl CachedWalk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_is_written_as_formatting_writes_it() {
+        for idx in (0..1100).chain([9_999, 10_000, 123_456_789, usize::MAX]) {
+            let mut key = "args.a".to_owned();
+            push_index(&mut key, idx);
+            assert_eq!(key, format!("args.a[{idx}]"));
+        }
+    }
 
     #[test]
     fn nested_objects_and_arrays_get_upstreams_keys() {

@@ -305,6 +305,19 @@ fn read_fields<'a>(
                 continue;
             }
         }
+        // The phase is nearly always one plain character: its byte is
+        // taken without reading the string.
+        if &*k == b"ph" {
+            if let (Some(b'"'), Some(&c), Some(b'"')) =
+                (obj.get(at), obj.get(at + 1), obj.get(at + 2))
+            {
+                if c.is_ascii() && c != b'\\' && c != b'"' {
+                    e.phase = c;
+                    f.after_value(at + 3)?;
+                    continue;
+                }
+            }
+        }
         let (v, end) = scan::value(obj, at)?;
         f.after_value(end)?;
         match &*k {

@@ -273,76 +273,101 @@ impl BlockScan {
 }
 
 /// A number's text as upstream reads it: an integer when written as one
-/// and within i64, else a double built from its parts. An integer's value
-/// is gathered as its digits are scanned (nearly every number in a trace
-/// is one); the rest are read again from their text.
+/// and within i64, else a double built from its parts. The value is
+/// gathered as the digits are scanned when that gives the very number
+/// [`parse_number`] makes of the text (an integer of up to 19 digits; a
+/// fraction without exponent, of at most 15 integral and 18 fractional
+/// digits); the rest are read again from their text.
 fn number(buf: &[u8], pos: usize) -> Scanned<'static, Value<'static>> {
-    let mut i = pos;
-    let digits = |i: &mut usize| {
-        let s = *i;
-        while buf.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - s
-    };
-    let neg = buf.get(i) == Some(&b'-');
-    if neg {
-        i += 1;
-    }
-    // The magnitude while it fits a u64.
-    let mut magnitude: Option<u64> = Some(0);
-    match buf.get(i) {
+    let rest = buf.get(pos..).unwrap_or(&[]);
+    let neg = rest.first() == Some(&b'-');
+    let mut i = usize::from(neg);
+    // Up to 19 digits fit a u64 whatever they are.
+    let mut magnitude: u64 = 0;
+    let int_start = i;
+    match rest.get(i) {
         Some(b'0') => {
             i += 1;
-            if buf.get(i).is_some_and(u8::is_ascii_digit) {
+            if rest.get(i).is_some_and(u8::is_ascii_digit) {
                 return invalid("leading zero in number");
             }
         }
         Some(b'1'..=b'9') => {
-            while let Some(&d) = buf.get(i).filter(|d| d.is_ascii_digit()) {
-                magnitude = magnitude
-                    .and_then(|m| m.checked_mul(10))
-                    .and_then(|m| m.checked_add(u64::from(d - b'0')));
+            while let Some(&c) = rest.get(i) {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(d));
                 i += 1;
             }
         }
         Some(_) => return invalid("expected a digit"),
         None => return Err(ScanError::Incomplete),
     }
+    let int_digits = i - int_start;
     let mut int_like = true;
-    if buf.get(i) == Some(&b'.') {
+    // The fraction's digits as an integer and their count.
+    let mut frac: u64 = 0;
+    let mut frac_digits = 0usize;
+    let mut exponent = false;
+    if rest.get(i) == Some(&b'.') {
         int_like = false;
         i += 1;
-        if digits(&mut i) == 0 && i < buf.len() {
+        while let Some(&c) = rest.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            frac = frac.wrapping_mul(10).wrapping_add(u64::from(d));
+            frac_digits += 1;
+            i += 1;
+        }
+        if frac_digits == 0 && i < rest.len() {
             return invalid("expected a digit after '.'");
         }
     }
-    if matches!(buf.get(i), Some(b'e' | b'E')) {
+    if matches!(rest.get(i), Some(b'e' | b'E')) {
         int_like = false;
+        exponent = true;
         i += 1;
-        if matches!(buf.get(i), Some(b'+' | b'-')) {
+        if matches!(rest.get(i), Some(b'+' | b'-')) {
             i += 1;
         }
-        if digits(&mut i) == 0 && i < buf.len() {
+        let s = i;
+        while rest.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == s && i < rest.len() {
             return invalid("expected a digit after 'e'");
         }
     }
     // A number ending the bytes may go on in the next chunk.
-    if i >= buf.len() {
+    if i >= rest.len() {
         return Err(ScanError::Incomplete);
     }
-    if int_like {
-        let int = match magnitude {
-            Some(m) if !neg => i64::try_from(m).ok(),
-            Some(m) if m <= 1 << 63 => Some((m as i64).wrapping_neg()),
-            _ => None,
+    let end = pos + i;
+    if int_like && int_digits <= 19 {
+        let int = if !neg {
+            i64::try_from(magnitude).ok()
+        } else if magnitude <= 1 << 63 {
+            Some((magnitude as i64).wrapping_neg())
+        } else {
+            None
         };
         if let Some(v) = int {
-            return Ok((Value::Int(v), i));
+            return Ok((Value::Int(v), end));
         }
     }
-    let text = std::str::from_utf8(buf.get(pos..i).unwrap_or(&[])).unwrap_or("");
-    Ok((parse_number(text, int_like)?, i))
+    if !int_like && !exponent && int_digits <= 15 && frac_digits <= 18 {
+        // What `parse_number` computes: the integral part (exact below
+        // 2^53) plus the fraction's digits over their power of ten.
+        let divisor = 10u64.pow(frac_digits as u32);
+        let out = magnitude as f64 + frac as f64 / divisor as f64;
+        return Ok((Value::Float(if neg { -out } else { out }), end));
+    }
+    let text = std::str::from_utf8(rest.get(..i).unwrap_or(&[])).unwrap_or("");
+    Ok((parse_number(text, int_like)?, end))
 }
 
 /// A number from its text (already checked to be one).
@@ -637,6 +662,65 @@ mod tests {
             }
         }
         assert_eq!(got, Some(whole));
+    }
+
+    /// The numbers gathered while scanned are, bit for bit, those
+    /// `parse_number` makes of their text, on every path (integers near
+    /// the i64 bounds, fractions of many digits, exponents).
+    #[test]
+    fn scanned_numbers_are_those_read_from_their_text() {
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "0.5",
+            "-0.5",
+            "1367415.699",
+            "10.997",
+            "0.839603",
+            "123456789012345.678901234567890123",
+            "1234567890123456.5",
+            "99999999999999999999",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1e3",
+            "1.5E-2",
+            "-2.5e+10",
+            "0.000000000000000001",
+            "0.0000000000000000001",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        // Fractions of every digit count on both sides.
+        let digits = "3141592653589793238462643383279502884197169399375105";
+        for a in 1..=20 {
+            for b in 0..=22 {
+                let mut t = digits[..a].to_owned();
+                if b > 0 {
+                    t.push('.');
+                    t.push_str(&digits[a..a + b]);
+                }
+                texts.push(t.clone());
+                texts.push(format!("-{t}"));
+            }
+        }
+        for t in texts {
+            let int_like = !t.contains(['.', 'e', 'E']);
+            let want = parse_number(&t, int_like).unwrap();
+            let buf = format!("{t},");
+            let (got, end) = value(buf.as_bytes(), 0).unwrap();
+            assert_eq!(end, t.len(), "{t}");
+            match (&got, &want) {
+                (Value::Float(g), Value::Float(w)) => assert_eq!(g.to_bits(), w.to_bits(), "{t}"),
+                _ => assert_eq!(got, want, "{t}"),
+            }
+        }
     }
 
     #[test]
