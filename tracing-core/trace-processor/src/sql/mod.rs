@@ -27,6 +27,7 @@ mod perfetto_sql;
 mod prelude;
 pub mod public_schema;
 pub(crate) mod read_plan;
+mod sched_summary;
 #[cfg(test)]
 mod schema_agreement_tests;
 mod slice_tree;
@@ -176,6 +177,7 @@ impl Engine {
         graphs::register(&conn)?;
         let mut perfetto = perfetto_sql::PerfettoSql::default();
         thread_slice_time::register(&conn, &all, perfetto.natives_mut())?;
+        sched_summary::register(&conn, &all, perfetto.natives_mut())?;
         self::slices::register_native(&conn, &all, perfetto.natives_mut())?;
         span_join::register(&conn)?;
         byte_functions::register(&conn)?;

@@ -2,13 +2,15 @@
 //! `perfetto_sql/modules/slices_*.sql`): `stack_id.rs` (the stack ids of
 //! `slices.stack`), `flatten.rs` (the flattened slices of
 //! `slices.flat_slices`), `self_dur.rs` (the self durations of
-//! `slices.self_dur`), served by `int_rows.rs` (a table of computed
+//! `slices.self_dur`), `track_summary.rs` (`viz.summary.slices`' figures
+//! per track), served by `int_rows.rs` (a table of computed
 //! integer rows). Each computes from the frozen slice table on first use.
 
 pub(super) mod flatten;
 mod int_rows;
 mod self_dur;
 mod stack_id;
+mod track_summary;
 
 use std::sync::Arc;
 
@@ -58,9 +60,10 @@ pub(super) fn register(conn: &Connection, slices: Arc<Table>) -> rusqlite::Resul
     )
 }
 
-/// Registers on `natives` the source `__intrinsic_slice_self_dur_columns`
-/// (`slices.self_dur`'s table, built as columns) over the slice table of
-/// `all`.
+/// Registers on `natives` the sources `__intrinsic_slice_self_dur_columns`
+/// (`slices.self_dur`'s table, built as columns) and
+/// `__intrinsic_slice_track_summary` (`viz.summary.slices`' table) over
+/// the slice table of `all`.
 pub(super) fn register_native(
     conn: &Connection,
     all: &[Arc<Table>],
@@ -69,6 +72,13 @@ pub(super) fn register_native(
     let Some(slices) = all.iter().find(|t| t.name == "__intrinsic_slice").cloned() else {
         return Ok(());
     };
+    let for_summary = slices.clone();
+    natives.register(
+        conn,
+        "__intrinsic_slice_track_summary",
+        track_summary::COLUMNS,
+        Box::new(move |_| Ok(track_summary::columns(&for_summary))),
+    )?;
     natives.register(
         conn,
         "__intrinsic_slice_self_dur_columns",

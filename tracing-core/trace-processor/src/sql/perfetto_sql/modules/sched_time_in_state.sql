@@ -7,6 +7,10 @@
 -- state (and CPU) within an interval, and a CPU in each end state within
 -- an interval; a state's time counts only its part inside the interval.
 
+-- Per thread and state: the sum of the states' durations, the sum over
+-- all the thread's states, and the first times 100 over the second;
+-- built as columns in one pass over thread_state by the native source
+-- __intrinsic_sched_time_in_state_for_thread (src/sql/sched_summary/).
 CREATE PERFETTO TABLE sched_time_in_state_for_thread(
   utid JOINID(thread.id),
   total_runtime LONG,
@@ -14,25 +18,7 @@ CREATE PERFETTO TABLE sched_time_in_state_for_thread(
   time_in_state LONG,
   percentage_in_state LONG
 ) AS
-WITH
-  per_thread AS (
-    SELECT utid, sum(dur) AS total
-    FROM thread_state
-    GROUP BY utid
-  ),
-  per_state AS (
-    SELECT utid, state, sum(dur) AS time_in_state
-    FROM thread_state
-    GROUP BY utid, state
-  )
-SELECT
-  per_state.utid,
-  per_thread.total AS total_runtime,
-  per_state.state,
-  per_state.time_in_state,
-  (per_state.time_in_state * 100) / per_thread.total AS percentage_in_state
-FROM per_state
-JOIN per_thread USING (utid);
+SELECT * FROM __intrinsic_sched_time_in_state_for_thread;
 
 CREATE PERFETTO MACRO _zt_sched_pct(state_name Expr)
 RETURNS Expr

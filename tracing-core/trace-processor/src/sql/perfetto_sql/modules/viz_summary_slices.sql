@@ -3,13 +3,9 @@
 --   _slice_track_summary  (id, cnt, min_dur, max_dur, max_depth) per track
 
 -- Per slice track: its slice count, shortest and longest duration and
--- deepest nesting.
+-- deepest nesting (count(*), min(dur), max(dur), max(depth) of the
+-- slices grouped by track_id), built as columns in one pass over the
+-- slices by the native source __intrinsic_slice_track_summary
+-- (src/sql/slices/track_summary.rs).
 CREATE PERFETTO TABLE _slice_track_summary AS
-SELECT
-  track_id AS id,
-  count(*) AS cnt,
-  min(dur) AS min_dur,
-  max(dur) AS max_dur,
-  max(depth) AS max_depth
-FROM slice
-GROUP BY track_id;
+SELECT * FROM __intrinsic_slice_track_summary;
