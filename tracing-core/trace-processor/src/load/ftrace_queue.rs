@@ -94,20 +94,20 @@ impl Loader {
         let Some((cpu, raw)) = ftrace_bundle::data_start(bundle) else {
             return;
         };
-        if !self.ftrace_cpus_seen.insert(cpu) {
+        // Each machine's CPUs: upstream keeps the time per machine.
+        if !self.ftrace_cpus_seen.insert((self.machine, cpu)) {
             return;
         }
         let Ok(ts) = self.parser.clocks.trace_time(key, raw) else {
             return;
         };
         const KEY: &str = "ftrace_latest_data_start_ns";
-        if self
-            .parser
-            .storage
-            .metadata_int(KEY)
-            .is_none_or(|cur| ts > cur)
-        {
-            self.parser.storage.set_metadata_int(KEY, ts);
+        let storage = &mut self.parser.storage;
+        let host = storage.machine();
+        storage.set_machine(self.machine);
+        if storage.metadata_int(KEY).is_none_or(|cur| ts > cur) {
+            storage.set_metadata_int(KEY, ts);
         }
+        storage.set_machine(host);
     }
 }

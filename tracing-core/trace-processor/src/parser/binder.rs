@@ -186,7 +186,7 @@ impl BinderTracker {
     /// The innermost slice on `track` when it is open and named `name` in
     /// the `binder` category.
     fn open_named(p: &mut Parser, track: u32, ts: i64, name: &str) -> Option<u32> {
-        let top = p.slices.topmost(&p.storage, track, ts)?;
+        let top = p.slices.topmost(&mut p.storage, track, ts)?;
         let row = p.storage.slices.get(top as usize)?;
         let named = p.storage.strings.get(row.name) == Some(name)
             && p.storage.strings.get(row.category) == Some("binder");

@@ -130,6 +130,7 @@ fn metadata(p: &mut Parser, input: &Input<'_>) {
             key_type: p.storage.strings.intern("single"),
             int_value,
             str_value,
+            machine: 0,
         };
         p.storage.metadata.push(row);
     }

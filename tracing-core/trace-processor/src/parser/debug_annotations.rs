@@ -163,7 +163,7 @@ fn add_value(
             Some(v) => match serde_json::from_str::<serde_json::Value>(v) {
                 Ok(json) => {
                     return (
-                        add_json(storage, args, &json, flat_key, key, depth + 1),
+                        add_json(storage, args, arrays, &json, flat_key, key, depth + 1),
                         true,
                     );
                 }
@@ -311,10 +311,13 @@ fn add_nested(
 }
 
 /// A JSON value as args under `flat_key`/`key` (objects' members in key
-/// order, as upstream's JSON reader keeps them).
+/// order, as upstream's JSON reader keeps them; an array's entries numbered
+/// on from the set's earlier entries under the same key, nulls taking no
+/// index).
 fn add_json(
     storage: &mut Storage,
     args: &mut ArgSetBuilder,
+    arrays: &mut ArrayIndexes,
     v: &serde_json::Value,
     flat_key: &str,
     key: &str,
@@ -333,6 +336,7 @@ fn add_json(
                 ok &= add_json(
                     storage,
                     args,
+                    arrays,
                     m,
                     &format!("{flat_key}.{name}"),
                     &format!("{key}.{name}"),
@@ -343,10 +347,13 @@ fn add_json(
         }
         J::Array(items) => {
             let mut ok = true;
-            for (i, m) in items.iter().enumerate() {
+            for m in items.iter().filter(|m| !m.is_null()) {
+                let i = arrays.get(key).copied().unwrap_or(0);
+                arrays.insert(key.to_owned(), i + 1);
                 ok &= add_json(
                     storage,
                     args,
+                    arrays,
                     m,
                     flat_key,
                     &format!("{key}[{i}]"),
@@ -506,11 +513,13 @@ mod tests {
         let mut storage = Storage::default();
         let mut args = ArgSetBuilder::default();
         let json: serde_json::Value =
-            serde_json::from_str(r#"{"b": [1, 2.5], "a": {"x": "s", "y": true}, "n": null}"#)
+            serde_json::from_str(r#"{"b": [1, null, 2.5], "a": {"x": "s", "y": true}, "n": null}"#)
                 .unwrap();
+        let mut arrays = ArrayIndexes::default();
         assert!(add_json(
             &mut storage,
             &mut args,
+            &mut arrays,
             &json,
             "debug.j",
             "debug.j",

@@ -569,6 +569,13 @@ fn track_event_gpu_api(p: &mut Parser, rest: &[u8], slice: u32) {
         Some(name) => ArgValue::String(p.storage.strings.intern(name)),
         None => ArgValue::Int(api as i64),
     };
+    let key = p.storage.strings.intern("gpu_api");
+    if let Some(open) = p.slices.open_args_of(&p.storage, slice) {
+        // The slice is still on its stack: its args are stored as it
+        // leaves it, this one with them.
+        open.args.add(key, key, value);
+        return;
+    }
     let Some(existing) = p.storage.slices.get(slice as usize).map(|s| s.arg_set_id) else {
         return;
     };

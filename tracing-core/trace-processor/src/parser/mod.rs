@@ -340,6 +340,9 @@ impl Parser {
         android_kernel_wakelocks::finish(&mut self);
         winscope::finish(&mut self);
         etw::finish(&mut self);
+        // The args of slices still open, stored as upstream stores them
+        // once the trace is read (before translation rewrites sets).
+        self.slices.flush(&mut self.storage);
         translation_table::finish(&mut self);
         chrome_active_processes::finish(&mut self);
         syscalls::finish(&mut self);
@@ -367,6 +370,15 @@ impl Parser {
             self.processes.set_machine(packet.machine);
             self.tracks.set_machine(packet.machine);
         }
+        // What the packet counts and sets is its machine's; what the
+        // loader counts between packets stays the host's.
+        self.storage.set_machine(packet.machine);
+        self.parse_payload(packet, generation);
+        self.storage.set_machine(0);
+    }
+
+    /// [`Parser::parse`]'s body: the packet handed to its importer.
+    fn parse_payload(&mut self, packet: &PacketView<'_>, generation: &Generation) {
         if let Some(cpu) = packet.ftrace_cpu {
             match packet.inline_sched {
                 Some(ev) => sched::inline(self, cpu, packet.ts, ev),

@@ -99,7 +99,7 @@ enum Kind {
 /// the CPU's open `hyp` slice, if there is one.
 fn reason(p: &mut Parser, e: &FtraceInput<'_>, why: &str, fields: &[(&str, u32, Kind)]) {
     let track_id = track(p, e.cpu);
-    let Some(id) = p.slices.topmost(&p.storage, track_id, e.ts) else {
+    let Some(id) = p.slices.topmost(&mut p.storage, track_id, e.ts) else {
         return;
     };
     let (category, name) = (

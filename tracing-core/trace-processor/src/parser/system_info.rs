@@ -1,7 +1,8 @@
 //! `SystemInfo` (TracePacket field 45): the machine's uname, Android build,
-//! CPUs and RAM into its `machine` row, and for the host into `metadata`
-//! under upstream's names (`system_name`, `system_release`, ...); a known
-//! architecture also names the system calls.
+//! CPUs and RAM into its `machine` row, and into `metadata` under
+//! upstream's names (`system_name`, `system_release`, ...), kept per
+//! machine as upstream keeps them; a known architecture also names the
+//! system calls.
 
 use zerotrace_protos::protos::{SystemInfoDecoder, TracePacket};
 
@@ -39,35 +40,27 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         row.version = s.strings.intern(version);
         row.release = s.strings.intern(release);
         row.arch = s.strings.intern(arch);
-        if host {
-            s.set_metadata_str("system_name", sysname);
-            s.set_metadata_str("system_version", version);
-            s.set_metadata_str("system_release", release);
-            s.set_metadata_str("system_machine", arch);
-        }
+        s.set_metadata_str("system_name", sysname);
+        s.set_metadata_str("system_version", version);
+        s.set_metadata_str("system_release", release);
+        s.set_metadata_str("system_machine", arch);
     }
     if let Some(tz) = si.timezone_off_mins() {
-        if host {
-            s.set_metadata_int("timezone_off_mins", i64::from(tz));
-        }
+        s.set_metadata_int("timezone_off_mins", i64::from(tz));
     }
     let fingerprint = si
         .android_build_fingerprint()
         .map(|fp| (fp, Fingerprint::parse(fp)));
     if let Some((fp, parts)) = &fingerprint {
         row.android_build_fingerprint = s.strings.intern(fp);
-        if host {
-            s.set_metadata_str("android_build_fingerprint", fp);
-            if let Some(parts) = parts {
-                s.set_metadata_str("android_incremental_build", parts.incremental);
-            }
+        s.set_metadata_str("android_build_fingerprint", fp);
+        if let Some(parts) = parts {
+            s.set_metadata_str("android_incremental_build", parts.incremental);
         }
     }
     if let Some(m) = si.android_device_manufacturer() {
         row.android_device_manufacturer = s.strings.intern(m);
-        if host {
-            s.set_metadata_str("android_device_manufacturer", m);
-        }
+        s.set_metadata_str("android_device_manufacturer", m);
     }
     // The SDK the trace names, else the one its build's release implies.
     let sdk = si.android_sdk_version().map(|v| v as i64).or_else(|| {
@@ -78,23 +71,19 @@ fn import(p: &mut Parser, input: &Input<'_>) {
     });
     if let Some(v) = sdk {
         row.android_sdk_version = Some(v);
-        if host {
-            s.set_metadata_int("android_sdk_version", v);
-        }
+        s.set_metadata_int("android_sdk_version", v);
     }
-    if host {
-        for (key, value) in [
-            ("tracing_service_version", si.tracing_service_version()),
-            ("android_soc_model", si.android_soc_model()),
-            ("android_guest_soc_model", si.android_guest_soc_model()),
-            ("android_hardware_revision", si.android_hardware_revision()),
-            ("android_storage_model", si.android_storage_model()),
-            ("android_ram_model", si.android_ram_model()),
-            ("android_serial_console", si.android_serial_console()),
-        ] {
-            if let Some(v) = value {
-                s.set_metadata_str(key, v);
-            }
+    for (key, value) in [
+        ("tracing_service_version", si.tracing_service_version()),
+        ("android_soc_model", si.android_soc_model()),
+        ("android_guest_soc_model", si.android_guest_soc_model()),
+        ("android_hardware_revision", si.android_hardware_revision()),
+        ("android_storage_model", si.android_storage_model()),
+        ("android_ram_model", si.android_ram_model()),
+        ("android_serial_console", si.android_serial_console()),
+    ] {
+        if let Some(v) = value {
+            s.set_metadata_str(key, v);
         }
     }
     if let Some(n) = si.num_cpus() {
@@ -103,10 +92,8 @@ fn import(p: &mut Parser, input: &Input<'_>) {
     if let Some(b) = si.system_ram_bytes() {
         let b = i64::try_from(b).unwrap_or(i64::MAX);
         row.system_ram_bytes = Some(b);
-        if host {
-            s.set_metadata_int("system_ram_bytes", b);
-            s.set_metadata_int("system_ram_gb", (b as f64 / 1e9).round() as i64);
-        }
+        s.set_metadata_int("system_ram_bytes", b);
+        s.set_metadata_int("system_ram_gb", (b as f64 / 1e9).round() as i64);
     }
     if let Some(slot) = s.machines.get_mut(machine) {
         *slot = row;

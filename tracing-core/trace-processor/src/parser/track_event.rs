@@ -230,6 +230,26 @@ fn parse_event(
         return;
     }
 
+    // An end's args join the open args of the slice it closes, as upstream
+    // keeps one set per slice on the stack: a key given again takes the
+    // end's value, an array goes on numbering its entries.
+    let ends = matches!(
+        (ty, u8::try_from(phase).unwrap_or(0)),
+        (2, _) | (0, b'E' | b'e' | b'F')
+    );
+    let mut closing = if ends && track.event_type == EventType::Slice {
+        p.slices.args_for_end(&mut p.storage, track.track_id, ts)
+    } else {
+        None
+    };
+    let mut arrays = match closing.as_mut() {
+        Some(open) => {
+            std::mem::swap(args, &mut open.args);
+            std::mem::take(&mut open.arrays)
+        }
+        None => debug_annotations::ArrayIndexes::default(),
+    };
+
     // Typed fields first, then debug annotations, as upstream adds them.
     let mut names = debug_annotations::NameSource {
         generation,
@@ -242,6 +262,21 @@ fn parse_event(
     let kinds = facts.fields();
     if kinds.contains(FieldKinds::TYPED) {
         super::track_event_args::add_typed(&mut p.storage, args, &mut names, rest, ts, assoc.utid);
+    }
+    // A legacy async event's id (the one its track was found by), and the
+    // thread it ran on, as upstream records them on the slice.
+    let legacy_async = matches!(
+        u8::try_from(phase).unwrap_or(0),
+        b'b' | b'e' | b'n' | b'S' | b'T' | b'p' | b'F'
+    );
+    if legacy_async {
+        let source = legacy
+            .as_ref()
+            .and_then(|l| l.unscoped_id().or(l.global_id()).or(l.local_id()));
+        if let Some(id) = source {
+            let k = p.storage.strings.intern("legacy_trace_source_id");
+            args.add(k, k, ArgValue::Int(id as i64));
+        }
     }
     if kinds.contains(FieldKinds::REFLECTED) {
         let active_pids = super::track_event_reflect::add(
@@ -257,11 +292,17 @@ fn parse_event(
             (p.chrome_active_processes).add_active(&mut p.processes, &mut p.storage, ts, pid);
         }
     }
-    let mut arrays = debug_annotations::ArrayIndexes::default();
     for a in annotations(parts.annotations) {
         let a = DebugAnnotationDecoder::new(a);
         if !debug_annotations::add(&mut p.storage, args, &mut arrays, &mut names, &a) {
             p.storage.stats.incr("track_event_parser_errors");
+        }
+    }
+    if let Some(utid) = assoc.utid.filter(|_| legacy_async) {
+        // The begin's thread stays when its end ran on another one.
+        let k = p.storage.strings.intern("legacy_event.passthrough_utid");
+        if !args.args().iter().any(|a| a.key == k) {
+            args.add(k, k, ArgValue::Uint(u64::from(utid)));
         }
     }
 
@@ -339,21 +380,23 @@ fn parse_event(
     }
     let slice_id = match (ty, phase) {
         (1, _) | (0, b'B' | b'b' | b'S') => {
-            let a = p.storage.args.add_set(args);
-            p.slices.begin(&mut p.storage, row(a, -1))
+            let open = open_args(p, args, arrays);
+            p.slices
+                .begin_with_args(&mut p.storage, row(None, -1), open)
         }
-        (2, _) | (0, b'E' | b'e' | b'F') => {
-            let id = p.slices.end(&mut p.storage, track_id, ts, te.thread_ts);
-            if let Some(id) = id {
-                if !args.is_empty() {
-                    merge_args(p, id, args);
-                }
+        (2, _) | (0, b'E' | b'e' | b'F') => match closing {
+            Some(mut open) => {
+                std::mem::swap(args, &mut open.args);
+                open.arrays = arrays;
+                p.slices
+                    .end_with_args(&mut p.storage, track_id, ts, te.thread_ts, open)
             }
-            id
-        }
+            None => p.slices.end(&mut p.storage, track_id, ts, te.thread_ts),
+        },
         (3, _) | (0, b'I' | b'i' | b'R' | b'n') => {
-            let a = p.storage.args.add_set(args);
-            p.slices.instant(&mut p.storage, row(a, 0))
+            let open = open_args(p, args, arrays);
+            p.slices
+                .instant_with_args(&mut p.storage, row(None, 0), open)
         }
         (0, b'T' | b'p') => {
             // An async step: an instant with the phase kept as an arg.
@@ -363,8 +406,9 @@ fn parse_event(
                 .strings
                 .intern(if phase == b'T' { "T" } else { "p" });
             args.add(k, k, ArgValue::String(v));
-            let a = p.storage.args.add_set(args);
-            p.slices.instant(&mut p.storage, row(a, 0))
+            let open = open_args(p, args, arrays);
+            p.slices
+                .instant_with_args(&mut p.storage, row(None, 0), open)
         }
         (0, b'X') => {
             let dur = legacy
@@ -374,12 +418,14 @@ fn parse_event(
                 .saturating_mul(1000);
             // A dropped slice (negative or partly overlapping) leaves no
             // args behind.
-            let Some(id) = p.slices.complete(&mut p.storage, row(None, dur)) else {
+            let open = open_args(p, args, arrays);
+            let Some(id) = p
+                .slices
+                .complete_with_args(&mut p.storage, row(None, dur), open)
+            else {
                 return;
             };
-            let a = p.storage.args.add_set(args);
             if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                s.arg_set_id = a;
                 if let Some(tdur) = legacy.as_ref().and_then(|l| l.thread_duration_us()) {
                     s.update_thread_times(|t| t.dur = Some(tdur.saturating_mul(1000)));
                 }
@@ -495,7 +541,7 @@ fn legacy_flow_v1(
         p.track_event.flows.end_at_next_slice(track_id, flow);
         return;
     }
-    let Some(open) = p.slices.topmost(&p.storage, track_id, ts) else {
+    let Some(open) = p.slices.topmost(&mut p.storage, track_id, ts) else {
         p.storage.stats.incr("flow_no_enclosing_slice");
         return;
     };
@@ -507,23 +553,19 @@ fn legacy_flow_v1(
     }
 }
 
-/// Adds an end event's args to the slice it closes.
-fn merge_args(p: &mut Parser, slice_id: u32, end_args: &ArgSetBuilder) {
-    let Some(slice) = p.storage.slices.get(slice_id as usize) else {
-        return;
-    };
-    let mut merged = ArgSetBuilder::default();
-    if let Some(set) = slice.arg_set_id {
-        let existing: Vec<_> = p.storage.args.set(set).copied().collect();
-        for a in existing {
-            merged.add(a.flat_key, a.key, a.value);
-        }
+/// The event's args as the open args of the slice it makes (kept on the
+/// stack until the slice leaves it); None when it has none. `args` is left
+/// empty, holding the memory of a set taken back earlier.
+fn open_args(
+    p: &mut Parser,
+    args: &mut ArgSetBuilder,
+    arrays: debug_annotations::ArrayIndexes,
+) -> Option<Box<crate::tracker::slice_args::PendingArgs>> {
+    if args.is_empty() {
+        return None;
     }
-    for a in end_args.args() {
-        merged.add(a.flat_key, a.key, a.value);
-    }
-    let id = p.storage.args.add_set(&merged);
-    if let Some(s) = p.storage.slices.get_mut(slice_id as usize) {
-        s.arg_set_id = id;
-    }
+    let mut open = p.slices.open_args();
+    std::mem::swap(args, &mut open.args);
+    open.arrays = arrays;
+    Some(open)
 }

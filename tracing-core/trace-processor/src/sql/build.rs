@@ -31,9 +31,14 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     }
     let stats_rows: Vec<StatRow> = s
         .stats
-        .rows()
+        .rows_by_machine(u32::try_from(s.machines.len()).unwrap_or(u32::MAX))
         .into_iter()
-        .map(|(stat, idx, value)| StatRow { stat, idx, value })
+        .map(|(stat, idx, value, machine)| StatRow {
+            stat,
+            idx,
+            value,
+            machine,
+        })
         .collect();
     let strings = Arc::new(std::mem::take(&mut s.strings));
     let mut out = Vec::new();

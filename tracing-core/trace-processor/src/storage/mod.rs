@@ -95,13 +95,35 @@ pub struct Storage {
     pub winscope: crate::tables::winscope::WinscopeRows,
     /// What the load dropped, told to the user (`load_warning.rs`).
     pub warnings: Vec<crate::load_warning::LoadWarning>,
-    /// The row of each `single` metadata entry in `metadata`, so that a
-    /// value set again is written in place (as upstream's tracker does)
-    /// without a walk over every entry.
-    metadata_single: crate::hash::HashMap<strings::StrId, usize>,
+    /// The row of each `single` metadata entry in `metadata` by its key
+    /// and machine, so that a value set again is written in place (as
+    /// upstream's tracker does) without a walk over every entry.
+    metadata_single: crate::hash::HashMap<(strings::StrId, u32), usize>,
 }
 
 impl Storage {
+    /// Sets the machine (`machine` id, 0: the host) whose stats and
+    /// metadata are counted and set from now on: upstream keeps most
+    /// stats and some metadata keys per machine (`stat_scopes.rs`).
+    pub fn set_machine(&mut self, machine: u32) {
+        self.stats.machine = machine;
+    }
+
+    /// The machine whose stats and metadata are counted and set now.
+    pub fn machine(&self) -> u32 {
+        self.stats.machine
+    }
+
+    /// The machine a metadata key `name` is kept for now: the current
+    /// one for a key upstream keeps per machine, else 0.
+    fn metadata_machine(&self, name: &str) -> u32 {
+        if self.stats.machine != 0 && crate::stat_scopes::metadata_ids(name).0.is_some() {
+            self.stats.machine
+        } else {
+            0
+        }
+    }
+
     /// Adds a `single` metadata entry with an integer.
     pub fn set_metadata_int(&mut self, name: &str, value: i64) {
         self.set_single(name, Some(value), strings::StrId::NULL);
@@ -110,7 +132,8 @@ impl Storage {
     /// The integer of a metadata entry, if set.
     pub fn metadata_int(&self, name: &str) -> Option<i64> {
         let id = self.strings.find(name)?;
-        let row = *self.metadata_single.get(&id)?;
+        let machine = self.metadata_machine(name);
+        let row = *self.metadata_single.get(&(id, machine))?;
         self.metadata.get(row).and_then(|m| m.int_value)
     }
 
@@ -122,10 +145,11 @@ impl Storage {
 
     /// Sets a `single` entry: in its row when it has one, else a new row.
     fn set_single(&mut self, name: &str, int_value: Option<i64>, str_value: strings::StrId) {
+        let machine = self.metadata_machine(name);
         let name = self.strings.intern(name);
         if let Some(row) = self
             .metadata_single
-            .get(&name)
+            .get(&(name, machine))
             .and_then(|&i| self.metadata.get_mut(i))
         {
             row.int_value = int_value;
@@ -133,17 +157,20 @@ impl Storage {
             return;
         }
         let key_type = self.strings.intern("single");
-        self.metadata_single.insert(name, self.metadata.len());
+        self.metadata_single
+            .insert((name, machine), self.metadata.len());
         self.metadata.push(MetadataRow {
             name,
             key_type,
             int_value,
             str_value,
+            machine,
         });
     }
 
     /// Appends a `multi` metadata entry.
     pub fn append_metadata(&mut self, name: &str, int_value: Option<i64>, str_value: Option<&str>) {
+        let machine = self.metadata_machine(name);
         let name = self.strings.intern(name);
         let key_type = self.strings.intern("multi");
         let str_value = self.strings.intern_opt(str_value);
@@ -152,6 +179,7 @@ impl Storage {
             key_type,
             int_value,
             str_value,
+            machine,
         });
     }
 }
@@ -173,5 +201,39 @@ mod tests {
         assert_eq!(s.metadata[1].int_value, Some(2));
         assert_eq!(s.metadata_int("trace_size_bytes"), Some(2));
         assert_eq!(s.metadata_int("absent"), None);
+    }
+
+    /// A key upstream keeps per machine is set and read per machine; a key
+    /// of the whole trace is one row whatever the machine.
+    #[test]
+    fn machine_keys_are_kept_per_machine() {
+        let mut s = Storage::default();
+        s.set_metadata_str("system_name", "Linux");
+        s.set_metadata_int("ftrace_latest_data_start_ns", 1000);
+        s.set_machine(1);
+        assert_eq!(s.metadata_int("ftrace_latest_data_start_ns"), None);
+        s.set_metadata_str("system_name", "Darwin");
+        s.set_metadata_int("ftrace_latest_data_start_ns", 2000);
+        s.set_metadata_int("trace_size_bytes", 5);
+        assert_eq!(s.metadata_int("ftrace_latest_data_start_ns"), Some(2000));
+        s.set_machine(0);
+        s.set_metadata_int("trace_size_bytes", 6);
+        assert_eq!(s.metadata_int("ftrace_latest_data_start_ns"), Some(1000));
+        let rows: Vec<(&str, u32)> = s
+            .metadata
+            .iter()
+            .map(|m| (s.strings.get(m.name).unwrap(), m.machine))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("system_name", 0),
+                ("ftrace_latest_data_start_ns", 0),
+                ("system_name", 1),
+                ("ftrace_latest_data_start_ns", 1),
+                ("trace_size_bytes", 0),
+            ]
+        );
+        assert_eq!(s.metadata_int("trace_size_bytes"), Some(6));
     }
 }

@@ -244,10 +244,13 @@ table! {
         int_value: Option<i64>,
         /// String value.
         str_value: StrId,
+        /// The machine it was set for (`machine` id; 0 for a key of no
+        /// machine).
+        field machine: u32,
         /// Machine (none for a key upstream keeps for the whole session or
         /// per trace: `stat_scopes.rs`).
         machine_id: Option<u32> = |r, strings| crate::stat_scopes::metadata_ids(
-            strings.get(r.name).unwrap_or_default()).0,
+            strings.get(r.name).unwrap_or_default()).0.map(|_| r.machine),
         /// Trace (none for a key upstream keeps for the whole session or
         /// per machine).
         trace_id: Option<u32> = |r, strings| crate::stat_scopes::metadata_ids(
@@ -262,6 +265,9 @@ table! {
     pub struct StatRow in "__intrinsic_stats", views ["stats"] {
         /// The stat: its index in the vocabulary.
         field stat: usize,
+        /// The machine it was counted for (`machine` id; 0 for a stat of
+        /// the whole session).
+        field machine: u32,
         /// Its name.
         name: StrId = |r, strings| stat_text(strings, r.stat, |d| d.0),
         /// The index, for an indexed stat.
@@ -276,7 +282,7 @@ table! {
         description: StrId = |_| StrId::NULL,
         /// Machine (none for a stat of the whole session:
         /// `stat_scopes.rs`).
-        machine_id: Option<u32> = |r| stat_ids(r.stat).0,
+        machine_id: Option<u32> = |r| stat_ids(r.stat).0.map(|_| r.machine),
         /// Trace (none for a stat of the whole session).
         trace_id: Option<u32> = |r| stat_ids(r.stat).1,
     }

@@ -8,6 +8,7 @@ pub mod jit_cache;
 pub mod process;
 pub mod profiler_samples;
 pub mod sched;
+pub mod slice_args;
 pub mod slices;
 pub mod stack_profile;
 pub mod task_state;

@@ -25,9 +25,15 @@
 //! itself, and counts `misplaced_end_event` (a child cannot outlast its
 //! parent). Whether such a slice exists is one look, each stack entry
 //! keeping the earliest end at or below it.
+//!
+//! A slice may carry its args open on the stack (`slice_args.rs`), as
+//! upstream keeps them: they are stored when the slice leaves the stack,
+//! after its end event added its own; what is still on a stack when the
+//! trace ends is stored by [`SliceTracker::flush`].
 
 use crate::hash::HashMap;
 
+use super::slice_args::{PendingArgs, PendingPool};
 use crate::storage::Storage;
 use crate::storage::args::ArgValue;
 use crate::storage::import_logs::LogPlace;
@@ -49,11 +55,13 @@ struct Stack {
     /// at or below it (`i64::MAX` when none), so an event finds out in one
     /// look whether a complete slice under an open one has ended.
     min_end: Vec<i64>,
+    /// Per entry of `slices`: its args not stored yet, when it has some.
+    args: Vec<Option<Box<PendingArgs>>>,
 }
 
 impl Stack {
-    /// Pushes slice `id` (the row it was made from).
-    fn push(&mut self, id: u32, row: &SliceRow) {
+    /// Pushes slice `id` (the row it was made from) with its open args.
+    fn push(&mut self, id: u32, row: &SliceRow, args: Option<Box<PendingArgs>>) {
         let end = if row.dur >= 0 {
             row.ts.saturating_add(row.dur)
         } else {
@@ -65,10 +73,18 @@ impl Stack {
         }
         self.slices.push(id);
         self.min_end.push(end.min(below));
+        self.args.push(args);
     }
 
-    /// Pops every entry from position `len` up.
-    fn truncate(&mut self, len: usize) {
+    /// Pops every entry from position `len` up, innermost first, storing
+    /// the open args of each as it leaves.
+    fn truncate(&mut self, len: usize, storage: &mut Storage, pool: &mut PendingPool) {
+        while self.args.len() > len {
+            let id = self.slices.get(self.args.len() - 1).copied();
+            if let (Some(Some(p)), Some(id)) = (self.args.pop(), id) {
+                pool.commit(storage, id, p);
+            }
+        }
         self.slices.truncate(len);
         self.min_end.truncate(len);
         while self.open.last().is_some_and(|&p| p >= len) {
@@ -92,7 +108,8 @@ fn is_over(s: &SliceRow, ts: i64, new_dur: i64) -> bool {
 /// and ends after it cannot nest: Err names the slice it overlaps.
 fn pop_over(
     stack: &mut Stack,
-    storage: &Storage,
+    storage: &mut Storage,
+    pool: &mut PendingPool,
     ts: i64,
     new_dur: i64,
     steps: &mut u64,
@@ -106,7 +123,7 @@ fn pop_over(
             break;
         }
         if is_over(s, ts, new_dur) {
-            stack.truncate(stack.slices.len() - 1);
+            stack.truncate(stack.slices.len() - 1, storage, pool);
             continue;
         }
         let end = s.ts.saturating_add(s.dur);
@@ -122,6 +139,8 @@ fn pop_over(
 #[derive(Debug, Default)]
 pub struct SliceTracker {
     stacks: HashMap<u32, Stack>,
+    /// Open arg sets kept for reuse.
+    pool: PendingPool,
     /// Stack entries pushed, popped or looked at so far.
     steps: u64,
 }
@@ -151,8 +170,9 @@ impl SliceTracker {
         let Some(stack) = self.stacks.get_mut(&track) else {
             return Ok(());
         };
+        let pool = &mut self.pool;
         loop {
-            pop_over(stack, storage, ts, new_dur, &mut self.steps)?;
+            pop_over(stack, storage, pool, ts, new_dur, &mut self.steps)?;
             let Some(&open) = stack.open.last() else {
                 return Ok(());
             };
@@ -187,7 +207,7 @@ impl SliceTracker {
                     s.dur = end.saturating_sub(s.ts);
                 }
             }
-            stack.truncate(pos);
+            stack.truncate(pos, storage, pool);
         }
     }
 
@@ -217,55 +237,190 @@ impl SliceTracker {
     /// when the track's stack is [`MAX_DEPTH`] deep or a complete slice
     /// partly overlaps the one it starts in (the slice is dropped, counted
     /// and logged).
-    pub fn begin(&mut self, storage: &mut Storage, mut row: SliceRow) -> Option<u32> {
+    pub fn begin(&mut self, storage: &mut Storage, row: SliceRow) -> Option<u32> {
+        self.begin_with_args(storage, row, None)
+    }
+
+    /// As [`SliceTracker::begin`], with the slice's args kept open on the
+    /// stack (`slice_args.rs`) until it leaves it.
+    pub fn begin_with_args(
+        &mut self,
+        storage: &mut Storage,
+        mut row: SliceRow,
+        args: Option<Box<PendingArgs>>,
+    ) -> Option<u32> {
         if let Err(conflicting) = self.close(storage, row.track_id, row.ts, row.dur) {
             Self::log_overlap(storage, &row, conflicting);
+            self.give_back(args);
             return None;
         }
         let stack = self.stacks.entry(row.track_id).or_default();
         if stack.slices.len() >= MAX_DEPTH {
             storage.stats.incr("slice_max_depth_exceeded");
+            self.give_back(args);
             return None;
         }
         row.depth = u32::try_from(stack.slices.len()).unwrap_or(u32::MAX);
         row.parent_id = stack.slices.last().copied();
         let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
-        stack.push(id, &row);
+        stack.push(id, &row, args);
         self.steps += 1;
         storage.slices.push(row);
         Some(id)
+    }
+
+    /// An empty open arg set for a slice to come.
+    pub fn open_args(&mut self) -> Box<PendingArgs> {
+        self.pool.take()
+    }
+
+    /// Takes back an open arg set no slice kept.
+    fn give_back(&mut self, args: Option<Box<PendingArgs>>) {
+        if let Some(p) = args {
+            self.pool.give(p);
+        }
     }
 
     /// Adds a slice of known duration read from a trace (a legacy `X`
     /// event): one with a negative duration is dropped and logged in
     /// `slice_negative_duration`; otherwise as [`SliceTracker::begin`].
     pub fn complete(&mut self, storage: &mut Storage, row: SliceRow) -> Option<u32> {
+        self.complete_with_args(storage, row, None)
+    }
+
+    /// As [`SliceTracker::complete`], with the slice's args kept open on
+    /// the stack until it leaves it.
+    pub fn complete_with_args(
+        &mut self,
+        storage: &mut Storage,
+        row: SliceRow,
+        args: Option<Box<PendingArgs>>,
+    ) -> Option<u32> {
         if row.dur < 0 {
             let place = LogPlace {
                 ts: Some(row.ts),
                 byte_offset: None,
             };
             storage.record_import_log_typed("slice_negative_duration", place, &[]);
+            self.give_back(args);
             return None;
         }
-        self.begin(storage, row)
+        self.begin_with_args(storage, row, args)
     }
 
     /// Adds an instant: a complete slice of duration 0, nested like one;
     /// another instant at its time nests in it. None when the track's
     /// stack is [`MAX_DEPTH`] deep (the instant is dropped).
-    pub fn instant(&mut self, storage: &mut Storage, mut row: SliceRow) -> Option<u32> {
+    pub fn instant(&mut self, storage: &mut Storage, row: SliceRow) -> Option<u32> {
+        self.instant_with_args(storage, row, None)
+    }
+
+    /// As [`SliceTracker::instant`], with the instant's args kept open on
+    /// the stack until it leaves it.
+    pub fn instant_with_args(
+        &mut self,
+        storage: &mut Storage,
+        mut row: SliceRow,
+        args: Option<Box<PendingArgs>>,
+    ) -> Option<u32> {
         row.dur = 0;
-        self.begin(storage, row)
+        self.begin_with_args(storage, row, args)
     }
 
     /// The innermost slice open on a track at `ts` (complete slices over
     /// by then are popped first).
-    pub fn topmost(&mut self, storage: &Storage, track: u32, ts: i64) -> Option<u32> {
+    pub fn topmost(&mut self, storage: &mut Storage, track: u32, ts: i64) -> Option<u32> {
         let stack = self.stacks.get_mut(&track)?;
         // A duration not known yet never conflicts.
-        let _ = pop_over(stack, storage, ts, -1, &mut self.steps);
+        let _ = pop_over(stack, storage, &mut self.pool, ts, -1, &mut self.steps);
         stack.slices.last().copied()
+    }
+
+    /// The open args of the slice an end at `ts` on `track` would close
+    /// (the stack first brought to `ts`, as [`SliceTracker::end`] does),
+    /// taken out so that the end's args join them: an empty set when the
+    /// slice kept none (holding the args it stored already, if any), None
+    /// when nothing is open. Give them back through
+    /// [`SliceTracker::end_with_args`].
+    pub fn args_for_end(
+        &mut self,
+        storage: &mut Storage,
+        track: u32,
+        ts: i64,
+    ) -> Option<Box<PendingArgs>> {
+        // A duration not known yet never conflicts.
+        let _ = self.close(storage, track, ts, -1);
+        let stack = self.stacks.get_mut(&track)?;
+        let pos = stack.open.iter().rev().copied().find(|&pos| {
+            stack
+                .slices
+                .get(pos)
+                .and_then(|&id| storage.slices.get(id as usize))
+                .is_some_and(|s| s.dur < 0)
+        })?;
+        if let Some(p) = stack.args.get_mut(pos).and_then(Option::take) {
+            return Some(p);
+        }
+        let mut p = self.pool.take();
+        let stored = stack
+            .slices
+            .get(pos)
+            .and_then(|&id| storage.slices.get(id as usize))
+            .and_then(|s| s.arg_set_id);
+        if let Some(set) = stored {
+            for a in storage.args.set(set) {
+                p.args.add(a.flat_key, a.key, a.value);
+            }
+        }
+        Some(p)
+    }
+
+    /// As [`SliceTracker::end`], the slice closed taking `args` as its open
+    /// args (those [`SliceTracker::args_for_end`] gave, the end's added),
+    /// stored as it leaves the stack.
+    pub fn end_with_args(
+        &mut self,
+        storage: &mut Storage,
+        track: u32,
+        ts: i64,
+        thread_ts: Option<i64>,
+        args: Box<PendingArgs>,
+    ) -> Option<u32> {
+        self.end_inner(storage, track, ts, thread_ts, Some(args))
+    }
+
+    /// The open args of slice `id` while it is on its track's stack (made
+    /// empty when it has none yet), so that an importer adding an arg to a
+    /// slice it just made adds it there; None once the slice left the
+    /// stack (its args are stored).
+    pub fn open_args_of(&mut self, storage: &Storage, id: u32) -> Option<&mut PendingArgs> {
+        let track = storage.slices.get(id as usize)?.track_id;
+        let stack = self.stacks.get_mut(&track)?;
+        let pos = stack.slices.iter().rposition(|&s| s == id)?;
+        let slot = stack.args.get_mut(pos)?;
+        if slot.is_none() {
+            *slot = Some(self.pool.take());
+        }
+        slot.as_deref_mut()
+    }
+
+    /// Stores the open args of every slice still on a stack, as upstream
+    /// does once the trace is read: track by track in id order, each
+    /// stack innermost first. The stacks stay as they are.
+    pub fn flush(&mut self, storage: &mut Storage) {
+        let mut tracks: Vec<u32> = self.stacks.keys().copied().collect();
+        tracks.sort_unstable();
+        for track in tracks {
+            let Some(stack) = self.stacks.get_mut(&track) else {
+                continue;
+            };
+            for pos in (0..stack.args.len()).rev() {
+                let id = stack.slices.get(pos).copied();
+                if let (Some(p), Some(id)) = (stack.args.get_mut(pos).and_then(Option::take), id) {
+                    self.pool.commit(storage, id, p);
+                }
+            }
+        }
     }
 
     /// Closes the innermost open slice of a track; its id, or None when
@@ -278,11 +433,32 @@ impl SliceTracker {
         ts: i64,
         thread_ts: Option<i64>,
     ) -> Option<u32> {
+        self.end_inner(storage, track, ts, thread_ts, None)
+    }
+
+    /// [`SliceTracker::end`]'s body: `args`, when given, replace the
+    /// closed slice's open args before it leaves the stack.
+    fn end_inner(
+        &mut self,
+        storage: &mut Storage,
+        track: u32,
+        ts: i64,
+        thread_ts: Option<i64>,
+        mut args: Option<Box<PendingArgs>>,
+    ) -> Option<u32> {
         // A duration not known yet never conflicts.
         let _ = self.close(storage, track, ts, -1);
-        let stack = self.stacks.get_mut(&track)?;
+        let Some(stack) = self.stacks.get_mut(&track) else {
+            self.give_back(args);
+            return None;
+        };
         let (pos, id) = loop {
-            let pos = stack.open.pop()?;
+            let Some(pos) = stack.open.pop() else {
+                if let Some(p) = args.take() {
+                    self.pool.give(p);
+                }
+                return None;
+            };
             self.steps += 1;
             if let Some(&id) = stack.slices.get(pos) {
                 if storage.slices.get(id as usize).is_some_and(|s| s.dur < 0) {
@@ -291,12 +467,20 @@ impl SliceTracker {
             }
         };
         self.steps += (stack.slices.len() - pos) as u64;
-        stack.truncate(pos);
-        let s = storage.slices.get_mut(id as usize)?;
-        s.dur = ts.saturating_sub(s.ts).max(0);
-        if let (Some(end), Some(start)) = (thread_ts, s.thread_times().ts) {
-            s.update_thread_times(|t| t.dur = Some(end.saturating_sub(start)));
+        if let Some(p) = args {
+            if let Some(slot) = stack.args.get_mut(pos) {
+                if let Some(old) = slot.replace(p) {
+                    self.pool.give(old);
+                }
+            }
         }
+        if let Some(s) = storage.slices.get_mut(id as usize) {
+            s.dur = ts.saturating_sub(s.ts).max(0);
+            if let (Some(end), Some(start)) = (thread_ts, s.thread_times().ts) {
+                s.update_thread_times(|t| t.dur = Some(end.saturating_sub(start)));
+            }
+        }
+        stack.truncate(pos, storage, &mut self.pool);
         Some(id)
     }
 }
@@ -304,6 +488,7 @@ impl SliceTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column_store::strings::StrId;
 
     #[test]
     fn nesting_and_ends() {
@@ -577,5 +762,72 @@ mod tests {
         let i6 = t.instant(&mut st, at(25)).unwrap();
         assert_eq!(st.slices[i6 as usize].parent_id, Some(b));
         assert_ne!(st.slices[i6 as usize].parent_id, Some(c));
+    }
+
+    /// A slice's args stay open on the stack: the end's args join the
+    /// begin's (a key given again takes the end's value), the set is
+    /// stored once, when the slice leaves the stack, so an inner slice's
+    /// set is stored before its parent's; what is left open at the end of
+    /// the trace is stored by `flush`.
+    #[test]
+    fn open_args_are_stored_once_as_the_slice_leaves_the_stack() {
+        let mut st = Storage::default();
+        let mut t = SliceTracker::default();
+        let (a, b, c) = (
+            st.strings.intern("a"),
+            st.strings.intern("b"),
+            st.strings.intern("c"),
+        );
+        let open = |ts| SliceRow {
+            ts,
+            dur: -1,
+            ..SliceRow::default()
+        };
+        let mut outer_args = t.open_args();
+        outer_args.args.add(a, a, ArgValue::Int(1));
+        outer_args.args.add(b, b, ArgValue::Int(2));
+        let outer = t
+            .begin_with_args(&mut st, open(0), Some(outer_args))
+            .unwrap();
+        let mut inner_args = t.open_args();
+        inner_args.args.add(c, c, ArgValue::Int(3));
+        let inner = t
+            .begin_with_args(&mut st, open(1), Some(inner_args))
+            .unwrap();
+        assert_eq!(st.slices[outer as usize].arg_set_id, None);
+        assert!(st.args.is_empty());
+        assert_eq!(t.end(&mut st, 0, 2, None), Some(inner));
+        assert_eq!(st.slices[inner as usize].arg_set_id, Some(0));
+        let mut end_args = t.args_for_end(&mut st, 0, 3).unwrap();
+        end_args.args.add(b, b, ArgValue::Int(20));
+        end_args.args.add(c, c, ArgValue::Int(30));
+        assert_eq!(t.end_with_args(&mut st, 0, 3, None, end_args), Some(outer));
+        let set = st.slices[outer as usize].arg_set_id.unwrap();
+        assert_eq!(set, 1);
+        let got: Vec<(StrId, ArgValue)> = st.args.set(set).map(|x| (x.key, x.value)).collect();
+        assert_eq!(
+            got,
+            [
+                (a, ArgValue::Int(1)),
+                (b, ArgValue::Int(20)),
+                (c, ArgValue::Int(30))
+            ]
+        );
+        assert_eq!(st.args.len(), 4);
+        // Nothing open: the end's args are not taken.
+        assert!(t.args_for_end(&mut st, 0, 4).is_none());
+        // An instant's args wait for the next event on its track; a slice
+        // never ended has its args stored by `flush`.
+        let mut i_args = t.open_args();
+        i_args.args.add(a, a, ArgValue::Int(7));
+        let i = t.instant_with_args(&mut st, open(5), Some(i_args)).unwrap();
+        assert_eq!(st.slices[i as usize].arg_set_id, None);
+        let mut l_args = t.open_args();
+        l_args.args.add(a, a, ArgValue::Int(8));
+        let left = t.begin_with_args(&mut st, open(6), Some(l_args)).unwrap();
+        assert!(st.slices[i as usize].arg_set_id.is_some());
+        assert_eq!(st.slices[left as usize].arg_set_id, None);
+        t.flush(&mut st);
+        assert!(st.slices[left as usize].arg_set_id.is_some());
     }
 }

@@ -133,12 +133,18 @@ fn machines_keep_their_own_processes_and_clocks() {
             vec![Value::Int(2_000), Value::Int(1_000), Value::Int(1)],
         ]
     );
+    // Each machine's system info is its own metadata row, as upstream
+    // keeps these keys per machine.
     assert_eq!(
         rows(
             &tp,
-            "SELECT str_value FROM metadata WHERE name = 'system_machine'"
+            "SELECT str_value, machine_id FROM metadata WHERE name = 'system_machine' \
+             ORDER BY machine_id"
         ),
-        vec![vec![s("x86_64")]]
+        vec![
+            vec![s("x86_64"), Value::Int(0)],
+            vec![s("aarch64"), Value::Int(1)]
+        ]
     );
 }
 

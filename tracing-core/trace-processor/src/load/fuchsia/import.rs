@@ -291,7 +291,7 @@ impl EventImport {
         let Some((flow, scoped)) = self.global_flow(pid, id, kind == FLOW_BEGIN) else {
             return;
         };
-        match p.slices.topmost(&p.storage, track, ts) {
+        match p.slices.topmost(&mut p.storage, track, ts) {
             None => p.storage.stats.incr("flow_no_enclosing_slice"),
             Some(slice) => match kind {
                 FLOW_BEGIN => self.flows.begin(&mut p.storage, slice, flow),
