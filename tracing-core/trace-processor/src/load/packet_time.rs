@@ -91,6 +91,13 @@ impl Loader {
             return false;
         }
         let mut clock_id = pkt.timestamp_clock_id.unwrap_or(0);
+        // The tracing service stamps its lifecycle events on BOOTTIME
+        // whatever the trace clock (and whatever the sequence's defaults
+        // say); one its clocks cannot convert keeps its raw value.
+        let service = payload.field == TracePacket::FIELD_SERVICE_EVENT;
+        if service && clock_id == 0 {
+            clock_id = crate::clock::BOOTTIME as u32;
+        }
         if clock_id == 0 {
             if let Some(g) = self.generations.get(gen_idx as usize) {
                 clock_id = g.decoded_defaults.timestamp_clock_id.unwrap_or(0);
@@ -114,6 +121,7 @@ impl Loader {
                 let raw = i64::try_from(raw).unwrap_or(i64::MAX);
                 let ns = match self.parser.clocks.clock_ns(key, raw) {
                     Ok(ns) => ns,
+                    Err(_) if service => raw,
                     Err(_) => {
                         self.parser.storage.stats.incr("clock_sync_failure");
                         return false;
@@ -124,6 +132,7 @@ impl Loader {
                 } else {
                     match self.parser.clocks.trace_time(key, ns) {
                         Ok(ts) => ts,
+                        Err(_) if service => ns,
                         Err(_) => {
                             pending_clock = Some((key, ns));
                             ns

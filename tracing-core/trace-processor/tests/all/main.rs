@@ -48,6 +48,7 @@ mod profiling;
 mod protolog;
 mod query_pushdown;
 mod sched;
+mod service_events;
 mod shell_transitions;
 mod sql_file_access;
 mod stdlib_android;
