@@ -285,9 +285,15 @@ fn check_references(m: &Manifest) -> Result<(), TraceError> {
             None if !f.machines.is_empty() => Err(error(format!(
                 "'{file}' is a multi-machine trace; also name the machine"
             ))),
-            Some(name) if !f.machines.iter().any(|(_, n)| n == name) => Err(error(format!(
-                "'{name}' is not a machine declared by file '{file}'"
-            ))),
+            // A file's own `machine` or one of its `machines` may be named.
+            Some(name)
+                if f.machine.as_ref() != Some(name)
+                    && !f.machines.iter().any(|(_, n)| n == name) =>
+            {
+                Err(error(format!(
+                    "'{name}' is not a machine declared by file '{file}'"
+                )))
+            }
             _ => Ok(()),
         }
     };
@@ -369,6 +375,30 @@ mod tests {
                 "machine": {"name": ""}}]}}"#
             )
             .contains("non-empty")
+        );
+    }
+
+    #[test]
+    fn sync_to_names_a_file_and_the_machine_that_file_is_on() {
+        let manifest = |sync_machine: &str| {
+            format!(
+                r#"{{"perfetto_manifest": {{"version": 1, "files": [
+                  {{"path": "a.pb", "machine": {{"name": "phone"}}}},
+                  {{"path": "b.pb", "machine": {{"name": "server"}},
+                   "clocks": {{"sync_to": {{"file": "a.pb", "machine": "{sync_machine}"}}}}}}]}}}}"#
+            )
+        };
+        // A single-machine file's own machine is declared by it.
+        let m = parse(manifest("phone").as_bytes()).unwrap();
+        let c = m.entry("b.pb").and_then(|f| f.clocks.clone()).unwrap();
+        assert_eq!(c.sync_machine.as_deref(), Some("phone"));
+        // Another file's machine is not.
+        let err = parse(manifest("server").as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'server' is not a machine declared by file 'a.pb'"),
+            "{err}"
         );
     }
 }
