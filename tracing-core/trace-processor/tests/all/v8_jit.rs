@@ -620,4 +620,35 @@ fn samples_in_generated_code_are_frames_of_the_function_there() {
         ]
     );
     assert_eq!(stat(&tp, "jit_unknown_frame"), 1);
+    // The callstack forest names a frame in JavaScript code after its
+    // function, place and tier.
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE callstacks.stack_profile; \
+             SELECT name, line_number, column_number FROM _callstack_spc_forest ORDER BY id"
+        ),
+        vec![
+            vec![s("JS: hot:7:1 [turbofan]"), i(7), i(1)],
+            vec![s("[+0x900]"), NULL, i(0)],
+            vec![s("JS: cold:9:1 [turbofan]"), i(9), i(1)],
+        ]
+    );
+    // The modules' views.
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE v8.jit; INCLUDE PERFETTO MODULE stack_trace.jit; \
+             SELECT f.name, s.name, c.tier, j.create_ts, j.estimated_delete_ts, \
+             length(j.native_code) \
+             FROM _jit_frame jf JOIN _jit_code j USING (jit_code_id) \
+             JOIN _v8_js_code c USING (jit_code_id) \
+             JOIN v8_js_function f USING (v8_js_function_id) \
+             JOIN v8_js_script s USING (v8_js_script_id) ORDER BY jf.frame_id"
+        ),
+        vec![
+            vec![s("hot"), s("hot.js"), s("TURBOFAN"), i(10), NULL, i(0)],
+            vec![s("cold"), s("cold.js"), s("TURBOFAN"), i(40), NULL, i(0)],
+        ]
+    );
 }

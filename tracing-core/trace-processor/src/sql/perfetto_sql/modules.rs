@@ -528,6 +528,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/slices_with_context.sql"),
     },
     Module {
+        key: "stack_trace.jit",
+        sql: include_str!("modules/stack_trace_jit.sql"),
+    },
+    Module {
         key: "stacks.cpu_profiling",
         sql: include_str!("modules/stacks_cpu_profiling.sql"),
     },
@@ -566,6 +570,10 @@ pub(crate) const MODULES: &[Module] = &[
     Module {
         key: "traced.stats",
         sql: include_str!("modules/traced_stats.sql"),
+    },
+    Module {
+        key: "v8.jit",
+        sql: include_str!("modules/v8_jit.sql"),
     },
     Module {
         key: "viz.slices",

@@ -13,6 +13,8 @@
 --   _callstacks_self_to_cumulative!(id, parent_id, self_count):
 --     (id, cumulative_count)
 
+INCLUDE PERFETTO MODULE v8.jit;
+
 -- Each frame's innermost symbol (the smallest id of its symbol set).
 CREATE PERFETTO TABLE _callstack_frame_leaf_symbol AS
 SELECT f.id AS frame_id, min(s.id) AS symbol_id
@@ -60,25 +62,41 @@ ORDER BY node_id;
 CREATE PERFETTO INDEX _callstack_spc_raw_forest_key
 ON _callstack_spc_raw_forest(callsite_id, symbol_id);
 
--- The forest: a function's name is its symbol's, else the frame's
--- deobfuscated or own name (demangled when mangled), else 'unknown'.
+-- The forest: a frame in generated code is named after that code (a
+-- JavaScript function with its place and tier, a WebAssembly function, a
+-- regular expression, a V8 builtin, else the JIT's own name); any other
+-- function's name is its symbol's, else the frame's deobfuscated or own
+-- name (demangled when mangled), else 'unknown'.
 CREATE PERFETTO TABLE _callstack_spc_forest AS
 SELECT
   r.node_id AS id,
   p.node_id AS parent_id,
   coalesce(
+    'JS: ' || iif(jsf.name = '', '(anonymous)', jsf.name) || ':' || jsf.line
+      || ':' || jsf.col || ' [' || lower(jsc.tier) || ']',
+    'WASM: ' || wc.function_name || ' [' || lower(wc.tier) || ']',
+    'REGEXP: ' || rc.pattern,
+    'V8: ' || v8c.function_name,
+    'JIT: ' || jc.function_name,
     demangle(coalesce(s.name, f.deobfuscated_name, nullif(f.name, ''))),
     coalesce(s.name, f.deobfuscated_name, nullif(f.name, ''), 'unknown')
   ) AS name,
   f.mapping AS mapping_id,
   s.source_file,
-  s.line_number,
-  0 AS column_number,
+  coalesce(jsf.line, s.line_number) AS line_number,
+  coalesce(jsf.col, 0) AS column_number,
   s.inlined,
   r.callsite_id,
   r.is_leaf AS is_leaf_function_in_callsite_frame
 FROM _callstack_spc_raw_forest AS r
 JOIN stack_profile_frame AS f ON f.id = r.frame_id
+LEFT JOIN __intrinsic_jit_frame AS jf ON jf.frame_id = r.frame_id
+LEFT JOIN __intrinsic_jit_code AS jc ON jc.id = jf.jit_code_id
+LEFT JOIN _v8_js_code AS jsc ON jsc.jit_code_id = jf.jit_code_id
+LEFT JOIN v8_js_function AS jsf ON jsf.v8_js_function_id = jsc.v8_js_function_id
+LEFT JOIN _v8_internal_code AS v8c ON v8c.jit_code_id = jf.jit_code_id
+LEFT JOIN _v8_wasm_code AS wc ON wc.jit_code_id = jf.jit_code_id
+LEFT JOIN _v8_regexp_code AS rc ON rc.jit_code_id = jf.jit_code_id
 LEFT JOIN stack_profile_symbol AS s ON s.id = r.symbol_id
 LEFT JOIN _callstack_spc_raw_forest AS p
   ON p.callsite_id = r.parent_callsite_id
