@@ -101,6 +101,10 @@ impl TraceProcessor {
     /// file ([`TraceProcessor::set_sql_file_access`]).
     pub fn from_storage(mut storage: Storage) -> Result<Self, Error> {
         let warnings = std::mem::take(&mut storage.warnings);
+        // No arg set is added from here: the index that found sets again
+        // goes before the largest tables' columns are built beside their
+        // rows.
+        storage.args.forget_sets();
         let tables = sql::build::build(storage);
         let engine = sql::Engine::new(tables)?;
         // The load freed more than it keeps: give it back.

@@ -74,6 +74,145 @@ impl ArgSetBuilder {
     }
 }
 
+/// One stored arg in 12 bytes instead of [`Arg`]'s 24: its (key, flat
+/// key) pair as an index into the table's few distinct pairs, with the
+/// value's kind in the top bits, and the value's 64 bits (as
+/// [`ArgValue::hash_key`] gives them) in two halves, so that the largest
+/// table of a trace of millions of args is half as large while it loads.
+#[derive(Debug, Clone, Copy)]
+struct StoredArg {
+    /// `kind << PAIR_BITS | pair`.
+    keys: u32,
+    /// The value's bits, low half.
+    lo: u32,
+    /// The value's bits, high half.
+    hi: u32,
+}
+
+/// Bits of [`StoredArg::keys`] that name the pair (the other 3 the kind).
+const PAIR_BITS: u32 = 29;
+
+/// The pair index that says the pair is kept apart
+/// ([`KeyPairs::overflow`]): a table of more distinct pairs than the
+/// bits can name.
+const PAIR_APART: u32 = (1 << PAIR_BITS) - 1;
+
+/// No pair yet for a key ([`KeyPairs::by_key`]).
+const NO_PAIR: u32 = u32::MAX;
+
+impl StoredArg {
+    /// The value's kind ([`ArgValue::hash_key`]'s).
+    fn kind(self) -> u8 {
+        (self.keys >> PAIR_BITS) as u8
+    }
+
+    /// The pair's index (or [`PAIR_APART`]).
+    fn pair(self) -> u32 {
+        self.keys & PAIR_APART
+    }
+
+    /// The value's bits.
+    fn bits(self) -> u64 {
+        u64::from(self.hi) << 32 | u64::from(self.lo)
+    }
+
+    /// The value back from its kind and bits.
+    fn value(self) -> ArgValue {
+        let bits = self.bits();
+        match self.kind() {
+            0 => ArgValue::Int(bits as i64),
+            1 => ArgValue::Uint(bits),
+            2 => ArgValue::String(StrId(self.lo)),
+            3 => ArgValue::Real(f64::from_bits(bits)),
+            4 => ArgValue::Pointer(bits),
+            5 => ArgValue::Bool(bits != 0),
+            6 => ArgValue::Json(StrId(self.lo)),
+            _ => ArgValue::Null,
+        }
+    }
+
+    /// Whether it holds `value` (as the dedup of sets compares values).
+    fn holds(self, value: &ArgValue) -> bool {
+        let (kind, bits) = value.hash_key();
+        self.kind() == kind && self.bits() == bits
+    }
+}
+
+/// The distinct (key, flat key) pairs of the stored args: a trace's
+/// millions of args name a few hundred keys.
+#[derive(Debug)]
+struct KeyPairs {
+    /// Each pair, by index: (key, flat key).
+    pairs: Vec<(StrId, StrId)>,
+    /// Per key id, the index of the last pair made with it (nearly every
+    /// key has one flat key: one load finds its pair).
+    by_key: Vec<u32>,
+    /// Every pair's index, for a key with several flat keys.
+    index: HashMap<(StrId, StrId), u32>,
+    /// The pairs of args stored past [`KeyPairs::most`] distinct pairs, by
+    /// the arg's place.
+    overflow: HashMap<usize, (StrId, StrId)>,
+    /// The most pairs indexed ([`PAIR_APART`]; fewer in tests).
+    most: u32,
+}
+
+impl Default for KeyPairs {
+    fn default() -> Self {
+        KeyPairs {
+            pairs: Vec::new(),
+            by_key: Vec::new(),
+            index: HashMap::default(),
+            overflow: HashMap::default(),
+            most: PAIR_APART,
+        }
+    }
+}
+
+impl KeyPairs {
+    /// The index of the pair (made when new), or [`PAIR_APART`] when the
+    /// bits can name no more.
+    fn index_of(&mut self, key: StrId, flat_key: StrId) -> u32 {
+        let k = key.0 as usize;
+        if let Some(&i) = self.by_key.get(k) {
+            if i != NO_PAIR && self.pairs.get(i as usize) == Some(&(key, flat_key)) {
+                return i;
+            }
+        }
+        let i = match self.index.get(&(key, flat_key)) {
+            Some(&i) => i,
+            None => {
+                let Ok(i) = u32::try_from(self.pairs.len()) else {
+                    return PAIR_APART;
+                };
+                if i >= self.most {
+                    return PAIR_APART;
+                }
+                self.pairs.push((key, flat_key));
+                self.index.insert((key, flat_key), i);
+                i
+            }
+        };
+        if self.by_key.len() <= k {
+            self.by_key.resize(k + 1, NO_PAIR);
+        }
+        if let Some(slot) = self.by_key.get_mut(k) {
+            *slot = i;
+        }
+        i
+    }
+
+    /// The (key, flat key) of the arg stored at `at`.
+    fn get(&self, arg: StoredArg, at: usize) -> (StrId, StrId) {
+        let pair = arg.pair();
+        let found = if pair == PAIR_APART {
+            self.overflow.get(&at)
+        } else {
+            self.pairs.get(pair as usize)
+        };
+        found.copied().unwrap_or((StrId::NULL, StrId::NULL))
+    }
+}
+
 /// Every arg, and the sets already stored.
 ///
 /// Sets are found again by a hash of their contents and compared with the
@@ -81,12 +220,15 @@ impl ArgSetBuilder {
 /// slices' sets are distinct, and a copy of each as a key once cost more
 /// memory and time than the rows). A set's args are consecutive and its
 /// id is the place of its first: an arg keeps no set id of its own (a
-/// bit per arg marks where each set starts), 24 bytes where a row with
-/// its id took 32, millions of times over while a trace loads.
+/// bit per arg marks where each set starts), and its keys are a pair's
+/// index ([`StoredArg`]): 12 bytes an arg where a row with its id took 32,
+/// millions of times over while a trace loads.
 #[derive(Debug, Default)]
 pub struct ArgTable {
     /// The args, in set order.
-    args: Vec<Arg>,
+    args: Vec<StoredArg>,
+    /// Their keys' pairs.
+    keys: KeyPairs,
     /// A bit per arg, set where a set starts.
     starts: Vec<u64>,
     /// The sets taken out of the table (replaced by their translation):
@@ -116,7 +258,21 @@ impl ArgTable {
         }
         let first = self.args.len();
         let id = u32::try_from(first).unwrap_or(u32::MAX);
-        self.args.extend_from_slice(&builder.args);
+        self.args.reserve(builder.args.len());
+        for a in &builder.args {
+            let pair = self.keys.index_of(a.key, a.flat_key);
+            if pair == PAIR_APART {
+                self.keys
+                    .overflow
+                    .insert(self.args.len(), (a.key, a.flat_key));
+            }
+            let (kind, bits) = a.value.hash_key();
+            self.args.push(StoredArg {
+                keys: u32::from(kind) << PAIR_BITS | pair,
+                lo: bits as u32,
+                hi: (bits >> 32) as u32,
+            });
+        }
         self.starts.resize(self.args.len().div_ceil(64), 0);
         if let Some(w) = self.starts.get_mut(first / 64) {
             *w |= 1 << (first % 64);
@@ -132,41 +288,65 @@ impl ArgTable {
             .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
-    /// The args of set `id`: from its first to the next set's (empty for
-    /// an id where no set starts).
-    fn args_of(&self, id: u32) -> &[Arg] {
+    /// Where the args of set `id` are: from its first to the next set's
+    /// (empty for an id where no set starts).
+    fn range_of(&self, id: u32) -> std::ops::Range<usize> {
         let first = id as usize;
         if !self.starts_at(first) {
-            return &[];
+            return 0..0;
         }
         let mut end = first + 1;
         while end < self.args.len() && !self.starts_at(end) {
             end += 1;
         }
-        self.args.get(first..end).unwrap_or(&[])
+        first..end
     }
 
-    /// Whether stored set `id` holds exactly `args`, in order.
+    /// The arg stored at `at`, whole.
+    fn arg_at(&self, at: usize, stored: StoredArg) -> Arg {
+        let (key, flat_key) = self.keys.get(stored, at);
+        Arg {
+            flat_key,
+            key,
+            value: stored.value(),
+        }
+    }
+
+    /// Whether stored set `id` holds exactly `args`, in order (their keys
+    /// and values; flat keys follow from the keys).
     fn same(&self, id: u32, args: &[Arg]) -> bool {
         if !self.retired.is_empty() && self.retired.contains(&id) {
             return false;
         }
-        let stored = self.args_of(id);
+        let range = self.range_of(id);
+        let start = range.start;
+        let Some(stored) = self.args.get(range) else {
+            return false;
+        };
         stored.len() == args.len()
             && stored
                 .iter()
                 .zip(args)
-                .all(|(r, a)| r.key == a.key && r.value.hash_key() == a.value.hash_key())
+                .enumerate()
+                .all(|(i, (r, a))| r.holds(&a.value) && self.keys.get(*r, start + i).0 == a.key)
     }
 
     /// The args of one set (empty for an unknown or retired id).
-    pub fn set(&self, id: u32) -> impl Iterator<Item = &Arg> {
-        let args = if !self.retired.is_empty() && self.retired.contains(&id) {
-            &[]
+    pub fn set(&self, id: u32) -> SetArgs<'_> {
+        let range = if !self.retired.is_empty() && self.retired.contains(&id) {
+            0..0
         } else {
-            self.args_of(id)
+            self.range_of(id)
         };
-        args.iter()
+        SetArgs { table: self, range }
+    }
+
+    /// Forgets the index that finds a stored set again by its contents,
+    /// once no set will be added (the tables freeze): its slots are MBs on
+    /// a trace of a million sets. A set added after this is stored anew
+    /// even when an identical one is stored.
+    pub fn forget_sets(&mut self) {
+        self.sets = ArgSetIndex::default();
     }
 
     /// Takes set `id` out of the table: [`Self::set`] no longer gives it,
@@ -182,7 +362,7 @@ impl ArgTable {
     /// The rows of the `args` table: each arg of a set not retired, with
     /// its set, in set order.
     pub fn rows(&self) -> ArgRows<'_> {
-        let retired_args: usize = self.retired.iter().map(|&id| self.args_of(id).len()).sum();
+        let retired_args: usize = self.retired.iter().map(|&id| self.range_of(id).len()).sum();
         ArgRows {
             table: self,
             next: 0,
@@ -202,6 +382,42 @@ impl ArgTable {
     }
 }
 
+/// The args of one set ([`ArgTable::set`]), made whole as they are walked.
+#[derive(Debug, Clone)]
+pub struct SetArgs<'a> {
+    table: &'a ArgTable,
+    range: std::ops::Range<usize>,
+}
+
+impl SetArgs<'_> {
+    /// Itself: the args are made as they are walked, so they are values
+    /// already (for callers written when a set gave references).
+    pub fn copied(self) -> Self {
+        self
+    }
+
+    /// Itself, as [`SetArgs::copied`].
+    pub fn cloned(self) -> Self {
+        self
+    }
+}
+
+impl Iterator for SetArgs<'_> {
+    type Item = Arg;
+
+    fn next(&mut self) -> Option<Arg> {
+        let at = self.range.next()?;
+        let stored = *self.table.args.get(at)?;
+        Some(self.table.arg_at(at, stored))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl ExactSizeIterator for SetArgs<'_> {}
+
 /// The rows of the `args` table ([`ArgTable::rows`]), built as they are
 /// walked.
 #[derive(Debug, Clone)]
@@ -220,11 +436,12 @@ impl Iterator for ArgRows<'_> {
 
     fn next(&mut self) -> Option<ArgRow> {
         loop {
-            let arg = *self.table.args.get(self.next)?;
-            if self.table.starts_at(self.next) {
-                self.set = u32::try_from(self.next).unwrap_or(u32::MAX);
+            let at = self.next;
+            let stored = *self.table.args.get(at)?;
+            if self.table.starts_at(at) {
+                self.set = u32::try_from(at).unwrap_or(u32::MAX);
                 if !self.table.retired.is_empty() && self.table.retired.contains(&self.set) {
-                    self.next += self.table.args_of(self.set).len().max(1);
+                    self.next += self.table.range_of(self.set).len().max(1);
                     continue;
                 }
             }
@@ -232,7 +449,7 @@ impl Iterator for ArgRows<'_> {
             self.left = self.left.saturating_sub(1);
             return Some(ArgRow {
                 arg_set_id: self.set,
-                arg,
+                arg: self.table.arg_at(at, stored),
             });
         }
     }
@@ -332,6 +549,82 @@ mod tests {
         let again = t.add_set(&set(&[50, 51, 52])).unwrap();
         assert_ne!(again, ids[5]);
         assert_eq!(t.add_set(&set(&[70, 71])), Some(ids[7]));
+    }
+
+    /// Every kind of value, its extremes among them, comes back from the
+    /// 12 bytes it is stored in, with its key and flat key, also when one
+    /// key has several flat keys and when the pairs are past the most the
+    /// stored bits name.
+    #[test]
+    fn stored_args_read_back_whole() {
+        assert_eq!(std::mem::size_of::<StoredArg>(), 12);
+        let values = [
+            ArgValue::Int(i64::MIN),
+            ArgValue::Int(-1),
+            ArgValue::Uint(u64::MAX),
+            ArgValue::String(StrId(7)),
+            ArgValue::Real(-0.0),
+            ArgValue::Real(f64::NAN),
+            ArgValue::Real(1.5e300),
+            ArgValue::Pointer(0xdead_beef_0000_0001),
+            ArgValue::Bool(true),
+            ArgValue::Bool(false),
+            ArgValue::Json(StrId(u32::MAX - 1)),
+            ArgValue::Null,
+        ];
+        for most in [PAIR_APART, 2] {
+            let mut t = ArgTable::default();
+            t.keys.most = most;
+            let mut want = Vec::new();
+            let mut ids = Vec::new();
+            for (i, v) in values.iter().enumerate() {
+                let mut b = ArgSetBuilder::default();
+                // Key 1 with flat keys 1 and 2 in turn; a key of its own.
+                let flat = StrId(1 + (i % 2) as u32);
+                b.add(flat, StrId(1), *v);
+                b.add(StrId(100 + i as u32), StrId(100 + i as u32), *v);
+                want.push(b.args().to_vec());
+                ids.push(t.add_set(&b).unwrap());
+            }
+            for (id, want) in ids.iter().zip(&want) {
+                let got: Vec<Arg> = t.set(*id).copied().collect();
+                assert_eq!(got.len(), want.len());
+                for (g, w) in got.iter().zip(want) {
+                    assert_eq!((g.key, g.flat_key), (w.key, w.flat_key));
+                    assert_eq!(g.value.hash_key(), w.value.hash_key());
+                }
+            }
+            let rows: Vec<ArgRow> = t.rows().collect();
+            assert_eq!(rows.len(), 2 * values.len());
+            assert!(
+                rows.iter()
+                    .zip(want.iter().flatten())
+                    .all(|(r, w)| r.arg.key == w.key && r.arg.flat_key == w.flat_key)
+            );
+            // The same sets are found again.
+            for (id, want) in ids.iter().zip(&want) {
+                let mut b = ArgSetBuilder::default();
+                for a in want {
+                    b.add(a.flat_key, a.key, a.value);
+                }
+                assert_eq!(t.add_set(&b), Some(*id));
+            }
+            assert_eq!(t.len(), 2 * values.len());
+        }
+    }
+
+    /// Once the sets are forgotten an identical set is stored anew; what
+    /// was stored reads back as before.
+    #[test]
+    fn a_set_added_after_the_sets_are_forgotten_is_stored_anew() {
+        let mut t = ArgTable::default();
+        let mut b = ArgSetBuilder::default();
+        b.add(StrId(1), StrId(1), ArgValue::Int(3));
+        assert_eq!(t.add_set(&b), Some(0));
+        t.forget_sets();
+        assert_eq!(t.add_set(&b), Some(1));
+        assert_eq!(t.set(0).count(), 1);
+        assert_eq!(t.set(1).next().map(|a| a.value), Some(ArgValue::Int(3)));
     }
 
     /// Past the indexed size a repeated key still replaces its arg in
