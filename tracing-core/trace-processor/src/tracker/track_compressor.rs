@@ -1,9 +1,10 @@
 //! Async slices share tracks the way upstream's track compressor shares
 //! them: the slices of one kind of track (same dimensions) go on a pool of
-//! tracks; a begin with a cookie that is open reuses its track, another
-//! takes the first free track of the pool or a new one, and a track is free
-//! again once its cookie's slices have all ended. Each track of a pool gets
-//! its index in it as the `track_compressor_idx` dimension.
+//! tracks; a begin with a cookie that holds a track (open, or freed and
+//! not taken since) reuses it, another takes the first free track of the
+//! pool or a new one, and a track is free again once its cookie's slices
+//! have all ended. Each track of a pool gets its index in it as the
+//! `track_compressor_idx` dimension.
 //!
 //! A pool grows with the cookies a trace keeps open at once, so nothing
 //! here walks it: open cookies are found by a map and the first free
@@ -19,9 +20,13 @@ use crate::hash::HashMap;
 struct Pool {
     /// Track ids by index in the pool.
     tracks: Vec<u32>,
-    /// Open cookie → (index of its track, how many of its slices are open).
+    /// Cookie → (index of the track it holds, how many of its slices are
+    /// open). A cookie keeps its track once its slices have ended, until
+    /// another cookie takes the track.
     open: HashMap<i64, (usize, u32)>,
-    /// Indices of the tracks no cookie holds.
+    /// The cookie holding each track (None for time-placed tracks).
+    owner: Vec<Option<i64>>,
+    /// Indices of the cookies' tracks with no slice open.
     free: BTreeSet<usize>,
     /// Tracks of slices placed by time (`scoped`): (end of the last
     /// slice, index), the busy ones by end.
@@ -49,7 +54,10 @@ impl TrackCompressor {
     pub fn open_track(&mut self, key: &str, cookie: i64) -> Option<u32> {
         self.steps += 1;
         let pool = self.pools.get(key)?;
-        let &(idx, _) = pool.open.get(&cookie)?;
+        let &(idx, n) = pool.open.get(&cookie)?;
+        if n == 0 {
+            return None;
+        }
         pool.tracks.get(idx).copied()
     }
 
@@ -59,25 +67,57 @@ impl TrackCompressor {
         self.steps += 1;
         let pool = match self.pools.get_mut(key) {
             Some(p) => p,
+            // The key is copied only for a new pool.
             None => self.pools.entry(key.to_owned()).or_default(),
         };
-        if let Some((idx, n)) = pool.open.get_mut(&cookie) {
-            *n = n.saturating_add(1);
-            if let Some(&t) = pool.tracks.get(*idx) {
-                return t;
+        let (idx, track) = pool.hold(cookie, create);
+        if let Some(entry) = pool.open.get_mut(&cookie) {
+            if entry.1 == 0 {
+                pool.free.remove(&idx);
             }
+            entry.1 = entry.1.saturating_add(1);
         }
-        if let Some(idx) = pool.free.pop_first() {
-            if let Some(&t) = pool.tracks.get(idx) {
-                pool.open.insert(cookie, (idx, 1));
-                return t;
-            }
-        }
-        let idx = pool.tracks.len();
-        let track = create(u32::try_from(idx).unwrap_or(u32::MAX));
-        pool.tracks.push(track);
-        pool.open.insert(cookie, (idx, 1));
         track
+    }
+
+    /// The track a slice ending with `cookie` ends on, as upstream's
+    /// compressor finds it: the cookie's own track even when nothing is
+    /// open on it, else the first free track (taken for the cookie) or a
+    /// new one. A cookie's track is freed when its last slice ends.
+    pub fn end_on_any(&mut self, key: &str, cookie: i64, create: impl FnOnce(u32) -> u32) -> u32 {
+        self.steps += 1;
+        let pool = match self.pools.get_mut(key) {
+            Some(p) => p,
+            // The key is copied only for a new pool.
+            None => self.pools.entry(key.to_owned()).or_default(),
+        };
+        let (idx, track) = pool.hold(cookie, create);
+        if let Some(entry) = pool.open.get_mut(&cookie) {
+            if entry.1 > 0 {
+                entry.1 -= 1;
+                if entry.1 == 0 {
+                    pool.free.insert(idx);
+                }
+            }
+        }
+        track
+    }
+
+    /// The pool's first track (its index 0), made free for any cookie when
+    /// the pool has none: the track that stands for the whole pool, as
+    /// the parent of other tracks.
+    pub fn first_track(&mut self, key: &str, create: impl FnOnce(u32) -> u32) -> u32 {
+        self.steps += 1;
+        let pool = match self.pools.get_mut(key) {
+            Some(p) => p,
+            // The key is copied only for a new pool.
+            None => self.pools.entry(key.to_owned()).or_default(),
+        };
+        if let Some(&t) = pool.tracks.first() {
+            return t;
+        }
+        // Held by cookie 0 with nothing open, as upstream's default track.
+        pool.hold(0, create).1
     }
 
     /// The track for a slice of known extent (`ts`, `dur`) placed by time,
@@ -89,6 +129,7 @@ impl TrackCompressor {
         self.steps += 1;
         let pool = match self.pools.get_mut(key) {
             Some(p) => p,
+            // The key is copied only for a new pool.
             None => self.pools.entry(key.to_owned()).or_default(),
         };
         while let Some(&(end, idx)) = pool.scoped_busy.first() {
@@ -109,6 +150,7 @@ impl TrackCompressor {
         let idx = pool.tracks.len();
         let track = create(u32::try_from(idx).unwrap_or(u32::MAX));
         pool.tracks.push(track);
+        pool.owner.push(None);
         pool.scoped_busy.insert((end, idx));
         track
     }
@@ -120,13 +162,44 @@ impl TrackCompressor {
         self.steps += 1;
         let pool = self.pools.get_mut(key)?;
         let (idx, n) = pool.open.get_mut(&cookie)?;
-        let idx = *idx;
-        *n = n.saturating_sub(1);
         if *n == 0 {
-            pool.open.remove(&cookie);
+            return None;
+        }
+        let idx = *idx;
+        *n -= 1;
+        if *n == 0 {
             pool.free.insert(idx);
         }
         pool.tracks.get(idx).copied()
+    }
+}
+
+impl Pool {
+    /// The track `cookie` holds (its index and id), else the first free
+    /// track, which the cookie takes from its last holder, else a new
+    /// track; the count of open slices is left to the caller.
+    fn hold(&mut self, cookie: i64, create: impl FnOnce(u32) -> u32) -> (usize, u32) {
+        if let Some(&(idx, _)) = self.open.get(&cookie) {
+            if let Some(&t) = self.tracks.get(idx) {
+                return (idx, t);
+            }
+        }
+        if let Some(&idx) = self.free.first() {
+            if let Some(&t) = self.tracks.get(idx) {
+                if let Some(old) = self.owner.get_mut(idx).and_then(|o| o.replace(cookie)) {
+                    self.open.remove(&old);
+                }
+                self.open.insert(cookie, (idx, 0));
+                return (idx, t);
+            }
+        }
+        let idx = self.tracks.len();
+        let track = create(u32::try_from(idx).unwrap_or(u32::MAX));
+        self.tracks.push(track);
+        self.owner.push(Some(cookie));
+        self.open.insert(cookie, (idx, 0));
+        self.free.insert(idx);
+        (idx, track)
     }
 }
 

@@ -27,6 +27,13 @@ use crate::storage::args::ArgValue;
 use crate::tracker::process::{NamePriority, ProcessTracker};
 use crate::tracker::tracks::{EventType, TrackSpec, TrackTracker};
 
+mod legacy;
+mod sibling_tracks;
+#[cfg(test)]
+mod tests;
+
+use sibling_tracks::{Factory, FactorySpec, MergeRule, Scope, SiblingTracks, Use};
+
 /// Deepest parent chain followed.
 const MAX_PARENT_DEPTH: u32 = 64;
 
@@ -50,11 +57,51 @@ pub struct Resolved {
     pub event_type: EventType,
 }
 
+/// What a uuid resolved to.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// A track of its own; `root` when it is a thread's or a process's own
+    /// track (its children then name no parent track, as upstream).
+    Fixed { track: Resolved, root: bool },
+    /// Slices on tracks shared with its siblings (`sibling_tracks.rs`),
+    /// made when a slice or a child first needs one.
+    Merged(MergedUuid),
+}
+
+/// A uuid whose slices go on merged sibling tracks, as resolved.
+#[derive(Debug, Clone, Copy)]
+struct MergedUuid {
+    /// Its thread, when a thread's track is an ancestor.
+    utid: Option<u32>,
+    /// Its process.
+    upid: Option<u32>,
+    /// Its parent's uuid (0: none).
+    parent: u64,
+}
+
+impl Slot {
+    fn utid(&self) -> Option<u32> {
+        match self {
+            Slot::Fixed { track, .. } => track.utid,
+            Slot::Merged(m) => m.utid,
+        }
+    }
+
+    fn upid(&self) -> Option<u32> {
+        match self {
+            Slot::Fixed { track, .. } => track.upid,
+            Slot::Merged(m) => m.upid,
+        }
+    }
+}
+
 /// Track resolution's state across packets.
 #[derive(Debug)]
 pub struct TrackResolution {
     descriptors: Descriptors,
-    resolved: HashMap<u64, Resolved>,
+    resolved: HashMap<u64, Slot>,
+    /// The tracks of merged siblings.
+    siblings: SiblingTracks,
     /// The descriptor uuid each thread was resolved from (another uuid
     /// for the same thread means its tid was reused).
     uuid_by_utid: HashMap<u32, u64>,
@@ -73,8 +120,6 @@ pub struct TrackResolution {
     global_instants: Option<u32>,
     /// Legacy process instant tracks by upid.
     process_instants: HashMap<u32, u32>,
-    /// The "Default Track" (descriptor uuid 0).
-    default_track: Option<u32>,
 }
 
 impl TrackResolution {
@@ -83,6 +128,7 @@ impl TrackResolution {
         TrackResolution {
             descriptors,
             resolved: HashMap::default(),
+            siblings: SiblingTracks::default(),
             uuid_by_utid: HashMap::default(),
             uuid_by_upid: HashMap::default(),
             current: HashMap::default(),
@@ -91,7 +137,6 @@ impl TrackResolution {
             async_tracks: HashMap::default(),
             global_instants: None,
             process_instants: HashMap::default(),
-            default_track: None,
         }
     }
 
@@ -164,7 +209,7 @@ impl TrackResolution {
     /// uuid, and renames the track while no event has used it.
     pub fn update_descriptor(&mut self, storage: &mut Storage, uuid: u64, bytes: &[u8]) {
         self.current.insert(uuid, bytes.to_vec());
-        let Some(r) = self.resolved.get(&uuid).copied() else {
+        let Some(Slot::Fixed { track: r, .. }) = self.resolved.get(&uuid).copied() else {
             return;
         };
         if self.used.contains(&r.track_id) {
@@ -180,85 +225,56 @@ impl TrackResolution {
         }
     }
 
-    /// The track of a uuid, made on first use.
+    /// The track of a uuid, made on first use: None for a uuid whose
+    /// slices go on tracks merged with its siblings (which one depends on
+    /// the slice: [`TrackResolution::associate`]), and for a uuid whose
+    /// parents do not resolve. Its threads and processes are resolved
+    /// either way.
     pub fn resolve(&mut self, cx: &mut Trackers<'_>, uuid: u64) -> Option<Resolved> {
-        self.resolve_depth(cx, uuid, 0)
+        match self.resolve_depth(cx, uuid, 0)? {
+            Slot::Fixed { track, .. } => Some(track),
+            Slot::Merged(_) => None,
+        }
     }
 
-    fn resolve_depth(&mut self, cx: &mut Trackers<'_>, uuid: u64, depth: u32) -> Option<Resolved> {
+    fn resolve_depth(&mut self, cx: &mut Trackers<'_>, uuid: u64, depth: u32) -> Option<Slot> {
         if let Some(r) = self.resolved.get(&uuid) {
             return Some(*r);
         }
         if depth > MAX_PARENT_DEPTH {
             return None;
         }
-        let bytes = match self.current.get(&uuid) {
-            Some(b) => b.clone(),
-            None => match self.descriptors.get(uuid) {
-                Some(d) => d.bytes.clone(),
-                None => {
-                    // No descriptor at all: a global track the first event names.
-                    let spec = TrackSpec::new(None, "track_event", EventType::Slice);
-                    let id = cx.tracks.create(cx.storage, &spec);
-                    self.unnamed.insert(id);
-                    let r = Resolved {
-                        track_id: id,
-                        utid: None,
-                        upid: None,
-                        event_type: EventType::Slice,
-                    };
-                    self.resolved.insert(uuid, r);
-                    return Some(r);
-                }
-            },
-        };
+        // A uuid without a descriptor is a global track of defaults (merged
+        // by the name its first event gives), as upstream reserves it; a
+        // parent without one breaks its children's hierarchy.
+        let known = self.descriptor_bytes(uuid);
+        if known.is_none() && depth > 0 {
+            return None;
+        }
+        let bytes = known.unwrap_or_default();
         let td = TrackDescriptorDecoder::new(&bytes);
         // A parent uuid of 0 names the default track's uuid, which upstream
         // reads as no parent: such a track is a root.
-        let parent = match td.parent_uuid() {
-            Some(pu) if pu != uuid && pu != 0 => self.resolve_depth(cx, pu, depth + 1),
-            _ => None,
+        let parent_uuid = td.parent_uuid().filter(|&pu| pu != uuid && pu != 0);
+        let parent = match parent_uuid {
+            Some(pu) => Some(self.resolve_depth(cx, pu, depth + 1)?),
+            None => None,
         };
         let name = td.name().or(td.static_name()).or(td.atrace_name());
-        let description = td.description().map(|s| cx.storage.strings.intern(s));
-        // As upstream: where the track came from (a descriptor, its uuid as
-        // `trace_id`, whether it is the root of its scope: a thread's or a
-        // process's own track, or the default track), how the UI orders
-        // the track's children, its rank among its siblings, then its
-        // description.
         // A thread's slice track that may merge with the system's thread
         // track is that track upstream, without a descriptor's args.
         let merged_thread_track = td.thread().is_some()
             && td.counter().is_none()
             && !td.disallow_merging_with_system_tracks().unwrap_or(false);
-        let mut source_args = Vec::new();
-        if !merged_thread_track {
-            let descriptor = cx.storage.strings.intern("descriptor");
+        // Tracks made now take their first packet flag from the
+        // descriptor's sequence.
+        let sequence = self.descriptors.get(uuid).map(|d| d.sequence);
+        let source_args = if merged_thread_track {
+            self.ordering_args(cx, &td)
+        } else {
             let is_root = uuid == 0 || td.thread().is_some() || td.process().is_some();
-            source_args.push(("source", ArgValue::String(descriptor)));
-            source_args.push(("trace_id", ArgValue::Int(uuid as i64)));
-            source_args.push(("is_root_in_scope", ArgValue::Bool(is_root)));
-            let sequence = self.descriptors.get(uuid).map(|d| d.sequence);
-            if sequence.is_some_and(|s| self.descriptors.first_packet_sequences.contains(&s)) {
-                source_args.push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
-            }
-        }
-        let ordering = match td.child_ordering_raw() {
-            Some(1) => Some("lexicographic"),
-            Some(2) => Some("chronological"),
-            Some(3) => Some("explicit"),
-            _ => None,
+            self.source_args(cx, uuid, &td, is_root, sequence)
         };
-        if let Some(o) = ordering {
-            let o = cx.storage.strings.intern(o);
-            source_args.push(("child_ordering", ArgValue::String(o)));
-        }
-        if let Some(rank) = td.sibling_order_rank() {
-            source_args.push(("sibling_order_rank", ArgValue::Int(i64::from(rank))));
-        }
-        if let Some(desc) = description {
-            source_args.push(("description", ArgValue::String(desc)));
-        }
         let r = if let Some(thread) = td.thread() {
             let pid = i64::from(thread.pid().unwrap_or(0));
             let mut tid = thread.tid().unwrap_or(0);
@@ -291,11 +307,9 @@ impl TrackResolution {
             spec.source_args = source_args;
             let id = cx.tracks.create(cx.storage, &spec);
             cx.tracks.set_thread_track(utid, id);
-            Resolved {
-                track_id: id,
-                utid: Some(utid),
-                upid: None,
-                event_type: EventType::Slice,
+            Slot::Fixed {
+                track: slice_track(id, Some(utid), None),
+                root: true,
             }
         } else if let Some(process) = td.process() {
             let pid = i64::from(process.pid().unwrap_or(0));
@@ -318,18 +332,28 @@ impl TrackResolution {
             spec.source_args = source_args;
             let id = cx.tracks.create(cx.storage, &spec);
             cx.tracks.set_process_track(upid, id);
-            Resolved {
-                track_id: id,
-                utid: None,
-                upid: Some(upid),
-                event_type: EventType::Slice,
+            Slot::Fixed {
+                track: slice_track(id, None, Some(upid)),
+                root: true,
             }
         } else {
-            let (utid, upid) = match parent {
-                Some(r) => (r.utid, r.upid),
+            let (utid, upid) = match &parent {
+                Some(p) => (p.utid(), p.upid()),
                 None => (None, None),
             };
             let counter = td.counter();
+            let merge = MergeRule::of(&td);
+            if counter.is_none() && !td.has_state() && merge.is_some() {
+                // Slices merged with the siblings': their tracks are made
+                // as slices need them.
+                let m = MergedUuid {
+                    utid,
+                    upid: if utid.is_some() { None } else { upid },
+                    parent: parent_uuid.unwrap_or(0),
+                };
+                self.resolved.insert(uuid, Slot::Merged(m));
+                return Some(Slot::Merged(m));
+            }
             // Upstream's type: the scope (the thread or process of its
             // parent, else global), then the kind.
             let (event_type, classification) = match (utid, upid) {
@@ -348,6 +372,10 @@ impl TrackResolution {
                 (Some(_), _) => (EventType::Slice, "thread_track_event"),
                 (None, Some(_)) => (EventType::Slice, "process_track_event"),
                 (None, None) => (EventType::Slice, "global_track_event"),
+            };
+            let parent_id = match (parent_uuid, parent) {
+                (Some(pu), Some(p)) => self.parent_track(cx, pu, p, sequence),
+                _ => None,
             };
             let mut unit: Option<String> = None;
             let mut counter_name: Option<&str> = name;
@@ -376,22 +404,149 @@ impl TrackResolution {
             let mut spec = TrackSpec::new(counter_name, classification, event_type);
             spec.utid = utid;
             spec.upid = if utid.is_some() { None } else { upid };
-            spec.parent_id = parent.map(|r| r.track_id);
+            spec.parent_id = parent_id;
             spec.unit = unit.as_deref();
             spec.source_args = source_args;
             let id = cx.tracks.create(cx.storage, &spec);
             if counter_name.is_none() && event_type == EventType::Slice {
                 self.unnamed.insert(id);
             }
-            Resolved {
-                track_id: id,
-                utid,
-                upid: spec.upid,
-                event_type,
+            Slot::Fixed {
+                track: Resolved {
+                    track_id: id,
+                    utid,
+                    upid: spec.upid,
+                    event_type,
+                },
+                root: false,
             }
         };
         self.resolved.insert(uuid, r);
         Some(r)
+    }
+
+    /// The track a child of `parent` names as its parent: none for a
+    /// thread's or a process's own track (its children are roots in that
+    /// scope, as upstream), a merged parent's first track.
+    fn parent_track(
+        &mut self,
+        cx: &mut Trackers<'_>,
+        parent_uuid: u64,
+        parent: Slot,
+        sequence: Option<u32>,
+    ) -> Option<u32> {
+        match parent {
+            Slot::Fixed { root: true, .. } => None,
+            Slot::Fixed { track, .. } => Some(track.track_id),
+            Slot::Merged(m) => {
+                self.ensure_factory(cx, parent_uuid, m, StrId::NULL, sequence);
+                self.siblings
+                    .first_track(cx.storage, cx.tracks, parent_uuid)
+            }
+        }
+    }
+
+    /// Fixes how the merged tracks of `uuid` are made, on its first slice
+    /// (`event_name` names them when its descriptor does not) or first
+    /// child: their name, parent and args are taken then, the args' first
+    /// packet flag from the sequence of the event that needed them.
+    fn ensure_factory(
+        &mut self,
+        cx: &mut Trackers<'_>,
+        uuid: u64,
+        m: MergedUuid,
+        event_name: StrId,
+        sequence: Option<u32>,
+    ) {
+        if self.siblings.has_factory(uuid) {
+            return;
+        }
+        let parent_id = match self.resolved.get(&m.parent).copied() {
+            Some(p) if m.parent != 0 => self.parent_track(cx, m.parent, p, sequence),
+            _ => None,
+        };
+        let bytes = self.descriptor_bytes(uuid);
+        let td = TrackDescriptorDecoder::new(bytes.as_deref().unwrap_or_default());
+        let name = match td.name().or(td.static_name()).or(td.atrace_name()) {
+            Some(n) => cx.storage.strings.intern(n),
+            // Upstream reserves uuid 0 as the "Default Track" when no
+            // descriptor describes it.
+            None if uuid == 0 && bytes.is_none() => cx.storage.strings.intern("Default Track"),
+            None => event_name,
+        };
+        let rule = MergeRule::of(&td).unwrap_or(MergeRule::ByName);
+        let scope = match (m.utid, m.upid) {
+            (Some(utid), _) => Scope::Thread(utid),
+            (None, Some(upid)) => Scope::Process(upid),
+            (None, None) => Scope::Global,
+        };
+        let source_args = self.source_args(cx, uuid, &td, uuid == 0, sequence);
+        let factory = Factory::new(
+            cx.storage,
+            FactorySpec {
+                machine: cx.tracks.machine(),
+                scope,
+                parent_uuid: m.parent,
+                rule: &rule,
+                name,
+                parent_id,
+                source_args,
+            },
+        );
+        self.siblings.set_factory(uuid, factory);
+    }
+
+    /// A descriptor track's source args, as upstream gives them: where it
+    /// came from (a descriptor, its uuid as `trace_id`, whether it is the
+    /// root of its scope, whether its sequence began with a packet marked
+    /// first on it), how the UI orders its children, its rank among its
+    /// siblings, then its description.
+    fn source_args(
+        &self,
+        cx: &mut Trackers<'_>,
+        uuid: u64,
+        td: &TrackDescriptorDecoder<'_>,
+        is_root: bool,
+        sequence: Option<u32>,
+    ) -> Vec<(&'static str, ArgValue)> {
+        let descriptor = cx.storage.strings.intern("descriptor");
+        let mut args = vec![
+            ("source", ArgValue::String(descriptor)),
+            ("trace_id", ArgValue::Int(uuid as i64)),
+            ("is_root_in_scope", ArgValue::Bool(is_root)),
+        ];
+        if sequence.is_some_and(|s| self.descriptors.first_packet_sequences.contains(&s)) {
+            args.push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
+        }
+        args.extend(self.ordering_args(cx, td));
+        args
+    }
+
+    /// A descriptor's ordering args and description.
+    fn ordering_args(
+        &self,
+        cx: &mut Trackers<'_>,
+        td: &TrackDescriptorDecoder<'_>,
+    ) -> Vec<(&'static str, ArgValue)> {
+        let mut args = Vec::new();
+        let ordering = match td.child_ordering_raw() {
+            Some(1) => Some("lexicographic"),
+            Some(2) => Some("chronological"),
+            Some(3) => Some("explicit"),
+            _ => None,
+        };
+        if let Some(o) = ordering {
+            let o = cx.storage.strings.intern(o);
+            args.push(("child_ordering", ArgValue::String(o)));
+        }
+        if let Some(rank) = td.sibling_order_rank() {
+            args.push(("sibling_order_rank", ArgValue::Int(i64::from(rank))));
+        }
+        if let Some(desc) = td.description() {
+            let desc = cx.storage.strings.intern(desc);
+            args.push(("description", ArgValue::String(desc)));
+        }
+        args
     }
 
     /// The multiplier of a counter track's values (1 unless its descriptor
@@ -432,12 +587,14 @@ impl TrackResolution {
         let mut resolved = None;
         let mut fallback = false;
         if track_uuid != 0 {
-            let r = self.resolve(cx, track_uuid).ok_or(NoTrack::ParserError)?;
-            if let Some(u) = r.utid {
+            let r = self
+                .resolve_depth(cx, track_uuid, 0)
+                .ok_or(NoTrack::ParserError)?;
+            if let Some(u) = r.utid() {
                 utid = Some(u);
                 upid = cx.storage.threads.get(u as usize).and_then(|t| t.upid);
             } else {
-                upid = r.upid;
+                upid = r.upid();
             }
             resolved = Some(r);
         } else {
@@ -511,9 +668,11 @@ impl TrackResolution {
             _ => {}
         }
 
-        if let Some(r) = resolved {
+        let sequence = generation.sequence_id;
+        if let Some(slot) = resolved {
+            let track = self.intern(cx, track_uuid, slot, facts, phase, name, sequence)?;
             return Ok(Association {
-                track: r,
+                track,
                 uuid: Some(track_uuid),
                 utid,
             });
@@ -527,139 +686,49 @@ impl TrackResolution {
                 utid: Some(u),
             });
         }
-        let id = self.default_track(cx, generation.sequence_id);
+        // The "Default Track": uuid 0's descriptor track, merged with the
+        // global roots of its name as any global root.
+        let slot = self.resolve_depth(cx, 0, 0).ok_or(NoTrack::ParserError)?;
+        let track = self.intern(cx, 0, slot, facts, phase, name, sequence)?;
         Ok(Association {
-            track: slice_track(id, None, None),
+            track: slice_track(track.track_id, None, None),
             uuid: None,
             utid: None,
         })
     }
 
-    /// The "Default Track": uuid 0's descriptor track. Upstream gives it no
-    /// track of its own: like every global slice track without a parent
-    /// whose siblings may merge by name, it is a track of the merged-track
-    /// pool keyed by (parent uuid 0, merge by name, its name), with the
-    /// pool index as `track_compressor_idx`. Only uuid 0 is ever a
-    /// cookie of that pool here, so its slices always land on the pool's
-    /// first track (index 0), made once. Its args are a descriptor track's,
-    /// as the root of its scope; the sequence that first used it decides
-    /// `has_first_packet_on_sequence`.
-    fn default_track(&mut self, cx: &mut Trackers<'_>, sequence_id: u32) -> u32 {
-        if let Some(id) = self.default_track {
-            return id;
-        }
-        const NAME: &str = "Default Track";
-        /// SiblingMergeBehavior's "by name".
-        const MERGE_BY_NAME: i64 = 0;
-        let name = cx.storage.strings.intern(NAME);
-        let descriptor = cx.storage.strings.intern("descriptor");
-        let mut spec = TrackSpec::new(Some(NAME), "global_merged_track_event", EventType::Slice);
-        spec.dimensions = vec![
-            ("parent_track_uuid", ArgValue::Int(0)),
-            ("merge_key_type", ArgValue::Int(MERGE_BY_NAME)),
-            ("merge_key_value", ArgValue::String(name)),
-            ("track_compressor_idx", ArgValue::Int(0)),
-        ];
-        spec.source_args = vec![
-            ("source", ArgValue::String(descriptor)),
-            ("trace_id", ArgValue::Int(0)),
-            ("is_root_in_scope", ArgValue::Bool(true)),
-        ];
-        if self
-            .descriptors
-            .first_packet_sequences
-            .contains(&sequence_id)
-        {
-            spec.source_args
-                .push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
-        }
-        let id = cx.tracks.create(cx.storage, &spec);
-        self.default_track = Some(id);
-        id
-    }
-
-    /// The global instants' track (`legacy_chrome_global_instants`), made
-    /// once.
-    pub(crate) fn global_instants(&mut self, cx: &mut Trackers<'_>) -> u32 {
-        if let Some(id) = self.global_instants {
-            return id;
-        }
-        let mut spec = TrackSpec::new(None, "legacy_chrome_global_instants", EventType::Slice);
-        spec.source_args = chrome_source(cx.storage);
-        let id = cx.tracks.create(cx.storage, &spec);
-        self.global_instants = Some(id);
-        id
-    }
-
-    fn process_instants(&mut self, cx: &mut Trackers<'_>, upid: u32) -> u32 {
-        if let Some(id) = self.process_instants.get(&upid) {
-            return *id;
-        }
-        let mut spec = TrackSpec::new(None, "chrome_process_instant", EventType::Slice);
-        spec.upid = Some(upid);
-        spec.source_args = chrome_source(cx.storage);
-        let id = cx.tracks.create(cx.storage, &spec);
-        self.process_instants.insert(upid, id);
-        id
-    }
-
-    /// The track of a legacy async event: one per id within its scope (the
-    /// category for nestable phases, the name for the old async phases, or
-    /// `category:id_scope`).
-    fn async_track(
+    /// The track one event of a resolved uuid goes on: its own, or for a
+    /// uuid merged with its siblings the track its slice takes in their
+    /// pool (a begin or an instant the one its uuid holds or a free one,
+    /// an end the one its slice is open on). Upstream finds no merged
+    /// track for counters, states and the legacy phases that do not begin
+    /// or end a slice (complete events, v1 flows).
+    #[allow(clippy::too_many_arguments)]
+    fn intern(
         &mut self,
         cx: &mut Trackers<'_>,
-        l: &LegacyEventDecoder<'_>,
+        uuid: u64,
+        slot: Slot,
+        facts: &TrackEventFacts,
         phase: u8,
-        upid: Option<u32>,
         name: StrId,
-        category: StrId,
-    ) -> Result<u32, NoTrack> {
-        let (source_id, process_scoped) = if let Some(id) = l.unscoped_id() {
-            (id as i64, false)
-        } else if let Some(id) = l.global_id() {
-            (id as i64, false)
-        } else if let Some(id) = l.local_id() {
-            if upid.is_none() {
-                return Err(NoTrack::ParserError);
-            }
-            (id as i64, true)
-        } else {
-            return Err(NoTrack::ParserError);
+        sequence: u32,
+    ) -> Result<Resolved, NoTrack> {
+        let m = match slot {
+            Slot::Fixed { track, .. } => return Ok(track),
+            Slot::Merged(m) => m,
         };
-        let old_async = matches!(phase, b'S' | b'T' | b'p' | b'F');
-        let scope = match l.id_scope() {
-            Some(s) => {
-                let cat = cx.storage.strings.get(category).unwrap_or("").to_owned();
-                cx.storage.strings.intern(&format!("{cat}:{s}"))
-            }
-            None if old_async => name,
-            None => category,
+        let how = match (facts.type_raw().unwrap_or(0), phase) {
+            (1, _) | (0, b'B') => Use::Begin,
+            (2, _) | (0, b'E') => Use::End,
+            (3, _) | (0, b'I' | b'i' | b'R') => Use::Instant,
+            _ => return Err(NoTrack::ParserError),
         };
-        let key_upid = if process_scoped { upid } else { None };
-        let key = (key_upid, scope, source_id);
-        if let Some(id) = self.async_tracks.get(&key) {
-            return Ok(*id);
-        }
-        let name_str = cx.storage.strings.get(name).map(str::to_owned);
-        let classification = if process_scoped {
-            "legacy_async_process_slice"
-        } else {
-            "legacy_async_global_slice"
-        };
-        let mut spec = TrackSpec::new(name_str.as_deref(), classification, EventType::Slice);
-        spec.upid = key_upid;
-        spec.dimensions = vec![("scope", ArgValue::String(scope))];
-        let chrome = cx.storage.strings.intern("chrome");
-        spec.source_args = vec![
-            ("source", ArgValue::String(chrome)),
-            ("trace_id", ArgValue::Int(source_id)),
-            ("trace_id_is_process_scoped", ArgValue::Bool(process_scoped)),
-            ("upid", ArgValue::Int(i64::from(upid.unwrap_or(0)))),
-            ("source_scope", ArgValue::String(scope)),
-        ];
-        let id = cx.tracks.create(cx.storage, &spec);
-        self.async_tracks.insert(key, id);
-        Ok(id)
+        self.ensure_factory(cx, uuid, m, name, Some(sequence));
+        let id = self
+            .siblings
+            .track(cx.storage, cx.tracks, uuid, how)
+            .ok_or(NoTrack::ParserError)?;
+        Ok(slice_track(id, m.utid, m.upid))
     }
 }

@@ -87,6 +87,11 @@ impl TrackTracker {
         self.machine = machine;
     }
 
+    /// The machine the next tracks are made for.
+    pub fn machine(&self) -> u32 {
+        self.machine
+    }
+
     /// Creates a track.
     pub fn create(&mut self, storage: &mut Storage, spec: &TrackSpec<'_>) -> u32 {
         let mut dims = ArgSetBuilder::default();

@@ -461,13 +461,27 @@ fn descriptor_tracks_have_upstreams_types_by_scope_and_kind() {
             td.set_parent_uuid(4);
             td.begin_counter();
         }),
+        // Slice tracks merge with their siblings: their tracks are made by
+        // the slices that need them.
+        event(10, |e| {
+            e.set_track_uuid(1);
+            e.set_type(track_event::Type::Instant);
+        }),
+        event(20, |e| {
+            e.set_track_uuid(3);
+            e.set_type(track_event::Type::Instant);
+        }),
+        event(30, |e| {
+            e.set_track_uuid(5);
+            e.set_type(track_event::Type::Instant);
+        }),
     ]);
     let tp = TraceProcessor::from_bytes(&t).expect("load");
     let types = rows(&tp, "SELECT name, type FROM track ORDER BY id");
     for (name, ty) in [
-        ("global", "global_track_event"),
-        ("in process", "process_track_event"),
-        ("in thread", "thread_track_event"),
+        ("global", "global_merged_track_event"),
+        ("in process", "process_merged_track_event"),
+        ("in thread", "thread_merged_track_event"),
         ("counter in thread", "thread_counter_track_event"),
     ] {
         assert!(
