@@ -380,6 +380,10 @@ fn parse_event(
     }
     let slice_id = match (ty, phase) {
         (1, _) | (0, b'B' | b'b' | b'S') => {
+            if (ty, phase) == (0, b'S') {
+                // A legacy async begin keeps its phase, for JSON export.
+                legacy_phase_arg(p, args, "S");
+            }
             let open = open_args(p, args, arrays);
             p.slices
                 .begin_with_args(&mut p.storage, row(None, -1), open)
@@ -394,18 +398,17 @@ fn parse_event(
             None => p.slices.end(&mut p.storage, track_id, ts, te.thread_ts),
         },
         (3, _) | (0, b'I' | b'i' | b'R' | b'n') => {
+            if (ty, phase) == (0, b'R') {
+                // A legacy mark keeps its phase, for JSON export.
+                legacy_phase_arg(p, args, "R");
+            }
             let open = open_args(p, args, arrays);
             p.slices
                 .instant_with_args(&mut p.storage, row(None, 0), open)
         }
         (0, b'T' | b'p') => {
             // An async step: an instant with the phase kept as an arg.
-            let k = p.storage.strings.intern("legacy_event.phase");
-            let v = p
-                .storage
-                .strings
-                .intern(if phase == b'T' { "T" } else { "p" });
-            args.add(k, k, ArgValue::String(v));
+            legacy_phase_arg(p, args, if phase == b'T' { "T" } else { "p" });
             let open = open_args(p, args, arrays);
             p.slices
                 .instant_with_args(&mut p.storage, row(None, 0), open)
@@ -556,6 +559,13 @@ fn legacy_flow_v1(
 /// The event's args as the open args of the slice it makes (kept on the
 /// stack until the slice leaves it); None when it has none. `args` is left
 /// empty, holding the memory of a set taken back earlier.
+/// Adds `legacy_event.phase` (a legacy event's phase letter) to `args`.
+fn legacy_phase_arg(p: &mut Parser, args: &mut ArgSetBuilder, phase: &str) {
+    let k = p.storage.strings.intern("legacy_event.phase");
+    let v = p.storage.strings.intern(phase);
+    args.add(k, k, ArgValue::String(v));
+}
+
 fn open_args(
     p: &mut Parser,
     args: &mut ArgSetBuilder,

@@ -36,6 +36,7 @@ mod graphics;
 mod heap_graph;
 mod hostile_traces;
 mod instruments_xml;
+mod legacy_event_phases;
 mod loading;
 mod machines;
 mod memory_importers;
