@@ -128,11 +128,18 @@ impl<'a> ModuleSymbolizer<'a> {
         if let Some(ctx) = &self.dwarf {
             if let Ok(mut frames) = ctx.find_frames(address).skip_all_loads() {
                 while let Ok(Some(f)) = frames.next() {
+                    // A frame the DWARF has a line for but no function
+                    // (line-tables-only builds) takes the symbol table's
+                    // name, as LLVM's symbolizer names it.
                     let name = f
                         .function
                         .as_ref()
                         .and_then(|n| n.raw_name().ok())
-                        .map(|n| demangle(n.as_ref()));
+                        .map(|n| demangle(n.as_ref()))
+                        .or_else(|| {
+                            f.location.as_ref()?;
+                            self.symbol_at(address).map(demangle)
+                        });
                     let Some(function_name) = name else { continue };
                     let (source_file, line) = f.location.map_or((None, 0), |l| {
                         (l.file.map(str::to_owned), l.line.unwrap_or(0))

@@ -36,6 +36,7 @@ mod span_join;
 pub(crate) mod streaming;
 mod string_functions;
 mod strip_hex;
+mod symbolize;
 mod thread_slice_time;
 mod to_ftrace;
 mod trace_bounds;
@@ -195,6 +196,7 @@ impl Engine {
         conn.execute_batch(build_profiling::PROFILING_VIEWS)?;
         prelude::register_empty_views(&conn)?;
         let file_access = FileAccess::install(&conn)?;
+        symbolize::register(&conn, file_access.clone())?;
         Ok(Engine {
             conn,
             tables: names,

@@ -17,7 +17,7 @@ mod critical_path;
 mod dominator;
 mod error;
 mod partition;
-mod rows;
+pub(crate) mod rows;
 mod scan;
 mod search;
 mod tree_table;

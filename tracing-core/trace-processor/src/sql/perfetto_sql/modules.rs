@@ -312,6 +312,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/callstacks_stack_profile.sql"),
     },
     Module {
+        key: "callstacks.symbolize",
+        sql: include_str!("modules/callstacks_symbolize.sql"),
+    },
+    Module {
         key: "chrome.event_latency_description",
         sql: include_str!("modules/chrome_event_latency_description.sql"),
     },
