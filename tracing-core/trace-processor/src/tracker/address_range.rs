@@ -35,7 +35,7 @@ impl AddressRange {
 
     /// Bytes in the range.
     pub fn size(self) -> u64 {
-        self.end - self.start
+        self.end.saturating_sub(self.start)
     }
 
     /// Whether the range holds no address.

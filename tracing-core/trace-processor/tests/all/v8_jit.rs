@@ -511,8 +511,8 @@ fn code_loaded_over_other_code_deletes_it_and_moves_carry_it() {
 }
 
 /// Sequence 2's interned stacks: a mapping of pid 40's code range (iid 1,
-/// 0x10000..0x20000), frames 1 (pc 0x100) and 2 (pc 0x900, no code
-/// there), callstacks 1 = [1], 2 = [2] and 3 = [1].
+/// 0x10000..0x20000), frames 1 and 3 (pc 0x100) and 2 (pc 0x900, no
+/// code there), callstacks 1 = [1], 2 = [2], 3 = [1] and 4 = [3].
 fn perf_stacks() -> Vec<u8> {
     packet(|p| {
         p.append_uint32(SEQUENCE_ID, 2);
@@ -531,13 +531,13 @@ fn perf_stacks() -> Vec<u8> {
             mp.append_uint64(5, 0x20000);
             mp.append_uint64(7, 1);
         }
-        for (iid, pc) in [(1u64, 0x100u64), (2, 0x900)] {
+        for (iid, pc) in [(1u64, 0x100u64), (2, 0x900), (3, 0x100)] {
             let mut f = m.begin_nested(6);
             f.append_uint64(1, iid);
             f.append_uint64(3, 1);
             f.append_uint64(4, pc);
         }
-        for (iid, frame) in [(1u64, 1u64), (2, 2), (3, 1)] {
+        for (iid, frame) in [(1u64, 1u64), (2, 2), (3, 1), (4, 3)] {
             let mut c = m.begin_nested(7);
             c.append_uint64(1, iid);
             c.append_uint64(2, frame);
@@ -651,4 +651,130 @@ fn samples_in_generated_code_are_frames_of_the_function_there() {
             vec![s("cold"), s("cold.js"), s("TURBOFAN"), i(40), NULL, i(0)],
         ]
     );
+}
+
+/// Isolate 1 of pid 40 (code range 0x10000..0x20000) with function 3
+/// (`hot`, at 7:1) on sequence 1, whose records default to tid 41.
+fn hot_isolate() -> Vec<u8> {
+    packet(|p| {
+        p.append_uint32(SEQUENCE_ID, 1);
+        p.append_uint32(SEQUENCE_FLAGS, 1);
+        p.append_uint64(TIMESTAMP, 1);
+        p.begin_nested(DEFAULTS).begin_nested(99).append_uint32(1, 41);
+        let mut m = p.begin_nested(INTERNED_DATA);
+        isolate(
+            &mut m,
+            &Isolate {
+                iid: 1,
+                pid: 40,
+                id: 1,
+                code_range: Some((0x10000, 0x10000, false)),
+                blob: None,
+            },
+        );
+        script_and_function(&mut m, (2, 5, "hot.js"), (3, 4, "hot", 7, 1));
+    })
+}
+
+#[test]
+fn a_mapping_seen_before_its_isolate_resolves_through_it_afterwards() {
+    let tp = TraceProcessor::from_bytes(&trace(&[
+        hot_isolate(),
+        perf_stacks(),
+        // Before any V8 record: a plain frame of the mapping.
+        sample(5, 1),
+        js(1, 10, 3, 4, Some((0x10100, 0x40))),
+        // Another frame iid at the same pc, after the code was loaded.
+        sample(20, 4),
+    ]))
+    .expect("trace");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ps.ts, f.name, jf.jit_code_id FROM perf_sample ps \
+             JOIN stack_profile_callsite c ON c.id = ps.callsite_id \
+             JOIN stack_profile_frame f ON f.id = c.frame_id \
+             LEFT JOIN __intrinsic_jit_frame jf ON jf.frame_id = f.id ORDER BY ps.ts"
+        ),
+        vec![vec![i(5), s(""), NULL], vec![i(20), s("hot"), i(0)]]
+    );
+}
+
+#[test]
+fn interpreted_code_in_a_cache_byte_offsets_and_utf16_names() {
+    let interning = packet(|p| {
+        p.append_uint32(SEQUENCE_ID, 1);
+        p.append_uint32(SEQUENCE_FLAGS, 1);
+        p.append_uint64(TIMESTAMP, 1);
+        let mut m = p.begin_nested(INTERNED_DATA);
+        isolate(
+            &mut m,
+            &Isolate {
+                iid: 1,
+                pid: 40,
+                id: 1,
+                code_range: Some((0x10000, 0x10000, false)),
+                blob: None,
+            },
+        );
+        {
+            let mut e = m.begin_nested(33);
+            e.append_uint64(1, 2);
+            e.append_int32(2, 5);
+            e.append_int32(3, 3);
+        }
+        {
+            // "né" in UTF-16BE.
+            let mut e = m.begin_nested(31);
+            e.append_uint64(1, 4);
+            e.append_bytes(4, &[0, b'n', 0, 0xe9]);
+        }
+        let mut e = m.begin_nested(32);
+        e.append_uint64(1, 3);
+        e.append_uint64(2, 4);
+        e.append_uint64(3, 2);
+        e.append_bool(4, true);
+        e.append_int32(5, 12);
+        e.append_uint32(6, 42);
+    });
+    let tp = TraceProcessor::from_bytes(&trace(&[
+        interning,
+        // Bytecode whose frames run as native code: in the cache.
+        record(1, 10, JS_CODE, |m| {
+            m.append_uint64(1, 1);
+            m.append_uint32(2, 41);
+            m.append_uint64(3, 3);
+            m.append_int32(4, 1);
+            m.append_uint64(5, 0x10100);
+            m.append_uint64(6, 0x4);
+            m.append_bytes(7, &[1, 2, 3, 4]);
+        }),
+    ]))
+    .expect("trace");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT f.name, f.is_toplevel, f.kind, f.line, f.col, s.script_type, s.name, \
+             s.source, c.jit_code_id, c.tier, c.bytecode_base64, j.native_code_base64 \
+             FROM __intrinsic_v8_js_code c \
+             JOIN __intrinsic_v8_js_function f ON f.id = c.v8_js_function_id \
+             JOIN __intrinsic_v8_js_script s ON s.id = f.v8_js_script_id \
+             JOIN __intrinsic_jit_code j ON j.id = c.jit_code_id"
+        ),
+        vec![vec![
+            s("n\u{e9}"),
+            i(1),
+            s("ARROW_FUNCTION"),
+            i(1),
+            i(42),
+            s("MODULE"),
+            s(""),
+            s(""),
+            i(0),
+            s("IGNITION"),
+            NULL,
+            s("AQIDBA=="),
+        ]]
+    );
+    assert_eq!(stat(&tp, "v8_no_code_range"), 0);
 }

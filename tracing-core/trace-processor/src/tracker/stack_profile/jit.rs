@@ -38,6 +38,11 @@ impl Placement {
 pub(super) struct UserMappings {
     /// A process's own mappings (ids) by the addresses each still owns.
     by_upid: HashMap<u32, AddressRangeMap<u32>>,
+    /// The same pieces less those of mappings already jitted (some
+    /// pieces of a jitted mapping may stay until a JIT range meets them):
+    /// a new JIT range walks and removes only these, so no piece is
+    /// walked twice however many ranges come.
+    unmarked: HashMap<u32, AddressRangeMap<u32>>,
     /// The JIT caches (indices into `caches`) of a process by range.
     jit_ranges: HashMap<u32, AddressRangeMap<usize>>,
     /// Mappings that overlap a JIT range.
@@ -75,12 +80,15 @@ impl StackProfileTracker {
                 load_bias: params.load_bias,
             },
         );
+        let unmarked = user.unmarked.entry(upid).or_default();
+        unmarked.trim_overlaps_and_emplace(range, id);
         if user
             .jit_ranges
             .get(&upid)
             .is_some_and(|j| j.overlapping(range).next().is_some())
         {
             user.jitted.insert(id);
+            unmarked.remove_at(range.start);
         }
         id
     }
@@ -101,9 +109,12 @@ impl StackProfileTracker {
             .entry(upid)
             .or_default()
             .trim_overlaps_and_emplace(range, index);
-        if let Some(mappings) = user.by_upid.get(&upid) {
-            for (_, id) in mappings.overlapping(range) {
-                user.jitted.insert(*id);
+        if let Some(unmarked) = user.unmarked.get_mut(&upid) {
+            let met: Vec<u64> = unmarked.overlapping(range).map(|(r, _)| r.start).collect();
+            for start in met {
+                if let Some((_, id)) = unmarked.remove_at(start) {
+                    user.jitted.insert(id);
+                }
             }
         }
         index
