@@ -465,3 +465,45 @@ fn clock_sync_signposts_place_samples_on_boottime_beside_a_perfetto_trace() {
         ]
     );
 }
+
+#[test]
+fn the_samples_summary_tree_counts_each_stacks_samples() {
+    let tp = TraceProcessor::from_bytes(&export()).expect("loads");
+    // Two samples end in fib(int) and one in the unnamed frame (named
+    // `unknown`, as the callstack modules name a frame without a name),
+    // all under start and main.
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE appleos.instruments.samples;
+             SELECT t.name, p.name, t.mapping_name, t.self_count, t.cumulative_count
+             FROM appleos_instruments_samples_summary_tree t
+             LEFT JOIN appleos_instruments_samples_summary_tree p ON p.id = t.parent_id
+             ORDER BY t.cumulative_count DESC, t.self_count DESC"
+        ),
+        vec![
+            vec![
+                t("start"),
+                Value::Null,
+                t("/usr/lib/dyld"),
+                Value::Int(0),
+                Value::Int(3)
+            ],
+            vec![
+                t("main"),
+                t("start"),
+                t("/private/tmp/test"),
+                Value::Int(0),
+                Value::Int(3)
+            ],
+            vec![
+                t("fib(int)"),
+                t("main"),
+                t("/private/tmp/test"),
+                Value::Int(2),
+                Value::Int(2)
+            ],
+            vec![t("unknown"), t("main"), t(""), Value::Int(1), Value::Int(1)],
+        ]
+    );
+}

@@ -308,6 +308,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_winscope_windowmanager.sql"),
     },
     Module {
+        key: "appleos.instruments.samples",
+        sql: include_str!("modules/appleos_instruments_samples.sql"),
+    },
+    Module {
         key: "callstacks.stack_profile",
         sql: include_str!("modules/callstacks_stack_profile.sql"),
     },
