@@ -136,9 +136,10 @@ pub fn run_case(dir: &Path) -> Option<String> {
         Err(e) => return Some(e),
     };
     // Upstream's diff test runner loads every trace with
-    // `--analyze-trace-proto-content`.
+    // `--analyze-trace-proto-content --crop-track-events`.
     let options = LoadOptions {
         analyze_proto_content: true,
+        crop_track_events: true,
         ..LoadOptions::default()
     };
     let tp = match TraceProcessor::open_with_options(&trace, options, |_| {}) {

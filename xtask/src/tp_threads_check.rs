@@ -34,6 +34,7 @@ pub fn same_tables(trace: &Path) -> Option<String> {
 fn dump(trace: &Path, threads: usize) -> Result<Vec<(String, String)>, String> {
     let options = LoadOptions {
         analyze_proto_content: true,
+        crop_track_events: true,
         threads,
         ..LoadOptions::default()
     };

@@ -45,7 +45,11 @@ pub fn load_reader_with_budget(r: impl Read, budget: LoadBudget) -> Result<Stora
         inner: r,
         read: read.clone(),
     };
-    load_observed(counting, &read, budget, false, &mut |_| {})
+    let options = LoadOptions {
+        budget,
+        ..LoadOptions::default()
+    };
+    load_observed(counting, &read, &options, &mut |_| {})
 }
 
 /// Loads a trace from a reader, calling `chunk_done(reading_done)` after
@@ -54,14 +58,11 @@ pub fn load_reader_with_budget(r: impl Read, budget: LoadBudget) -> Result<Stora
 fn load_observed(
     mut r: impl Read,
     read: &AtomicU64,
-    budget: LoadBudget,
-    analyze_proto_content: bool,
+    options: &LoadOptions,
     chunk_done: &mut dyn FnMut(bool),
 ) -> Result<Storage, Error> {
-    let mut loader = Loader::with_budget(budget);
-    if analyze_proto_content {
-        loader.analyze_proto_content();
-    }
+    let mut loader = Loader::with_budget(options.budget);
+    loader.apply_load_flags(options);
     let mut head = [0u8; 2];
     let mut got = 0;
     while got < 2 {
@@ -189,18 +190,12 @@ pub(crate) fn load_counted(
     progress: &mut dyn FnMut(u64, bool),
 ) -> Result<Storage, Error> {
     if options.threads <= 1 {
-        return load_observed(
-            r,
-            read,
-            options.budget,
-            options.analyze_proto_content,
-            &mut |reading_done| progress(read.load(Ordering::Relaxed), reading_done),
-        );
+        return load_observed(r, read, options, &mut |reading_done| {
+            progress(read.load(Ordering::Relaxed), reading_done)
+        });
     }
     let mut loader = Loader::with_budget(options.budget);
-    if options.analyze_proto_content {
-        loader.analyze_proto_content();
-    }
+    loader.apply_load_flags(options);
     parallel::load(&mut loader, r, read, options.threads, &mut |r| {
         progress(r, false)
     })?;

@@ -28,6 +28,10 @@ pub struct LoadOptions {
     /// `trace_processor_shell --analyze-trace-proto-content` does (and
     /// upstream's diff tests); off by default.
     pub analyze_proto_content: bool,
+    /// Drop the TrackEvents before the trace's range of interest, as
+    /// `trace_processor_shell --crop-track-events` does (and upstream's
+    /// diff tests); off by default.
+    pub crop_track_events: bool,
     /// Threads a trace file's load may use (`zerotrace sql --load-threads`):
     /// reading, inflating and splitting run ahead of the ordered parsing
     /// (`load/parallel/`), with the same tables as one thread makes. 1 is
@@ -42,6 +46,7 @@ impl Default for LoadOptions {
             budget: LoadBudget::default(),
             sql_file_access: false,
             analyze_proto_content: false,
+            crop_track_events: false,
             threads: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }

@@ -30,8 +30,12 @@ pub const ANDROID_LOG: u32 = 39;
 /// `TracePacket`).
 pub const PROTOLOG_VIEWER_CONFIG: u32 = 105;
 
+/// `TracePacket.track_event_range_of_interest` (not in the generated
+/// `TracePacket`).
+pub const TRACK_EVENT_RANGE_OF_INTEREST: u32 = 90;
+
 /// The payloads the loader itself reads (before, or instead of, a parser).
-pub const LOADER_PAYLOADS: [u32; 16] = [
+pub const LOADER_PAYLOADS: [u32; 17] = [
     TracePacket::FIELD_COMPRESSED_PACKETS,
     TracePacket::FIELD_REMOTE_CLOCK_SYNC,
     TracePacket::FIELD_CLOCK_SNAPSHOT,
@@ -48,6 +52,7 @@ pub const LOADER_PAYLOADS: [u32; 16] = [
     TRANSLATION_TABLE,
     ANDROID_LOG,
     PROTOLOG_VIEWER_CONFIG,
+    TRACK_EVENT_RANGE_OF_INTEREST,
 ];
 
 /// [`LOADER_PAYLOADS`] as a mask of field numbers (all under 128): one

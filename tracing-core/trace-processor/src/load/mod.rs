@@ -42,6 +42,7 @@ pub mod gecko;
 pub mod inflate;
 pub mod instruments;
 pub mod json;
+mod load_flags;
 mod machines;
 mod packet_time;
 pub(crate) mod parallel;
@@ -240,13 +241,6 @@ impl Loader {
             budget,
             ..Self::default()
         }
-    }
-
-    /// Counts every packet's bytes by field path into
-    /// `experimental_proto_path` and `experimental_proto_content`, as
-    /// upstream's `--analyze-trace-proto-content` does (off by default).
-    pub fn analyze_proto_content(&mut self) {
-        self.proto_content = Some(Box::default());
     }
 
     /// Says how many bytes of its source the bytes pushed so far came
@@ -763,6 +757,13 @@ impl Loader {
             }
             pixel_modem_queue::PIXEL_MODEM_TOKEN_DATABASE => {
                 self.on_pixel_modem_database(payload.bytes);
+                return;
+            }
+            crate::packet_fields::TRACK_EVENT_RANGE_OF_INTEREST => {
+                crate::parser::range_of_interest::on_range_of_interest(
+                    &mut self.parser,
+                    payload.bytes,
+                );
                 return;
             }
             crate::packet_fields::PROTOLOG_VIEWER_CONFIG => {

@@ -99,7 +99,7 @@ mod profile_packet;
 mod profiling;
 pub(crate) mod proto_text;
 pub(crate) mod proto_to_args;
-mod range_of_interest;
+pub(crate) mod range_of_interest;
 pub mod registry;
 mod sched;
 mod service;

@@ -1,44 +1,54 @@
 //! TrackEvent's range of interest (`TracePacket.track_event_range_of_interest`):
 //! the time from which a trace's TrackEvent data is meant to be complete
-//! (Chrome writes it when a ring buffer may have lost its start). It goes
+//! (Chrome writes it when a ring buffer may have lost its start). Read as
+//! the packet is tokenized, as upstream's TrackEvent tokenizer reads it, so
+//! that it holds for every event whatever its place in the file: it goes
 //! into `metadata` as `range_of_interest_start_us`, where the reliable-range
-//! computations read it; a packet without `start_us` is logged in
-//! `track_event_range_of_interest_missing_start_us`, as upstream's
-//! TrackEvent tokenizer logs it. (Upstream drops earlier TrackEvents only
-//! under a load option, off by default, that we do not offer.)
+//! computations read it, and under `--crop-track-events`
+//! (`LoadOptions::crop_track_events`, as upstream's diff tests load) the
+//! TrackEvents before it are dropped and counted in
+//! `track_event_dropped_packets_outside_of_range_of_interest`. A packet
+//! without `start_us` is logged in
+//! `track_event_range_of_interest_missing_start_us`.
 
 use protozero::Decoder;
 
 use super::Parser;
-use super::importer::Importer;
-use crate::storage::import_logs::LogPlace;
 
-/// TracePacket.track_event_range_of_interest.
-const TRACK_EVENT_RANGE_OF_INTEREST: u32 = 90;
 /// TrackEventRangeOfInterest.start_us.
 const START_US: u32 = 1;
 
-/// The payload this module imports.
-pub const IMPORTERS: &[(u32, Importer)] = &[(TRACK_EVENT_RANGE_OF_INTEREST, |p, input| {
-    range_of_interest(p, input.bytes, input.ts)
-})];
+/// Which TrackEvents a load drops for the range of interest.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Crop {
+    /// Whether events before the range are dropped (off by default).
+    pub enabled: bool,
+    /// The range's start in µs, once a packet gave it.
+    start_us: Option<i64>,
+}
 
-fn range_of_interest(p: &mut Parser, bytes: &[u8], ts: i64) {
+impl Crop {
+    /// Whether a TrackEvent at `ts` (ns) is dropped.
+    pub fn drops(&self, ts: i64) -> bool {
+        self.enabled && self.start_us.is_some_and(|us| ts < us.saturating_mul(1000))
+    }
+}
+
+/// A range-of-interest packet's bytes, read as it is tokenized.
+pub fn on_range_of_interest(p: &mut Parser, bytes: &[u8]) {
     let start_us = Decoder::new(bytes)
         .find_last(START_US)
         .and_then(|f| f.as_u64().ok());
     match start_us {
-        Some(us) => p
+        Some(us) => {
+            let us = us as i64;
+            p.track_event.crop.start_us = Some(us);
+            p.storage.set_metadata_int("range_of_interest_start_us", us);
+        }
+        None => p
             .storage
-            .set_metadata_int("range_of_interest_start_us", us as i64),
-        None => p.storage.record_import_log_typed(
-            "track_event_range_of_interest_missing_start_us",
-            LogPlace {
-                ts: Some(ts),
-                byte_offset: None,
-            },
-            &[],
-        ),
+            .stats
+            .log_tokenization("track_event_range_of_interest_missing_start_us", &[]),
     }
 }
 
@@ -54,7 +64,7 @@ mod tests {
             p.set_trusted_packet_sequence_id(1);
             let mut r = p
                 .message()
-                .begin_nested(super::TRACK_EVENT_RANGE_OF_INTEREST);
+                .begin_nested(crate::packet_fields::TRACK_EVENT_RANGE_OF_INTEREST);
             if let Some(us) = start_us {
                 r.append_int64(super::START_US, us);
             }
@@ -105,5 +115,16 @@ mod tests {
             ),
             vec![vec![Value::Int(1)]]
         );
+    }
+
+    #[test]
+    fn only_a_crop_with_a_start_drops_and_only_before_it() {
+        let mut crop = super::Crop::default();
+        assert!(!crop.drops(0));
+        crop.start_us = Some(12);
+        assert!(!crop.drops(0), "off by default");
+        crop.enabled = true;
+        assert!(crop.drops(11_999));
+        assert!(!crop.drops(12_000));
     }
 }

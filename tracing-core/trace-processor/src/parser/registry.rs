@@ -31,8 +31,8 @@ use super::{
     android_cpu_per_uid, android_game_intervention, android_kernel_wakelocks, android_packages,
     android_power, android_system_property, chrome_metadata, concurrent_sessions, cpu_info,
     descriptor, display_state, frame_timeline, ftrace_stats, generic_kernel, interrupt_info,
-    journald, process_stats, process_tree, profiling, range_of_interest, service, sys_stats,
-    system_info, track_event, winscope,
+    journald, process_stats, process_tree, profiling, service, sys_stats, system_info, track_event,
+    winscope,
 };
 
 /// Every parser module's list.
@@ -72,7 +72,6 @@ const MODULES: &[&[(u32, Importer)]] = &[
     heap_graph::IMPORTERS,
     etw::IMPORTERS,
     android_log::IMPORTERS,
-    range_of_interest::IMPORTERS,
     journald::IMPORTERS,
     statsd_atom::IMPORTERS,
     app_wakelock::IMPORTERS,

@@ -43,6 +43,9 @@ pub struct TrackEventState {
     args: ArgSetBuilder,
     /// Reflected fields' args by the bytes they came from.
     reflected: super::track_event_reflect::ReflectedCache,
+    /// What `--crop-track-events` drops: the events before the range of
+    /// interest (`range_of_interest.rs`).
+    pub crop: super::range_of_interest::Crop,
 }
 
 /// The payload this module imports.
@@ -51,6 +54,12 @@ pub const IMPORTERS: &[(u32, Importer)] = &[(TracePacket::FIELD_TRACK_EVENT, imp
 fn import(p: &mut Parser, input: &Input<'_>) {
     // A TrackEvent the loader dropped has no times: not parsed.
     if let Some(te) = input.packet.track_event {
+        if p.track_event.crop.drops(input.packet.ts) {
+            p.storage
+                .stats
+                .incr("track_event_dropped_packets_outside_of_range_of_interest");
+            return;
+        }
         parse(
             p,
             input.bytes,

@@ -63,9 +63,7 @@ impl Feed {
     /// content is analyzed).
     pub(crate) fn with_options(options: &crate::LoadOptions) -> Self {
         let mut loader = Loader::with_budget(options.budget);
-        if options.analyze_proto_content {
-            loader.analyze_proto_content();
-        }
+        loader.apply_load_flags(options);
         Feed::Sniffing(Box::new(loader), Vec::new())
     }
 

@@ -24,6 +24,7 @@ mod android_power;
 mod android_system;
 mod archives;
 mod chrome_threads;
+mod crop_track_events;
 mod data_loss;
 mod deobfuscation;
 mod etw;

@@ -127,6 +127,11 @@ pub struct SqlArgs {
     /// `trace_processor_shell --analyze-trace-proto-content` does.
     #[arg(long = "analyze-trace-proto-content")]
     pub analyze_trace_proto_content: bool,
+    /// Drop the TrackEvents before the trace's range of interest
+    /// (`TracePacket.track_event_range_of_interest`), as
+    /// `trace_processor_shell --crop-track-events` does.
+    #[arg(long = "crop-track-events")]
+    pub crop_track_events: bool,
     /// Register the `.sql` files under directory PATH as modules of package
     /// PACKAGE (the directory's name when not given), so that `INCLUDE
     /// PERFETTO MODULE PACKAGE.a.b` runs PATH/a/b.sql; repeatable. A name
@@ -153,6 +158,7 @@ impl SqlArgs {
                 .map_or_else(LoadBudget::default, LoadBudget::with_max_memory),
             sql_file_access: self.allow_sql_file_access,
             analyze_proto_content: self.analyze_trace_proto_content,
+            crop_track_events: self.crop_track_events,
             threads: self
                 .load_threads
                 .map_or_else(|| LoadOptions::default().threads, usize::from),

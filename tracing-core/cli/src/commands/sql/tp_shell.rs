@@ -100,6 +100,9 @@ pub struct TpArgs {
     /// (experimental_proto_path, experimental_proto_content).
     #[arg(long = "analyze-trace-proto-content")]
     pub analyze_trace_proto_content: bool,
+    /// Drop the TrackEvents before the trace's range of interest.
+    #[arg(long = "crop-track-events")]
+    pub crop_track_events: bool,
     /// Threads the trace's load may use (zerotrace's own flag; default:
     /// the machine's cores, 1: one thread).
     #[arg(long = "load-threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -145,6 +148,9 @@ pub struct CommonFlags {
     /// (experimental_proto_path, experimental_proto_content).
     #[arg(long = "analyze-trace-proto-content", global = true)]
     pub analyze_trace_proto_content: bool,
+    /// Drop the TrackEvents before the trace's range of interest.
+    #[arg(long = "crop-track-events", global = true)]
+    pub crop_track_events: bool,
     /// Threads the trace's load may use (zerotrace's own flag; default:
     /// the machine's cores, 1: one thread).
     #[arg(long = "load-threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..), global = true)]
@@ -319,6 +325,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             no_ftrace_raw: args.no_ftrace_raw,
             allow_sql_file_access: args.allow_sql_file_access,
             analyze_trace_proto_content: args.analyze_trace_proto_content,
+            crop_track_events: args.crop_track_events,
             add_sql_package: args.add_sql_package.clone(),
             dev: args.dev,
             max_memory: None,
@@ -348,6 +355,7 @@ pub fn run(args: &TpArgs) -> Result<(), CliError> {
             no_ftrace_raw: args.no_ftrace_raw,
             allow_sql_file_access: args.allow_sql_file_access,
             analyze_trace_proto_content: args.analyze_trace_proto_content,
+            crop_track_events: args.crop_track_events,
             dev: args.dev,
             load_threads: args.load_threads,
         },
@@ -373,6 +381,7 @@ fn serve_http(server: &ServerArgs, common: &CommonFlags) -> Result<(), CliError>
         ftrace_raw: !common.no_ftrace_raw,
         sql_file_access: common.allow_sql_file_access,
         analyze_proto_content: common.analyze_trace_proto_content,
+        crop_track_events: common.crop_track_events,
         threads: common
             .load_threads
             .map_or_else(|| LoadOptions::default().threads, usize::from),
@@ -403,6 +412,7 @@ pub fn run_command(line: &TpCommandLine) -> Result<(), CliError> {
         no_ftrace_raw: common.no_ftrace_raw,
         allow_sql_file_access: common.allow_sql_file_access,
         analyze_trace_proto_content: common.analyze_trace_proto_content,
+        crop_track_events: common.crop_track_events,
         add_sql_package: common.add_sql_package.clone(),
         dev: common.dev,
         max_memory: None,
