@@ -142,7 +142,16 @@ struct Path {
     flat: StrId,
 }
 
-/// Interned flat keys by path, below one prefix (node 0).
+/// Full keys (inside arrays) a cache holds at most.
+const MAX_CACHED_FULL_KEYS: usize = 1 << 16;
+
+/// A full key's step that is an array index (below: a member's node).
+const INDEX_STEP: u32 = 1 << 31;
+
+/// Interned flat keys by path, below one prefix (node 0), and the full
+/// keys inside arrays (`args.a[0].b`) by their parent's full key and the
+/// step from it, so that an array element's key is not written and
+/// interned again for every event.
 #[derive(Debug)]
 pub struct KeyCache {
     prefix: String,
@@ -150,6 +159,11 @@ pub struct KeyCache {
     /// Hash of (parent, name) → node.
     by_hash: HashMap<u64, u32>,
     state: foldhash::fast::RandomState,
+    /// (parent's full key, member node or [`INDEX_STEP`] | index) → the
+    /// full key.
+    full: HashMap<(u32, u32), StrId>,
+    /// The set being read: the next index of each array (by its full key).
+    counters: Vec<(StrId, usize)>,
 }
 
 impl KeyCache {
@@ -160,6 +174,50 @@ impl KeyCache {
             nodes: Vec::new(),
             by_hash: HashMap::default(),
             state: foldhash::fast::RandomState::default(),
+            full: HashMap::default(),
+            counters: Vec::new(),
+        }
+    }
+
+    /// The full key `parent` followed by what `suffix` writes (`.name` or
+    /// `[idx]`), found by `step` when the step has one (and made and
+    /// interned otherwise, or when the cache is full).
+    fn full_child(
+        &mut self,
+        storage: &mut Storage,
+        parent: StrId,
+        step: Option<u32>,
+        suffix: impl FnOnce(&mut String),
+    ) -> StrId {
+        if let Some(s) = step {
+            if let Some(&k) = self.full.get(&(parent.0, s)) {
+                return k;
+            }
+        }
+        let mut text = String::with_capacity(64);
+        text.push_str(storage.strings.get(parent).unwrap_or(""));
+        suffix(&mut text);
+        let k = storage.strings.intern(&text);
+        if let Some(s) = step {
+            if self.full.len() < MAX_CACHED_FULL_KEYS {
+                self.full.insert((parent.0, s), k);
+            }
+        }
+        k
+    }
+
+    /// The next index of the array whose full key is `array` within the
+    /// set being read.
+    fn next_index(&mut self, array: StrId) -> usize {
+        match self.counters.iter_mut().find(|(k, _)| *k == array) {
+            Some((_, n)) => {
+                *n += 1;
+                *n - 1
+            }
+            None => {
+                self.counters.push((array, 1));
+                0
+            }
         }
     }
 
@@ -238,18 +296,17 @@ pub fn add_cached(
     out: &mut ArgSetBuilder,
 ) -> Result<(), ScanError> {
     let root = cache.root(storage);
-    let mut counters: Vec<(String, usize)> = Vec::new();
+    cache.counters.clear();
     let mut w = CachedWalk {
         storage,
         cache,
         out,
-        counters: &mut counters,
     };
     let pos = skip_space(obj, 0);
     if obj.get(pos) != Some(&b'{') {
         return Err(ScanError::Invalid("expected '{'".to_owned()));
     }
-    w.value(obj, pos, root, None, 0).map(|_| ())
+    w.value(obj, pos, root, root.flat, 0).map(|_| ())
 }
 
 /// Like [`add_cached`], for the object opening at `pos` of `buf` (an
@@ -265,14 +322,13 @@ pub fn add_cached_at(
         return Err(ScanError::Invalid("expected '{'".to_owned()));
     }
     let root = cache.root(storage);
-    let mut counters: Vec<(String, usize)> = Vec::new();
+    cache.counters.clear();
     let mut w = CachedWalk {
         storage,
         cache,
         out,
-        counters: &mut counters,
     };
-    w.value(buf, pos, root, None, 0)
+    w.value(buf, pos, root, root.flat, 0)
 }
 
 /// Appends `[idx]` to a key (what `write!(key, "[{idx}]")` writes,
@@ -304,7 +360,6 @@ struct CachedWalk<'w> {
     storage: &'w mut Storage,
     cache: &'w mut KeyCache,
     out: &'w mut ArgSetBuilder,
-    counters: &'w mut Vec<(String, usize)>,
 }
 
 /// After a member or element: a comma (where the next one starts) or the
@@ -323,30 +378,27 @@ fn separator(buf: &[u8], pos: usize, close: u8) -> Result<(usize, bool), ScanErr
 }
 
 impl CachedWalk<'_> {
-    /// The value at `pos` under `path` (`key`: the full key's text once
-    /// inside an array, None while it is the flat key); where it ends.
+    /// The value at `pos` under `path`, whose full key is `full` (the
+    /// flat key outside arrays; longer, with indexes, inside them); where
+    /// it ends.
     fn value(
         &mut self,
         buf: &[u8],
         pos: usize,
         path: Path,
-        key: Option<&mut String>,
+        full: StrId,
         depth: u32,
     ) -> Result<usize, ScanError> {
         if depth > MAX_NESTING {
             return Err(ScanError::Invalid("args nested too deep".to_owned()));
         }
         match buf.get(pos) {
-            Some(b'{') => self.object(buf, pos, path, key, depth),
-            Some(b'[') => self.array(buf, pos, path, key, depth),
+            Some(b'{') => self.object(buf, pos, path, full, depth),
+            Some(b'[') => self.array(buf, pos, path, full, depth),
             _ => {
                 let (v, end) = value(buf, pos)?;
                 if let Some(val) = leaf(self.storage, &v) {
-                    let k = match key {
-                        Some(full) => self.storage.strings.intern(full),
-                        None => path.flat,
-                    };
-                    self.out.add(path.flat, k, val);
+                    self.out.add(path.flat, full, val);
                 }
                 Ok(end)
             }
@@ -371,10 +423,9 @@ impl CachedWalk<'_> {
         buf: &[u8],
         pos: usize,
         path: Path,
-        mut key: Option<&mut String>,
+        full: StrId,
         depth: u32,
     ) -> Result<usize, ScanError> {
-        let key_len = key.as_ref().map_or(0, |k| k.len());
         let mut pos = skip_space(buf, pos + 1);
         loop {
             match buf.get(pos) {
@@ -395,17 +446,17 @@ impl CachedWalk<'_> {
                 Some(end) => end,
                 None => {
                     let child = self.cache.child(self.storage, path, &name);
-                    match key.as_deref_mut() {
-                        Some(full) => {
-                            full.truncate(key_len);
-                            full.push('.');
-                            full.push_str(&String::from_utf8_lossy(&name));
-                            let end = self.value(buf, pos, child, Some(full), depth + 1)?;
-                            full.truncate(key_len);
-                            end
-                        }
-                        None => self.value(buf, pos, child, None, depth + 1)?,
-                    }
+                    // Outside arrays (where the full key is the flat key)
+                    // the child's full key is its flat key.
+                    let child_full = if full == path.flat {
+                        child.flat
+                    } else {
+                        self.cache.full_child(self.storage, full, child.node, |t| {
+                            t.push('.');
+                            t.push_str(&String::from_utf8_lossy(&name));
+                        })
+                    };
+                    self.value(buf, pos, child, child_full, depth + 1)?
                 }
             };
             let (next, closed) = separator(buf, end, b'}')?;
@@ -423,18 +474,9 @@ impl CachedWalk<'_> {
         buf: &[u8],
         pos: usize,
         path: Path,
-        key: Option<&mut String>,
+        full: StrId,
         depth: u32,
     ) -> Result<usize, ScanError> {
-        let mut own = String::new();
-        let full: &mut String = match key {
-            Some(k) => k,
-            None => {
-                own.push_str(self.storage.strings.get(path.flat).unwrap_or(""));
-                &mut own
-            }
-        };
-        let key_len = full.len();
         let mut pos = skip_space(buf, pos + 1);
         loop {
             match buf.get(pos) {
@@ -445,22 +487,16 @@ impl CachedWalk<'_> {
             let end = match Self::null_at(buf, pos)? {
                 Some(end) => end,
                 None => {
-                    full.truncate(key_len);
                     // The next index of this key within the set.
-                    let idx = match self.counters.iter_mut().find(|(k, _)| k == full) {
-                        Some((_, n)) => {
-                            *n += 1;
-                            *n - 1
-                        }
-                        None => {
-                            self.counters.push((full.clone(), 1));
-                            0
-                        }
-                    };
-                    push_index(full, idx);
-                    let end = self.value(buf, pos, path, Some(&mut *full), depth + 1)?;
-                    full.truncate(key_len);
-                    end
+                    let idx = self.cache.next_index(full);
+                    let step = u32::try_from(idx).ok().filter(|&i| i < INDEX_STEP);
+                    let element = self.cache.full_child(
+                        self.storage,
+                        full,
+                        step.map(|i| INDEX_STEP | i),
+                        |t| push_index(t, idx),
+                    );
+                    self.value(buf, pos, path, element, depth + 1)?
                 }
             };
             let (next, closed) = separator(buf, end, b']')?;

@@ -113,10 +113,10 @@ pub fn keeps_raw_args(phase: u8) -> bool {
 }
 
 /// What reading an event gave.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Read {
-    /// An event, at its time (ns).
-    Event(i64, JsonEvent),
+    /// An event, at its time (ns), read into the [`JsonEvent`] given.
+    Event(i64),
     /// Nothing to keep (an object without a phase, ...); the stat to
     /// count, if any.
     Skip(Option<&'static str>),
@@ -204,14 +204,13 @@ fn cookie(cat: StrId, id: Id, storage: &Storage) -> i64 {
 /// [`JsonEvent::args`]. An error is JSON that does not read (the trace is
 /// broken there). The tests' reading of one whole object.
 #[cfg(test)]
-pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<Read, ScanError> {
-    read_at(storage, obj, None).map(|r| match r.read {
-        Read::Event(ts, mut e) => {
-            e.args = r.args.map(<[u8]>::to_vec);
-            Read::Event(ts, e)
-        }
-        other => other,
-    })
+pub fn read(storage: &mut Storage, obj: &[u8]) -> Result<(Read, JsonEvent), ScanError> {
+    let mut e = JsonEvent::default();
+    let r = read_at(storage, obj, None, &mut e)?;
+    if let Read::Event(_) = r.read {
+        e.args = r.args.map(<[u8]>::to_vec);
+    }
+    Ok((r.read, e))
 }
 
 /// An event object read where it lies.
@@ -242,17 +241,21 @@ pub struct ArgSink<'s> {
     pub out: &'s mut ArgSetBuilder,
 }
 
-/// Reads the event object at the start of `buf` (more may follow it) and
-/// says where it ends (after a stall, the end of `buf`). The bytes may
-/// end inside the object (`Incomplete`): nothing is counted then, so the
-/// object can be read again once it is whole.
+/// Reads the event object at the start of `buf` (more may follow it) into
+/// `e` (reset first; one event reused by the reader, so that nothing as
+/// large as an event is moved per event) and says where it ends (after a
+/// stall, the end of `buf`). The bytes may end inside the object
+/// (`Incomplete`): nothing is counted then, so the object can be read
+/// again once it is whole.
 pub fn read_at<'a>(
     storage: &mut Storage,
     buf: &'a [u8],
     sink: Option<ArgSink<'_>>,
+    e: &mut JsonEvent,
 ) -> Result<ReadAt<'a>, ScanError> {
     let mut id2_failed = false;
-    let res = read_fields(storage, buf, sink, &mut id2_failed);
+    *e = JsonEvent::default();
+    let res = read_fields(storage, buf, sink, &mut id2_failed, e);
     if id2_failed && res.is_ok() {
         storage.stats.incr("json_tokenizer_failure");
     }
@@ -264,6 +267,7 @@ fn read_fields<'a>(
     obj: &'a [u8],
     mut sink: Option<ArgSink<'_>>,
     id2_failed: &mut bool,
+    e: &mut JsonEvent,
 ) -> Result<ReadAt<'a>, ScanError> {
     let stall = |stat| {
         Ok(ReadAt {
@@ -276,7 +280,6 @@ fn read_fields<'a>(
     let mut args: Option<&'a [u8]> = None;
     let mut args_keyed: Option<bool> = None;
     let mut f = Fields::new(obj, 0)?;
-    let mut e = JsonEvent::default();
     let mut ts: Option<i64> = None;
     let (mut id2_local, mut id2_global) = (None, None);
     let mut saw_field = false;
@@ -436,7 +439,7 @@ fn read_fields<'a>(
         },
     };
     Ok(ReadAt {
-        read: Read::Event(ts, e),
+        read: Read::Event(ts),
         end,
         args,
         args_keyed,
@@ -450,7 +453,7 @@ mod tests {
     fn read_one(s: &str) -> (i64, JsonEvent) {
         let mut st = Storage::default();
         match read(&mut st, s.as_bytes()).unwrap() {
-            Read::Event(ts, e) => (ts, e),
+            (Read::Event(ts), e) => (ts, e),
             other => panic!("{other:?}"),
         }
     }
@@ -463,11 +466,11 @@ mod tests {
         assert_eq!((e.pid, e.tid), (3, 3));
         let mut st = Storage::default();
         assert!(matches!(
-            read(&mut st, br#"{"ph":"X","ts":"5x","pid":3}"#).unwrap(),
+            read(&mut st, br#"{"ph":"X","ts":"5x","pid":3}"#).unwrap().0,
             Read::Skip(Some("json_tokenizer_failure"))
         ));
         assert!(matches!(
-            read(&mut st, br#"{"ph":"X","ts":1,"dur":"5x"}"#).unwrap(),
+            read(&mut st, br#"{"ph":"X","ts":1,"dur":"5x"}"#).unwrap().0,
             Read::Stall(_)
         ));
     }
@@ -498,6 +501,7 @@ mod tests {
                     cache: &mut cache,
                     out: &mut out,
                 }),
+                &mut JsonEvent::default(),
             )
             .unwrap();
             let args = r.args.map(<[u8]>::to_vec);

@@ -81,6 +81,8 @@ pub struct JsonLoad {
     arg_scratch: ArgSetBuilder,
     /// The args' keys met so far.
     key_cache: args::KeyCache,
+    /// The event being read (one, reused).
+    event: JsonEvent,
 }
 
 impl Default for JsonLoad {
@@ -98,6 +100,7 @@ impl Default for JsonLoad {
             v8: v8_profile::V8Profiles::default(),
             arg_scratch: ArgSetBuilder::default(),
             key_cache: args::KeyCache::new("args"),
+            event: JsonEvent::default(),
         }
     }
 }
@@ -315,7 +318,7 @@ impl JsonLoad {
                             cache: &mut self.key_cache,
                             out: &mut self.arg_scratch,
                         };
-                        event::read_at(&mut p.storage, rest, Some(sink)).ok()
+                        event::read_at(&mut p.storage, rest, Some(sink), &mut self.event).ok()
                     } else {
                         None
                     };
@@ -334,7 +337,10 @@ impl JsonLoad {
                                 cache: &mut self.key_cache,
                                 out: &mut self.arg_scratch,
                             };
-                            (event::read_at(&mut p.storage, obj, Some(sink)), pos + len)
+                            (
+                                event::read_at(&mut p.storage, obj, Some(sink), &mut self.event),
+                                pos + len,
+                            )
                         }
                     };
                     p.storage.work.step(1);
@@ -343,18 +349,18 @@ impl JsonLoad {
                         Err(e) => return Err(self.err_at(pos, e)),
                     };
                     match read.read {
-                        Read::Event(_, mut e) if e.phase == b'P' => {
-                            e.args = read.args.map(<[u8]>::to_vec);
-                            self.v8.read(p, &e, &mut self.events);
+                        Read::Event(_) if self.event.phase == b'P' => {
+                            self.event.args = read.args.map(<[u8]>::to_vec);
+                            self.v8.read(p, &self.event, &mut self.events);
                         }
-                        Read::Event(ts, mut e) => {
+                        Read::Event(ts) => {
                             if ts < 0 {
                                 p.storage
                                     .stats
                                     .incr("trace_sorter_negative_timestamp_dropped");
                             } else {
-                                self.saw_complete |= e.phase == b'X';
-                                self.keep(p, ts, &mut e, read.args, read.args_keyed);
+                                self.saw_complete |= self.event.phase == b'X';
+                                self.keep(p, ts, read.args, read.args_keyed);
                             }
                         }
                         Read::Skip(stat) => {
@@ -426,14 +432,8 @@ impl JsonLoad {
     /// as ids rather than text; `keyed`: already, while the event was read,
     /// and whether that failed), a counter's, thread state's or metadata
     /// event's as their bytes, any other's not at all.
-    fn keep(
-        &mut self,
-        p: &mut Parser,
-        ts: i64,
-        e: &mut JsonEvent,
-        args: Option<&[u8]>,
-        keyed: Option<bool>,
-    ) {
+    fn keep(&mut self, p: &mut Parser, ts: i64, args: Option<&[u8]>, keyed: Option<bool>) {
+        let e = &mut self.event;
         let mut raw = None;
         let mut keyed_now = false;
         if let Some(a) = args {
