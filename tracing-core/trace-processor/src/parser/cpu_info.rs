@@ -121,7 +121,14 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         }
     }
     for (i, c) in cpus.iter().enumerate() {
-        let ucpu = u32::try_from(p.storage.cpus.len()).unwrap_or(u32::MAX);
+        // The host's CPU i is ucpu i (a row its ftrace tracks may have
+        // made already, as upstream's CPU tracker keeps one row per CPU);
+        // another machine's CPUs follow the rows there are.
+        let ucpu = if p.machine == 0 {
+            crate::tracker::profiler_samples::ucpu(&mut p.storage, i as u32)
+        } else {
+            u32::try_from(p.storage.cpus.len()).unwrap_or(u32::MAX)
+        };
         let mut args = ArgSetBuilder::default();
         if let Some(arm) = c.arm {
             for (k, v) in ARM_KEYS.iter().zip(arm) {
@@ -149,8 +156,12 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             processor: p.storage.strings.intern(&c.processor),
             capacity: c.capacity.map(i64::from),
             arg_set_id: p.storage.args.add_set(&args),
+            machine: p.machine,
         };
-        p.storage.cpus.push(row);
+        match p.storage.cpus.get_mut(ucpu as usize) {
+            Some(slot) => *slot = row,
+            None => p.storage.cpus.push(row),
+        }
         for &f in &c.freqs {
             p.storage.cpu_freqs.push(CpuFreqRow {
                 ucpu,

@@ -329,8 +329,11 @@ table! {
         cluster_id: i64,
         /// The processor's name.
         processor: StrId,
-        /// Machine (none yet).
-        machine_id: Option<u32> = |_| None,
+        /// The machine the CPU belongs to (`machine` id: 0 for the host),
+        /// which upstream names for every CPU.
+        field machine: u32,
+        /// Machine.
+        machine_id: Option<u32> = |r| Some(r.machine),
         /// Capacity.
         capacity: Option<i64>,
         /// Args (ARM identifier, features).

@@ -107,6 +107,12 @@ impl TrackTracker {
         }
         for (k, v) in &spec.dimensions {
             add(storage, &mut dims, k, *v);
+            // A track of a host CPU makes the CPU's `cpu` row, as upstream
+            // marks a CPU present when a track names it (upstream's CPU
+            // numbers stop at 4096).
+            if let (0, "cpu", ArgValue::Int(cpu @ 0..4096)) = (self.machine, *k, *v) {
+                crate::tracker::profiler_samples::ucpu(storage, cpu as u32);
+            }
         }
         let mut src = ArgSetBuilder::default();
         for (k, v) in &spec.source_args {
@@ -208,5 +214,32 @@ impl TrackTracker {
     /// Records `id` as the default track of a process.
     pub fn set_process_track(&mut self, upid: u32, id: u32) {
         self.process_tracks.entry(upid).or_insert(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A track naming a host CPU makes the CPU's `cpu` row (machine 0),
+    /// as upstream marks a CPU present; a CPU past upstream's 4096 or of
+    /// another machine makes none here.
+    #[test]
+    fn a_host_cpu_track_makes_its_cpu_row() {
+        let mut storage = Storage::default();
+        let mut tracks = TrackTracker::default();
+        let mut spec = TrackSpec::new(Some("irq"), "cpu_irq", EventType::Slice);
+        spec.dimensions.push(("cpu", ArgValue::Int(2)));
+        tracks.create(&mut storage, &spec);
+        assert_eq!(storage.cpus.len(), 3);
+        assert_eq!(storage.cpus[2].cpu, Some(2));
+        assert_eq!(storage.cpus[2].machine, 0);
+        assert_eq!(storage.cpus[0].cpu, None);
+        let mut far = TrackSpec::new(Some("irq"), "cpu_irq", EventType::Slice);
+        far.dimensions.push(("cpu", ArgValue::Int(1 << 40)));
+        tracks.create(&mut storage, &far);
+        tracks.set_machine(1);
+        tracks.create(&mut storage, &spec);
+        assert_eq!(storage.cpus.len(), 3);
     }
 }
