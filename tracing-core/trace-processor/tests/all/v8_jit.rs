@@ -846,3 +846,52 @@ fn garbled_records_and_ranges_at_the_top_of_memory_never_panic() {
         rows(&tp, "SELECT count(*) FROM __intrinsic_v8_isolate")
     );
 }
+
+#[test]
+fn live_code_never_overlaps_in_one_process() {
+    // 300 loads of pseudo-random places and sizes in one code range: code
+    // that overlaps newer code must be deleted by the time that code
+    // comes, so no two live pieces ever share an address.
+    let mut packets = vec![hot_isolate()];
+    let mut state = 0x9e37_79b9_u64;
+    let mut next = move |n: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 33) % n
+    };
+    for k in 0..300u64 {
+        let start = 0x10000 + next(0x800);
+        let size = 1 + next(0x80);
+        packets.push(js(1, 10 + k, 3, 5, Some((start, size))));
+    }
+    let tp = TraceProcessor::from_bytes(&trace(&packets)).expect("trace");
+    assert_eq!(
+        rows(&tp, "SELECT count(*) FROM __intrinsic_jit_code"),
+        vec![vec![i(300)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT count(*) FROM __intrinsic_jit_code a, __intrinsic_jit_code b \
+             WHERE a.id < b.id \
+             AND a.start_address < b.start_address + b.size \
+             AND b.start_address < a.start_address + a.size \
+             AND (a.estimated_delete_ts IS NULL OR a.estimated_delete_ts > b.create_ts)"
+        ),
+        vec![vec![i(0)]]
+    );
+    // And every deletion is the time of a load that overlaps it.
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT count(*) FROM __intrinsic_jit_code a \
+             WHERE a.estimated_delete_ts IS NOT NULL AND NOT EXISTS ( \
+               SELECT 1 FROM __intrinsic_jit_code b \
+               WHERE b.create_ts = a.estimated_delete_ts \
+               AND a.start_address < b.start_address + b.size \
+               AND b.start_address < a.start_address + a.size)"
+        ),
+        vec![vec![i(0)]]
+    );
+}
