@@ -44,6 +44,10 @@ const ARGS_FAILED: u32 = 1 << 20;
 /// says its key is its flat key.
 const TAG_SAME_KEY: u8 = 1 << 3;
 
+/// Bits of a sort entry's offset that hold the event's length (0 when it
+/// does not fit them).
+const LEN_BITS: u32 = 24;
+
 /// Bytes of a block of sorted events (an event larger goes alone in one):
 /// at least glibc's largest mmap threshold (32 MiB), so that each block is
 /// a mapping of its own, given back when freed, never heap memory that
@@ -327,6 +331,21 @@ impl EventStore {
         if self.sorted {
             return;
         }
+        // Each event's length, known now from where the next one starts
+        // (the arena holds them one after another, in the order read),
+        // goes in the low bits of its offset, so that the copy below does
+        // not decode the event to find its end; the offsets still order
+        // the entries as before.
+        let packed = (self.bytes.len() as u64) < 1 << (64 - LEN_BITS);
+        if packed {
+            let mut next = self.bytes.len() as u64;
+            for entry in self.index.iter_mut().rev() {
+                let at = entry.2;
+                let len = next.saturating_sub(at);
+                next = at;
+                entry.2 = (at << LEN_BITS) | if len < 1 << LEN_BITS { len } else { 0 };
+            }
+        }
         // The offsets grow in the order read: they make the sort stable.
         if by_phase {
             self.index.sort_unstable();
@@ -338,8 +357,17 @@ impl EventStore {
         let size = self.block_bytes.unwrap_or(BLOCK);
         let mut block: Vec<u8> = Vec::new();
         for &(ts, _, at) in &index {
+            let (at, len) = if packed {
+                (at >> LEN_BITS, at & ((1 << LEN_BITS) - 1))
+            } else {
+                (at, 0)
+            };
             let at = usize::try_from(at).unwrap_or(usize::MAX);
-            let len = Reader { b: &bytes, pos: at }.skip_event();
+            // 0: not known (no event is empty).
+            let len = match usize::try_from(len) {
+                Ok(len) if len > 0 => len,
+                _ => Reader { b: &bytes, pos: at }.skip_event(),
+            };
             // The time, then the event.
             let need = len + 10;
             if block.len() + need > size && !block.is_empty() {
@@ -588,6 +616,26 @@ mod tests {
         }
         assert_eq!(s.next_sorted(&mut e), None);
         assert_eq!(s.held_bytes(), 0);
+    }
+
+    /// An event too long for its length to ride in its sort entry is
+    /// measured by decoding it, and reads back whole between short ones.
+    #[test]
+    fn an_event_longer_than_the_packed_length_reads_back() {
+        let mut s = EventStore::default();
+        let mut long = full();
+        long.args = Some(vec![b'y'; (1 << LEN_BITS) + 5]);
+        let short = full();
+        s.push(3, &short, short.args.as_deref(), &short.arg_list);
+        s.push(2, &long, long.args.as_deref(), &long.arg_list);
+        s.push(1, &short, short.args.as_deref(), &short.arg_list);
+        s.sort(true);
+        let mut e = JsonEvent::default();
+        for (ts, want) in [(1, &short), (2, &long), (3, &short)] {
+            assert_eq!(s.next_sorted(&mut e), Some(ts));
+            assert!(same(&e, want), "{ts}");
+        }
+        assert_eq!(s.next_sorted(&mut e), None);
     }
 
     /// The sort is by time, stable, and at one time (by phase) ends
