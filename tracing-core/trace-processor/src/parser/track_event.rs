@@ -22,6 +22,7 @@ use crate::sequence_state::Generation;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow, StateRow, ThreadTimes};
 use crate::tracker::flows::FlowTracker;
+use crate::tracker::slices::EndKey;
 use crate::tracker::tracks::{EventType, TrackSpec};
 use zerotrace_protos::protos::track_event::LegacyEventDecoder;
 
@@ -46,6 +47,15 @@ pub struct TrackEventState {
     /// What `--crop-track-events` drops: the events before the range of
     /// interest (`range_of_interest.rs`).
     pub crop: super::range_of_interest::Crop,
+}
+
+impl TrackEventState {
+    /// Adds the TrackEvent extensions an `extension_descriptor` packet
+    /// declares to the schema events' fields are reflected by; whether
+    /// any was added.
+    pub fn add_extensions(&mut self, descriptor: &[u8]) -> bool {
+        self.reflected.add_extensions(descriptor)
+    }
 }
 
 /// The payload this module imports.
@@ -246,8 +256,14 @@ fn parse_event(
         (ty, u8::try_from(phase).unwrap_or(0)),
         (2, _) | (0, b'E' | b'e' | b'F')
     );
+    // An end closes the innermost open slice of its category and name.
+    let end_key = EndKey {
+        category: category_id,
+        name: name_id,
+    };
     let mut closing = if ends && track.event_type == EventType::Slice {
-        p.slices.args_for_end(&mut p.storage, track.track_id, ts)
+        p.slices
+            .args_for_end(&mut p.storage, track.track_id, ts, end_key)
     } else {
         None
     };
@@ -402,9 +418,11 @@ fn parse_event(
                 std::mem::swap(args, &mut open.args);
                 open.arrays = arrays;
                 p.slices
-                    .end_with_args(&mut p.storage, track_id, ts, te.thread_ts, open)
+                    .end_with_args(&mut p.storage, track_id, ts, te.thread_ts, open, end_key)
             }
-            None => p.slices.end(&mut p.storage, track_id, ts, te.thread_ts),
+            None => p
+                .slices
+                .end_matching(&mut p.storage, track_id, ts, te.thread_ts, end_key),
         },
         (3, _) | (0, b'I' | b'i' | b'R' | b'n') => {
             if (ty, phase) == (0, b'R') {

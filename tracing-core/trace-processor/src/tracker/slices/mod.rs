@@ -31,6 +31,7 @@
 //! after its end event added its own; what is still on a stack when the
 //! trace ends is stored by [`SliceTracker::flush`].
 
+use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 
 use super::slice_args::{PendingArgs, PendingPool};
@@ -42,6 +43,26 @@ use crate::storage::rows::SliceRow;
 /// Deepest a track's slice stack goes, as upstream's slice tracker caps
 /// it: a slice that would sit at this depth is dropped.
 pub const MAX_DEPTH: usize = 512;
+
+/// Which open slice an end closes, as upstream's slice tracker matches
+/// them: the innermost open one whose category is the end's (when the end
+/// names one) and whose name, when both have one, is the end's. The
+/// default (no category, no name) closes the innermost open slice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndKey {
+    /// The end's category (NULL: any).
+    pub category: StrId,
+    /// The end's name (NULL: any).
+    pub name: StrId,
+}
+
+impl EndKey {
+    /// Whether the open slice `s` is one this end may close.
+    fn matches(&self, s: &SliceRow) -> bool {
+        (self.category.is_null() || s.category == self.category)
+            && (self.name.is_null() || s.name.is_null() || s.name == self.name)
+    }
+}
 
 /// One track's stack.
 #[derive(Debug, Default)]
@@ -74,6 +95,27 @@ impl Stack {
         self.slices.push(id);
         self.min_end.push(end.min(below));
         self.args.push(args);
+    }
+
+    /// The position of the open slice an end with `key` closes: the
+    /// innermost open one it matches (`steps` counts the entries looked at).
+    fn closing(&self, storage: &Storage, key: EndKey, steps: &mut u64) -> Option<usize> {
+        self.open.iter().rev().copied().find(|&pos| {
+            *steps += 1;
+            self.slices
+                .get(pos)
+                .and_then(|&id| storage.slices.get(id as usize))
+                .is_some_and(|s| s.dur < 0 && key.matches(s))
+        })
+    }
+
+    /// Marks the slice at `pos`, now ended at `end`, complete while it
+    /// stays on the stack under the entries above it (they leave first).
+    fn ended_below_top(&mut self, pos: usize, end: i64) {
+        self.open.retain(|&p| p != pos);
+        for m in self.min_end.iter_mut().skip(pos) {
+            *m = (*m).min(end);
+        }
     }
 
     /// Pops every entry from position `len` up, innermost first, storing
@@ -347,17 +389,12 @@ impl SliceTracker {
         storage: &mut Storage,
         track: u32,
         ts: i64,
+        key: EndKey,
     ) -> Option<Box<PendingArgs>> {
         // A duration not known yet never conflicts.
         let _ = self.close(storage, track, ts, -1);
         let stack = self.stacks.get_mut(&track)?;
-        let pos = stack.open.iter().rev().copied().find(|&pos| {
-            stack
-                .slices
-                .get(pos)
-                .and_then(|&id| storage.slices.get(id as usize))
-                .is_some_and(|s| s.dur < 0)
-        })?;
+        let pos = stack.closing(storage, key, &mut self.steps)?;
         if let Some(p) = stack.args.get_mut(pos).and_then(Option::take) {
             return Some(p);
         }
@@ -385,8 +422,23 @@ impl SliceTracker {
         ts: i64,
         thread_ts: Option<i64>,
         args: Box<PendingArgs>,
+        key: EndKey,
     ) -> Option<u32> {
-        self.end_inner(storage, track, ts, thread_ts, Some(args))
+        self.end_inner(storage, track, ts, thread_ts, Some(args), key)
+    }
+
+    /// As [`SliceTracker::end`], closing the innermost open slice `key`
+    /// matches (an end that names a category skips open slices of
+    /// another): None when none does.
+    pub fn end_matching(
+        &mut self,
+        storage: &mut Storage,
+        track: u32,
+        ts: i64,
+        thread_ts: Option<i64>,
+        key: EndKey,
+    ) -> Option<u32> {
+        self.end_inner(storage, track, ts, thread_ts, None, key)
     }
 
     /// The open args of slice `id` while it is on its track's stack (made
@@ -433,18 +485,21 @@ impl SliceTracker {
         ts: i64,
         thread_ts: Option<i64>,
     ) -> Option<u32> {
-        self.end_inner(storage, track, ts, thread_ts, None)
+        self.end_inner(storage, track, ts, thread_ts, None, EndKey::default())
     }
 
     /// [`SliceTracker::end`]'s body: `args`, when given, replace the
-    /// closed slice's open args before it leaves the stack.
+    /// closed slice's open args before it leaves the stack. A slice closed
+    /// under entries still on the stack stays there, complete, until they
+    /// and it are over, as upstream pops only the top of a stack.
     fn end_inner(
         &mut self,
         storage: &mut Storage,
         track: u32,
         ts: i64,
         thread_ts: Option<i64>,
-        mut args: Option<Box<PendingArgs>>,
+        args: Option<Box<PendingArgs>>,
+        key: EndKey,
     ) -> Option<u32> {
         // A duration not known yet never conflicts.
         let _ = self.close(storage, track, ts, -1);
@@ -452,19 +507,12 @@ impl SliceTracker {
             self.give_back(args);
             return None;
         };
-        let (pos, id) = loop {
-            let Some(pos) = stack.open.pop() else {
-                if let Some(p) = args.take() {
-                    self.pool.give(p);
-                }
-                return None;
-            };
-            self.steps += 1;
-            if let Some(&id) = stack.slices.get(pos) {
-                if storage.slices.get(id as usize).is_some_and(|s| s.dur < 0) {
-                    break (pos, id);
-                }
-            }
+        let Some((pos, id)) = stack
+            .closing(storage, key, &mut self.steps)
+            .and_then(|pos| Some((pos, *stack.slices.get(pos)?)))
+        else {
+            self.give_back(args);
+            return None;
         };
         self.steps += (stack.slices.len() - pos) as u64;
         if let Some(p) = args {
@@ -474,13 +522,19 @@ impl SliceTracker {
                 }
             }
         }
+        let mut end = ts;
         if let Some(s) = storage.slices.get_mut(id as usize) {
             s.dur = ts.saturating_sub(s.ts).max(0);
+            end = s.ts.saturating_add(s.dur);
             if let (Some(end), Some(start)) = (thread_ts, s.thread_times().ts) {
                 s.update_thread_times(|t| t.dur = Some(end.saturating_sub(start)));
             }
         }
-        stack.truncate(pos, storage, &mut self.pool);
+        if pos + 1 == stack.slices.len() {
+            stack.truncate(pos, storage, &mut self.pool);
+        } else {
+            stack.ended_below_top(pos, end);
+        }
         Some(id)
     }
 }

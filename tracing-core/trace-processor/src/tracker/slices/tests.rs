@@ -312,10 +312,13 @@ fn open_args_are_stored_once_as_the_slice_leaves_the_stack() {
     assert!(st.args.is_empty());
     assert_eq!(t.end(&mut st, 0, 2, None), Some(inner));
     assert_eq!(st.slices[inner as usize].arg_set_id, Some(0));
-    let mut end_args = t.args_for_end(&mut st, 0, 3).unwrap();
+    let mut end_args = t.args_for_end(&mut st, 0, 3, EndKey::default()).unwrap();
     end_args.args.add(b, b, ArgValue::Int(20));
     end_args.args.add(c, c, ArgValue::Int(30));
-    assert_eq!(t.end_with_args(&mut st, 0, 3, None, end_args), Some(outer));
+    assert_eq!(
+        t.end_with_args(&mut st, 0, 3, None, end_args, EndKey::default()),
+        Some(outer)
+    );
     let set = st.slices[outer as usize].arg_set_id.unwrap();
     assert_eq!(set, 1);
     let got: Vec<(StrId, ArgValue)> = st.args.set(set).map(|x| (x.key, x.value)).collect();
@@ -329,7 +332,7 @@ fn open_args_are_stored_once_as_the_slice_leaves_the_stack() {
     );
     assert_eq!(st.args.len(), 4);
     // Nothing open: the end's args are not taken.
-    assert!(t.args_for_end(&mut st, 0, 4).is_none());
+    assert!(t.args_for_end(&mut st, 0, 4, EndKey::default()).is_none());
     // An instant's args wait for the next event on its track; a slice
     // never ended has its args stored by `flush`.
     let mut i_args = t.open_args();
@@ -343,4 +346,62 @@ fn open_args_are_stored_once_as_the_slice_leaves_the_stack() {
     assert_eq!(st.slices[left as usize].arg_set_id, None);
     t.flush(&mut st);
     assert!(st.slices[left as usize].arg_set_id.is_some());
+}
+
+#[test]
+fn an_end_with_a_category_closes_the_innermost_open_slice_of_it() {
+    let mut st = Storage::default();
+    let cat = st.strings.intern("cat");
+    let mut t = SliceTracker::default();
+    let open = |ts, category| SliceRow {
+        ts,
+        dur: -1,
+        category,
+        ..SliceRow::default()
+    };
+    // A TrackEvent slice of "cat", and a slice with no category inside it.
+    let outer = t.begin(&mut st, open(20, cat)).unwrap();
+    let inner = t.begin(&mut st, open(21, StrId::NULL)).unwrap();
+    let key = EndKey {
+        category: cat,
+        name: StrId::NULL,
+    };
+    // The end of "cat" skips the inner slice and closes the outer one,
+    // which stays on the stack under the inner.
+    assert_eq!(t.end_matching(&mut st, 0, 28, None, key), Some(outer));
+    assert_eq!(st.slices[outer as usize].dur, 8);
+    assert_eq!(st.slices[inner as usize].dur, -1);
+    // The inner one's end comes after its parent's: it is cut to the
+    // parent's end and counted, and nothing is left to close.
+    assert_eq!(t.end(&mut st, 0, 29, None), None);
+    assert_eq!(st.slices[inner as usize].dur, 7);
+    assert_eq!(st.stats.get("misplaced_end_event"), 1);
+    // An end whose category no open slice has closes nothing.
+    let other = t.begin(&mut st, open(30, StrId::NULL)).unwrap();
+    assert_eq!(t.end_matching(&mut st, 0, 31, None, key), None);
+    assert_eq!(t.end(&mut st, 0, 32, None), Some(other));
+}
+
+#[test]
+fn an_end_with_a_name_skips_open_slices_named_otherwise() {
+    let mut st = Storage::default();
+    let (a, b) = (st.strings.intern("a"), st.strings.intern("b"));
+    let mut t = SliceTracker::default();
+    let open = |ts, name| SliceRow {
+        ts,
+        dur: -1,
+        name,
+        ..SliceRow::default()
+    };
+    let sa = t.begin(&mut st, open(10, a)).unwrap();
+    let sb = t.begin(&mut st, open(11, b)).unwrap();
+    let key = |name| EndKey {
+        category: StrId::NULL,
+        name,
+    };
+    assert_eq!(t.end_matching(&mut st, 0, 12, None, key(a)), Some(sa));
+    // The closed outer slice stays until the inner one leaves.
+    assert_eq!(t.end_matching(&mut st, 0, 12, None, key(b)), Some(sb));
+    assert_eq!(st.slices[sb as usize].dur, 1);
+    assert_eq!(st.slices[sa as usize].dur, 2);
 }
