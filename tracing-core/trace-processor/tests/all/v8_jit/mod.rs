@@ -1,8 +1,13 @@
 //! V8's JIT code records end to end on traces written with protozero:
 //! each record kind into the V8 and JIT tables, isolates, scripts and
 //! functions made once across sequences and intervals, code loaded over
-//! and moved, and perf samples whose frames fall in generated code named
-//! after the function there when they were taken.
+//! and moved (here); perf samples whose frames fall in generated code,
+//! named after the function there when they were taken (`samples.rs`);
+//! garbled records and the no-overlap invariant (`invariants.rs`). The
+//! helpers that write the records are this module's.
+
+mod invariants;
+mod samples;
 
 use protozero::Message;
 use zerotrace_protos::protos::TracePacket;
@@ -125,6 +130,31 @@ fn js(seq: u32, ts: u64, function: u64, tier: i32, range: Option<(u64, u64)>) ->
         } else {
             m.append_bytes(8, &[1, 2, 3]);
         }
+    })
+}
+
+/// Isolate 1 of pid 40 (code range 0x10000..0x20000) with function 3
+/// (`hot`, at 7:1) on sequence 1, whose records default to tid 41.
+fn hot_isolate() -> Vec<u8> {
+    packet(|p| {
+        p.append_uint32(SEQUENCE_ID, 1);
+        p.append_uint32(SEQUENCE_FLAGS, 1);
+        p.append_uint64(TIMESTAMP, 1);
+        p.begin_nested(DEFAULTS)
+            .begin_nested(99)
+            .append_uint32(1, 41);
+        let mut m = p.begin_nested(INTERNED_DATA);
+        isolate(
+            &mut m,
+            &Isolate {
+                iid: 1,
+                pid: 40,
+                id: 1,
+                code_range: Some((0x10000, 0x10000, false)),
+                blob: None,
+            },
+        );
+        script_and_function(&mut m, (2, 5, "hot.js"), (3, 4, "hot", 7, 1));
     })
 }
 
@@ -510,198 +540,6 @@ fn code_loaded_over_other_code_deletes_it_and_moves_carry_it() {
     );
 }
 
-/// Sequence 2's interned stacks: a mapping of pid 40's code range (iid 1,
-/// 0x10000..0x20000), frames 1 and 3 (pc 0x100) and 2 (pc 0x900, no
-/// code there), callstacks 1 = [1], 2 = [2], 3 = [1] and 4 = [3].
-fn perf_stacks() -> Vec<u8> {
-    packet(|p| {
-        p.append_uint32(SEQUENCE_ID, 2);
-        p.append_uint32(SEQUENCE_FLAGS, 1);
-        p.append_uint64(TIMESTAMP, 1);
-        let mut m = p.begin_nested(INTERNED_DATA);
-        {
-            let mut e = m.begin_nested(17);
-            e.append_uint64(1, 1);
-            e.append_bytes(2, b"[anon:v8]");
-        }
-        {
-            let mut mp = m.begin_nested(19);
-            mp.append_uint64(1, 1);
-            mp.append_uint64(4, 0x10000);
-            mp.append_uint64(5, 0x20000);
-            mp.append_uint64(7, 1);
-        }
-        for (iid, pc) in [(1u64, 0x100u64), (2, 0x900), (3, 0x100)] {
-            let mut f = m.begin_nested(6);
-            f.append_uint64(1, iid);
-            f.append_uint64(3, 1);
-            f.append_uint64(4, pc);
-        }
-        for (iid, frame) in [(1u64, 1u64), (2, 2), (3, 1), (4, 3)] {
-            let mut c = m.begin_nested(7);
-            c.append_uint64(1, iid);
-            c.append_uint64(2, frame);
-        }
-    })
-}
-
-fn sample(ts: u64, callstack: u64) -> Vec<u8> {
-    record(2, ts, PERF_SAMPLE, |m| {
-        m.append_uint32(1, 0);
-        m.append_uint32(2, 40);
-        m.append_uint32(3, 41);
-        m.append_uint64(4, callstack);
-    })
-}
-
-#[test]
-fn samples_in_generated_code_are_frames_of_the_function_there() {
-    let v8 = packet(|p| {
-        p.append_uint32(SEQUENCE_ID, 1);
-        p.append_uint32(SEQUENCE_FLAGS, 1);
-        p.append_uint64(TIMESTAMP, 1);
-        let mut m = p.begin_nested(INTERNED_DATA);
-        isolate(
-            &mut m,
-            &Isolate {
-                iid: 1,
-                pid: 40,
-                id: 1,
-                code_range: Some((0x10000, 0x10000, true)),
-                blob: None,
-            },
-        );
-        script_and_function(&mut m, (2, 5, "hot.js"), (3, 4, "hot", 7, 1));
-        script_and_function(&mut m, (5, 6, "cold.js"), (6, 7, "cold", 9, 1));
-    });
-    let code = |ts: u64, function: u64| {
-        record(1, ts, JS_CODE, move |m| {
-            m.append_uint64(1, 1);
-            m.append_uint32(2, 41);
-            m.append_uint64(3, function);
-            m.append_int32(4, 5);
-            m.append_uint64(5, 0x10100);
-            m.append_uint64(6, 0x40);
-        })
-    };
-    let tp = TraceProcessor::from_bytes(&trace(&[
-        v8,
-        perf_stacks(),
-        code(10, 3),
-        sample(20, 1),
-        sample(25, 2),
-        record(1, 30, CODE_MOVE, |m| {
-            m.append_uint64(1, 1);
-            m.append_uint32(2, 41);
-            m.append_uint64(3, 0x10100);
-            m.append_uint64(4, 0x10800);
-            m.append_uint64(5, 0x40);
-        }),
-        code(40, 6),
-        // The same frame iid, seen after other code took its place.
-        sample(50, 3),
-    ]))
-    .expect("trace");
-    assert_eq!(
-        rows(
-            &tp,
-            "SELECT ps.ts, f.name, f.rel_pc, sym.source_file, sym.line_number, jf.jit_code_id \
-             FROM perf_sample ps \
-             JOIN stack_profile_callsite c ON c.id = ps.callsite_id \
-             JOIN stack_profile_frame f ON f.id = c.frame_id \
-             LEFT JOIN stack_profile_symbol sym USING (symbol_set_id) \
-             LEFT JOIN __intrinsic_jit_frame jf ON jf.frame_id = f.id \
-             ORDER BY ps.ts"
-        ),
-        vec![
-            vec![i(20), s("hot"), i(0x100), s("hot.js"), i(7), i(0)],
-            vec![i(25), s("[+0x900]"), i(0x900), NULL, NULL, NULL],
-            vec![i(50), s("cold"), i(0x100), s("cold.js"), i(9), i(1)],
-        ]
-    );
-    assert_eq!(stat(&tp, "jit_unknown_frame"), 1);
-    // The callstack forest names a frame in JavaScript code after its
-    // function, place and tier.
-    assert_eq!(
-        rows(
-            &tp,
-            "INCLUDE PERFETTO MODULE callstacks.stack_profile; \
-             SELECT name, line_number, column_number FROM _callstack_spc_forest ORDER BY id"
-        ),
-        vec![
-            vec![s("JS: hot:7:1 [turbofan]"), i(7), i(1)],
-            vec![s("[+0x900]"), NULL, i(0)],
-            vec![s("JS: cold:9:1 [turbofan]"), i(9), i(1)],
-        ]
-    );
-    // The modules' views.
-    assert_eq!(
-        rows(
-            &tp,
-            "INCLUDE PERFETTO MODULE v8.jit; INCLUDE PERFETTO MODULE stack_trace.jit; \
-             SELECT f.name, s.name, c.tier, j.create_ts, j.estimated_delete_ts, \
-             length(j.native_code) \
-             FROM _jit_frame jf JOIN _jit_code j USING (jit_code_id) \
-             JOIN _v8_js_code c USING (jit_code_id) \
-             JOIN v8_js_function f USING (v8_js_function_id) \
-             JOIN v8_js_script s USING (v8_js_script_id) ORDER BY jf.frame_id"
-        ),
-        vec![
-            vec![s("hot"), s("hot.js"), s("TURBOFAN"), i(10), NULL, i(0)],
-            vec![s("cold"), s("cold.js"), s("TURBOFAN"), i(40), NULL, i(0)],
-        ]
-    );
-}
-
-/// Isolate 1 of pid 40 (code range 0x10000..0x20000) with function 3
-/// (`hot`, at 7:1) on sequence 1, whose records default to tid 41.
-fn hot_isolate() -> Vec<u8> {
-    packet(|p| {
-        p.append_uint32(SEQUENCE_ID, 1);
-        p.append_uint32(SEQUENCE_FLAGS, 1);
-        p.append_uint64(TIMESTAMP, 1);
-        p.begin_nested(DEFAULTS)
-            .begin_nested(99)
-            .append_uint32(1, 41);
-        let mut m = p.begin_nested(INTERNED_DATA);
-        isolate(
-            &mut m,
-            &Isolate {
-                iid: 1,
-                pid: 40,
-                id: 1,
-                code_range: Some((0x10000, 0x10000, false)),
-                blob: None,
-            },
-        );
-        script_and_function(&mut m, (2, 5, "hot.js"), (3, 4, "hot", 7, 1));
-    })
-}
-
-#[test]
-fn a_mapping_seen_before_its_isolate_resolves_through_it_afterwards() {
-    let tp = TraceProcessor::from_bytes(&trace(&[
-        hot_isolate(),
-        perf_stacks(),
-        // Before any V8 record: a plain frame of the mapping.
-        sample(5, 1),
-        js(1, 10, 3, 4, Some((0x10100, 0x40))),
-        // Another frame iid at the same pc, after the code was loaded.
-        sample(20, 4),
-    ]))
-    .expect("trace");
-    assert_eq!(
-        rows(
-            &tp,
-            "SELECT ps.ts, f.name, jf.jit_code_id FROM perf_sample ps \
-             JOIN stack_profile_callsite c ON c.id = ps.callsite_id \
-             JOIN stack_profile_frame f ON f.id = c.frame_id \
-             LEFT JOIN __intrinsic_jit_frame jf ON jf.frame_id = f.id ORDER BY ps.ts"
-        ),
-        vec![vec![i(5), s(""), NULL], vec![i(20), s("hot"), i(0)]]
-    );
-}
-
 #[test]
 fn interpreted_code_in_a_cache_byte_offsets_and_utf16_names() {
     let interning = packet(|p| {
@@ -779,119 +617,4 @@ fn interpreted_code_in_a_cache_byte_offsets_and_utf16_names() {
         ]]
     );
     assert_eq!(stat(&tp, "v8_no_code_range"), 0);
-}
-
-#[test]
-fn garbled_records_and_ranges_at_the_top_of_memory_never_panic() {
-    // Ranges that would wrap past the top of the address space, and
-    // payloads of pseudo-random bytes for every V8 field.
-    let mut packets = vec![packet(|p| {
-        p.append_uint32(SEQUENCE_ID, 1);
-        p.append_uint32(SEQUENCE_FLAGS, 1);
-        p.append_uint64(TIMESTAMP, 1);
-        p.begin_nested(DEFAULTS)
-            .begin_nested(99)
-            .append_uint32(1, 41);
-        let mut m = p.begin_nested(INTERNED_DATA);
-        isolate(
-            &mut m,
-            &Isolate {
-                iid: 1,
-                pid: 40,
-                id: 1,
-                code_range: Some((u64::MAX - 0x10, 0x1000, true)),
-                blob: Some((u64::MAX - 4, 0x100)),
-            },
-        );
-        script_and_function(&mut m, (2, 5, "s.js"), (3, 4, "f", 1, 1));
-    })];
-    packets.push(js(1, 2, 3, 5, Some((u64::MAX - 8, 0x100))));
-    packets.push(record(1, 3, CODE_MOVE, |m| {
-        m.append_uint64(1, 1);
-        m.append_uint64(3, u64::MAX - 8);
-        m.append_uint64(4, u64::MAX);
-        m.append_uint64(5, u64::MAX);
-    }));
-    let mut state = 0x1234_5678_u64;
-    let mut next = move || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1);
-        (state >> 33) as u8
-    };
-    for round in 0..200u64 {
-        let field =
-            [JS_CODE, INTERNAL_CODE, WASM_CODE, REGEXP_CODE, CODE_MOVE][(round % 5) as usize];
-        let len = usize::from(next() % 40);
-        let body: Vec<u8> = (0..len).map(|_| next()).collect();
-        let kind = 31 + (round % 5) as u32;
-        let interned: Vec<u8> = (0..len).map(|_| next()).collect();
-        packets.push(packet(|p| {
-            p.append_uint32(SEQUENCE_ID, 2);
-            p.append_uint64(TIMESTAMP, 10 + round);
-            p.begin_nested(INTERNED_DATA).append_bytes(kind, &interned);
-        }));
-        packets.push(packet(|p| {
-            p.append_uint32(SEQUENCE_ID, 2);
-            p.append_uint64(TIMESTAMP, 10 + round);
-            p.append_bytes(field, &body);
-        }));
-    }
-    let tp = TraceProcessor::from_bytes(&trace(&packets)).expect("trace");
-    assert_eq!(
-        rows(
-            &tp,
-            "SELECT count(*) FROM __intrinsic_v8_isolate WHERE upid IS NOT NULL"
-        ),
-        rows(&tp, "SELECT count(*) FROM __intrinsic_v8_isolate")
-    );
-}
-
-#[test]
-fn live_code_never_overlaps_in_one_process() {
-    // 300 loads of pseudo-random places and sizes in one code range: code
-    // that overlaps newer code must be deleted by the time that code
-    // comes, so no two live pieces ever share an address.
-    let mut packets = vec![hot_isolate()];
-    let mut state = 0x9e37_79b9_u64;
-    let mut next = move |n: u64| {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1);
-        (state >> 33) % n
-    };
-    for k in 0..300u64 {
-        let start = 0x10000 + next(0x800);
-        let size = 1 + next(0x80);
-        packets.push(js(1, 10 + k, 3, 5, Some((start, size))));
-    }
-    let tp = TraceProcessor::from_bytes(&trace(&packets)).expect("trace");
-    assert_eq!(
-        rows(&tp, "SELECT count(*) FROM __intrinsic_jit_code"),
-        vec![vec![i(300)]]
-    );
-    assert_eq!(
-        rows(
-            &tp,
-            "SELECT count(*) FROM __intrinsic_jit_code a, __intrinsic_jit_code b \
-             WHERE a.id < b.id \
-             AND a.start_address < b.start_address + b.size \
-             AND b.start_address < a.start_address + a.size \
-             AND (a.estimated_delete_ts IS NULL OR a.estimated_delete_ts > b.create_ts)"
-        ),
-        vec![vec![i(0)]]
-    );
-    // And every deletion is the time of a load that overlaps it.
-    assert_eq!(
-        rows(
-            &tp,
-            "SELECT count(*) FROM __intrinsic_jit_code a \
-             WHERE a.estimated_delete_ts IS NOT NULL AND NOT EXISTS ( \
-               SELECT 1 FROM __intrinsic_jit_code b \
-               WHERE b.create_ts = a.estimated_delete_ts \
-               AND a.start_address < b.start_address + b.size \
-               AND b.start_address < a.start_address + a.size)"
-        ),
-        vec![vec![i(0)]]
-    );
 }
