@@ -112,8 +112,9 @@ pub struct TrackResolution {
     current: HashMap<u64, Vec<u8>>,
     /// Tracks that received an event (their name is then fixed).
     used: HashSet<u32>,
-    /// Slice tracks whose descriptor gives no name: the first event names them.
-    unnamed: HashSet<u32>,
+    /// Slice tracks whose descriptor gave no name when they were made, and
+    /// their uuids: the first event names them.
+    unnamed: HashMap<u32, u64>,
     /// Legacy async tracks by (upid when process-scoped, scope, source id).
     async_tracks: HashMap<(Option<u32>, StrId, i64), u32>,
     /// The legacy global instant track.
@@ -133,7 +134,7 @@ impl TrackResolution {
             uuid_by_upid: HashMap::default(),
             current: HashMap::default(),
             used: HashSet::default(),
-            unnamed: HashSet::default(),
+            unnamed: HashMap::default(),
             async_tracks: HashMap::default(),
             global_instants: None,
             process_instants: HashMap::default(),
@@ -197,27 +198,44 @@ pub struct Trackers<'a> {
 }
 
 impl TrackResolution {
-    /// The descriptor of a uuid as known now (parsed, else the loader's).
+    /// The descriptor of a uuid as upstream reserves it (the loader's
+    /// first, else the one parsed).
     pub fn descriptor_bytes(&self, uuid: u64) -> Option<Vec<u8>> {
-        self.current
-            .get(&uuid)
-            .cloned()
-            .or_else(|| self.descriptors.get(uuid).map(|d| d.bytes.clone()))
+        match self.descriptors.get(uuid) {
+            Some(d) => Some(d.bytes.clone()),
+            None => self.current.get(&uuid).cloned(),
+        }
     }
 
-    /// A descriptor parsed in timestamp order: it replaces earlier ones of its
-    /// uuid, and renames the track while no event has used it.
+    /// The name a uuid's descriptors give its track, as upstream's
+    /// reservations keep it (`descriptors.rs`), else the one parsed.
+    fn descriptor_name(&self, uuid: u64, td: &TrackDescriptorDecoder<'_>) -> Option<String> {
+        match self.descriptors.name(uuid) {
+            Some(n) => Some(n.to_owned()),
+            None => td
+                .name()
+                .or(td.static_name())
+                .or(td.atrace_name())
+                .map(str::to_owned),
+        }
+    }
+
+    /// A descriptor parsed in timestamp order: its track takes the name the
+    /// uuid's descriptors give it while no event has used it, and at any
+    /// time for a track that never merges with its siblings (whose last
+    /// name wins, as upstream renames it).
     pub fn update_descriptor(&mut self, storage: &mut Storage, uuid: u64, bytes: &[u8]) {
         self.current.insert(uuid, bytes.to_vec());
         let Some(Slot::Fixed { track: r, .. }) = self.resolved.get(&uuid).copied() else {
             return;
         };
-        if self.used.contains(&r.track_id) {
+        let td = TrackDescriptorDecoder::new(bytes);
+        let never_merges = MergeRule::of(&td).is_none();
+        if self.used.contains(&r.track_id) && !never_merges {
             return;
         }
-        let td = TrackDescriptorDecoder::new(bytes);
-        if let Some(name) = td.name().or(td.static_name()).or(td.atrace_name()) {
-            let name = storage.strings.intern(name);
+        if let Some(name) = self.descriptor_name(uuid, &td) {
+            let name = storage.strings.intern(&name);
             if let Some(t) = storage.tracks.get_mut(r.track_id as usize) {
                 t.name = name;
             }
@@ -260,7 +278,8 @@ impl TrackResolution {
             Some(pu) => Some(self.resolve_depth(cx, pu, depth + 1)?),
             None => None,
         };
-        let name = td.name().or(td.static_name()).or(td.atrace_name());
+        let name = self.descriptor_name(uuid, &td);
+        let name = name.as_deref();
         // A thread's slice track that may merge with the system's thread
         // track is that track upstream, without a descriptor's args.
         let merged_thread_track = td.thread().is_some()
@@ -409,7 +428,7 @@ impl TrackResolution {
             spec.source_args = source_args;
             let id = cx.tracks.create(cx.storage, &spec);
             if counter_name.is_none() && event_type == EventType::Slice {
-                self.unnamed.insert(id);
+                self.unnamed.insert(id, uuid);
             }
             Slot::Fixed {
                 track: Resolved {
@@ -467,8 +486,8 @@ impl TrackResolution {
         };
         let bytes = self.descriptor_bytes(uuid);
         let td = TrackDescriptorDecoder::new(bytes.as_deref().unwrap_or_default());
-        let name = match td.name().or(td.static_name()).or(td.atrace_name()) {
-            Some(n) => cx.storage.strings.intern(n),
+        let name = match self.descriptor_name(uuid, &td) {
+            Some(n) => cx.storage.strings.intern(&n),
             // Upstream reserves uuid 0 as the "Default Track" when no
             // descriptor describes it.
             None if uuid == 0 && bytes.is_none() => cx.storage.strings.intern("Default Track"),
@@ -562,10 +581,19 @@ impl TrackResolution {
     /// An event lands on `track_id`: the first names the track when its
     /// descriptor did not, and from then on descriptors no longer rename it.
     pub fn event_on_track(&mut self, storage: &mut Storage, track_id: u32, name: StrId) {
-        if self.used.insert(track_id) && self.unnamed.remove(&track_id) {
-            if let Some(t) = storage.tracks.get_mut(track_id as usize) {
-                t.name = name;
-            }
+        if !self.used.insert(track_id) {
+            return;
+        }
+        let Some(uuid) = self.unnamed.remove(&track_id) else {
+            return;
+        };
+        // A descriptor read since the track was made may have named it.
+        let name = match self.descriptors.name(uuid) {
+            Some(n) => storage.strings.intern(n),
+            None => name,
+        };
+        if let Some(t) = storage.tracks.get_mut(track_id as usize) {
+            t.name = name;
         }
     }
 
@@ -670,7 +698,7 @@ impl TrackResolution {
 
         let sequence = generation.sequence_id;
         if let Some(slot) = resolved {
-            let track = self.intern(cx, track_uuid, slot, facts, phase, name, sequence)?;
+            let track = self.intern(cx, track_uuid, slot, facts, phase, name, Some(sequence))?;
             return Ok(Association {
                 track,
                 uuid: Some(track_uuid),
@@ -689,7 +717,9 @@ impl TrackResolution {
         // The "Default Track": uuid 0's descriptor track, merged with the
         // global roots of its name as any global root.
         let slot = self.resolve_depth(cx, 0, 0).ok_or(NoTrack::ParserError)?;
-        let track = self.intern(cx, 0, slot, facts, phase, name, sequence)?;
+        // Upstream interns it without the event's sequence: it never says
+        // `has_first_packet_on_sequence`.
+        let track = self.intern(cx, 0, slot, facts, phase, name, None)?;
         Ok(Association {
             track: slice_track(track.track_id, None, None),
             uuid: None,
@@ -712,7 +742,7 @@ impl TrackResolution {
         facts: &TrackEventFacts,
         phase: u8,
         name: StrId,
-        sequence: u32,
+        sequence: Option<u32>,
     ) -> Result<Resolved, NoTrack> {
         let m = match slot {
             Slot::Fixed { track, .. } => return Ok(track),
@@ -724,7 +754,7 @@ impl TrackResolution {
             (3, _) | (0, b'I' | b'i' | b'R') => Use::Instant,
             _ => return Err(NoTrack::ParserError),
         };
-        self.ensure_factory(cx, uuid, m, name, Some(sequence));
+        self.ensure_factory(cx, uuid, m, name, sequence);
         let id = self
             .siblings
             .track(cx.storage, cx.tracks, uuid, how)

@@ -338,3 +338,100 @@ fn a_descriptor_without_events_makes_no_merged_track() {
         "tracks are made by the slices that need them"
     );
 }
+
+/// Names as upstream's reservations keep them: the first name a uuid's
+/// descriptors give wins for a track that merges, the last for one that
+/// never does (even after its first event), a descriptor read later
+/// names an unnamed track before any event's name, and an event names a
+/// track no descriptor names.
+#[test]
+fn descriptor_names_follow_upstreams_reservations() {
+    let none = |uuid: u64, name: &str| {
+        let name = name.to_owned();
+        descriptor(uuid, move |td| {
+            if !name.is_empty() {
+                td.set_name(&name);
+            }
+            td.set_sibling_merge_behavior(SiblingMergeBehavior::None);
+        })
+    };
+    let s = load(&[
+        none(1, "First"),
+        event(10, 1, Instant, "e1"),
+        none(1, "Second"),
+        none(1, ""),
+        named(2, "Before"),
+        event(20, 2, Instant, "e2"),
+        named(2, "After"),
+        descriptor(3, |_| {}),
+        event(30, 3, Instant, "e3"),
+        named(3, "Later"),
+        none(4, ""),
+        event(40, 4, Instant, "e4"),
+    ]);
+    let name = |slice: &str| track_name(&s, track_of(&s, slice)).map(str::to_owned);
+    assert_eq!(name("e1").as_deref(), Some("Second"));
+    assert_eq!(name("e2").as_deref(), Some("Before"));
+    assert_eq!(name("e3").as_deref(), Some("Later"));
+    assert_eq!(name("e4").as_deref(), Some("e4"));
+}
+
+/// A later descriptor of a uuid for another track (here another parent)
+/// is refused: the first one's parent and args stay.
+#[test]
+fn a_conflicting_later_descriptor_is_refused() {
+    let s = load(&[
+        named(1, "p1"),
+        named(2, "p2"),
+        descriptor(3, |td| {
+            td.set_name("child");
+            td.set_parent_uuid(1);
+            td.set_sibling_order_rank(4);
+        }),
+        descriptor(3, |td| {
+            td.set_name("child");
+            td.set_parent_uuid(2);
+        }),
+        event(10, 3, Instant, "a"),
+    ]);
+    let a = track_of(&s, "a");
+    let parent = s.tracks[a as usize].parent_id.expect("parent");
+    assert_eq!(track_name(&s, parent), Some("p1"));
+    let src = s.tracks[a as usize].source_arg_set_id;
+    assert_eq!(arg(&s, src, "sibling_order_rank").as_deref(), Some("4"));
+}
+
+/// The Default Track is interned without its event's sequence: it never
+/// says `has_first_packet_on_sequence`; a descriptor track does when its
+/// event's sequence began with a packet marked first on it.
+#[test]
+fn only_descriptor_tracks_say_their_sequence_had_a_first_packet() {
+    let s = load(&[
+        packet(|p| {
+            p.set_first_packet_on_sequence(true);
+            p.set_timestamp(1);
+        }),
+        named(1, "track"),
+        event(10, 1, Instant, "on track"),
+        packet(|p| {
+            p.set_timestamp(20);
+            let mut e = p.begin_track_event();
+            e.set_name("on default");
+            e.set_type(Instant);
+        }),
+    ]);
+    let first = |slice: &str| {
+        let t = track_of(&s, slice);
+        arg(
+            &s,
+            s.tracks[t as usize].source_arg_set_id,
+            "has_first_packet_on_sequence",
+        )
+    };
+    assert_eq!(
+        track_name(&s, track_of(&s, "on default")),
+        Some("Default Track")
+    );
+    assert_eq!(first("on default"), None);
+    assert!(first("on track").is_some());
+}
