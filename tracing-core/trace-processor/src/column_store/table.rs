@@ -62,6 +62,13 @@ impl Lookup {
     /// Column `col` of `source` read through `rows`.
     pub fn new(rows: Arc<[u32]>, source: Arc<Table>, col: usize) -> Self {
         let has_null = match source.columns.get(col) {
+            // Many rows read through few source rows (a thread's context
+            // beside each of its slices): each source row tested once.
+            Some(c) if c.nullable() && source.len < rows.len() / 4 => {
+                let null: Vec<bool> = (0..source.len).map(|r| c.is_null(r)).collect();
+                rows.iter()
+                    .any(|&r| null.get(r as usize).copied().unwrap_or(true))
+            }
             Some(c) if c.nullable() => rows.iter().any(|&r| c.is_null(r as usize)),
             Some(_) => rows.iter().any(|&r| r as usize >= source.len),
             None => !rows.is_empty(),

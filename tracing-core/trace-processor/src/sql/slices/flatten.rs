@@ -17,110 +17,199 @@
 use std::sync::Arc;
 
 use super::{col, parents};
-use crate::column_store::table::{Column, Table};
+use crate::column_store::table::Table;
 
 /// The table's columns.
 pub(crate) const COLUMNS: &[&str] = &["slice_id", "ts", "dur", "root_id"];
 
-/// One event of a root's timeline.
+/// No row (a root of none, no parent).
+const NONE: u32 = u32::MAX;
+
+/// One event of a root's timeline, ordered by time, then a start before
+/// an end, then the slice that starts or ends (the key packs the rank in
+/// its top bit, that slice below it and the slice active from then on in
+/// the low 32 bits, which never decides: one slice has one start and one
+/// end, at different times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     ts: i64,
-    /// 0 for a start (which wins), 1 for an end.
-    rank: u8,
-    /// The slice that starts or ends (ties go to the smallest).
-    slice: usize,
-    /// The slice active from then on.
-    active: usize,
+    key: u64,
+}
+
+impl Event {
+    fn new(ts: i64, end: bool, slice: u32, active: u32) -> Self {
+        Event {
+            ts,
+            key: (u64::from(end) << 63) | (u64::from(slice) << 32) | u64::from(active),
+        }
+    }
+
+    /// The slice active from this event on.
+    fn active(self) -> u32 {
+        self.key as u32
+    }
+}
+
+/// The flattened rows, column by column: each stretch's slice, start,
+/// duration and root.
+#[derive(Debug, Default)]
+pub(crate) struct Flat {
+    /// The slice (row) holding the stretch.
+    pub slice: Vec<u32>,
+    /// Its start.
+    pub ts: Vec<i64>,
+    /// Its duration.
+    pub dur: Vec<i64>,
+    /// The root (row) of its stack.
+    pub root: Vec<u32>,
+}
+
+impl Flat {
+    fn push(&mut self, slice: u32, ts: i64, dur: i64, root: u32) {
+        self.slice.push(slice);
+        self.ts.push(ts);
+        self.dur.push(dur);
+        self.root.push(root);
+    }
+
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        self.slice.len()
+    }
 }
 
 /// The flattened rows of `slices`, `COLUMNS` values each.
 pub(crate) fn compute(slices: &Arc<Table>) -> Vec<i64> {
-    let t = slices.as_ref();
+    let flat = rows(slices);
+    let mut out = Vec::with_capacity(flat.len() * COLUMNS.len());
+    for i in 0..flat.len() {
+        out.extend([
+            i64::from(flat.slice[i]),
+            flat.ts[i],
+            flat.dur[i],
+            i64::from(flat.root[i]),
+        ]);
+    }
+    out
+}
+
+/// The flattened rows of `slices`, by root then start. A table of 2^31
+/// slices or more (more than a row number of 32 bits keeps) has none.
+pub(crate) fn rows(slices: &Table) -> Flat {
+    let t = slices;
+    let n = t.len;
+    if u32::try_from(n).map_or(true, |n| n >= 1 << 31) {
+        return Flat::default();
+    }
     let column = |name: &str| col(t, name).and_then(|c| t.columns.get(c));
     let (ts_col, dur_col, parent_col) = (column("ts"), column("dur"), column("parent_id"));
-    let int = |row: usize, c: Option<&Column>| c.and_then(|c| c.int_at(row));
-    let parents = parents(t);
-    let positive = |row: usize| int(row, dur_col).is_some_and(|d| d > 0);
-    // Each slice's root (parents come before children), and whether the
-    // slice has a parent at all.
-    let mut root = vec![0usize; t.len];
-    let mut events: Vec<Vec<Event>> = vec![Vec::new(); t.len];
-    let mut has_child = vec![false; t.len];
-    for row in 0..t.len {
-        let has_parent = int(row, parent_col).is_some();
-        root[row] = match parents.get(row).copied().flatten() {
-            Some(p) => root.get(p).copied().unwrap_or(p),
-            None => row,
+    let ts: Vec<Option<i64>> = (0..n).map(|r| ts_col.and_then(|c| c.int_at(r))).collect();
+    let dur: Vec<Option<i64>> = (0..n).map(|r| dur_col.and_then(|c| c.int_at(r))).collect();
+    let has_parent: Vec<bool> = (0..n)
+        .map(|r| parent_col.and_then(|c| c.int_at(r)).is_some())
+        .collect();
+    let parent: Vec<u32> = parents(t)
+        .into_iter()
+        .map(|p| p.map_or(NONE, |p| p as u32))
+        .collect();
+    let positive = |row: usize| dur.get(row).copied().flatten().is_some_and(|d| d > 0);
+    // Each slice's root (parents come before children); which slices are
+    // events of their root's timeline; how many events each root has.
+    let mut root = vec![NONE; n];
+    let mut is_event = vec![false; n];
+    let mut has_child = vec![false; n];
+    let mut count = vec![0u32; n + 1];
+    for row in 0..n {
+        let p = parent[row];
+        root[row] = if p == NONE {
+            row as u32
+        } else {
+            root.get(p as usize).copied().unwrap_or(p)
         };
         // A slice whose parent is unknown is neither a root nor a child.
-        let Some(p) = parents.get(row).copied().flatten() else {
-            continue;
-        };
-        let r = root[row];
-        if !has_parent || !positive(row) || !positive(r) {
+        if p == NONE {
             continue;
         }
-        let (Some(ts), Some(dur)) = (int(row, ts_col), int(row, dur_col)) else {
+        let r = root[row] as usize;
+        if !has_parent[row] || !positive(row) || !positive(r) || ts[row].is_none() {
             continue;
-        };
-        if p == r {
+        }
+        if p as usize == r {
             has_child[r] = true;
         }
-        if let Some(list) = events.get_mut(r) {
-            list.push(Event {
-                ts,
-                rank: 0,
-                slice: row,
-                active: row,
-            });
-            list.push(Event {
-                ts: ts.saturating_add(dur),
-                rank: 1,
-                slice: row,
-                active: p,
-            });
-        }
+        is_event[row] = true;
+        count[r] += 2;
     }
-    let mut out = Vec::new();
-    let mut push = |slice: usize, ts: i64, dur: i64, root: usize| {
-        out.extend([slice as i64, ts, dur, root as i64]);
-    };
-    for r in 0..t.len {
-        if int(r, parent_col).is_some() || !positive(r) {
+    // The events, grouped by root (each root's in row order).
+    let mut start = Vec::with_capacity(n + 1);
+    let mut at = 0u32;
+    for c in &count {
+        start.push(at);
+        at += c;
+    }
+    drop(count);
+    let mut fill = start.clone();
+    let mut events = vec![Event { ts: 0, key: 0 }; at as usize];
+    for row in 0..n {
+        let (Some(t0), Some(d), true) = (ts[row], dur[row], is_event[row]) else {
+            continue;
+        };
+        let r = root[row] as usize;
+        let (p, slice) = (parent[row], row as u32);
+        let i = fill[r] as usize;
+        events[i] = Event::new(t0, false, slice, slice);
+        events[i + 1] = Event::new(t0.saturating_add(d), true, slice, p);
+        fill[r] += 2;
+    }
+    drop(fill);
+    let mut out = Flat::default();
+    let mut pieces: Vec<(u32, i64, i64)> = Vec::new();
+    for r in 0..n {
+        if has_parent[r] || !positive(r) {
             continue;
         }
-        let (Some(root_ts), Some(root_dur)) = (int(r, ts_col), int(r, dur_col)) else {
+        let (Some(root_ts), Some(root_dur)) = (ts[r], dur[r]) else {
             continue;
         };
         let root_end = root_ts.saturating_add(root_dur);
-        if !has_child.get(r).copied().unwrap_or(true) {
-            push(r, root_ts, root_dur, r);
+        let rr = r as u32;
+        if !has_child[r] {
+            out.push(rr, root_ts, root_dur, rr);
         }
-        let Some(list) = events.get_mut(r) else {
+        let list = &mut events[start[r] as usize..start[r + 1] as usize];
+        if list.is_empty() {
             continue;
-        };
+        }
         list.sort_unstable();
-        list.dedup_by_key(|e| e.ts);
-        let mut rows = Vec::new();
-        for w in list.windows(2) {
-            let dur = w[1].ts.saturating_sub(w[0].ts);
-            if dur > 0 {
-                rows.push((w[0].active, w[0].ts, dur));
+        // Of the events at one time the first wins.
+        pieces.clear();
+        let mut i = 0;
+        let mut last: Option<Event> = None;
+        while i < list.len() {
+            let e = list[i];
+            if let Some(prev) = last {
+                let d = e.ts.saturating_sub(prev.ts);
+                if d > 0 {
+                    pieces.push((prev.active(), prev.ts, d));
+                }
+            }
+            last = Some(e);
+            while i < list.len() && list[i].ts == e.ts {
+                i += 1;
             }
         }
-        let (Some(first), Some(last)) = (rows.first().copied(), rows.last().copied()) else {
+        let (Some(first), Some(end)) = (pieces.first().copied(), pieces.last().copied()) else {
             continue;
         };
         if first.1 > root_ts {
-            push(r, root_ts, first.1 - root_ts, r);
+            out.push(rr, root_ts, first.1 - root_ts, rr);
         }
-        for (slice, ts, dur) in &rows {
-            push(*slice, *ts, *dur, r);
+        for &(slice, ts, dur) in &pieces {
+            out.push(slice, ts, dur, rr);
         }
-        let end = last.1.saturating_add(last.2);
+        let end = end.1.saturating_add(end.2);
         if root_end > end {
-            push(r, end, root_end - end, r);
+            out.push(rr, end, root_end - end, rr);
         }
     }
     by_root_then_time(out)
@@ -129,16 +218,16 @@ pub(crate) fn compute(slices: &Arc<Table>) -> Vec<i64> {
 /// The rows ordered by root, then start (the order the table declares, so
 /// that SQLite sorts nothing): they come so unless a descendant lies
 /// outside its root, which a stable sort mends.
-fn by_root_then_time(out: Vec<i64>) -> Vec<i64> {
-    let key = |r: &[i64]| (r.get(3).copied(), r.get(1).copied());
-    let sorted = out
-        .chunks_exact(COLUMNS.len())
-        .zip(out.chunks_exact(COLUMNS.len()).skip(1))
-        .all(|(a, b)| key(a) <= key(b));
-    if sorted {
-        return out;
+fn by_root_then_time(flat: Flat) -> Flat {
+    let key = |i: usize| (flat.root[i], flat.ts[i]);
+    if (1..flat.len()).all(|i| key(i - 1) <= key(i)) {
+        return flat;
     }
-    let mut rows: Vec<&[i64]> = out.chunks_exact(COLUMNS.len()).collect();
-    rows.sort_by_key(|r| key(r));
-    rows.concat()
+    let mut order: Vec<usize> = (0..flat.len()).collect();
+    order.sort_by_key(|&i| key(i));
+    let mut out = Flat::default();
+    for i in order {
+        out.push(flat.slice[i], flat.ts[i], flat.dur[i], flat.root[i]);
+    }
+    out
 }

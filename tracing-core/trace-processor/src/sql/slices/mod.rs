@@ -7,6 +7,8 @@
 //! integer rows). Each computes from the frozen slice table on first use.
 
 pub(super) mod flatten;
+#[cfg(test)]
+mod flatten_tests;
 mod int_rows;
 mod self_dur;
 mod stack_id;

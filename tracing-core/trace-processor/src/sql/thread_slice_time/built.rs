@@ -372,37 +372,37 @@ pub(crate) fn flattened(t: &Tables) -> Built {
             strings: Arc::default(),
         };
     };
-    let computed = crate::sql::slices::flatten::compute(&slice);
+    let flat = crate::sql::slices::flatten::rows(&slice);
     let contexts = Contexts::read(t);
     let strings = pool(t, None);
-    let mut set: [Vec<i64>; 3] = Default::default();
+    // The stretches of thread slices alone, their columns kept in place.
     let mut rows = Rows::default();
-    for r in computed.chunks_exact(crate::sql::slices::flatten::COLUMNS.len()) {
-        let &[slice_id, ts, dur, root] = r else {
+    let mut keep = 0;
+    let (mut ts, mut dur, mut root) = (flat.ts, flat.dur, flat.root);
+    for (i, &row) in flat.slice.iter().enumerate() {
+        let Some(utid) = contexts.utid(row as usize) else {
             continue;
         };
-        let Some(row) = usize::try_from(slice_id).ok() else {
-            continue;
-        };
-        let Some(c) = contexts.get(row) else {
-            continue;
-        };
-        let [s_ts, s_dur, s_root] = &mut set;
-        s_ts.push(ts);
-        s_dur.push(dur);
-        s_root.push(root);
-        rows.push(row, &c);
+        rows.slice.push(row);
+        rows.thread
+            .push(u32::try_from(utid).unwrap_or(Lookup::NO_ROW));
+        ts[keep] = ts[i];
+        dur[keep] = dur[i];
+        root[keep] = root[i];
+        keep += 1;
     }
-    let [s_ts, s_dur, s_root] = set;
+    ts.truncate(keep);
+    dur.truncate(keep);
+    root.truncate(keep);
     let len = rows.len();
     let via = Through::new(rows, t, &contexts);
     let columns = vec![
         via.id("slice_id"),
-        ints_set("ts", s_ts),
-        ints_set("dur", s_dur),
+        ints_set("ts", ts),
+        ints_set("dur", dur),
         via.slice("depth", "depth"),
         via.slice("name", "name"),
-        ints_set("root_id", s_root),
+        ints_set("root_id", root.into_iter().map(i64::from).collect()),
         via.slice("track_id", "track_id"),
         via.thread("utid"),
         via.thread("tid"),

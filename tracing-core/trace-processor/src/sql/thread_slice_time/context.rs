@@ -165,6 +165,18 @@ impl Contexts {
         })
     }
 
+    /// The thread of slice row `row`, when it is a thread slice.
+    pub(crate) fn utid(&self, row: usize) -> Option<i64> {
+        let slice = self.slice.as_deref()?;
+        let track = slice.columns.get(self.track_id?)?.int_at(row)?;
+        Some(
+            self.per_track
+                .get(usize::try_from(track).ok()?)?
+                .as_ref()?
+                .utid,
+        )
+    }
+
     /// The context of slice row `row`, when it is a thread slice.
     pub(crate) fn get(&self, row: usize) -> Option<Context> {
         let slice = self.slice.as_deref()?;
