@@ -13,6 +13,7 @@ pub mod catalog;
 mod clock_functions;
 mod counter_intervals;
 mod demangle;
+mod distinct_count;
 mod file_access;
 mod flamegraph;
 mod functions;

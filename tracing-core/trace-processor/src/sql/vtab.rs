@@ -26,6 +26,7 @@ use rusqlite::vtab::{
     Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
 };
 
+use super::distinct_count;
 use crate::column_store::strings::StrId;
 use crate::column_store::table::{Cell, Table};
 
@@ -89,20 +90,32 @@ impl Op {
 }
 
 impl ColumnarTab {
-    /// How many distinct values column `col` holds, NULL aside: the runs
-    /// of its value order (built here when no lookup built it before),
-    /// counted once.
+    /// How many distinct values column `col` holds, NULL aside, counted
+    /// once: the runs of its value order when a lookup built it, else
+    /// counted without one (a plan's estimate alone is no reason to sort
+    /// the column and keep the order).
     fn distinct(&self, col: usize) -> usize {
         if let Some(Some(n)) = self.distinct.borrow().get(col) {
             return *n;
         }
-        let order = self.table.order(col);
-        let n = match self.table.columns.get(col) {
-            Some(c) if c.is_text() => count_runs(&order, |r| {
+        let built = self
+            .table
+            .orders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(col)
+            .cloned()
+            .flatten();
+        let n = match (self.table.columns.get(col), built) {
+            (Some(c), Some(order)) if c.is_text() => distinct_count::count_runs(&order, |r| {
                 c.str_at(r).filter(|s| !s.is_null()).map(|s| i64::from(s.0))
             }),
-            Some(c) => count_runs(&order, |r| c.int_at(r)),
-            None => 0,
+            (Some(c), Some(order)) => distinct_count::count_runs(&order, |r| c.int_at(r)),
+            (Some(c), None) if c.is_text() => distinct_count::count_distinct(self.table.len, |r| {
+                c.str_at(r).filter(|s| !s.is_null()).map(|s| i64::from(s.0))
+            }),
+            (Some(c), None) => distinct_count::count_distinct(self.table.len, |r| c.int_at(r)),
+            (None, _) => 0,
         };
         let mut d = self.distinct.borrow_mut();
         if d.len() <= col {
@@ -113,20 +126,6 @@ impl ColumnarTab {
         }
         n
     }
-}
-
-/// The runs of equal keys along `order` (a NULL key, None, counts none).
-fn count_runs(order: &[u32], key: impl Fn(usize) -> Option<i64>) -> usize {
-    let mut last = None;
-    let mut n = 0;
-    for &r in order {
-        let k = key(r as usize);
-        if k.is_some() && k != last {
-            n += 1;
-        }
-        last = k;
-    }
-    n
 }
 
 // SAFETY: `ColumnarTab` is `#[repr(C)]` with `sqlite3_vtab` as its first
