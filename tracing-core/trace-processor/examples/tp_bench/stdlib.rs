@@ -288,16 +288,25 @@ pub fn run(trace: &Path, skip: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The `--sql` mode: loads the trace, then runs each statement in turn,
+/// The `--sql` mode: loads the trace, then runs each statement in turn
+/// (its wall and CPU time, and the resident set after it),
 /// printing its time and its first rows.
 pub fn statements(trace: &Path, statements: &[String]) -> Result<(), String> {
     let t = Instant::now();
     let tp = TraceProcessor::open(trace).map_err(|e| e.to_string())?;
-    println!("load: {}", show(t.elapsed()));
+    println!("load: {}, resident {} kB", show(t.elapsed()), rss_kb()?);
     for sql in statements {
         let t = Instant::now();
+        let cpu = thread_cpu();
         let r = tp.query(sql).map_err(|e| format!("{sql}: {e}"))?;
-        println!("{}: {} rows, {}", sql, r.rows.len(), show(t.elapsed()));
+        println!(
+            "{}: {} rows, {} ({} CPU), resident {} kB",
+            sql,
+            r.rows.len(),
+            show(t.elapsed()),
+            show(thread_cpu().saturating_sub(cpu)),
+            rss_kb()?
+        );
         for row in r.rows.iter().take(20) {
             println!("  {row:?}");
         }
