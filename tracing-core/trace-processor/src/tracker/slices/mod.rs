@@ -99,7 +99,20 @@ impl Stack {
 
     /// The position of the open slice an end with `key` closes: the
     /// innermost open one it matches (`steps` counts the entries looked at).
-    fn closing(&self, storage: &Storage, key: EndKey, steps: &mut u64) -> Option<usize> {
+    /// Innermost entries whose slice an importer completed meanwhile are
+    /// no longer open and are dropped from `open` first.
+    fn closing(&mut self, storage: &Storage, key: EndKey, steps: &mut u64) -> Option<usize> {
+        while let Some(&pos) = self.open.last() {
+            let id = self.slices.get(pos).copied();
+            if id
+                .and_then(|id| storage.slices.get(id as usize))
+                .is_some_and(|s| s.dur < 0)
+            {
+                break;
+            }
+            *steps += 1;
+            self.open.pop();
+        }
         self.open.iter().rev().copied().find(|&pos| {
             *steps += 1;
             self.slices
