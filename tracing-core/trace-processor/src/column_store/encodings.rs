@@ -344,12 +344,15 @@ pub fn choose_strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Opti
     if len < 64 {
         return None;
     }
-    let present = v.clone().filter(|s| !s.is_null()).count();
+    // One walk counts the strings present and finds the greatest id.
+    let (present, top) = v.clone().fold((0usize, 0usize), |(n, top), s| {
+        (n + usize::from(!s.is_null()), top.max(s.0 as usize))
+    });
     let sparse = present * 4 + len.div_ceil(64) * 12;
     let best_else = sparse.min(4 * len);
     // A dict takes at least a byte a row.
     if len < best_else {
-        if let Some(d) = dict(v.clone()) {
+        if let Some(d) = dict(v.clone(), top) {
             let bytes = Codes::width(d.strings.len()) * len + d.strings.len() * 4;
             if bytes <= best_else {
                 return Some(Coded::Dict(d));
@@ -359,12 +362,12 @@ pub fn choose_strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Opti
     (sparse < 4 * len).then(|| Coded::Sparse(SparseStrs::pack(v)))
 }
 
-/// The [`Dict`] of `v` (None past 65536 distinct strings).
-fn dict(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Option<Dict> {
+/// The [`Dict`] of `v`, whose greatest pool id is `top` (None past 65536
+/// distinct strings).
+fn dict(v: impl ExactSizeIterator<Item = StrId> + Clone, top: usize) -> Option<Dict> {
     let len = v.len();
     // Pool ids are dense: codes by a list indexed by id when the column
     // is long beside the pool, else by a map.
-    let top = v.clone().map(|s| s.0 as usize).max()?;
     let mut strings = Vec::new();
     let codes = if top <= 4 * len {
         let mut code_of = vec![u32::MAX; top + 1];

@@ -173,6 +173,16 @@ impl<T: Copy> Nullable<T> {
         f: impl Fn(U) -> T,
     ) -> Self {
         let count = v.clone().filter(Option::is_some).count();
+        Self::pack_counted(v, count, f)
+    }
+
+    /// [`Nullable::pack_iter`] of values of which `count` are present
+    /// (counted by the caller's own walk).
+    fn pack_counted<U>(
+        v: impl ExactSizeIterator<Item = Option<U>>,
+        count: usize,
+        f: impl Fn(U) -> T,
+    ) -> Self {
         if count == 0 {
             return Nullable::default();
         }
@@ -230,10 +240,14 @@ impl NullableInts {
     /// Packs the values `v` gives (walked up to three times), without
     /// collecting them first.
     pub fn pack_iter(v: impl ExactSizeIterator<Item = Option<i64>> + Clone) -> Self {
-        if v.clone().flatten().all(|x| i32::try_from(x).is_ok()) {
-            NullableInts::Narrow(Nullable::pack_iter(v, |x| x as i32))
+        // One walk counts the values and tells whether they fit 32 bits.
+        let (count, fit) = v.clone().flatten().fold((0usize, true), |(n, fit), x| {
+            (n + 1, fit && i32::try_from(x).is_ok())
+        });
+        if fit {
+            NullableInts::Narrow(Nullable::pack_counted(v, count, |x| x as i32))
         } else {
-            NullableInts::Wide(Nullable::pack_iter(v, |x| x))
+            NullableInts::Wide(Nullable::pack_counted(v, count, |x| x))
         }
     }
 

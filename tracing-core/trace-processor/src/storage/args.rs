@@ -102,21 +102,25 @@ const NO_PAIR: u32 = u32::MAX;
 
 impl StoredArg {
     /// The value's kind ([`ArgValue::hash_key`]'s).
+    #[inline]
     fn kind(self) -> u8 {
         (self.keys >> PAIR_BITS) as u8
     }
 
     /// The pair's index (or [`PAIR_APART`]).
+    #[inline]
     fn pair(self) -> u32 {
         self.keys & PAIR_APART
     }
 
     /// The value's bits.
+    #[inline]
     fn bits(self) -> u64 {
         u64::from(self.hi) << 32 | u64::from(self.lo)
     }
 
     /// The value back from its kind and bits.
+    #[inline(always)]
     fn value(self) -> ArgValue {
         let bits = self.bits();
         match self.kind() {
@@ -202,6 +206,7 @@ impl KeyPairs {
     }
 
     /// The (key, flat key) of the arg stored at `at`.
+    #[inline(always)]
     fn get(&self, arg: StoredArg, at: usize) -> (StrId, StrId) {
         let pair = arg.pair();
         let found = if pair == PAIR_APART {
@@ -282,6 +287,7 @@ impl ArgTable {
     }
 
     /// Whether a set starts at arg `i` (false past the end).
+    #[inline(always)]
     fn starts_at(&self, i: usize) -> bool {
         self.starts
             .get(i / 64)
@@ -303,6 +309,7 @@ impl ArgTable {
     }
 
     /// The arg stored at `at`, whole.
+    #[inline(always)]
     fn arg_at(&self, at: usize, stored: StoredArg) -> Arg {
         let (key, flat_key) = self.keys.get(stored, at);
         Arg {
@@ -405,6 +412,7 @@ impl SetArgs<'_> {
 impl Iterator for SetArgs<'_> {
     type Item = Arg;
 
+    #[inline]
     fn next(&mut self) -> Option<Arg> {
         let at = self.range.next()?;
         let stored = *self.table.args.get(at)?;
@@ -434,6 +442,7 @@ pub struct ArgRows<'a> {
 impl Iterator for ArgRows<'_> {
     type Item = ArgRow;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<ArgRow> {
         loop {
             let at = self.next;
