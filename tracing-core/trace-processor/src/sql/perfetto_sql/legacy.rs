@@ -1,8 +1,10 @@
 //! PerfettoSQL's older function API, still in use: `SELECT
 //! CREATE_FUNCTION('name(arg TYPE, …)', 'TYPE', 'body')` defines the same
-//! scalar function as `CREATE OR REPLACE PERFETTO FUNCTION`, and `SELECT
-//! EXPERIMENTAL_MEMOIZE('name')` makes a function of one LONG argument
-//! keep the values it computed.
+//! scalar function as `CREATE OR REPLACE PERFETTO FUNCTION`,
+//! `CREATE_VIEW_FUNCTION('name(arg TYPE, …)', 'col TYPE, …', 'SELECT …')`
+//! the same table function as `CREATE OR REPLACE PERFETTO FUNCTION … RETURNS
+//! TABLE(col TYPE, …)`, and `SELECT EXPERIMENTAL_MEMOIZE('name')` makes a
+//! function of one LONG argument keep the values it computed.
 //!
 //! SQLite calls `CREATE_FUNCTION` in the middle of a statement, where a
 //! function cannot be registered on the connection; the call queues the
@@ -18,12 +20,15 @@ use rusqlite::types::{Null, ValueRef};
 
 use super::functions::Memo;
 
-/// A `CREATE_FUNCTION` call waiting for its statement to end.
+/// A `CREATE_FUNCTION` or `CREATE_VIEW_FUNCTION` call waiting for its
+/// statement to end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Request {
+    /// The function called, for errors.
+    pub caller: &'static str,
     /// `name(arg TYPE, …)`.
     pub prototype: String,
-    /// The return type.
+    /// The return type: a scalar's type, or `TABLE(col TYPE, …)`.
     pub returns: String,
     /// The body.
     pub body: String,
@@ -54,27 +59,36 @@ fn text(ctx: &Context<'_>, i: usize, function: &str) -> rusqlite::Result<String>
 }
 
 impl Legacy {
-    /// Registers `CREATE_FUNCTION` and `EXPERIMENTAL_MEMOIZE` on `conn`.
+    /// Registers `CREATE_FUNCTION`, `CREATE_VIEW_FUNCTION` and
+    /// `EXPERIMENTAL_MEMOIZE` on `conn`.
     pub(crate) fn register(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let pending = self.pending.clone();
-        conn.create_scalar_function(
-            "create_function",
-            3,
-            FunctionFlags::SQLITE_UTF8,
-            move |ctx: &Context<'_>| -> rusqlite::Result<Null> {
-                let request = Request {
-                    prototype: text(ctx, 0, "CREATE_FUNCTION")?,
-                    returns: text(ctx, 1, "CREATE_FUNCTION")?,
-                    body: text(ctx, 2, "CREATE_FUNCTION")?,
-                };
-                pending
-                    .lock()
-                    .map_err(|_| fail("CREATE_FUNCTION: queue poisoned".into()))?
-                    .push(request);
-                super::void_calls::mark_void();
-                Ok(Null)
-            },
-        )?;
+        for (caller, table) in [("CREATE_FUNCTION", false), ("CREATE_VIEW_FUNCTION", true)] {
+            let pending = self.pending.clone();
+            conn.create_scalar_function(
+                caller,
+                3,
+                FunctionFlags::SQLITE_UTF8,
+                move |ctx: &Context<'_>| -> rusqlite::Result<Null> {
+                    let returns = text(ctx, 1, caller)?;
+                    let request = Request {
+                        caller,
+                        prototype: text(ctx, 0, caller)?,
+                        returns: if table {
+                            format!("TABLE({returns})")
+                        } else {
+                            returns
+                        },
+                        body: text(ctx, 2, caller)?,
+                    };
+                    pending
+                        .lock()
+                        .map_err(|_| fail(format!("{caller}: queue poisoned")))?
+                        .push(request);
+                    super::void_calls::mark_void();
+                    Ok(Null)
+                },
+            )?;
+        }
         let memos = self.memos.clone();
         conn.create_scalar_function(
             "experimental_memoize",

@@ -431,8 +431,8 @@ impl PerfettoSql {
         Ok(())
     }
 
-    /// Creates the functions `CREATE_FUNCTION` calls queued while the
-    /// statement at byte `start` ran (`legacy.rs`).
+    /// Creates the functions `CREATE_FUNCTION` and `CREATE_VIEW_FUNCTION`
+    /// calls queued while the statement at byte `start` ran (`legacy.rs`).
     fn create_queued(&self, conn: &Connection, start: usize) -> Result<(), Error> {
         for r in self.legacy.take() {
             let text = format!(
@@ -450,7 +450,7 @@ impl PerfettoSql {
                 Err(e) => Err(error::parts(&e).0),
             };
             result.map_err(|message| Error::Sql {
-                message: format!("CREATE_FUNCTION('{}'): {message}", r.prototype),
+                message: format!("{}('{}'): {message}", r.caller, r.prototype),
                 offset: Some(start),
             })?;
         }

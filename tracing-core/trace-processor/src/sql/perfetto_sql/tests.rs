@@ -520,3 +520,23 @@ fn the_legacy_create_function_defines_a_function_for_the_next_statements() {
     assert!(m.contains("unknown type 'WIDGET'"), "{m}");
     assert_eq!(o, Some(10));
 }
+
+#[test]
+fn the_legacy_create_view_function_defines_a_table_function() {
+    let (p, c) = fresh();
+    let rows = run(
+        &p,
+        &c,
+        "SELECT create_view_function('f(x INT)', 'result INT, twice INT',
+           'SELECT $x + 1 AS result, $x * 2 AS twice');
+         SELECT * FROM f(5)",
+    )
+    .unwrap();
+    assert_eq!(ints(&rows), [[6, 10]]);
+    let (m, _) = error(
+        &p,
+        &c,
+        "SELECT create_view_function('g(x INT)', 'result INT', 'SELEC 1 AS result')",
+    );
+    assert!(m.starts_with("CREATE_VIEW_FUNCTION('g(x INT)')"), "{m}");
+}
