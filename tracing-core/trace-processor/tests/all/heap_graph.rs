@@ -742,34 +742,49 @@ fn object_totals_are_what_the_aggregating_scan_up_the_tree_gives() {
 #[test]
 fn every_object_of_a_class_node_has_that_nodes_path_hash() {
     let tp = load(tree_dump());
-    // The objects of each class node, counted by path hash, are the
-    // node's self_count; the parent path is the parent node's.
-    for (tree, hashes) in [
-        ("_heap_graph_class_tree", "_heap_graph_path_hashes"),
+    let q = |sql: &str| {
+        let includes = "INCLUDE PERFETTO MODULE android.memory.heap_graph.dominator_class_tree;
+             INCLUDE PERFETTO MODULE android.memory.heap_graph.helpers;";
+        rows(&tp, &format!("{includes} {sql}"))
+    };
+    let dominators = "(SELECT id, idom_id AS parent_id FROM _raw_heap_graph_dominator_tree)";
+    for (tree, hashes, objects) in [
+        (
+            "_heap_graph_class_tree",
+            "_heap_graph_path_hashes",
+            "_heap_graph_object_min_depth_tree",
+        ),
         (
             "_heap_graph_dominator_class_tree",
             "_heap_graph_dominator_path_hashes",
+            dominators,
         ),
     ] {
-        let got = rows(
-            &tp,
-            &format!(
-                "INCLUDE PERFETTO MODULE android.memory.heap_graph.class_tree;
-                 INCLUDE PERFETTO MODULE android.memory.heap_graph.dominator_class_tree;
-                 SELECT t.name, t.self_count, count(h.id),
-                   coalesce(max(h.parent_path_hash) = p.path_hash_stable, t.parent_id IS NULL)
-                 FROM {tree} t
-                 JOIN {hashes} h ON h.path_hash = t.path_hash_stable
-                 LEFT JOIN {tree} p ON p.id = t.parent_id
-                 GROUP BY t.id ORDER BY t.name"
-            ),
-        );
+        // The objects of each class node, counted by path hash, are the
+        // node's self_count; the parent path is the parent node's.
+        let got = q(&format!(
+            "INCLUDE PERFETTO MODULE android.memory.heap_graph.class_tree;
+             SELECT t.name, t.self_count, count(h.id),
+               coalesce(max(h.parent_path_hash) = p.path_hash_stable, t.parent_id IS NULL)
+             FROM {tree} t
+             JOIN {hashes} h ON h.path_hash = t.path_hash_stable
+             LEFT JOIN {tree} p ON p.id = t.parent_id
+             GROUP BY t.id ORDER BY t.name"
+        ));
+        let want = vec![
+            vec![s("Node"), i(3), i(3), i(1)],
+            vec![s("android.graphics.Bitmap"), i(1), i(1), i(1)],
+        ];
+        assert_eq!(got, want, "{tree}");
+        // The helpers' steps, run on the same object tree, give the same tree.
+        let got = q(&format!(
+            "CREATE OR REPLACE PERFETTO TABLE _paths AS SELECT * FROM \
+             _heap_graph_path_hash_aggregate!(_heap_graph_type_path_hash!({objects}));
+             SELECT * FROM _heap_graph_path_hashes_to_class_tree!(_paths)"
+        ));
         assert_eq!(
             got,
-            vec![
-                vec![s("Node"), i(3), i(3), i(1)],
-                vec![s("android.graphics.Bitmap"), i(1), i(1), i(1)],
-            ],
+            q(&format!("SELECT * FROM {tree} ORDER BY id")),
             "{tree}"
         );
     }

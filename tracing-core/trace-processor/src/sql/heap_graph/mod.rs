@@ -7,7 +7,8 @@
 //! dominator of an object has its class), `__intrinsic_heap_graph_class_tree(tree)` (either tree, `'min_depth'`
 //! or `'dominator'`, folded into classes), `__intrinsic_heap_graph_object_tree_totals()`
 //! (what each object holds below it in the shortest-path tree),
-//! `__intrinsic_heap_graph_path_hashes(tree)` (each object's class path key in either tree). One file per step: `graph.rs`
+//! `__intrinsic_heap_graph_path_hashes(tree)` (each object's class path key in either tree)
+//! and `__intrinsic_heap_graph_tree_path_hashes(rows)` (the same for any tree given as rows). One file per step: `graph.rs`
 //! (the objects and references), `dominators.rs`, `class_tree.rs`, `object_tree.rs`.
 
 mod class_tree;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
+use super::graphs::rows as graph_rows;
 use super::prelude::table_function::{self, TableFn};
 use crate::column_store::table::Table;
 use graph::ObjectGraph;
@@ -227,6 +229,65 @@ impl TableFn for PathHashes {
     }
 }
 
+/// `__intrinsic_heap_graph_tree_path_hashes(rows)`: the class path keys
+/// of any tree of objects, given as `__intrinsic_graph_rows_agg(id,
+/// parent_id)` (a NULL parent is a root; an object no root reaches has
+/// no key).
+struct TreePathHashes(Tables);
+
+impl TableFn for TreePathHashes {
+    fn columns(&self) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("id", "BIGINT"),
+            ("path_hash", "BIGINT"),
+            ("parent_path_hash", "BIGINT"),
+        ]
+    }
+
+    fn arguments(&self) -> Vec<&'static str> {
+        vec!["tree_rows"]
+    }
+
+    fn run(&self, args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        const NAME: &str = "__intrinsic_heap_graph_tree_path_hashes";
+        let given = graph_rows::decode(args.first().unwrap_or(&Value::Null))
+            .map_err(|e| format!("{NAME}: {e}"))?;
+        if !given.values.is_empty() && given.arity != 2 {
+            return Err(format!("{NAME}: each row needs id and parent_id"));
+        }
+        let g = self.0.graph();
+        let n = g.len();
+        let object = |v: Option<&Value>, what| -> Result<Option<usize>, String> {
+            Ok(graph_rows::int(v, what)
+                .map_err(|e| format!("{NAME}: {e}"))?
+                .and_then(|x| usize::try_from(x).ok())
+                .filter(|x| *x < n))
+        };
+        let mut parent: Vec<Option<Option<usize>>> = vec![None; n];
+        for r in given.iter() {
+            let Some(v) = object(r.first(), "id")? else {
+                continue;
+            };
+            parent[v] = match r.get(1) {
+                None | Some(Value::Null) => Some(None),
+                p => object(p, "parent_id")?.map(Some),
+            };
+        }
+        Ok(class_tree::object_paths(&g, &parent)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(v, p)| {
+                let (path, parent_path) = p?;
+                Some(vec![
+                    id(v),
+                    Value::Integer(path),
+                    Value::Integer(parent_path),
+                ])
+            })
+            .collect())
+    }
+}
+
 /// `__intrinsic_heap_graph_object_tree_totals()`.
 struct ObjectTreeTotals(Tables);
 
@@ -294,6 +355,11 @@ pub fn register(
         conn,
         "__intrinsic_heap_graph_path_hashes",
         Arc::new(PathHashes(t.clone())),
+    )?;
+    table_function::register(
+        conn,
+        "__intrinsic_heap_graph_tree_path_hashes",
+        Arc::new(TreePathHashes(t.clone())),
     )?;
     table_function::register(
         conn,

@@ -184,6 +184,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_heap_graph_heap_graph_stats.sql"),
     },
     Module {
+        key: "android.memory.heap_graph.helpers",
+        sql: include_str!("modules/android_memory_heap_graph_helpers.sql"),
+    },
+    Module {
         key: "android.memory.heap_graph.object_tree",
         sql: include_str!("modules/android_memory_heap_graph_object_tree.sql"),
     },
