@@ -539,6 +539,21 @@ mod tests {
     }
 
     #[test]
+    fn crop_track_events_parses_in_both_forms() {
+        let a = parse(&["--crop-track-events", "t.pftrace", "-q", "q.sql"]).unwrap();
+        assert!(a.crop_track_events);
+        assert!(!parse(&["t.pftrace"]).unwrap().crop_track_events);
+        let line = TpCommandLine::try_parse_from(argv(&[
+            "query",
+            "t.pb",
+            "SELECT 1",
+            "--crop-track-events",
+        ]))
+        .unwrap();
+        assert!(line.common.crop_track_events);
+    }
+
+    #[test]
     fn load_threads_is_a_positive_count() {
         let a = parse(&["--load-threads", "3", "t.pftrace"]).unwrap();
         assert_eq!(a.load_threads, Some(3));
