@@ -150,7 +150,7 @@ fn mapping() -> Vec<u8> {
     })
 }
 
-fn load(packets: Vec<Vec<u8>>) -> TraceProcessor {
+pub(crate) fn load(packets: Vec<Vec<u8>>) -> TraceProcessor {
     TraceProcessor::from_bytes(&trace(&packets)).expect("trace loads")
 }
 
@@ -531,7 +531,7 @@ fn the_class_aggregation_counts_dominated_objects_once_per_class() {
 /// 20-byte Bitmap, heap-stored by pid 2 and received from pid 3's
 /// ashmem one; and an unreachable 7-byte Bitmap that was never sent.
 /// Pid 3 is `sender`.
-fn tree_dump() -> Vec<Vec<u8>> {
+pub(crate) fn tree_dump() -> Vec<Vec<u8>> {
     let sender = packet(|p| {
         p.append_uint64(8, 1);
         let mut tree = p.begin_nested(2);

@@ -35,6 +35,7 @@ mod gpu_events;
 mod gpu_ftrace;
 mod graphics;
 mod heap_graph;
+mod heap_graph_flamegraph_frames;
 mod hostile_traces;
 mod instruments_xml;
 mod legacy_event_phases;

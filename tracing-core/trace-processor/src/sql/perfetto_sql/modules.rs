@@ -176,6 +176,10 @@ pub(crate) const MODULES: &[Module] = &[
         sql: include_str!("modules/android_memory_heap_graph_excluded_refs.sql"),
     },
     Module {
+        key: "android.memory.heap_graph.experimental_flamegraph",
+        sql: include_str!("modules/android_memory_heap_graph_experimental_flamegraph.sql"),
+    },
+    Module {
         key: "android.memory.heap_graph.heap_graph_class_aggregation",
         sql: include_str!("modules/android_memory_heap_graph_heap_graph_class_aggregation.sql"),
     },
