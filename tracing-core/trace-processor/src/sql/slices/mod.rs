@@ -63,9 +63,10 @@ pub(super) fn register(conn: &Connection, slices: Arc<Table>) -> rusqlite::Resul
 }
 
 /// Registers on `natives` the sources `__intrinsic_slice_self_dur_columns`
-/// (`slices.self_dur`'s table, built as columns) and
-/// `__intrinsic_slice_track_summary` (`viz.summary.slices`' table) over
-/// the slice table of `all`.
+/// (`slices.self_dur`'s table, built as columns),
+/// `__intrinsic_slice_track_summary` (`viz.summary.slices`' table) and
+/// `__intrinsic_slice_min_ts_per_track` (each track's earliest slice, for
+/// `viz.summary.track_event`) over the slice table of `all`.
 pub(super) fn register_native(
     conn: &Connection,
     all: &[Arc<Table>],
@@ -80,6 +81,13 @@ pub(super) fn register_native(
         "__intrinsic_slice_track_summary",
         track_summary::COLUMNS,
         Box::new(move |_| Ok(track_summary::columns(&for_summary))),
+    )?;
+    let for_min_ts = slices.clone();
+    natives.register(
+        conn,
+        "__intrinsic_slice_min_ts_per_track",
+        track_summary::MIN_TS,
+        Box::new(move |_| Ok(track_summary::min_ts(&for_min_ts))),
     )?;
     natives.register(
         conn,

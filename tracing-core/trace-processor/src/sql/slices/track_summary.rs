@@ -5,7 +5,9 @@
 //! them (a NULL track id one group, first; NULL durations and depths
 //! skipped by min and max). SQLite took that through its VM and a sort
 //! of every slice by track. Built as the module's table's columns
-//! (`perfetto_sql/native.rs`).
+//! (`perfetto_sql/native.rs`). Also each track's earliest slice
+//! (`SELECT track_id AS id, min(ts) ... GROUP BY track_id`), which
+//! `viz.summary.track_event` orders tracks by.
 
 use std::sync::Arc;
 
@@ -17,6 +19,9 @@ use crate::hash::HashMap;
 /// The table's columns.
 pub(crate) const COLUMNS: &[&str] = &["id", "cnt", "min_dur", "max_dur", "max_depth"];
 
+/// The earliest slices' table's columns.
+pub(crate) const MIN_TS: &[&str] = &["id", "min_ts"];
+
 /// One track's figures.
 #[derive(Debug, Clone, Copy, Default)]
 struct Track {
@@ -24,16 +29,18 @@ struct Track {
     min_dur: Option<i64>,
     max_dur: Option<i64>,
     max_depth: Option<i64>,
+    min_ts: Option<i64>,
 }
 
 impl Track {
-    fn add(&mut self, dur: Option<i64>, depth: Option<i64>) {
+    fn add(&mut self, ts: Option<i64>, dur: Option<i64>, depth: Option<i64>) {
         self.count += 1;
         let least = |a: Option<i64>, b: Option<i64>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         let most = |a: Option<i64>, b: Option<i64>| a.max(b);
+        self.min_ts = least(self.min_ts, ts);
         self.min_dur = least(self.min_dur, dur);
         self.max_dur = most(self.max_dur, dur);
         self.max_depth = most(self.max_depth, depth);
@@ -43,28 +50,31 @@ impl Track {
 /// Tracks of ids up to this many are counted in a list, others in a map.
 const DENSE: i64 = 1 << 24;
 
-/// The rows over `slices`.
-pub(crate) fn columns(slices: &Table) -> Built {
+/// Each track's figures over `slices`, by track id (NULL first).
+fn tracks(slices: &Table) -> Vec<(Option<i64>, Track)> {
     let column = |name: &str| col(slices, name).and_then(|c| slices.columns.get(c));
-    let (track, dur, depth) = (column("track_id"), column("dur"), column("depth"));
+    let (track, ts, dur, depth) = (
+        column("track_id"),
+        column("ts"),
+        column("dur"),
+        column("depth"),
+    );
     let mut dense: Vec<Option<Track>> = Vec::new();
     let mut sparse: HashMap<Option<i64>, Track> = HashMap::default();
     for row in 0..slices.len {
         let id = track.and_then(|c| c.int_at(row));
-        let (d, k) = (
-            dur.and_then(|c| c.int_at(row)),
-            depth.and_then(|c| c.int_at(row)),
-        );
+        let int = |c: Option<&Column>| c.and_then(|c| c.int_at(row));
+        let (t, d, k) = (int(ts), int(dur), int(depth));
         match id.filter(|&i| (0..DENSE).contains(&i)).map(|i| i as usize) {
             Some(i) => {
                 if dense.len() <= i {
                     dense.resize(i + 1, None);
                 }
                 if let Some(slot) = dense.get_mut(i) {
-                    slot.get_or_insert_with(Track::default).add(d, k);
+                    slot.get_or_insert_with(Track::default).add(t, d, k);
                 }
             }
-            None => sparse.entry(id).or_default().add(d, k),
+            None => sparse.entry(id).or_default().add(t, d, k),
         }
     }
     let mut rows: Vec<(Option<i64>, Track)> = sparse.into_iter().collect();
@@ -75,14 +85,21 @@ pub(crate) fn columns(slices: &Table) -> Built {
             .filter_map(|(i, t)| Some((Some(i as i64), t?))),
     );
     rows.sort_unstable_by_key(|r| r.0);
-    let len = rows.len();
-    let ints = |name: &'static str, v: Vec<Option<i64>>| {
-        if !v.is_empty() && v.iter().all(Option::is_some) {
-            Column::int(name, v.into_iter().flatten().collect())
-        } else {
-            Column::opt_int(name, v)
-        }
-    };
+    rows
+}
+
+/// A column of integers as a select's would be stored.
+fn ints(name: &'static str, v: Vec<Option<i64>>) -> Column {
+    if !v.is_empty() && v.iter().all(Option::is_some) {
+        Column::int(name, v.into_iter().flatten().collect())
+    } else {
+        Column::opt_int(name, v)
+    }
+}
+
+/// The summary's rows over `slices`.
+pub(crate) fn columns(slices: &Table) -> Built {
+    let rows = tracks(slices);
     Built {
         columns: vec![
             ints("id", rows.iter().map(|r| r.0).collect()),
@@ -91,7 +108,20 @@ pub(crate) fn columns(slices: &Table) -> Built {
             ints("max_dur", rows.iter().map(|r| r.1.max_dur).collect()),
             ints("max_depth", rows.iter().map(|r| r.1.max_depth).collect()),
         ],
-        len,
+        len: rows.len(),
+        strings: Arc::default(),
+    }
+}
+
+/// Each track's earliest slice over `slices`.
+pub(crate) fn min_ts(slices: &Table) -> Built {
+    let rows = tracks(slices);
+    Built {
+        columns: vec![
+            ints("id", rows.iter().map(|r| r.0).collect()),
+            ints("min_ts", rows.iter().map(|r| r.1.min_ts).collect()),
+        ],
+        len: rows.len(),
         strings: Arc::default(),
     }
 }
@@ -119,7 +149,7 @@ mod tests {
             };
             for i in 0..(seed * 13 % 70) {
                 s.slices.push(SliceRow {
-                    ts: i64::try_from(i).unwrap_or(0),
+                    ts: i64::try_from(i).unwrap_or(0) - next(3),
                     dur: next(50) - 1,
                     track_id: u32::try_from(next(5) * (1 + next(3) * 40)).unwrap_or(0),
                     depth: u32::try_from(next(4)).unwrap_or(0),
@@ -136,6 +166,12 @@ mod tests {
                 &tp,
                 "SELECT track_id, count(*), min(dur), max(dur), max(depth)
                  FROM slice GROUP BY track_id ORDER BY track_id",
+            );
+            assert_eq!(native, reference, "seed {seed}");
+            let native = rows(&tp, "SELECT * FROM __intrinsic_slice_min_ts_per_track");
+            let reference = rows(
+                &tp,
+                "SELECT track_id, min(ts) FROM slice GROUP BY track_id ORDER BY track_id",
             );
             assert_eq!(native, reference, "seed {seed}");
         }

@@ -37,6 +37,12 @@ SELECT
 FROM te AS c
 LEFT JOIN te AS p ON p.id = c.parent_id;
 
+-- Each track's earliest slice (min(ts) of slice grouped by track_id),
+-- built as columns in one pass over the slices by the native source
+-- __intrinsic_slice_min_ts_per_track (src/sql/slices/track_summary.rs).
+CREATE PERFETTO TABLE _zt_slice_min_ts_per_track AS
+SELECT * FROM __intrinsic_slice_min_ts_per_track;
+
 -- The first timestamp of each track event track's counters, slices or
 -- states.
 CREATE PERFETTO TABLE _min_ts_per_track AS
@@ -45,10 +51,9 @@ FROM counter AS c
 JOIN _track_event_tracks_unordered AS u ON u.id = c.track_id
 GROUP BY c.track_id
 UNION ALL
-SELECT s.track_id AS id, min(s.ts) AS min_ts
-FROM slice AS s
-JOIN _track_event_tracks_unordered AS u ON u.id = s.track_id
-GROUP BY s.track_id
+SELECT s.id, s.min_ts
+FROM _zt_slice_min_ts_per_track AS s
+JOIN _track_event_tracks_unordered AS u ON u.id = s.id
 UNION ALL
 SELECT st.track_id AS id, min(st.ts) AS min_ts
 FROM state AS st
