@@ -25,6 +25,7 @@ use crate::sequence_state::Generation;
 use crate::storage::Storage;
 use crate::storage::args::ArgValue;
 use crate::tracker::process::{NamePriority, ProcessTracker};
+use crate::tracker::track_compressor::TrackCompressor;
 use crate::tracker::tracks::{EventType, TrackSpec, TrackTracker};
 
 mod legacy;
@@ -115,8 +116,11 @@ pub struct TrackResolution {
     /// Slice tracks whose descriptor gave no name when they were made, and
     /// their uuids: the first event names them.
     unnamed: HashMap<u32, u64>,
-    /// Legacy async tracks by (upid when process-scoped, scope, source id).
-    async_tracks: HashMap<(Option<u32>, StrId, i64), u32>,
+    /// The name legacy async tracks of an id take (its first event's), by
+    /// (upid when process-scoped, source id).
+    async_root_names: HashMap<(Option<u32>, i64), StrId>,
+    /// Legacy async tracks' pools.
+    async_pools: TrackCompressor,
     /// The legacy global instant track.
     global_instants: Option<u32>,
     /// Legacy process instant tracks by upid.
@@ -135,7 +139,8 @@ impl TrackResolution {
             current: HashMap::default(),
             used: HashSet::default(),
             unnamed: HashMap::default(),
-            async_tracks: HashMap::default(),
+            async_root_names: HashMap::default(),
+            async_pools: TrackCompressor::default(),
             global_instants: None,
             process_instants: HashMap::default(),
         }

@@ -35,9 +35,14 @@ impl TrackResolution {
         id
     }
 
-    /// The track of a legacy async event: one per id within its scope (the
-    /// category for nestable phases, the name for the old async phases, or
-    /// `category:id_scope`).
+    /// The track of a legacy async event, as upstream's compressor gives
+    /// it: the ids of one scope (the category for nestable phases, the
+    /// name for the old async phases, or `category:id_scope`) and one name
+    /// (the first event's of the id) share a pool of tracks, each id a
+    /// cookie: a begin (`b`, `S`) takes the track its id holds or a free
+    /// one, an end (`e`, `F`) the one its id holds, an instant or step
+    /// (`n`, `T`, `p`) both; a process-scoped id (`local_id`) has a pool
+    /// per process.
     pub(super) fn async_track(
         &mut self,
         cx: &mut Trackers<'_>,
@@ -69,29 +74,50 @@ impl TrackResolution {
             None => category,
         };
         let key_upid = if process_scoped { upid } else { None };
-        let key = (key_upid, scope, source_id);
-        if let Some(id) = self.async_tracks.get(&key) {
-            return Ok(*id);
-        }
-        let name_str = cx.storage.strings.get(name).map(str::to_owned);
+        let root_name = *self
+            .async_root_names
+            .entry((key_upid, source_id))
+            .or_insert(name);
+        // Interned strings are equal exactly when their ids are.
+        let pool = format!(
+            "legacy_async|{}|{key_upid:?}|{scope:?}|{root_name:?}",
+            cx.tracks.machine()
+        );
         let classification = if process_scoped {
             "legacy_async_process_slice"
         } else {
             "legacy_async_global_slice"
         };
-        let mut spec = TrackSpec::new(name_str.as_deref(), classification, EventType::Slice);
-        spec.upid = key_upid;
-        spec.dimensions = vec![("scope", ArgValue::String(scope))];
+        let name_str = cx.storage.strings.get(name).map(str::to_owned);
         let chrome = cx.storage.strings.intern("chrome");
-        spec.source_args = vec![
-            ("source", ArgValue::String(chrome)),
-            ("trace_id", ArgValue::Int(source_id)),
-            ("trace_id_is_process_scoped", ArgValue::Bool(process_scoped)),
-            ("upid", ArgValue::Int(i64::from(upid.unwrap_or(0)))),
-            ("source_scope", ArgValue::String(scope)),
-        ];
-        let id = cx.tracks.create(cx.storage, &spec);
-        self.async_tracks.insert(key, id);
-        Ok(id)
+        cx.storage.work.step(1);
+        let Trackers {
+            storage, tracks, ..
+        } = cx;
+        let mut create = |idx: u32| {
+            let mut spec = TrackSpec::new(name_str.as_deref(), classification, EventType::Slice);
+            spec.upid = key_upid;
+            spec.dimensions = vec![
+                ("scope", ArgValue::String(scope)),
+                ("name", ArgValue::String(root_name)),
+                ("track_compressor_idx", ArgValue::Int(i64::from(idx))),
+            ];
+            spec.source_args = vec![
+                ("source", ArgValue::String(chrome)),
+                ("trace_id_is_process_scoped", ArgValue::Bool(process_scoped)),
+                ("upid", ArgValue::Uint(u64::from(upid.unwrap_or(0)))),
+                ("source_scope", ArgValue::String(scope)),
+            ];
+            tracks.create(storage, &spec)
+        };
+        let pools = &mut self.async_pools;
+        Ok(match phase {
+            b'b' | b'S' => pools.begin(&pool, source_id, &mut create),
+            b'e' | b'F' => pools.end_on_any(&pool, source_id, &mut create),
+            _ => {
+                pools.begin(&pool, source_id, &mut create);
+                pools.end_on_any(&pool, source_id, &mut create)
+            }
+        })
     }
 }

@@ -435,3 +435,48 @@ fn only_descriptor_tracks_say_their_sequence_had_a_first_packet() {
     assert_eq!(first("on default"), None);
     assert!(first("on track").is_some());
 }
+
+fn legacy_async(ts: u64, phase: u8, id: u64, name: &str) -> Vec<u8> {
+    packet(|p| {
+        p.set_timestamp(ts);
+        let mut e = p.begin_track_event();
+        e.set_name(name);
+        e.add_categories("cat");
+        let mut l = e.begin_legacy_event();
+        l.set_phase(i32::from(phase));
+        l.set_global_id(id);
+    })
+}
+
+/// Legacy async ids of one scope and name share a pool as upstream's
+/// compressor shares it: ids that never overlap one track, overlapping
+/// ones spread; the name dimension is the id's first event's name, and the
+/// args are upstream's (no `trace_id`).
+#[test]
+fn legacy_async_ids_share_their_scope_and_names_pool() {
+    let s = load(&[
+        legacy_async(10, b'b', 1, "a"),
+        legacy_async(20, b'e', 1, "a"),
+        legacy_async(30, b'b', 2, "a"),
+        legacy_async(35, b'b', 3, "a"),
+        legacy_async(40, b'e', 2, "a"),
+        legacy_async(45, b'e', 3, "a"),
+        legacy_async(50, b'n', 3, "step"),
+    ]);
+    let tracks: Vec<u32> = s.slices.iter().map(|r| r.track_id).collect();
+    assert_eq!(tracks.len(), 4);
+    assert_eq!(tracks[0], tracks[1], "id 2 takes the track id 1 freed");
+    assert_ne!(tracks[1], tracks[2], "id 3 overlaps id 2");
+    assert_eq!(tracks[3], tracks[2], "id 3's instant stays on its track");
+    let t = tracks[2];
+    assert_eq!(track_type(&s, t), "legacy_async_global_slice");
+    assert_eq!(dimension(&s, t, "name").as_deref(), Some("a"));
+    assert_eq!(dimension(&s, t, "scope").as_deref(), Some("cat"));
+    assert_eq!(
+        dimension(&s, t, "track_compressor_idx").as_deref(),
+        Some("1")
+    );
+    let src = s.tracks[t as usize].source_arg_set_id;
+    assert_eq!(arg(&s, src, "source").as_deref(), Some("chrome"));
+    assert_eq!(arg(&s, src, "trace_id"), None);
+}
