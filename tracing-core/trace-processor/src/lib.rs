@@ -47,7 +47,6 @@ mod sequence_state;
 mod sql;
 #[cfg(feature = "sql")]
 mod sql_package;
-#[cfg(feature = "sql")]
 mod stat_scopes;
 mod stat_vocabulary;
 mod storage;
