@@ -711,6 +711,11 @@ impl Loader {
                 self.identity.on_uuid_packet(field(1), field(2));
             }
             TracePacket::FIELD_TRACE_CONFIG => self.on_trace_config(payload.bytes),
+            crate::parser::android_framework_track_event::EXTENSION_DESCRIPTOR => {
+                // Its TrackEvent extensions hold for every event of the
+                // trace, as upstream's reader adds them while it reads.
+                self.parser.track_event.add_extensions(payload.bytes);
+            }
             TracePacket::FIELD_TRACK_DESCRIPTOR => {
                 let registered = self.on_track_descriptor(payload.bytes, seq, gen_idx);
                 if !registered {

@@ -19,8 +19,9 @@ use crate::hash::HashMap;
 use crate::tables::android::AndroidTrackEventProcessRow;
 use crate::tracker::process::NamePriority;
 
-/// `TracePacket.extension_descriptor`.
-const EXTENSION_DESCRIPTOR: u32 = 72;
+/// `TracePacket.extension_descriptor` (its TrackEvent extensions are
+/// added to the reflected schema by the loader, as the packet is read).
+pub const EXTENSION_DESCRIPTOR: u32 = 72;
 
 /// The packet importers of this module.
 pub const IMPORTERS: &[(u32, Importer)] = &[(EXTENSION_DESCRIPTOR, import_descriptor)];

@@ -4,7 +4,7 @@
 
 mod android_aflags;
 mod android_cpu_per_uid;
-mod android_framework_track_event;
+pub(crate) mod android_framework_track_event;
 mod android_fs;
 mod android_game_intervention;
 mod android_kernel_wakelocks;

@@ -95,10 +95,113 @@ const ACTIVE_PROCESS_PIDS: [&str; 2] = ["chrome_active_processes.pid", "active_p
 /// What reflecting one event's bytes added, kept for the next events with
 /// the same bytes: most events that have reflected fields repeat a few
 /// (an interned source location's id), and the walk over the schema costs
-/// far more than finding its result again.
+/// far more than finding its result again. It also holds TrackEvent's
+/// schema as the trace's own `extension_descriptor` packets extended it.
 #[derive(Debug, Default)]
 pub struct ReflectedCache {
     entries: HashMap<Box<[u8]>, Reflected>,
+    /// TrackEvent with the extensions the trace declared (None: the
+    /// embedded schema's).
+    extended: Option<MessageDescriptor>,
+}
+
+impl ReflectedCache {
+    /// Adds the files of an `ExtensionDescriptor` (its `extension_set`, a
+    /// FileDescriptorSet) to the schema events are reflected by, as
+    /// upstream's reader adds them: their extensions of TrackEvent become
+    /// args under their names. A set that does not fit the schema is
+    /// skipped; whether it was added.
+    pub fn add_extensions(&mut self, descriptor: &[u8]) -> bool {
+        use prost_reflect::prost::Message;
+        use prost_reflect::prost_types::FileDescriptorSet;
+        let Some(mut extended) = self
+            .extended
+            .as_ref()
+            .map(|d| d.parent_pool().clone())
+            .or_else(|| pool().cloned())
+        else {
+            return false;
+        };
+        // ExtensionDescriptor.extension_set (1).
+        let sets = Decoder::new(descriptor)
+            .map_while(Result::ok)
+            .filter(|f| f.id == 1)
+            .filter_map(|f| match f.value {
+                FieldValue::Bytes(b) => Some(b),
+                _ => None,
+            });
+        let mut known: Vec<String> = extended.files().map(|f| f.name().to_owned()).collect();
+        let mut added = false;
+        for bytes in sets {
+            let Ok(mut set) = FileDescriptorSet::decode(bytes) else {
+                continue;
+            };
+            // Names the files use are the schema's: each file may see every
+            // file already known (the trace's files name no imports). A file
+            // declared again (another app's copy of it) adds only what the
+            // schema lacks, under a name of its own.
+            for file in &mut set.file {
+                hoist_nameless_messages(file);
+                let package = file.package().to_owned();
+                let full = |name: &str| {
+                    if package.is_empty() {
+                        name.to_owned()
+                    } else {
+                        format!("{package}.{name}")
+                    }
+                };
+                if known.iter().any(|k| k == file.name()) {
+                    let mut n = 2;
+                    while known.contains(&format!("{}#{n}", file.name())) {
+                        n += 1;
+                    }
+                    file.name = Some(format!("{}#{n}", file.name()));
+                    file.extension
+                        .retain(|e| extended.get_extension_by_name(&full(e.name())).is_none());
+                    file.message_type
+                        .retain(|m| extended.get_message_by_name(&full(m.name())).is_none());
+                    file.enum_type
+                        .retain(|e| extended.get_enum_by_name(&full(e.name())).is_none());
+                }
+                for name in &known {
+                    if !file.dependency.contains(name) && file.name() != name {
+                        file.dependency.push(name.clone());
+                    }
+                }
+            }
+            let mut next = extended.clone();
+            if next.add_file_descriptor_protos(set.file).is_ok() {
+                extended = next;
+                added = true;
+            }
+            known = extended.files().map(|f| f.name().to_owned()).collect();
+        }
+        if added {
+            self.extended = extended.get_message_by_name("perfetto.protos.TrackEvent");
+            // Results reflected by the former schema no longer hold.
+            self.entries.clear();
+        }
+        added
+    }
+}
+
+/// Moves what a message type without a name declares (producers wrap
+/// their extensions of TrackEvent in one, a scope that names nothing) up to
+/// its file: an extension's name is then the extension's own, as upstream's
+/// pool names it, and the schema accepts the file, which it refuses with a
+/// nameless message in it.
+fn hoist_nameless_messages(file: &mut prost_reflect::prost_types::FileDescriptorProto) {
+    let mut i = 0;
+    while i < file.message_type.len() {
+        if file.message_type[i].name().is_empty() {
+            let m = file.message_type.remove(i);
+            file.extension.extend(m.extension);
+            file.message_type.extend(m.nested_type);
+            file.enum_type.extend(m.enum_type);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// One cached result: the args in the order they were added, and the
@@ -136,7 +239,7 @@ pub fn add(
         }
         return hit.active_pids.clone();
     }
-    let Some(desc) = track_event() else {
+    let Some(desc) = cache.extended.clone().or_else(|| track_event().cloned()) else {
         return Vec::new();
     };
     crate::packet_fields::count_extra_track_event_walk();
@@ -155,7 +258,7 @@ pub fn add(
         allowed_fields: Some(&REFLECTED_FIELDS),
         add_defaults: false,
     };
-    let ok = proto_to_args::flatten(desc, rest, options, &mut sink).is_ok();
+    let ok = proto_to_args::flatten(&desc, rest, options, &mut sink).is_ok();
     if !ok {
         sink.storage.stats.incr("track_event_parser_errors");
     }
@@ -354,5 +457,115 @@ mod tests {
         let mut third = ArgSetBuilder::default();
         assert_eq!(run(&mut storage, &mut third), 0);
         assert_eq!(third.args(), first.args());
+    }
+
+    /// A trace's `extension_descriptor` declares extensions of TrackEvent
+    /// in a file that names no imports: events' fields of those numbers
+    /// become args under the extensions' names, a repeated one indexed,
+    /// and a set that does not fit the schema is skipped.
+    #[test]
+    fn extensions_the_trace_declares_are_reflected_by_name() {
+        use prost_reflect::prost::Message;
+        use prost_reflect::prost_types::{
+            FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet,
+            field_descriptor_proto::{Label, Type},
+        };
+        let ext = |name: &str, number: i32, ty: Type, label: Label| FieldDescriptorProto {
+            name: Some(name.into()),
+            number: Some(number),
+            r#type: Some(ty as i32),
+            label: Some(label as i32),
+            extendee: Some(".perfetto.protos.TrackEvent".into()),
+            ..Default::default()
+        };
+        let set = FileDescriptorSet {
+            file: vec![FileDescriptorProto {
+                name: Some("trace_extensions.proto".into()),
+                package: Some("perfetto.protos".into()),
+                extension: vec![
+                    ext("int_ext", 9901, Type::Int32, Label::Repeated),
+                    ext("str_ext", 9900, Type::String, Label::Optional),
+                ],
+                ..Default::default()
+            }],
+        };
+        // ExtensionDescriptor.extension_set = 1.
+        let mut descriptor = vec![0x0a];
+        let body = set.encode_to_vec();
+        let mut len = [0u8; 10];
+        let n = protozero::varint::encode_varint(body.len() as u64, &mut len);
+        descriptor.extend_from_slice(&len[..n]);
+        descriptor.extend_from_slice(&body);
+        let mut cache = ReflectedCache::default();
+        assert!(!cache.add_extensions(&[0x0a, 0x02, 0xff, 0xff]));
+        assert!(cache.add_extensions(&descriptor));
+        let mut storage = Storage::default();
+        let mut stacks = StackProfileTracker::default();
+        let generation = Generation::default();
+        let mut args = ArgSetBuilder::default();
+        // Field 9901 (varint) 42 and 1337, field 9900 "s".
+        let bytes = [
+            0xe8, 0xea, 0x04, 42, 0xe8, 0xea, 0x04, 0xb9, 0x0a, 0xe2, 0xea, 0x04, 1, b's',
+        ];
+        add(
+            &mut storage,
+            &mut stacks,
+            &mut cache,
+            &mut args,
+            0,
+            &generation,
+            &bytes,
+        );
+        let got: Vec<String> = args
+            .args()
+            .iter()
+            .map(|a| storage.strings.get(a.key).unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(got, ["int_ext[0]", "int_ext[1]", "str_ext"]);
+    }
+
+    /// Extensions a producer wraps in a message type without a name are
+    /// declared by their own names, and the set is accepted (the schema
+    /// refuses a nameless message type).
+    #[test]
+    fn extensions_in_a_nameless_message_are_the_files() {
+        use prost_reflect::prost::Message;
+        use prost_reflect::prost_types::{
+            DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet,
+            field_descriptor_proto::{Label, Type},
+        };
+        let set = FileDescriptorSet {
+            file: vec![FileDescriptorProto {
+                name: Some("wrapped_extensions.proto".into()),
+                package: Some("perfetto.protos".into()),
+                message_type: vec![DescriptorProto {
+                    extension: vec![FieldDescriptorProto {
+                        name: Some("wrapped_ext".into()),
+                        number: Some(9950),
+                        r#type: Some(Type::String as i32),
+                        label: Some(Label::Optional as i32),
+                        extendee: Some(".perfetto.protos.TrackEvent".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+        };
+        let body = set.encode_to_vec();
+        let mut descriptor = vec![0x0a];
+        let mut len = [0u8; 10];
+        let n = protozero::varint::encode_varint(body.len() as u64, &mut len);
+        descriptor.extend_from_slice(&len[..n]);
+        descriptor.extend_from_slice(&body);
+        let mut cache = ReflectedCache::default();
+        assert!(cache.add_extensions(&descriptor));
+        let extended = cache.extended.as_ref().expect("extended");
+        assert!(
+            extended
+                .parent_pool()
+                .get_extension_by_name("perfetto.protos.wrapped_ext")
+                .is_some()
+        );
     }
 }
