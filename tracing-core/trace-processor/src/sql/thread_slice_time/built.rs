@@ -19,7 +19,7 @@ use crate::column_store::table::{Column, ColumnData, Lookup, Table};
 use crate::sql::perfetto_sql::native::Built;
 use crate::sql::perfetto_sql::nested::NestedDb;
 
-use super::context::{Context, Contexts, Strings, THREAD_COLUMNS};
+use super::context::{Contexts, Strings, THREAD_COLUMNS};
 use super::inputs::{Tables, column};
 
 /// `thread_slice_time_in_state`'s columns.
@@ -145,12 +145,12 @@ struct Rows {
 }
 
 impl Rows {
-    /// Adds a row of slice row `slice` with context `c`.
-    fn push(&mut self, slice: usize, c: &Context) {
+    /// Adds a row of slice row `slice` of thread `utid`.
+    fn push(&mut self, slice: usize, utid: i64) {
         self.slice
             .push(u32::try_from(slice).unwrap_or(Lookup::NO_ROW));
         self.thread
-            .push(u32::try_from(c.utid).unwrap_or(Lookup::NO_ROW));
+            .push(u32::try_from(utid).unwrap_or(Lookup::NO_ROW));
     }
 
     /// How many rows.
@@ -269,10 +269,10 @@ pub(crate) fn time_in_state(t: &Tables) -> Built {
         let Some(k) = usize::try_from(slice).ok() else {
             continue;
         };
-        let Some(c) = contexts.get(k) else {
+        let Some(utid) = contexts.utid(k) else {
             continue;
         };
-        rows.push(k, &c);
+        rows.push(k, utid);
         state_rows.push(u32::try_from(row).unwrap_or(Lookup::NO_ROW));
         dur.push(d);
     }
@@ -307,10 +307,10 @@ pub(crate) fn cpu_time(t: &Tables) -> Built {
         let Some(k) = usize::try_from(slice).ok() else {
             continue;
         };
-        let Some(c) = contexts.get(k) else {
+        let Some(utid) = contexts.utid(k) else {
             continue;
         };
-        rows.push(k, &c);
+        rows.push(k, utid);
         cpu.push(time);
     }
     let len = rows.len();
@@ -337,7 +337,7 @@ pub(crate) fn cycles(t: &Tables, db: &NestedDb) -> rusqlite::Result<Built> {
     let (mut milli, mut mega) = (Vec::new(), Vec::new());
     let mut next = cycles.iter().peekable();
     for row in 0..slices {
-        let Some(c) = contexts.get(row) else {
+        let Some(utid) = contexts.utid(row) else {
             continue;
         };
         let slice = row as i64;
@@ -345,7 +345,7 @@ pub(crate) fn cycles(t: &Tables, db: &NestedDb) -> rusqlite::Result<Built> {
         let whole = next
             .next_if(|k| k.id == slice)
             .filter(|k| Some(k.dur) == slice_dur.and_then(|d| d.int_at(row)));
-        rows.push(row, &c);
+        rows.push(row, utid);
         milli.push(whole.map(|k| k.millicycles));
         mega.push(whole.map(|k| k.megacycles));
     }

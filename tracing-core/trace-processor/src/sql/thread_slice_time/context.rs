@@ -1,6 +1,6 @@
 //! Each slice's thread context as `slices.with_context`'s `thread_slice`
-//! gives it (the slice's name; its thread track's thread: utid, tid,
-//! name; the thread's process: upid, pid, name, NULL without one), read
+//! gives it (its thread track's thread: utid, tid, name; the thread's
+//! process: upid, pid, name, NULL without one), read
 //! from the frozen tables, and the strings of a table built from them:
 //! the trace's own pool when every table read shares it (the loader's one
 //! pool), so a string is its id and nothing is copied; else a pool of the
@@ -16,8 +16,6 @@ use super::inputs::{Tables, column};
 /// A thread slice's context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Context {
-    /// The slice's name.
-    pub name: StrId,
     /// The thread.
     pub utid: i64,
     /// Its tid.
@@ -50,12 +48,11 @@ fn index(t: &Table, name: &str) -> Option<usize> {
 /// another track), from which a slice's is read by its track: names as
 /// ids of the trace's tables' pools.
 pub(crate) struct Contexts {
-    /// Per thread (by utid), its context (without a slice's name).
+    /// Per thread (by utid), its context.
     per_thread: Vec<Context>,
     per_track: Vec<Option<Context>>,
     slice: Option<Arc<Table>>,
     track_id: Option<usize>,
-    name: Option<usize>,
 }
 
 impl Contexts {
@@ -68,7 +65,6 @@ impl Contexts {
                 per_track: Vec::new(),
                 slice: None,
                 track_id: None,
-                name: None,
             };
         };
         let kind = index(track, "event_type");
@@ -89,7 +85,6 @@ impl Contexts {
                     .and_then(|u| usize::try_from(u).ok())
                     .filter(|&u| process.is_some_and(|p| u < p.len));
                 Context {
-                    name: StrId::NULL,
                     utid: row as i64,
                     tid: tid.and_then(|c| c.int_at(row)),
                     thread_name: str_at(thread, thread_name, row),
@@ -114,7 +109,6 @@ impl Contexts {
             per_thread,
             per_track,
             track_id: index(slice, "track_id"),
-            name: index(slice, "name"),
             slice: Some(slice.clone()),
         }
     }
@@ -175,15 +169,6 @@ impl Contexts {
                 .as_ref()?
                 .utid,
         )
-    }
-
-    /// The context of slice row `row`, when it is a thread slice.
-    pub(crate) fn get(&self, row: usize) -> Option<Context> {
-        let slice = self.slice.as_deref()?;
-        let track = slice.columns.get(self.track_id?)?.int_at(row)?;
-        let mut c = (*self.per_track.get(usize::try_from(track).ok()?)?)?;
-        c.name = str_at(slice, self.name, row);
-        Some(c)
     }
 }
 

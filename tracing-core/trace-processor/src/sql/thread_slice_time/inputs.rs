@@ -135,11 +135,16 @@ struct Lane {
 }
 
 /// The intervals with a positive duration of a per-thread table, by
-/// thread.
+/// thread: in a list indexed by utid for the utids below [`DENSE`], in a
+/// map for others.
 #[derive(Debug, Default)]
 pub(crate) struct Lanes {
+    dense: Vec<Lane>,
     by_thread: HashMap<i64, Lane>,
 }
+
+/// The utids whose lanes are found by index.
+const DENSE: i64 = 1 << 20;
 
 impl Lanes {
     /// The intervals of `t` (columns `ts`, `dur`, `utid`) whose duration is
@@ -170,7 +175,25 @@ impl Lanes {
                     .push(Span { start, end, row });
             }
         }
-        for lane in by_thread.values_mut() {
+        let mut dense: Vec<Lane> = Vec::new();
+        let top = by_thread
+            .keys()
+            .filter(|u| (0..DENSE).contains(*u))
+            .max()
+            .map_or(0, |&u| u as usize + 1);
+        dense.resize_with(top, Lane::default);
+        by_thread.retain(
+            |&u, lane| match usize::try_from(u).ok().filter(|&i| i < top) {
+                Some(i) => {
+                    if let Some(slot) = dense.get_mut(i) {
+                        *slot = std::mem::take(lane);
+                    }
+                    false
+                }
+                None => true,
+            },
+        );
+        for lane in by_thread.values_mut().chain(dense.iter_mut()) {
             // Stable: rows of one start stay in row order.
             lane.spans.sort_by_key(|s| s.start);
             let mut far = i64::MIN;
@@ -183,7 +206,7 @@ impl Lanes {
                 })
                 .collect();
         }
-        Lanes { by_thread }
+        Lanes { dense, by_thread }
     }
 
     /// Calls `found(row, overlap)` for each interval of thread `utid` that
@@ -195,7 +218,11 @@ impl Lanes {
         end: i64,
         mut found: impl FnMut(usize, i64),
     ) {
-        let Some(lane) = self.by_thread.get(&utid) else {
+        let lane = match usize::try_from(utid) {
+            Ok(i) if i < self.dense.len() => self.dense.get(i),
+            _ => self.by_thread.get(&utid),
+        };
+        let Some(lane) = lane else {
             return;
         };
         let first = lane.reach.partition_point(|&r| r <= start);
