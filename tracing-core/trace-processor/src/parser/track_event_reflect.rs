@@ -366,6 +366,25 @@ impl ArgSink for Sink<'_> {
         self.set_sink().add(flat_key, key, value);
     }
 
+    fn debug_annotation(&mut self, flat_key: &str, key: &str, bytes: &[u8]) -> bool {
+        // Its name may be interned: the result is not kept for the bytes.
+        self.looked_up = true;
+        let a = zerotrace_protos::protos::DebugAnnotationDecoder::new(bytes);
+        let mut arrays = super::debug_annotations::ArrayIndexes::default();
+        if !super::debug_annotations::add_under(
+            self.storage,
+            self.args,
+            &mut arrays,
+            self.generation,
+            &a,
+            flat_key,
+            key,
+        ) {
+            self.storage.stats.incr("track_event_parser_errors");
+        }
+        true
+    }
+
     fn take_over(&mut self, flat_key: &str, _key: &str, value: FieldValue<'_>) -> bool {
         let FieldValue::Varint(iid) = value else {
             return false;
@@ -467,7 +486,7 @@ mod tests {
     fn extensions_the_trace_declares_are_reflected_by_name() {
         use prost_reflect::prost::Message;
         use prost_reflect::prost_types::{
-            FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet,
+            DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet,
             field_descriptor_proto::{Label, Type},
         };
         let ext = |name: &str, number: i32, ty: Type, label: Label| FieldDescriptorProto {
@@ -485,7 +504,25 @@ mod tests {
                 extension: vec![
                     ext("int_ext", 9901, Type::Int32, Label::Repeated),
                     ext("str_ext", 9900, Type::String, Label::Optional),
+                    FieldDescriptorProto {
+                        type_name: Some(".perfetto.protos.Child".into()),
+                        ..ext("nested_ext", 9903, Type::Message, Label::Optional)
+                    },
                 ],
+                // A message whose DebugAnnotation field is read as debug
+                // annotations, keyed by their names.
+                message_type: vec![DescriptorProto {
+                    name: Some("Child".into()),
+                    field: vec![FieldDescriptorProto {
+                        name: Some("annotations".into()),
+                        number: Some(99),
+                        r#type: Some(Type::Message as i32),
+                        label: Some(Label::Repeated as i32),
+                        type_name: Some(".perfetto.protos.DebugAnnotation".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
                 ..Default::default()
             }],
         };
@@ -503,9 +540,11 @@ mod tests {
         let mut stacks = StackProfileTracker::default();
         let generation = Generation::default();
         let mut args = ArgSetBuilder::default();
-        // Field 9901 (varint) 42 and 1337, field 9900 "s".
+        // Field 9901 (varint) 42 and 1337, field 9900 "s", field 9903 a
+        // Child holding the annotation {name "a", string_value "v"}.
         let bytes = [
-            0xe8, 0xea, 0x04, 42, 0xe8, 0xea, 0x04, 0xb9, 0x0a, 0xe2, 0xea, 0x04, 1, b's',
+            0xe8, 0xea, 0x04, 42, 0xe8, 0xea, 0x04, 0xb9, 0x0a, 0xe2, 0xea, 0x04, 1, b's', 0xfa,
+            0xea, 0x04, 9, 0x9a, 0x06, 6, 0x52, 1, b'a', 0x32, 1, b'v',
         ];
         add(
             &mut storage,
@@ -521,7 +560,7 @@ mod tests {
             .iter()
             .map(|a| storage.strings.get(a.key).unwrap_or_default().to_owned())
             .collect();
-        assert_eq!(got, ["int_ext[0]", "int_ext[1]", "str_ext"]);
+        assert_eq!(got, ["int_ext[0]", "int_ext[1]", "str_ext", "nested_ext.a"]);
     }
 
     /// Extensions a producer wraps in a message type without a name are
