@@ -101,6 +101,37 @@ pub fn add(
     ok
 }
 
+/// Adds one annotation met inside a message reflected into args, under
+/// the message's keys (`<flat_key>.<name>`, `<key>.<name>`), as upstream's
+/// parser adds a `DebugAnnotation` field; false when its name was missing.
+pub fn add_under(
+    storage: &mut Storage,
+    args: &mut ArgSetBuilder,
+    arrays: &mut ArrayIndexes,
+    generation: &Generation,
+    a: &DebugAnnotationDecoder<'_>,
+    flat_key: &str,
+    key: &str,
+) -> bool {
+    let name = match (a.name(), a.name_iid()) {
+        (Some(n), _) => Cow::Borrowed(n),
+        (None, Some(iid)) => match interned_str(generation, DEBUG_ANNOTATION_NAMES, iid) {
+            Some(n) => n,
+            None => return false,
+        },
+        (None, None) => return false,
+    };
+    let join = |prefix: &str| {
+        if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}.{name}")
+        }
+    };
+    let (fk, k) = (join(flat_key), join(key));
+    add_value(storage, args, arrays, generation, a, &fk, &k, 0).0
+}
+
 /// An annotation's value when it is a plain one.
 enum Scalar {
     /// A plain value.

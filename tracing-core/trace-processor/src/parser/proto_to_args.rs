@@ -89,7 +89,17 @@ pub trait ArgSink {
     fn take_over(&mut self, _flat_key: &str, _key: &str, _value: FieldValue<'_>) -> bool {
         false
     }
+    /// A `DebugAnnotation` message field of the message at `flat_key`/
+    /// `key` (the field's own name left out): true when the sink added it
+    /// as a debug annotation keyed by its `name`, as upstream's parser
+    /// reads such fields; false to walk it as any other message.
+    fn debug_annotation(&mut self, _flat_key: &str, _key: &str, _bytes: &[u8]) -> bool {
+        false
+    }
 }
+
+/// The full name of the message a sink may read as a debug annotation.
+const DEBUG_ANNOTATION: &str = "perfetto.protos.DebugAnnotation";
 
 /// A field of a message, declared in it or as an extension of it (the
 /// walk reads both alike; an extension is keyed by its own short name).
@@ -259,6 +269,13 @@ impl Walker<'_> {
                     self.packed(&fd, &kind, b, &mut indexes)?;
                 }
                 continue;
+            }
+            if let (Kind::Message(m), FieldValue::Bytes(b)) = (&kind, field.value) {
+                if m.full_name() == DEBUG_ANNOTATION
+                    && self.sink.debug_annotation(&self.flat_key, &self.key, b)
+                {
+                    continue;
+                }
             }
             let index = repeated.then(|| next_index(&mut indexes, field.id));
             let old = self.push(fd.name(), index);
