@@ -42,10 +42,10 @@ fn parse(p: &mut Parser, bytes: &[u8], ts: i64) {
     p.track_resolution
         .update_descriptor(&mut p.storage, uuid, bytes);
     let (resolution, mut cx) = p.track_resolver();
-    let resolved = resolution.resolve(&mut cx, uuid);
+    let resolved = resolution.resolve_scope(&mut cx, uuid);
     if let Some(process) = td.process() {
         let pid = i64::from(process.pid().unwrap_or(0));
-        let upid = match resolved.and_then(|r| r.upid) {
+        let upid = match resolved.and_then(|(_, upid)| upid) {
             Some(u) => u,
             None => p.processes.get_or_create_process(&mut p.storage, pid),
         };
@@ -94,7 +94,7 @@ fn parse(p: &mut Parser, bytes: &[u8], ts: i64) {
     if let Some(thread) = td.thread() {
         let pid = i64::from(thread.pid().unwrap_or(0));
         let tid = thread.tid().unwrap_or(0);
-        let utid = match resolved.and_then(|r| r.utid) {
+        let utid = match resolved.and_then(|(utid, _)| utid) {
             Some(u) => u,
             None => p.processes.update_thread(&mut p.storage, tid, pid),
         };

@@ -67,6 +67,14 @@ enum Slot {
     /// Slices on tracks shared with its siblings (`sibling_tracks.rs`),
     /// made when a slice or a child first needs one.
     Merged(MergedUuid),
+    /// A thread's or a process's own track, not made yet (no event used
+    /// it): then `Fixed` with `root`.
+    Root {
+        /// Its thread.
+        utid: Option<u32>,
+        /// Its process.
+        upid: Option<u32>,
+    },
 }
 
 /// A uuid whose slices go on merged sibling tracks, as resolved.
@@ -85,6 +93,7 @@ impl Slot {
         match self {
             Slot::Fixed { track, .. } => track.utid,
             Slot::Merged(m) => m.utid,
+            Slot::Root { utid, .. } => *utid,
         }
     }
 
@@ -92,6 +101,7 @@ impl Slot {
         match self {
             Slot::Fixed { track, .. } => track.upid,
             Slot::Merged(m) => m.upid,
+            Slot::Root { upid, .. } => *upid,
         }
     }
 }
@@ -257,7 +267,63 @@ impl TrackResolution {
         match self.resolve_depth(cx, uuid, 0)? {
             Slot::Fixed { track, .. } => Some(track),
             Slot::Merged(_) => None,
+            Slot::Root { utid, upid } => Some(self.make_root(cx, uuid, utid, upid)),
         }
+    }
+
+    /// The thread and the process of a uuid (either may be None), resolved
+    /// without making its track: a descriptor read names them.
+    pub fn resolve_scope(
+        &mut self,
+        cx: &mut Trackers<'_>,
+        uuid: u64,
+    ) -> Option<(Option<u32>, Option<u32>)> {
+        let slot = self.resolve_depth(cx, uuid, 0)?;
+        Some((slot.utid(), slot.upid()))
+    }
+
+    /// Makes the own track of a thread's or a process's descriptor.
+    fn make_root(
+        &mut self,
+        cx: &mut Trackers<'_>,
+        uuid: u64,
+        utid: Option<u32>,
+        upid: Option<u32>,
+    ) -> Resolved {
+        let bytes = self.descriptor_bytes(uuid).unwrap_or_default();
+        let td = TrackDescriptorDecoder::new(&bytes);
+        let name = self.descriptor_name(uuid, &td);
+        // A thread's slice track that may merge with the system's thread
+        // track is that track upstream, without a descriptor's args.
+        let merged_thread_track = td.thread().is_some()
+            && td.counter().is_none()
+            && !td.disallow_merging_with_system_tracks().unwrap_or(false);
+        // The first packet flag comes from the descriptor's sequence.
+        let sequence = self.descriptors.get(uuid).map(|d| d.sequence);
+        let source_args = if merged_thread_track {
+            self.ordering_args(cx, &td)
+        } else {
+            self.source_args(cx, uuid, &td, true, sequence)
+        };
+        let classification = if utid.is_some() {
+            "thread"
+        } else {
+            "process_track_event"
+        };
+        let mut spec = TrackSpec::new(name.as_deref(), classification, EventType::Slice);
+        spec.utid = utid;
+        spec.upid = upid;
+        spec.source_args = source_args;
+        let id = cx.tracks.create(cx.storage, &spec);
+        match (utid, upid) {
+            (Some(u), _) => cx.tracks.set_thread_track(u, id),
+            (None, Some(p)) => cx.tracks.set_process_track(p, id),
+            (None, None) => {}
+        }
+        let track = slice_track(id, utid, upid);
+        self.resolved
+            .insert(uuid, Slot::Fixed { track, root: true });
+        track
     }
 
     fn resolve_depth(&mut self, cx: &mut Trackers<'_>, uuid: u64, depth: u32) -> Option<Slot> {
@@ -326,14 +392,11 @@ impl TrackResolution {
                 cx.processes
                     .set_thread_name(cx.storage, utid, n, NamePriority::TrackDescriptor);
             }
-            let mut spec = TrackSpec::new(name, "thread", EventType::Slice);
-            spec.utid = Some(utid);
-            spec.source_args = source_args;
-            let id = cx.tracks.create(cx.storage, &spec);
-            cx.tracks.set_thread_track(utid, id);
-            Slot::Fixed {
-                track: slice_track(id, Some(utid), None),
-                root: true,
+            // Its track is made by the first event on it, as upstream
+            // interns it.
+            Slot::Root {
+                utid: Some(utid),
+                upid: None,
             }
         } else if let Some(process) = td.process() {
             let pid = i64::from(process.pid().unwrap_or(0));
@@ -351,14 +414,9 @@ impl TrackResolution {
                 cx.processes
                     .set_process_name(cx.storage, upid, n, NamePriority::TrackDescriptor);
             }
-            let mut spec = TrackSpec::new(name, "process_track_event", EventType::Slice);
-            spec.upid = Some(upid);
-            spec.source_args = source_args;
-            let id = cx.tracks.create(cx.storage, &spec);
-            cx.tracks.set_process_track(upid, id);
-            Slot::Fixed {
-                track: slice_track(id, None, Some(upid)),
-                root: true,
+            Slot::Root {
+                utid: None,
+                upid: Some(upid),
             }
         } else {
             let (utid, upid) = match &parent {
@@ -461,6 +519,11 @@ impl TrackResolution {
     ) -> Option<u32> {
         match parent {
             Slot::Fixed { root: true, .. } => None,
+            // Made with its first child, as upstream interns a parent.
+            Slot::Root { utid, upid } => {
+                self.make_root(cx, parent_uuid, utid, upid);
+                None
+            }
             Slot::Fixed { track, .. } => Some(track.track_id),
             Slot::Merged(m) => {
                 self.ensure_factory(cx, parent_uuid, m, StrId::NULL, sequence);
@@ -751,6 +814,7 @@ impl TrackResolution {
     ) -> Result<Resolved, NoTrack> {
         let m = match slot {
             Slot::Fixed { track, .. } => return Ok(track),
+            Slot::Root { utid, upid } => return Ok(self.make_root(cx, uuid, utid, upid)),
             Slot::Merged(m) => m,
         };
         let how = match (facts.type_raw().unwrap_or(0), phase) {

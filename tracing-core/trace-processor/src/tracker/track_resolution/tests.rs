@@ -480,3 +480,40 @@ fn legacy_async_ids_share_their_scope_and_names_pool() {
     assert_eq!(arg(&s, src, "source").as_deref(), Some("chrome"));
     assert_eq!(arg(&s, src, "trace_id"), None);
 }
+
+/// A thread's or a process's own track is made by the first event on it
+/// or by its first child's, as upstream interns it: a descriptor alone
+/// names its thread but makes no track.
+#[test]
+fn own_tracks_of_threads_and_processes_are_made_when_used() {
+    let s = load(&[
+        descriptor(1, |td| {
+            let mut th = td.begin_thread();
+            th.set_pid(5);
+            th.set_tid(6);
+            th.set_thread_name("quiet thread");
+        }),
+        descriptor(2, |td| {
+            td.set_name("parent process");
+            td.begin_process().set_pid(7);
+        }),
+        child(3, 2, "child"),
+        event(10, 3, Instant, "a"),
+    ]);
+    let named = |name: &str| s.threads.iter().any(|t| text(&s, t.name) == Some(name));
+    assert!(named("quiet thread"));
+    assert!(
+        s.tracks
+            .iter()
+            .all(|t| text(&s, t.classification) != Some("thread"))
+    );
+    let process_tracks: Vec<Option<&str>> = s
+        .tracks
+        .iter()
+        .filter(|t| text(&s, t.classification) == Some("process_track_event"))
+        .map(|t| text(&s, t.name))
+        .collect();
+    assert_eq!(process_tracks, [Some("parent process")]);
+    let a = track_of(&s, "a");
+    assert_eq!(s.tracks[a as usize].parent_id, None);
+}
