@@ -52,13 +52,14 @@ struct Consumer {
 /// What the power importers keep between packets.
 #[derive(Debug, Default)]
 pub struct PowerState {
-    /// Each session's rail tracks by rail index.
-    rails: HashMap<u64, Vec<Option<u32>>>,
-    /// Energy consumers by id.
-    consumers: HashMap<i32, Consumer>,
-    /// Entity states by (entity index, state index): entity and state
-    /// names.
-    entity_states: HashMap<(i32, i32), (String, String)>,
+    /// Each (machine, session)'s rail tracks by rail index: a machine's
+    /// descriptors name its own rails, as upstream keeps them per machine.
+    rails: HashMap<(u32, u64), Vec<Option<u32>>>,
+    /// Energy consumers by (machine, id).
+    consumers: HashMap<(u32, i32), Consumer>,
+    /// Entity states by (machine, entity index, state index): entity and
+    /// state names.
+    entity_states: HashMap<(u32, i32, i32), (String, String)>,
 }
 
 /// The friendly name of a well-known rail, from its raw name's ending (the
@@ -252,7 +253,7 @@ fn import_power_rails(p: &mut Parser, input: &Input<'_>) {
         let track = p
             .power
             .rails
-            .get(&session)
+            .get(&(p.machine, session))
             .and_then(|tracks| tracks.get(index as usize).copied().flatten());
         let Some(track) = track else {
             p.storage.stats.incr("power_rail_unknown_index");
@@ -297,7 +298,7 @@ fn rail_descriptor(p: &mut Parser, session: u64, desc: &[u8]) {
         ("subsystem_name", ArgValue::String(subsys_id)),
     ];
     let track = p.tracks.interned_counter(&mut p.storage, &spec);
-    let tracks = p.power.rails.entry(session).or_default();
+    let tracks = p.power.rails.entry((p.machine, session)).or_default();
     let slot = index as usize;
     if tracks.len() <= slot {
         tracks.resize(slot + 1, None);
@@ -330,7 +331,7 @@ fn import_energy_breakdown(p: &mut Parser, input: &Input<'_>) {
         p.storage.stats.incr("energy_breakdown_missing_values");
         return;
     };
-    let Some(consumer) = p.power.consumers.get(&id).cloned() else {
+    let Some(consumer) = p.power.consumers.get(&(p.machine, id)).cloned() else {
         p.storage.stats.incr("energy_breakdown_missing_values");
         return;
     };
@@ -394,7 +395,7 @@ fn consumer_descriptor(p: &mut Parser, desc: &[u8]) {
         }
         match id {
             Some(id) => {
-                p.power.consumers.insert(id, c);
+                p.power.consumers.insert((p.machine, id), c);
             }
             None => p.storage.stats.incr("energy_descriptor_invalid"),
         }
@@ -428,7 +429,11 @@ fn import_entity_state_residency(p: &mut Parser, input: &Input<'_>) {
                 _ => {}
             }
         }
-        let Some((entity_name, state_name)) = p.power.entity_states.get(&(entity, state)).cloned()
+        let Some((entity_name, state_name)) = p
+            .power
+            .entity_states
+            .get(&(p.machine, entity, state))
+            .cloned()
         else {
             p.storage.stats.incr("entity_state_residency_lookup_failed");
             // Upstream stops at the first reading it cannot place.
@@ -466,6 +471,6 @@ fn entity_state_descriptor(p: &mut Parser, bytes: &[u8]) {
     // The first descriptor of a pair stands.
     p.power
         .entity_states
-        .entry((entity, state))
+        .entry((p.machine, entity, state))
         .or_insert_with(|| (entity_name.to_owned(), state_name.to_owned()));
 }

@@ -288,3 +288,41 @@ fn energy_breakdowns_and_entity_residency_are_named_after_their_descriptors() {
         vec![vec![i(1)]]
     );
 }
+
+/// A machine's rail descriptors name its own rails: readings of the same
+/// session and index on two machines go to each machine's track.
+#[test]
+fn power_rails_of_two_machines_are_tracks_of_their_own() {
+    let on = |machine: u32, packet: Vec<u8>| {
+        let mut bytes = packet;
+        if machine != 0 {
+            // TracePacket.machine_id (98), appended to the packet.
+            bytes.extend_from_slice(&[0x90, 0x06]);
+            let mut v = machine;
+            while v >= 0x80 {
+                bytes.push((v as u8) | 0x80);
+                v >>= 7;
+            }
+            bytes.push(v as u8);
+        }
+        bytes
+    };
+    let tp = load(&[
+        rails(None, &[(0, "RAIL_A")], &[]),
+        on(0xbeef, rails(None, &[(0, "RAIL_A")], &[])),
+        rails(None, &[], &[(0, 3, 100)]),
+        on(0xbeef, rails(None, &[], &[(0, 4, 200)])),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT t.name, c.ts, c.value, m.raw_id FROM counter c
+             JOIN counter_track t ON t.id = c.track_id
+             JOIN machine m ON m.id = t.machine_id ORDER BY c.ts"
+        ),
+        vec![
+            vec![s("power.RAIL_A_uws"), i(3_000_000), r(100.0), i(0)],
+            vec![s("power.RAIL_A_uws"), i(4_000_000), r(200.0), i(0xbeef)],
+        ]
+    );
+}
