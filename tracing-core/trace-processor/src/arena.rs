@@ -32,12 +32,53 @@ pub(crate) const BLOCK: usize = 1 << 20;
 /// return its free memory.
 const TRIM_EVERY: usize = 16 << 20;
 
-/// Where a packet's bytes are in the arena.
+/// Where a packet's bytes are in the arena, in 64 bits (millions of them
+/// wait in the sort window at once): the block's index in the top
+/// [`BLOCK_BITS`], the start in the block in the next 20 (a shared block
+/// is [`BLOCK`] = 2^20 bytes), the length in the low 20. A packet with a
+/// block of its own starts at 0 and its length is [`OWN_BLOCK`], read as
+/// the block's length.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ByteRange {
-    block: u32,
-    start: u32,
-    len: u32,
+pub struct ByteRange(u64);
+
+/// Bits of a range's block index: 2^24 blocks, 16 TiB of shared blocks.
+const BLOCK_BITS: u32 = 24;
+
+/// Bits of a range's start and of its length.
+const OFFSET_BITS: u32 = 20;
+
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+
+/// The length of a range whose packet has its block to itself (a shared
+/// block's packet is at most a quarter of [`BLOCK`], well under it).
+const OWN_BLOCK: u32 = (1 << OFFSET_BITS) - 1;
+
+impl ByteRange {
+    /// The range of `len` bytes at `start` of block `block`; `None` past
+    /// the bits (a start or length of 2^20 or more, 2^24 blocks).
+    fn new(block: u32, start: u32, len: u32) -> Option<ByteRange> {
+        if block >= 1 << BLOCK_BITS || u64::from(start) > OFFSET_MASK || len > OWN_BLOCK {
+            return None;
+        }
+        Some(ByteRange(
+            (u64::from(block) << (2 * OFFSET_BITS))
+                | (u64::from(start) << OFFSET_BITS)
+                | u64::from(len),
+        ))
+    }
+
+    fn block(self) -> u32 {
+        (self.0 >> (2 * OFFSET_BITS)) as u32
+    }
+
+    fn start(self) -> usize {
+        ((self.0 >> OFFSET_BITS) & OFFSET_MASK) as usize
+    }
+
+    /// The length field ([`OWN_BLOCK`] for a block of its own).
+    fn len_field(self) -> u32 {
+        (self.0 & OFFSET_MASK) as u32
+    }
 }
 
 /// The blocks of packet bytes.
@@ -77,18 +118,15 @@ impl PacketArena {
         if bytes.is_empty() {
             return Some(ByteRange::default());
         }
-        let len = u32::try_from(bytes.len()).ok()?;
         if bytes.len() > BLOCK / 4 {
             let block = u32::try_from(self.blocks.len()).ok()?;
+            let range = ByteRange::new(block, 0, OWN_BLOCK)?;
             self.blocks.push(bytes.to_vec());
             self.unread.push(1);
             self.grow(bytes.len());
-            return Some(ByteRange {
-                block,
-                start: 0,
-                len,
-            });
+            return Some(range);
         }
+        let len = u32::try_from(bytes.len()).ok()?;
         let fits = self
             .current
             .and_then(|i| self.blocks.get(i as usize))
@@ -116,11 +154,12 @@ impl PacketArena {
         let block = self.current?;
         let b = self.blocks.get_mut(block as usize)?;
         let start = u32::try_from(b.len()).ok()?;
+        let range = ByteRange::new(block, start, len)?;
         b.extend_from_slice(bytes);
         if let Some(n) = self.unread.get_mut(block as usize) {
             *n += 1;
         }
-        Some(ByteRange { block, start, len })
+        Some(range)
     }
 
     fn grow(&mut self, bytes: usize) {
@@ -157,15 +196,15 @@ impl PacketArena {
     /// Packets leave the sort in about the stream order blocks are filled
     /// in, so blocks go back as the parsing moves through the trace.
     pub fn release(&mut self, range: ByteRange) {
-        if range.len == 0 {
+        if range.len_field() == 0 {
             return;
         }
-        let i = range.block as usize;
+        let i = range.block() as usize;
         let Some(n) = self.unread.get_mut(i) else {
             return;
         };
         *n = n.saturating_sub(1);
-        if *n == 0 && self.current != Some(range.block) {
+        if *n == 0 && self.current != Some(range.block()) {
             self.give_back(i);
         }
     }
@@ -177,11 +216,15 @@ impl PacketArena {
 
     /// The bytes of `range` (empty for a range this arena did not give).
     pub fn get(&self, range: ByteRange) -> &[u8] {
-        let start = range.start as usize;
-        self.blocks
-            .get(range.block as usize)
-            .and_then(|b| b.get(start..start + range.len as usize))
-            .unwrap_or(&[])
+        let Some(b) = self.blocks.get(range.block() as usize) else {
+            return &[];
+        };
+        let start = range.start();
+        let end = match range.len_field() {
+            OWN_BLOCK => b.len(),
+            len => start + len as usize,
+        };
+        b.get(start..end).unwrap_or(&[])
     }
 }
 
@@ -222,13 +265,13 @@ mod tests {
         let quarter = vec![5u8; BLOCK / 4];
         let filling: Vec<_> = (0..3).map(|_| a.push(&quarter).unwrap()).collect();
         let next = a.push(&quarter).unwrap();
-        assert_ne!(next.block, r3.block);
+        assert_ne!(next.block(), r3.block());
         assert_eq!(a.get(filling[0]).len(), BLOCK / 4);
         for r in filling {
             a.release(r);
         }
         assert!(a.get(r3).is_empty());
-        assert_eq!(a.blocks[r3.block as usize].capacity(), 0);
+        assert_eq!(a.blocks[r3.block() as usize].capacity(), 0);
         assert_eq!(a.get(next).len(), BLOCK / 4);
         assert_eq!(a.get(r1).len(), BLOCK / 2);
         a.release(r1);
@@ -249,14 +292,27 @@ mod tests {
         assert!(a.blocks.len() > 2);
     }
 
+    /// Millions of ranges wait at once: each in 8 bytes, its fields whole
+    /// at their extremes, and a range past the bits refused.
+    #[test]
+    fn a_range_is_8_bytes_and_reads_back_its_fields() {
+        assert_eq!(std::mem::size_of::<ByteRange>(), 8);
+        let last = (1 << BLOCK_BITS) - 1;
+        let r = ByteRange::new(last, OFFSET_MASK as u32, (BLOCK / 4) as u32).unwrap();
+        assert_eq!(
+            (r.block(), r.start(), r.len_field()),
+            (last, OFFSET_MASK as usize, (BLOCK / 4) as u32)
+        );
+        assert!(ByteRange::new(last + 1, 0, 1).is_none());
+        assert!(ByteRange::new(0, 1 << OFFSET_BITS, 1).is_none());
+        assert!(ByteRange::new(0, 0, OWN_BLOCK + 1).is_none());
+    }
+
     #[test]
     fn a_foreign_range_reads_as_empty() {
         let a = PacketArena::default();
-        let r = ByteRange {
-            block: 3,
-            start: 1,
-            len: 9,
-        };
+        let r = ByteRange::new(3, 1, 9).unwrap();
         assert!(a.get(r).is_empty());
+        assert!(a.get(ByteRange::new(3, 0, OWN_BLOCK).unwrap()).is_empty());
     }
 }

@@ -178,9 +178,9 @@ impl Contexts {
         id
     }
 
-    fn packet(&self, q: &Queued) -> Packet {
+    fn packet(&self, q: &Queued, context: u32) -> Packet {
         self.list
-            .get(q.context as usize)
+            .get(context as usize)
             .copied()
             .unwrap_or_default()
             .packet(q.ts, q.bytes, q.extra)
@@ -278,13 +278,13 @@ impl Sorter {
         let q = self.queue(s);
         let context = self.contexts.id(Context::of(&packet));
         if let Some(queue) = self.queues.get_mut(q) {
-            queue.append(Queued {
+            let queued = Queued {
                 ts: packet.ts,
                 bytes: packet.bytes,
                 extra: packet.extra,
-                context,
                 arrival: u32::try_from(arrival).unwrap_or(u32::MAX),
-            });
+            };
+            queue.append(queued, context);
             self.stats.held += 1;
             self.stats.high_water = self.stats.high_water.max(self.stats.held);
         }
@@ -338,7 +338,7 @@ impl Sorter {
             .queues
             .iter()
             .enumerate()
-            .filter_map(|(i, q)| q.front().map(|e| Reverse((e.ts, i))))
+            .filter_map(|(i, q)| q.front().map(|(e, _)| Reverse((e.ts, i))))
             .collect();
         while let Some(Reverse((_, i))) = heap.pop() {
             let second = heap.peek().map_or(i64::MAX, |Reverse((ts, _))| *ts);
@@ -346,13 +346,13 @@ impl Sorter {
                 break;
             };
             let mut taken = 0u64;
-            while let Some(e) = q.front().copied() {
+            while let Some((e, context)) = q.front() {
                 if e.arrived() >= limit || e.ts > second {
                     break;
                 }
                 q.pop_front();
                 taken += 1;
-                let packet = self.contexts.packet(&e);
+                let packet = self.contexts.packet(&e, context);
                 if self.latest_left.is_some_and(|t| e.ts < t) {
                     sink(Leaving::OutOfOrder(packet));
                     continue;
@@ -366,7 +366,7 @@ impl Sorter {
             if taken == 0 {
                 break;
             }
-            if let Some(e) = q.front() {
+            if let Some((e, _)) = q.front() {
                 heap.push(Reverse((e.ts, i)));
             }
         }
