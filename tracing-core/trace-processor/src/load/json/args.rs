@@ -145,6 +145,9 @@ struct Path {
 /// Full keys (inside arrays) a cache holds at most.
 const MAX_CACHED_FULL_KEYS: usize = 1 << 16;
 
+/// Categories and names a cache holds at most.
+const MAX_CACHED_NAMES: usize = 1 << 14;
+
 /// A full key's step that is an array index (below: a member's node).
 const INDEX_STEP: u32 = 1 << 31;
 
@@ -164,6 +167,10 @@ pub struct KeyCache {
     full: HashMap<(u32, u32), StrId>,
     /// The set being read: the next index of each array (by its full key).
     counters: Vec<(StrId, usize)>,
+    /// Events' categories and names by their bytes (unescaped): a trace
+    /// repeats a few hundred of them millions of times, and a hit costs
+    /// neither the UTF-8 check nor the string pool's lookup.
+    names: HashMap<Box<[u8]>, StrId>,
 }
 
 impl KeyCache {
@@ -176,7 +183,21 @@ impl KeyCache {
             state: foldhash::fast::RandomState::default(),
             full: HashMap::default(),
             counters: Vec::new(),
+            names: HashMap::default(),
         }
+    }
+
+    /// The interned id of the string whose unescaped bytes are `bytes`
+    /// (what interning `String::from_utf8_lossy(bytes)` gives).
+    pub fn intern_name(&mut self, storage: &mut Storage, bytes: &[u8]) -> StrId {
+        if let Some(&id) = self.names.get(bytes) {
+            return id;
+        }
+        let id = storage.strings.intern(&String::from_utf8_lossy(bytes));
+        if self.names.len() < MAX_CACHED_NAMES {
+            self.names.insert(Box::from(bytes), id);
+        }
+        id
     }
 
     /// The full key `parent` followed by what `suffix` writes (`.name` or
@@ -511,6 +532,20 @@ impl CachedWalk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name found by its bytes has the id interning its text gives,
+    /// the first time and from the cache, invalid UTF-8 included.
+    #[test]
+    fn names_by_their_bytes_are_the_interned_text() {
+        let mut st = Storage::default();
+        let mut cache = KeyCache::new("args");
+        for _ in 0..2 {
+            for bytes in [&b"MojoTask::Run"[..], b"", b"caf\xc3\xa9", b"bad \xff byte"] {
+                let want = st.strings.intern(&String::from_utf8_lossy(bytes));
+                assert_eq!(cache.intern_name(&mut st, bytes), want);
+            }
+        }
+    }
 
     #[test]
     fn an_index_is_written_as_formatting_writes_it() {

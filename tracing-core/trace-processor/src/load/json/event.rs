@@ -308,6 +308,18 @@ fn read_fields<'a>(
                 continue;
             }
         }
+        // A category or name is found by its bytes among those already met.
+        if let (b"cat" | b"name", Some(sink), Some(&b'"')) = (&*k, sink.as_mut(), obj.get(at)) {
+            let (bytes, end) = scan::string_bytes(obj, at)?;
+            let id = sink.cache.intern_name(storage, &bytes);
+            if &*k == b"cat" {
+                e.cat = id;
+            } else {
+                e.name = id;
+            }
+            f.after_value(end)?;
+            continue;
+        }
         // The phase is nearly always one plain character: its byte is
         // taken without reading the string.
         if &*k == b"ph" {
