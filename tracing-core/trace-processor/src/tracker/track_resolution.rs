@@ -28,6 +28,7 @@ use crate::tracker::process::{NamePriority, ProcessTracker};
 use crate::tracker::track_compressor::TrackCompressor;
 use crate::tracker::tracks::{EventType, TrackSpec, TrackTracker};
 
+mod descriptor_args;
 mod legacy;
 mod sibling_tracks;
 #[cfg(test)]
@@ -219,19 +220,6 @@ impl TrackResolution {
         match self.descriptors.get(uuid) {
             Some(d) => Some(d.bytes.clone()),
             None => self.current.get(&uuid).cloned(),
-        }
-    }
-
-    /// The name a uuid's descriptors give its track, as upstream's
-    /// reservations keep it (`descriptors.rs`), else the one parsed.
-    fn descriptor_name(&self, uuid: u64, td: &TrackDescriptorDecoder<'_>) -> Option<String> {
-        match self.descriptors.name(uuid) {
-            Some(n) => Some(n.to_owned()),
-            None => td
-                .name()
-                .or(td.static_name())
-                .or(td.atrace_name())
-                .map(str::to_owned),
         }
     }
 
@@ -581,59 +569,6 @@ impl TrackResolution {
             },
         );
         self.siblings.set_factory(uuid, factory);
-    }
-
-    /// A descriptor track's source args, as upstream gives them: where it
-    /// came from (a descriptor, its uuid as `trace_id`, whether it is the
-    /// root of its scope, whether its sequence began with a packet marked
-    /// first on it), how the UI orders its children, its rank among its
-    /// siblings, then its description.
-    fn source_args(
-        &self,
-        cx: &mut Trackers<'_>,
-        uuid: u64,
-        td: &TrackDescriptorDecoder<'_>,
-        is_root: bool,
-        sequence: Option<u32>,
-    ) -> Vec<(&'static str, ArgValue)> {
-        let descriptor = cx.storage.strings.intern("descriptor");
-        let mut args = vec![
-            ("source", ArgValue::String(descriptor)),
-            ("trace_id", ArgValue::Int(uuid as i64)),
-            ("is_root_in_scope", ArgValue::Bool(is_root)),
-        ];
-        if sequence.is_some_and(|s| self.descriptors.first_packet_sequences.contains(&s)) {
-            args.push(("has_first_packet_on_sequence", ArgValue::Bool(true)));
-        }
-        args.extend(self.ordering_args(cx, td));
-        args
-    }
-
-    /// A descriptor's ordering args and description.
-    fn ordering_args(
-        &self,
-        cx: &mut Trackers<'_>,
-        td: &TrackDescriptorDecoder<'_>,
-    ) -> Vec<(&'static str, ArgValue)> {
-        let mut args = Vec::new();
-        let ordering = match td.child_ordering_raw() {
-            Some(1) => Some("lexicographic"),
-            Some(2) => Some("chronological"),
-            Some(3) => Some("explicit"),
-            _ => None,
-        };
-        if let Some(o) = ordering {
-            let o = cx.storage.strings.intern(o);
-            args.push(("child_ordering", ArgValue::String(o)));
-        }
-        if let Some(rank) = td.sibling_order_rank() {
-            args.push(("sibling_order_rank", ArgValue::Int(i64::from(rank))));
-        }
-        if let Some(desc) = td.description() {
-            let desc = cx.storage.strings.intern(desc);
-            args.push(("description", ArgValue::String(desc)));
-        }
-        args
     }
 
     /// The multiplier of a counter track's values (1 unless its descriptor
