@@ -77,7 +77,7 @@ use crate::arena::PacketArena;
 use crate::error::TraceError;
 use crate::packet_fields::{self, Payload};
 use crate::packet_view::{NO_EXTRA, Packet, PacketSource, SideTables, TrackEventTimes};
-use crate::parser::Parser;
+use crate::parser::{Parser, android_power};
 use crate::sequence_state::{Generation, SequenceState};
 use crate::storage::{Storage, args::ArgValue, import_logs::LogPlace};
 use budget::LoadBudget;
@@ -712,9 +712,11 @@ impl Loader {
             }
             TracePacket::FIELD_TRACE_CONFIG => self.on_trace_config(payload.bytes),
             crate::parser::android_framework_track_event::EXTENSION_DESCRIPTOR => {
-                // Its TrackEvent extensions hold for every event of the
-                // trace, as upstream's reader adds them while it reads.
+                // Its extensions hold for every event, as upstream reads them.
                 self.parser.track_event.add_extensions(payload.bytes);
+            }
+            f if android_power::DESCRIBED.contains(&f) => {
+                android_power::read_descriptors(&mut self.parser, f, payload.bytes, self.machine);
             }
             TracePacket::FIELD_TRACK_DESCRIPTOR => {
                 let registered = self.on_track_descriptor(payload.bytes, seq, gen_idx);

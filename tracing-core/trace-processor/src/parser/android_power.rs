@@ -6,8 +6,12 @@
 //! estimation breakdown per consumer and per uid (`android_energy_
 //! estimation_breakdown`, 77) and the power entities' state residency
 //! (`entity_state_residency`, 91). Descriptors (rails, consumers, entity
-//! states) are kept here for the data packets that refer to them; data
-//! that refers to no descriptor is counted as upstream counts it.
+//! states) are kept here for the data packets that refer to them, per
+//! machine; data that refers to no descriptor is counted as upstream counts
+//! it. The descriptors are read where they stand in the file, before the
+//! sort (`read_descriptors`, called by the loader), as upstream reads them
+//! while it tokenizes: a descriptor packet has no time of its own, so a
+//! reading sorted before it still finds it.
 
 use crate::hash::HashMap;
 
@@ -29,6 +33,10 @@ const POWER_RAILS: u32 = 40;
 const ENERGY_BREAKDOWN: u32 = 77;
 /// TracePacket.entity_state_residency.
 const ENTITY_STATE_RESIDENCY: u32 = 91;
+
+/// The payloads whose descriptors are read before the sort
+/// ([`read_descriptors`]).
+pub const DESCRIBED: [u32; 3] = [POWER_RAILS, ENERGY_BREAKDOWN, ENTITY_STATE_RESIDENCY];
 
 /// The largest rail index kept (upstream skips larger ones).
 const MAX_RAIL_INDEX: u32 = 256;
@@ -191,23 +199,54 @@ fn import_battery(p: &mut Parser, input: &Input<'_>) {
     }
 }
 
+/// Reads the descriptors of a power packet (`field`: its TracePacket
+/// field) of `machine` where the packet stands in the file: rails,
+/// energy consumers and entity states.
+pub fn read_descriptors(p: &mut Parser, field: u32, bytes: &[u8], machine: u32) {
+    let before = p.machine;
+    p.set_machine(machine);
+    p.storage.set_machine(machine);
+    match field {
+        POWER_RAILS => {
+            let session = Decoder::new(bytes)
+                .find_last(3)
+                .and_then(|f| f.as_u64().ok())
+                .unwrap_or(0);
+            for f in fields(bytes).filter(|f| f.id == 1) {
+                if let Ok(desc) = f.as_bytes() {
+                    rail_descriptor(p, session, desc);
+                }
+            }
+        }
+        ENERGY_BREAKDOWN => {
+            if let Some(desc) = fields(bytes)
+                .filter(|f| f.id == 1)
+                .last()
+                .and_then(|f| f.as_bytes().ok())
+            {
+                consumer_descriptor(p, desc);
+            }
+        }
+        ENTITY_STATE_RESIDENCY => {
+            for f in fields(bytes).filter(|f| f.id == 1) {
+                if let Ok(desc) = f.as_bytes() {
+                    entity_state_descriptor(p, desc);
+                }
+            }
+        }
+        _ => {}
+    }
+    p.storage.set_machine(0);
+    p.set_machine(before);
+}
+
 fn import_power_rails(p: &mut Parser, input: &Input<'_>) {
     let session = Decoder::new(input.bytes)
         .find_last(3)
         .and_then(|f| f.as_u64().ok())
         .unwrap_or(0);
-    let mut has_data = false;
-    for f in fields(input.bytes) {
-        match f.id {
-            1 => {
-                if let Ok(desc) = f.as_bytes() {
-                    rail_descriptor(p, session, desc);
-                }
-            }
-            2 => has_data = true,
-            _ => {}
-        }
-    }
+    // Its descriptors were read before the sort (`read_descriptors`).
+    let has_data = fields(input.bytes).any(|f| f.id == 2);
     if !has_data {
         // Counted and logged with the packet's time, as upstream does (a
         // packet of descriptors alone: the device's writer sends them with
@@ -321,10 +360,9 @@ fn import_energy_breakdown(p: &mut Parser, input: &Input<'_>) {
             _ => {}
         }
     }
-    // A packet with a descriptor is read for the descriptor only, as
-    // upstream reads it.
-    if let Some(desc) = descriptor {
-        consumer_descriptor(p, desc);
+    // A packet with a descriptor is read for the descriptor only (before
+    // the sort, `read_descriptors`), as upstream reads it.
+    if descriptor.is_some() {
         return;
     }
     let (Some(id), Some(energy)) = (consumer_id, energy) else {
@@ -405,14 +443,9 @@ fn consumer_descriptor(p: &mut Parser, desc: &[u8]) {
 fn import_entity_state_residency(p: &mut Parser, input: &Input<'_>) {
     let mut residencies = Vec::new();
     for f in fields(input.bytes) {
-        match f.id {
-            1 => {
-                if let Ok(bytes) = f.as_bytes() {
-                    entity_state_descriptor(p, bytes);
-                }
-            }
-            2 => residencies.extend(f.as_bytes().ok()),
-            _ => {}
+        // Its descriptors (1) were read before the sort.
+        if f.id == 2 {
+            residencies.extend(f.as_bytes().ok());
         }
     }
     if residencies.is_empty() {

@@ -11,7 +11,7 @@ mod android_kernel_wakelocks;
 mod android_log;
 mod android_network_packets;
 mod android_packages;
-mod android_power;
+pub(crate) mod android_power;
 pub(crate) mod android_system_property;
 mod app_wakelock;
 mod art_process_metadata;
@@ -364,12 +364,17 @@ impl Parser {
         )
     }
 
-    fn parse(&mut self, packet: &PacketView<'_>, generation: &Generation) {
-        if packet.machine != self.machine {
-            self.machine = packet.machine;
-            self.processes.set_machine(packet.machine);
-            self.tracks.set_machine(packet.machine);
+    /// Makes what follows `machine`'s: its processes and tracks.
+    pub(crate) fn set_machine(&mut self, machine: u32) {
+        if machine != self.machine {
+            self.machine = machine;
+            self.processes.set_machine(machine);
+            self.tracks.set_machine(machine);
         }
+    }
+
+    fn parse(&mut self, packet: &PacketView<'_>, generation: &Generation) {
+        self.set_machine(packet.machine);
         // What the packet counts and sets is its machine's; what the
         // loader counts between packets stays the host's.
         self.storage.set_machine(packet.machine);
