@@ -43,7 +43,9 @@ struct Track {
     upid: Option<i64>,
     counter: bool,
     /// A TrackEvent track that is neither a thread's nor a process's own
-    /// (`type` `track_event`): an async or named track, a lane of its own.
+    /// (`type` `track_event`, or one of the `*_merged_track_event` tracks
+    /// sibling descriptor tracks merge into): an async or named track, a
+    /// lane of its own.
     own_lane: bool,
 }
 
@@ -126,7 +128,9 @@ fn model(tp: &TraceProcessor, path: &str) -> Result<Model, CliError> {
         path,
         "SELECT t.id, t.name, t.parent_id, \
            COALESCE(tt.utid, tct.utid), COALESCE(pt.upid, pct.upid), ct.id IS NOT NULL, \
-           (t.type IN ('track_event', 'global_track_event', 'thread_track_event') \
+           (t.type IN ('track_event', 'global_track_event', 'thread_track_event', \
+                       'global_merged_track_event', 'process_merged_track_event', \
+                       'thread_merged_track_event') \
             OR (t.type = 'process_track_event' AND t.parent_id IS NOT NULL)) \
          FROM track t \
          LEFT JOIN thread_track tt ON tt.id = t.id \
