@@ -232,6 +232,29 @@ fn load(p: &mut Parser, cache: usize, code: &LoadedCode<'_>) -> Option<u32> {
     Some(cache.load_code(&mut p.storage, code))
 }
 
+/// Loads code that has no source location (internal, WASM and RegExp
+/// code) into its isolate's JIT cache; its `jit_code` row.
+fn load_sourceless(
+    p: &mut Parser,
+    i: &Input<'_>,
+    isolate: u32,
+    utid: u32,
+    range: AddressRange,
+    function_name: StrId,
+    native_code: &[u8],
+) -> Option<u32> {
+    let cache = jit_cache(p, isolate, range, true)?;
+    let code = LoadedCode {
+        ts: i.ts,
+        utid,
+        range,
+        function_name,
+        source: None,
+        native_code,
+    };
+    load(p, cache, &code)
+}
+
 fn js_code(p: &mut Parser, i: &Input<'_>) {
     let f = Fields::new(i.bytes);
     let Some(isolate) = isolate(p, i, f.uint(ISOLATE_IID).unwrap_or(0)) else {
@@ -313,24 +336,15 @@ fn internal_code(p: &mut Parser, i: &Input<'_>) {
     let Some(utid) = utid(p, i, isolate, &f) else {
         return;
     };
-    let range = code_range(&f, 6, 7);
-    let Some(cache) = jit_cache(p, isolate, range, true) else {
-        return;
-    };
     let function_name = p.storage.strings.intern_opt(f.str(3).as_deref());
     let code_type = p
         .storage
         .strings
         .intern(enum_name(INTERNAL_TYPES, f.int32(4).unwrap_or(0)));
-    let code = LoadedCode {
-        ts: i.ts,
-        utid,
-        range,
-        function_name,
-        source: None,
-        native_code: f.bytes(8).unwrap_or_default(),
-    };
-    let Some(jit_code_id) = load(p, cache, &code) else {
+    let range = code_range(&f, 6, 7);
+    let native_code = f.bytes(8).unwrap_or_default();
+    let Some(jit_code_id) = load_sourceless(p, i, isolate, utid, range, function_name, native_code)
+    else {
         return;
     };
     p.storage.v8.internal_code.push(V8InternalCodeRow {
@@ -352,24 +366,15 @@ fn wasm_code(p: &mut Parser, i: &Input<'_>) {
     let Some(utid) = utid(p, i, isolate, &f) else {
         return;
     };
-    let range = code_range(&f, 7, 8);
-    let Some(cache) = jit_cache(p, isolate, range, true) else {
-        return;
-    };
     let function_name = p.storage.strings.intern_opt(f.str(4).as_deref());
     let tier = p
         .storage
         .strings
         .intern(enum_name(WASM_TIERS, f.int32(5).unwrap_or(0)));
-    let code = LoadedCode {
-        ts: i.ts,
-        utid,
-        range,
-        function_name,
-        source: None,
-        native_code: f.bytes(9).unwrap_or_default(),
-    };
-    let Some(jit_code_id) = load(p, cache, &code) else {
+    let range = code_range(&f, 7, 8);
+    let native_code = f.bytes(9).unwrap_or_default();
+    let Some(jit_code_id) = load_sourceless(p, i, isolate, utid, range, function_name, native_code)
+    else {
         return;
     };
     p.storage.v8.wasm_code.push(V8WasmCodeRow {
@@ -391,22 +396,13 @@ fn regexp_code(p: &mut Parser, i: &Input<'_>) {
     let Some(utid) = utid(p, i, isolate, &f) else {
         return;
     };
-    let range = code_range(&f, 4, 5);
-    let Some(cache) = jit_cache(p, isolate, range, true) else {
-        return;
-    };
     let function_name = p.storage.strings.intern("[RegExp]");
     let pattern = v8_string(f.bytes(3).unwrap_or_default(), 1, 2, 3);
     let pattern = p.storage.strings.intern(&pattern);
-    let code = LoadedCode {
-        ts: i.ts,
-        utid,
-        range,
-        function_name,
-        source: None,
-        native_code: f.bytes(6).unwrap_or_default(),
-    };
-    let Some(jit_code_id) = load(p, cache, &code) else {
+    let range = code_range(&f, 4, 5);
+    let native_code = f.bytes(6).unwrap_or_default();
+    let Some(jit_code_id) = load_sourceless(p, i, isolate, utid, range, function_name, native_code)
+    else {
         return;
     };
     p.storage.v8.regexp_code.push(V8RegexpCodeRow {

@@ -200,11 +200,7 @@ struct PathHashes(Tables);
 
 impl TableFn for PathHashes {
     fn columns(&self) -> Vec<(&'static str, &'static str)> {
-        vec![
-            ("id", "BIGINT"),
-            ("path_hash", "BIGINT"),
-            ("parent_path_hash", "BIGINT"),
-        ]
+        PATH_COLUMNS.to_vec()
     }
 
     fn arguments(&self) -> Vec<&'static str> {
@@ -214,19 +210,33 @@ impl TableFn for PathHashes {
     fn run(&self, args: &[Value]) -> Result<Vec<Vec<Value>>, String> {
         let g = self.0.graph();
         let parent = tree_named("__intrinsic_heap_graph_path_hashes", &g, args)?;
-        Ok(class_tree::object_paths(&g, &parent)
-            .into_iter()
-            .enumerate()
-            .filter_map(|(v, p)| {
-                let (path, parent_path) = p?;
-                Some(vec![
-                    id(v),
-                    Value::Integer(path),
-                    Value::Integer(parent_path),
-                ])
-            })
-            .collect())
+        Ok(path_rows(&g, &parent))
     }
+}
+
+/// The columns of the path-key functions.
+const PATH_COLUMNS: [(&str, &str); 3] = [
+    ("id", "BIGINT"),
+    ("path_hash", "BIGINT"),
+    ("parent_path_hash", "BIGINT"),
+];
+
+/// The rows of the path-key functions: each object with a key, its key and
+/// its parent's, over `parent` (an object's parent in the tree; None for an
+/// object outside it).
+fn path_rows(g: &ObjectGraph, parent: &[Option<Option<usize>>]) -> Vec<Vec<Value>> {
+    class_tree::object_paths(g, parent)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(v, p)| {
+            let (path, parent_path) = p?;
+            Some(vec![
+                id(v),
+                Value::Integer(path),
+                Value::Integer(parent_path),
+            ])
+        })
+        .collect()
 }
 
 /// `__intrinsic_heap_graph_tree_path_hashes(rows)`: the class path keys
@@ -237,11 +247,7 @@ struct TreePathHashes(Tables);
 
 impl TableFn for TreePathHashes {
     fn columns(&self) -> Vec<(&'static str, &'static str)> {
-        vec![
-            ("id", "BIGINT"),
-            ("path_hash", "BIGINT"),
-            ("parent_path_hash", "BIGINT"),
-        ]
+        PATH_COLUMNS.to_vec()
     }
 
     fn arguments(&self) -> Vec<&'static str> {
@@ -273,18 +279,7 @@ impl TableFn for TreePathHashes {
                 p => object(p, "parent_id")?.map(Some),
             };
         }
-        Ok(class_tree::object_paths(&g, &parent)
-            .into_iter()
-            .enumerate()
-            .filter_map(|(v, p)| {
-                let (path, parent_path) = p?;
-                Some(vec![
-                    id(v),
-                    Value::Integer(path),
-                    Value::Integer(parent_path),
-                ])
-            })
-            .collect())
+        Ok(path_rows(&g, &parent))
     }
 }
 
