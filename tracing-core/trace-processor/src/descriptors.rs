@@ -36,8 +36,17 @@ pub struct Descriptors {
     pub first_packet_sequences: crate::hash::HashSet<u32>,
     /// The name each uuid's descriptors give it, by the rule above.
     names: HashMap<u64, String>,
-    /// Later descriptors refused because they describe another track.
-    pub conflicting: u64,
+}
+
+/// What registering a descriptor did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Registered {
+    /// It reserved its uuid, or named the track reserved.
+    Kept,
+    /// It describes another track than the uuid's first descriptor: refused
+    /// (upstream's `track_descriptor_conflicting_reservation`).
+    Conflicting,
 }
 
 /// `TrackDescriptor.SiblingMergeBehavior`'s NONE.
@@ -94,13 +103,12 @@ fn same_track(a: &TrackDescriptorDecoder<'_>, b: &TrackDescriptorDecoder<'_>) ->
 impl Descriptors {
     /// Registers a descriptor: the first of its uuid, or a later one that
     /// may rename it (refused when it describes another track).
-    pub fn register(&mut self, mut d: Descriptor) {
+    pub fn register(&mut self, mut d: Descriptor) -> Registered {
         let new = TrackDescriptorDecoder::new(&d.bytes);
         let name = name_of(&new);
         if let Some(old) = self.by_uuid.get(&d.uuid) {
             if !same_track(&TrackDescriptorDecoder::new(&old.bytes), &new) {
-                self.conflicting += 1;
-                return;
+                return Registered::Conflicting;
             }
             let never_merges = new.sibling_merge_behavior_raw() == Some(MERGE_NONE);
             if let Some(name) = name {
@@ -108,13 +116,14 @@ impl Descriptors {
                     self.names.insert(d.uuid, name.to_owned());
                 }
             }
-            return;
+            return Registered::Kept;
         }
         if let Some(name) = name {
             self.names.insert(d.uuid, name.to_owned());
         }
         d.order = u32::try_from(self.by_uuid.len()).unwrap_or(u32::MAX);
         self.by_uuid.insert(d.uuid, d);
+        Registered::Kept
     }
 
     /// The name a uuid's descriptors give its track, if any.

@@ -27,6 +27,10 @@ pub struct Generation {
     pub thread: Option<(i64, i64)>,
     /// The `trusted_packet_sequence_id` of its sequence (0: none).
     pub sequence_id: u32,
+    /// The file of an archive its sequence was read from (its ordinal
+    /// among the members read, 0 for a trace that is no archive): track
+    /// descriptors are scoped per file and machine.
+    pub file: u32,
     /// Interned entries replaced by a later one with the same kind and
     /// iid (what a parser kept from an entry is stale once this moves).
     pub(crate) replacements: u32,

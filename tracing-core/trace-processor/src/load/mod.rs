@@ -475,6 +475,7 @@ impl Loader {
                 self.arena.release(packet.bytes);
                 self.side.release(&packet);
             }
+            Leaving::Soon(bytes) => self.arena.prefetch(bytes),
         };
         if at_end {
             sorter.finish(&mut sink);
@@ -494,6 +495,7 @@ impl Loader {
         let id = u32::try_from(self.generations.len()).unwrap_or(u32::MAX);
         let mut g = Generation {
             valid,
+            file: self.archive.members_started,
             ..Generation::default()
         };
         if let Some(prev) = inherit.and_then(|i| self.generations.get(i as usize)) {
@@ -553,7 +555,8 @@ impl Loader {
         let seq = seq_id.unwrap_or(0);
         let inserted = !self.sequences.contains_key(&seq);
         if inserted {
-            let g = if seq == 0 {
+            // An archive member's packets without a sequence: its own.
+            let g = if seq == 0 && self.archive.members_started == 0 {
                 0
             } else {
                 self.new_generation(false, None)
@@ -573,10 +576,7 @@ impl Loader {
             }
         }
         if pkt.first_packet_on_sequence && seq_id.is_some() {
-            (self.parser.track_resolution)
-                .descriptors_mut()
-                .first_packet_sequences
-                .insert(seq);
+            self.first_packet_on(seq);
         }
         let flags = pkt.sequence_flags.unwrap_or(0);
         let cleared = pkt.incremental_state_cleared || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0;

@@ -165,6 +165,7 @@ impl Loader {
                     .log_tokenization("track_event_missing_sequence_id", &[]);
                 return false;
             }
+            let scope = self.descriptor_scope();
             let tokenized = track_event_times::tokenize(
                 payload.bytes,
                 &mut self.track_event_rest,
@@ -172,7 +173,7 @@ impl Loader {
                 ts,
                 self.sequences.entry(seq).or_default(),
                 self.generations.get(gen_idx as usize),
-                self.parser.track_resolution.descriptors(),
+                (self.parser.track_scopes).descriptors(&self.parser.track_resolution, scope),
                 MachineClocks::new(&mut self.parser.clocks, self.machine),
                 &mut self.parser.storage.stats,
             );

@@ -11,8 +11,10 @@ use zerotrace_protos::protos::{
 };
 
 use super::{Loader, STACK_PROFILE_INTERNED};
-use crate::descriptors::Descriptor;
+use crate::descriptors::{Descriptor, Registered};
 use crate::storage::args::ArgValue;
+use crate::storage::import_logs::LogPlace;
+use crate::tracker::track_scopes::ScopeKey;
 
 impl Loader {
     pub(super) fn on_trace_config(&mut self, bytes: &[u8]) {
@@ -201,24 +203,47 @@ impl Loader {
         }
     }
 
+    /// The scope the uuids of the packet being read belong to: its file's
+    /// and its machine's.
+    pub(super) fn descriptor_scope(&self) -> ScopeKey {
+        ScopeKey {
+            file: self.archive.members_started,
+            machine: self.machine,
+        }
+    }
+
+    /// A packet marked first on its sequence: the descriptor tracks of
+    /// its scope made on that sequence say so.
+    pub(super) fn first_packet_on(&mut self, sequence: u32) {
+        let scope = self.descriptor_scope();
+        let descriptors = self.parser.descriptors_of_mut(scope);
+        descriptors.first_packet_sequences.insert(sequence);
+    }
+
     pub(super) fn register_descriptor(&mut self, bytes: &[u8], sequence: u32) {
         let td = TrackDescriptorDecoder::new(bytes);
         let Some(uuid) = td.uuid() else {
             return;
         };
         let counter = td.counter();
-        self.parser
-            .track_resolution
-            .descriptors_mut()
-            .register(Descriptor {
-                bytes: bytes.to_vec(),
-                uuid,
-                is_incremental_counter: counter
-                    .as_ref()
-                    .is_some_and(|c| c.is_incremental().unwrap_or(false)),
-                order: 0,
-                sequence,
-            });
+        let scope = self.descriptor_scope();
+        let registered = self.parser.descriptors_of_mut(scope).register(Descriptor {
+            bytes: bytes.to_vec(),
+            uuid,
+            is_incremental_counter: counter
+                .as_ref()
+                .is_some_and(|c| c.is_incremental().unwrap_or(false)),
+            order: 0,
+            sequence,
+        });
+        if registered == Registered::Conflicting {
+            // Upstream's analysis log: no time, no place, the uuid.
+            self.parser.storage.stats.log_at(
+                "track_descriptor_conflicting_reservation",
+                LogPlace::default(),
+                &[("track_uuid", ArgValue::Uint(uuid))],
+            );
+        }
     }
 
     /// Packet loss per buffer, as upstream derives it from the sequences

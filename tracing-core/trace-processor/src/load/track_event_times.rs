@@ -391,7 +391,7 @@ pub fn tokenize(
     packet_ts: i64,
     seq: &mut SequenceState,
     generation: Option<&Generation>,
-    descriptors: &Descriptors,
+    descriptors: Option<&Descriptors>,
     mut clocks: MachineClocks<'_>,
     stats: &mut Stats,
 ) -> Option<Tokenized> {
@@ -551,9 +551,14 @@ pub fn tokenize(
 
 /// The absolute value of a counter sample: incremental tracks add it to
 /// their running value on this sequence.
-fn absolute(seq: &mut SequenceState, descriptors: &Descriptors, uuid: u64, value: f64) -> f64 {
+fn absolute(
+    seq: &mut SequenceState,
+    descriptors: Option<&Descriptors>,
+    uuid: u64,
+    value: f64,
+) -> f64 {
     if descriptors
-        .get(uuid)
+        .and_then(|d| d.get(uuid))
         .is_some_and(|d| d.is_incremental_counter)
     {
         let v = seq.incremental_counters.entry(uuid).or_insert(0.0);

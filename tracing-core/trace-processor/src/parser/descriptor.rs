@@ -42,7 +42,13 @@ fn parse(p: &mut Parser, bytes: &[u8], ts: i64) {
     p.track_resolution
         .update_descriptor(&mut p.storage, uuid, bytes);
     let (resolution, mut cx) = p.track_resolver();
-    let resolved = resolution.resolve_scope(&mut cx, uuid);
+    // A descriptor whose parents do not resolve names nothing, as upstream
+    // drops it (its chain's fault is logged by the resolution).
+    let Some(scope) = resolution.resolve_scope(&mut cx, uuid) else {
+        p.storage.stats.incr("track_event_parser_errors");
+        return;
+    };
+    let resolved = Some(scope);
     if let Some(process) = td.process() {
         let pid = i64::from(process.pid().unwrap_or(0));
         let upid = match resolved.and_then(|(_, upid)| upid) {

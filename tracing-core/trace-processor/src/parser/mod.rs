@@ -137,6 +137,7 @@ use crate::storage::Storage;
 use crate::tracker::process::ProcessTracker;
 use crate::tracker::slices::SliceTracker;
 use crate::tracker::track_resolution::{TrackResolution, Trackers};
+use crate::tracker::track_scopes::{ScopeKey, TrackScopes};
 use crate::tracker::tracks::TrackTracker;
 
 pub(crate) use gpu_counters::{GPU_COUNTER_EVENT, untimed_gpu_counter_event};
@@ -154,8 +155,11 @@ pub struct Parser {
     pub slices: SliceTracker,
     /// TrackEvent's own state (flows, open states).
     pub track_event: TrackEventState,
-    /// Which track a TrackEvent goes on (descriptor and legacy tracks).
+    /// Which track a TrackEvent goes on (descriptor and legacy tracks), in
+    /// the scope of the packet being parsed.
     pub track_resolution: TrackResolution,
+    /// The other scopes' track resolutions (each file's machines').
+    pub track_scopes: TrackScopes,
     /// Clock conversion for timestamps inside packets.
     pub clocks: ClockTracker,
     /// The "Trace Triggers" track, once made.
@@ -265,6 +269,7 @@ impl Parser {
             slices: SliceTracker::default(),
             track_event: TrackEventState::default(),
             track_resolution: TrackResolution::new(Descriptors::default()),
+            track_scopes: TrackScopes::default(),
             clocks: ClockTracker::default(),
             trigger_track: None,
             trigger_kind: service::TriggerKind::None,
@@ -349,6 +354,12 @@ impl Parser {
         android_network_packets::finish(&mut self);
         let steps = self.slices.steps() + self.async_tracks.steps() + self.clocks.steps();
         self.storage.work.step(steps);
+        // Every compressor pool's tracks get the pool's number.
+        let pools = (self.track_scopes.all(&self.track_resolution))
+            .flat_map(TrackResolution::compressors)
+            .chain([&self.async_tracks])
+            .flat_map(crate::tracker::track_compressor::TrackCompressor::pools);
+        crate::tracker::track_groups::assign(&mut self.storage, pools);
         self.storage
     }
 
@@ -373,8 +384,20 @@ impl Parser {
         }
     }
 
+    /// The descriptors of a scope, to register in.
+    pub(crate) fn descriptors_of_mut(&mut self, key: ScopeKey) -> &mut Descriptors {
+        self.track_scopes
+            .descriptors_mut(&mut self.track_resolution, key)
+    }
+
     fn parse(&mut self, packet: &PacketView<'_>, generation: &Generation) {
         self.set_machine(packet.machine);
+        // Uuids mean what the packet's file and machine made them.
+        let scope = ScopeKey {
+            file: generation.file,
+            machine: packet.machine,
+        };
+        self.track_scopes.select(&mut self.track_resolution, scope);
         // What the packet counts and sets is its machine's; what the
         // loader counts between packets stays the host's.
         self.storage.set_machine(packet.machine);

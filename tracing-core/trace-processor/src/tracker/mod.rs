@@ -14,5 +14,7 @@ pub mod stack_profile;
 pub mod task_state;
 pub mod thread_counters;
 pub mod track_compressor;
+pub mod track_groups;
 pub mod track_resolution;
+pub mod track_scopes;
 pub mod tracks;

@@ -50,6 +50,11 @@ impl TrackCompressor {
         self.steps
     }
 
+    /// Each pool's tracks, by index in it (its first made first).
+    pub fn pools(&self) -> impl Iterator<Item = &[u32]> {
+        self.pools.values().map(|p| p.tracks.as_slice())
+    }
+
     /// The track a cookie's slices are on while it is open, if it is.
     pub fn open_track(&mut self, key: &str, cookie: i64) -> Option<u32> {
         self.steps += 1;

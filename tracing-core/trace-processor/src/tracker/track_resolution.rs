@@ -29,6 +29,7 @@ use crate::tracker::track_compressor::TrackCompressor;
 use crate::tracker::tracks::{EventType, TrackSpec, TrackTracker};
 
 mod descriptor_args;
+mod hierarchy;
 mod legacy;
 mod sibling_tracks;
 #[cfg(test)]
@@ -36,8 +37,8 @@ mod tests;
 
 use sibling_tracks::{Factory, FactorySpec, MergeRule, Scope, SiblingTracks, Use};
 
-/// Deepest parent chain followed.
-const MAX_PARENT_DEPTH: u32 = 64;
+/// Deepest parent chain followed (as deep as the chains checked).
+const MAX_PARENT_DEPTH: u32 = hierarchy::MAX_ANCESTORS as u32;
 
 /// LegacyEvent.InstantEventScope values.
 const SCOPE_GLOBAL: i32 = 1;
@@ -107,8 +108,9 @@ impl Slot {
     }
 }
 
-/// Track resolution's state across packets.
-#[derive(Debug)]
+/// Track resolution's state across packets, in one scope of uuids (a
+/// file's machine: `track_scopes.rs`).
+#[derive(Debug, Default)]
 pub struct TrackResolution {
     descriptors: Descriptors,
     resolved: HashMap<u64, Slot>,
@@ -166,6 +168,11 @@ impl TrackResolution {
     /// The descriptors registered so far.
     pub fn descriptors(&self) -> &Descriptors {
         &self.descriptors
+    }
+
+    /// The pools its tracks were made in: merged siblings', legacy async.
+    pub fn compressors(&self) -> [&TrackCompressor; 2] {
+        [self.siblings.compressor(), &self.async_pools]
     }
 }
 
@@ -318,7 +325,7 @@ impl TrackResolution {
         if let Some(r) = self.resolved.get(&uuid) {
             return Some(*r);
         }
-        if depth > MAX_PARENT_DEPTH {
+        if depth > MAX_PARENT_DEPTH || (depth == 0 && !self.check_hierarchy(cx, uuid)) {
             return None;
         }
         // A uuid without a descriptor is a global track of defaults (merged

@@ -175,6 +175,11 @@ pub struct SiblingTracks {
 }
 
 impl SiblingTracks {
+    /// The pools the merged tracks are in.
+    pub fn compressor(&self) -> &TrackCompressor {
+        &self.compressor
+    }
+
     /// Whether the tracks of `uuid` are fixed yet.
     pub fn has_factory(&self, uuid: u64) -> bool {
         self.factories.contains_key(&uuid)

@@ -8,6 +8,8 @@ use zerotrace_protos::protos::{TracePacket, TrackDescriptor, TrackEvent, track_e
 
 use crate::Loader;
 use crate::storage::Storage;
+
+mod scopes;
 use crate::storage::args::ArgValue;
 
 fn packet(f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
@@ -180,6 +182,30 @@ fn overlapping_slices_of_merged_siblings_spread_over_the_pool() {
     // Each slice ended on its own track, at depth 0.
     let durs: Vec<(i64, u32)> = s.slices.iter().take(2).map(|r| (r.dur, r.depth)).collect();
     assert_eq!(durs, [(20, 0), (20, 0)]);
+}
+
+/// Each pool of merged tracks is one track group, numbered in the order
+/// the pools were made, as upstream's compressor numbers its sets.
+#[test]
+fn each_pool_of_merged_tracks_is_one_group() {
+    let s = load(&[
+        named(1, "parent"),
+        child(2, 1, "same"),
+        child(3, 1, "same"),
+        child(4, 1, "other"),
+        event(10, 2, SliceBegin, "a"),
+        event(20, 3, SliceBegin, "b"),
+        event(25, 4, Instant, "c"),
+        event(30, 2, SliceEnd, ""),
+        event(40, 3, SliceEnd, ""),
+    ]);
+    let group = |t: u32| s.tracks[t as usize].track_group_id;
+    let (a, b, c) = (track_of(&s, "a"), track_of(&s, "b"), track_of(&s, "c"));
+    assert_ne!(a, b);
+    let parent = s.tracks[a as usize].parent_id.expect("parent");
+    assert_eq!(group(parent), Some(0));
+    assert_eq!((group(a), group(b)), (Some(1), Some(1)));
+    assert_eq!(group(c), Some(2));
 }
 
 #[test]
