@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::storage::Storage;
-use crate::tables::args::{ArgRow, ArgValue};
+use crate::tables::args::ArgValue;
 use crate::tables::core::{
     ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
     SliceRow, StatRow, StateRow, ThreadRow, TrackEventCallstackRow, TrackRow,
@@ -61,7 +61,7 @@ pub fn build(mut s: Storage) -> Vec<Table> {
         &strings,
     ));
 
-    out.push(ArgRow::freeze_iter(s.args.rows(), &strings));
+    out.push(s.args.freeze(&strings));
     s.args = Default::default();
     out.push(StatRow::freeze(&stats_rows, &strings));
 

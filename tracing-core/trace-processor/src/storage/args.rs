@@ -13,6 +13,9 @@ pub use crate::tables::args::{Arg, ArgRow, ArgValue};
 use super::arg_set_index::ArgSetIndex;
 use crate::column_store::strings::StrId;
 
+#[cfg(feature = "sql")]
+mod freeze;
+
 /// Args a set being built holds before its keys are indexed.
 const INDEXED_FROM: usize = 8;
 
