@@ -90,6 +90,16 @@ impl Op {
 }
 
 impl ColumnarTab {
+    /// The virtual table over `table`, for a table built after SQLite
+    /// connected to it (`perfetto_sql/lazy_table.rs`).
+    pub(crate) fn over(table: Arc<Table>) -> ColumnarTab {
+        ColumnarTab {
+            base: rusqlite::ffi::sqlite3_vtab::default(),
+            table,
+            distinct: Default::default(),
+        }
+    }
+
     /// How many distinct values column `col` holds, NULL aside, counted
     /// once: the runs of its value order when a lookup built it, else
     /// counted without one (a plan's estimate alone is no reason to sort

@@ -227,6 +227,26 @@ pub(crate) fn register(conn: &Connection, name: &str, table: Table) -> rusqlite:
     ))
 }
 
+/// Registers table `name` built on its first read (`lazy_table.rs`), as
+/// [`register`] registers a built one.
+pub(crate) fn register_lazy(
+    conn: &Connection,
+    name: &str,
+    table: super::lazy_table::LazyTable,
+) -> rusqlite::Result<()> {
+    let module = format!("{MODULE_PREFIX}{}", name.to_lowercase());
+    conn.create_module(
+        module.as_str(),
+        rusqlite::vtab::read_only_module::<super::lazy_table::LazyColumnarTab>(),
+        Some(Arc::new(table)),
+    )?;
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE \"{}\" USING \"{}\"",
+        name.replace('"', "\"\""),
+        module.replace('"', "\"\"")
+    ))
+}
+
 /// Whether `table` is a PERFETTO TABLE stored as columns.
 pub(crate) fn is_columnar(conn: &Connection, table: &str) -> bool {
     conn.query_row(

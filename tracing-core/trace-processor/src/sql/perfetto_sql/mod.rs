@@ -30,6 +30,7 @@ mod columnar;
 mod error;
 mod functions;
 mod intrinsic_macros;
+mod lazy_table;
 mod legacy;
 mod macros;
 mod module_index;

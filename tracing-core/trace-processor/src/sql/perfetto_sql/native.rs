@@ -9,7 +9,11 @@
 //! it), so the module's select names its columns, and any other query of
 //! it gives the same rows. A builder is given its connection's handle
 //! (`nested.rs`), to read a table a module made before (the frequency
-//! pieces of `linux.cpu.utilization.general`).
+//! pieces of `linux.cpu.utilization.general`). A deferred source
+//! ([`NativeTables::register_deferred`]) reads what it needs of the
+//! connection at the `CREATE` and builds its columns on the table's first
+//! read (`lazy_table.rs`): an include then makes none of the big tables no
+//! query reads.
 
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -22,6 +26,7 @@ use rusqlite::vtab::{
 };
 
 use super::columnar;
+use super::lazy_table::LazyTable;
 use super::nested::NestedDb;
 use crate::column_store::strings::StringPool;
 use crate::column_store::table::{Cell, Column, Table};
@@ -38,31 +43,59 @@ pub(crate) struct Built {
     pub strings: Arc<StringPool>,
 }
 
-/// A source's builder, given its connection's handle (to read a table a
-/// module made).
-pub(crate) type Build = dyn Fn(&NestedDb) -> rusqlite::Result<Built> + Send + Sync;
+/// What builds a source's columns, after its builder read what it needs
+/// of the connection.
+pub(crate) type Pending = Box<dyn FnOnce() -> rusqlite::Result<Built> + Send>;
+
+/// A source's builder: given its connection's handle, it reads what it
+/// needs of it now (a table a module made) and returns what builds the
+/// columns, at once for a scan of the source, on the first read of a
+/// table made from it.
+pub(crate) type DeferredBuild = dyn Fn(&NestedDb) -> rusqlite::Result<Pending> + Send + Sync;
 
 /// A native source: its name, its columns' names, its builder.
 pub(crate) struct Source {
     name: &'static str,
     columns: &'static [&'static str],
-    build: Box<Build>,
+    build: Box<DeferredBuild>,
     /// The connection it is registered on.
     db: NestedDb,
+}
+
+/// `built` as table `name`, when its columns are `columns`.
+fn checked(name: &str, columns: &[&str], built: Built) -> Option<Table> {
+    let same = built.columns.len() == columns.len()
+        && built.columns.iter().zip(columns).all(|(c, n)| c.name == *n);
+    same.then(|| columnar::table_of(name, built.columns, built.len, built.strings))
 }
 
 impl Source {
     /// The built table, named `name`, when its columns are `columns`.
     fn table(&self, name: &str) -> rusqlite::Result<Option<Table>> {
-        let built = (self.build)(&self.db)?;
-        let same = built.columns.len() == self.columns.len()
-            && built
-                .columns
-                .iter()
-                .zip(self.columns)
-                .all(|(c, n)| c.name == *n);
-        Ok(same.then(|| columnar::table_of(name, built.columns, built.len, built.strings)))
+        let built = (self.build)(&self.db)?()?;
+        Ok(checked(name, self.columns, built))
     }
+
+    /// Table `name` of columns `names`, built on its first read.
+    fn native_table(&self, name: &str, names: &[String]) -> rusqlite::Result<Option<NativeTable>> {
+        let pending = (self.build)(&self.db)?;
+        let (owned, columns, source) = (name.to_owned(), self.columns, self.name);
+        Ok(Some(NativeTable::Later(LazyTable::new(
+            names,
+            Box::new(move || {
+                checked(&owned, columns, pending()?).ok_or_else(|| {
+                    rusqlite::Error::ModuleError(format!("{source}: built other columns"))
+                })
+            }),
+        ))))
+    }
+}
+
+/// A table a native source made for a `CREATE PERFETTO TABLE`.
+#[derive(Debug)]
+pub(crate) enum NativeTable {
+    /// Built on its first read.
+    Later(LazyTable),
 }
 
 /// The native sources of one connection.
@@ -79,13 +112,17 @@ impl std::fmt::Debug for NativeTables {
 
 impl NativeTables {
     /// Registers source `name` with `columns` (their names, in order) on
-    /// `conn`, `build` making its columns.
-    pub(crate) fn register(
+    /// `conn`, `build` making its columns; a table made from it is built
+    /// on its first read: `build` reads what it needs of the connection
+    /// at the `CREATE` and returns what builds the columns, which must
+    /// depend on nothing else that may change between the two (the
+    /// trace's frozen tables).
+    pub(crate) fn register_deferred(
         &mut self,
         conn: &Connection,
         name: &'static str,
         columns: &'static [&'static str],
-        build: Box<Build>,
+        build: Box<DeferredBuild>,
     ) -> rusqlite::Result<()> {
         let source = Arc::new(Source {
             name,
@@ -114,7 +151,7 @@ impl NativeTables {
         name: &str,
         select: &str,
         names: &[String],
-    ) -> rusqlite::Result<Option<Table>> {
+    ) -> rusqlite::Result<Option<NativeTable>> {
         let Some(from) = source_of(select) else {
             return Ok(None);
         };
@@ -126,7 +163,7 @@ impl NativeTables {
         if !same {
             return Ok(None);
         }
-        source.table(name)
+        source.native_table(name, names)
     }
 }
 

@@ -44,7 +44,9 @@ pub(crate) fn columns(
     as_table: bool,
     schema: Option<&[Param]>,
 ) -> Result<Vec<String>, CreateError> {
-    let stmt = conn.prepare(select).map_err(|e| match e {
+    // Prepared only for its columns: a table built on first read is not
+    // built for this (`lazy_table.rs`).
+    let stmt = super::lazy_table::planning_only(|| conn.prepare(select)).map_err(|e| match e {
         rusqlite::Error::SqlInputError { msg, offset, .. } => CreateError::Select {
             message: msg,
             offset: usize::try_from(offset).ok(),
@@ -143,8 +145,9 @@ fn id_typed(name: &str) -> String {
 
 /// Creates table (or view) `name` from `select`, whose columns are `names`
 /// (a table made again loses the indexes noted in `indexes`); a table
-/// whose columns a native source built (`native`, see `native.rs`) takes
-/// them as they are instead of running `select`.
+/// whose columns a native source builds (`native`, see `native.rs`) takes
+/// them as they are, on its first read (`lazy_table.rs`), instead of
+/// running `select`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn create(
     conn: &Connection,
@@ -154,7 +157,7 @@ pub(crate) fn create(
     name: &str,
     select: &str,
     names: &[String],
-    native: Option<crate::column_store::table::Table>,
+    native: Option<super::native::NativeTable>,
 ) -> Result<(), PerfettoSqlError> {
     let statement = if table {
         "CREATE PERFETTO TABLE"
@@ -191,8 +194,8 @@ pub(crate) fn create(
     conn.execute_batch(&format!("DROP TABLE {q}"))
         .map_err(sqlite)?;
     indexes.forget_table(name);
-    if let Some(t) = native {
-        return columnar::register(conn, name, t).map_err(sqlite);
+    if let Some(super::native::NativeTable::Later(t)) = native {
+        return columnar::register_lazy(conn, name, t).map_err(sqlite);
     }
     if let Some(t) = columnar::collect(conn, name, select, names).map_err(sqlite)? {
         return columnar::register(conn, name, t).map_err(sqlite);

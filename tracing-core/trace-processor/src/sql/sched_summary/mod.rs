@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::perfetto_sql::native::NativeTables;
+use super::perfetto_sql::native::{NativeTables, Pending};
 use crate::column_store::table::{Column, Table};
 
 /// The frozen table `name` of `all`.
@@ -65,46 +65,58 @@ pub(super) fn register(
     let sched = find(all, "__intrinsic_sched_slice");
     let threads = find(all, "__intrinsic_thread");
     let s = states.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_sched_time_in_state_for_thread",
         time_in_state::COLUMNS,
-        Box::new(move |_| time_in_state::build(s.as_deref())),
+        Box::new(move |_| {
+            let s = s.clone();
+            Ok(Box::new(move || time_in_state::build(s.as_deref())) as Pending)
+        }),
     )?;
     let s = states.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_sched_runnable_thread_count",
         open_count::RUNNABLE,
         Box::new(move |_| {
-            Ok(open_count::in_state(
-                s.as_deref(),
-                "R",
-                open_count::RUNNABLE,
-            ))
+            let s = s.clone();
+            Ok(Box::new(move || {
+                Ok(open_count::in_state(
+                    s.as_deref(),
+                    "R",
+                    open_count::RUNNABLE,
+                ))
+            }) as Pending)
         }),
     )?;
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_sched_uninterruptible_sleep_thread_count",
         open_count::UNINTERRUPTIBLE,
         Box::new(move |_| {
-            Ok(open_count::in_state(
-                states.as_deref(),
-                "D",
-                open_count::UNINTERRUPTIBLE,
-            ))
+            let s = states.clone();
+            Ok(Box::new(move || {
+                Ok(open_count::in_state(
+                    s.as_deref(),
+                    "D",
+                    open_count::UNINTERRUPTIBLE,
+                ))
+            }) as Pending)
         }),
     )?;
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_sched_active_cpu_count",
         open_count::ACTIVE_CPUS,
         Box::new(move |_| {
-            Ok(open_count::active_cpus(
-                sched.as_deref(),
-                threads.as_deref(),
-            ))
+            let (sched, threads) = (sched.clone(), threads.clone());
+            Ok(Box::new(move || {
+                Ok(open_count::active_cpus(
+                    sched.as_deref(),
+                    threads.as_deref(),
+                ))
+            }) as Pending)
         }),
     )
 }

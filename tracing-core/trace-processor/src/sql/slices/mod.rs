@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::perfetto_sql::native::NativeTables;
+use super::perfetto_sql::native::{Built, NativeTables, Pending};
 use crate::column_store::table::Table;
 
 /// Column `name`'s index in `t`.
@@ -75,25 +75,33 @@ pub(super) fn register_native(
     let Some(slices) = all.iter().find(|t| t.name == "__intrinsic_slice").cloned() else {
         return Ok(());
     };
+    // Each built on its table's first read, over the slice table.
+    fn later(
+        slices: &Arc<Table>,
+        build: impl FnOnce(&Arc<Table>) -> Built + Send + 'static,
+    ) -> Pending {
+        let s = slices.clone();
+        Box::new(move || Ok(build(&s)))
+    }
     let for_summary = slices.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_slice_track_summary",
         track_summary::COLUMNS,
-        Box::new(move |_| Ok(track_summary::columns(&for_summary))),
+        Box::new(move |_| Ok(later(&for_summary, |s| track_summary::columns(s)))),
     )?;
     let for_min_ts = slices.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_slice_min_ts_per_track",
         track_summary::MIN_TS,
-        Box::new(move |_| Ok(track_summary::min_ts(&for_min_ts))),
+        Box::new(move |_| Ok(later(&for_min_ts, |s| track_summary::min_ts(s)))),
     )?;
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_slice_self_dur_columns",
         self_dur::COLUMNS,
-        Box::new(move |_| Ok(self_dur::columns(&slices))),
+        Box::new(move |_| Ok(later(&slices, self_dur::columns))),
     )
 }
 

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use crate::column_store::strings::{StrId, StringPool};
 use crate::column_store::table::{Column, ColumnData, Lookup, Table};
 use crate::sql::perfetto_sql::native::Built;
-use crate::sql::perfetto_sql::nested::NestedDb;
 
 use super::context::{Contexts, Strings, THREAD_COLUMNS};
 use super::inputs::{Tables, column};
@@ -324,11 +323,11 @@ pub(crate) fn cpu_time(t: &Tables) -> Built {
 }
 
 /// `cpu_cycles_per_thread_slice`: every thread slice, in id order, with
-/// its cycles when its thread's frequency pieces (`_cpu_freq_per_thread`,
-/// read on `db`) cover the whole slice, else NULL.
-pub(crate) fn cycles(t: &Tables, db: &NestedDb) -> rusqlite::Result<Built> {
-    let pieces = super::cycles::read_pieces(db)?;
-    let cycles = super::cycles::compute(t, &pieces);
+/// its cycles when its thread's frequency pieces (`pieces`, read from
+/// `_cpu_freq_per_thread` by `cycles::read_pieces`) cover the whole
+/// slice, else NULL.
+pub(crate) fn cycles_of(t: &Tables, pieces: &[super::cycles::Piece]) -> Built {
+    let cycles = super::cycles::compute(t, pieces);
     let contexts = Contexts::read(t);
     let strings = pool(t, None);
     let slice_dur = t.slice.as_deref().and_then(|s| column(s, "dur"));
@@ -356,7 +355,7 @@ pub(crate) fn cycles(t: &Tables, db: &NestedDb) -> rusqlite::Result<Built> {
         .chain(via.context())
         .chain([ints("millicycles", milli), ints("megacycles", mega)])
         .collect();
-    Ok(finish(columns, len, strings))
+    finish(columns, len, strings)
 }
 
 /// `_slice_flattened`: the flattened stretches of thread slices, by

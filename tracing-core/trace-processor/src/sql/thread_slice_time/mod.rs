@@ -13,7 +13,9 @@
 //! (`context.rs`, `built.rs`), which the modules take as they are
 //! (`perfetto_sql/native.rs`); so is `sched.runnable`'s table of each
 //! running state's latest runnable states before it
-//! (`previous_runnable.rs`). Typed errors in `error.rs`.
+//! (`previous_runnable.rs`). Each table is built on its first read, not
+//! at the include (`perfetto_sql/lazy_table.rs`); the cycles read their
+//! frequency pieces at the include. Typed errors in `error.rs`.
 
 mod built;
 mod context;
@@ -32,7 +34,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::perfetto_sql::native::NativeTables;
+use super::perfetto_sql::native::{Built, NativeTables, Pending};
 use crate::column_store::table::Table;
 use inputs::Tables;
 
@@ -48,38 +50,48 @@ pub(super) fn register(
     natives: &mut NativeTables,
 ) -> rusqlite::Result<()> {
     let tables = Arc::new(Tables::find(all));
+    // What builds each table later, over the trace's tables.
+    fn later(tables: &Arc<Tables>, build: fn(&Tables) -> Built) -> Pending {
+        let t = tables.clone();
+        Box::new(move || Ok(build(&t)))
+    }
     let t = tables.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_thread_slice_time_in_state",
         built::TIME_IN_STATE,
-        Box::new(move |_| Ok(built::time_in_state(&t))),
+        Box::new(move |_| Ok(later(&t, built::time_in_state))),
     )?;
     let t = tables.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_thread_slice_cpu_time",
         built::CPU_TIME,
-        Box::new(move |_| Ok(built::cpu_time(&t))),
+        Box::new(move |_| Ok(later(&t, built::cpu_time))),
     )?;
     let t = tables.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_cpu_cycles_per_thread_slice",
         built::CYCLES,
-        Box::new(move |db| built::cycles(&t, db)),
+        Box::new(move |db| {
+            // The module's frequency pieces as they are at the include.
+            let pieces = cycles::read_pieces(db)?;
+            let t = t.clone();
+            Ok(Box::new(move || Ok(built::cycles_of(&t, &pieces))) as Pending)
+        }),
     )?;
     let t = tables.clone();
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_sched_previous_runnable",
         built::PREVIOUS_RUNNABLE,
-        Box::new(move |_| Ok(built::previous_runnable(&t))),
+        Box::new(move |_| Ok(later(&t, built::previous_runnable))),
     )?;
-    natives.register(
+    natives.register_deferred(
         conn,
         "__intrinsic_thread_slice_flattened",
         built::FLATTENED,
-        Box::new(move |_| Ok(built::flattened(&tables))),
+        Box::new(move |_| Ok(later(&tables, built::flattened))),
     )
 }
