@@ -600,4 +600,6 @@ fn run_dropping_rows(conn: &Connection, text: &str) -> Result<(), Error> {
 }
 
 #[cfg(test)]
+mod blocking_calls_tests;
+#[cfg(test)]
 mod tests;

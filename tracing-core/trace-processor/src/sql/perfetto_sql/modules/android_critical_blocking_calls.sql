@@ -70,6 +70,22 @@ FROM thread_slice
 WHERE name = 'waitForBufferRelease'
 ORDER BY ts;
 
+-- Each slice name that names a blocking call, with its standardized name.
+-- The test and the standardization run once per distinct name rather
+-- than once per slice: a trace of millions of slices holds few names, and
+-- evaluated per slice the GLOBs and the standardizing function took
+-- seconds. (The names are gathered first, into a table of their own, so
+-- that SQLite cannot move the test back into the scan of every slice.)
+CREATE PERFETTO TABLE _android_critical_blocking_calls_names AS
+SELECT DISTINCT name
+FROM slice
+WHERE name IS NOT NULL;
+
+CREATE PERFETTO TABLE _android_critical_blocking_calls_relevant_names AS
+SELECT name, android_standardize_slice_name(name) AS standard_name
+FROM _android_critical_blocking_calls_names
+WHERE _is_relevant_blocking_call_expr!(name);
+
 -- Every blocking call of every process: the relevant thread slices under
 -- their standardized names (a DrawFrames slice less the time its thread
 -- waited for buffer releases that began inside it), every 'drawLayer ...'
@@ -87,17 +103,18 @@ WITH
   ),
   relevant AS (
     SELECT
-      android_standardize_slice_name(s.name) AS name,
+      n.standard_name AS name,
       s.ts,
       iif(waited.dur IS NULL OR s.dur = -1, s.dur, max(s.dur - waited.dur, 0)) AS dur,
       s.id,
       s.process_name,
       th.utid,
       s.upid
-    FROM thread_slice AS s
+    FROM _android_critical_blocking_calls_relevant_names AS n
+    JOIN thread_slice AS s ON s.name = n.name
     JOIN thread AS th USING (utid)
     LEFT JOIN waited USING (id)
-    WHERE _is_relevant_blocking_call_expr!(s.name)
+    ORDER BY s.id
   )
 SELECT name, ts, dur, id, process_name, utid, upid, ts + dur AS ts_end
 FROM relevant
