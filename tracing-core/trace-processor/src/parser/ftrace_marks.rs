@@ -199,7 +199,7 @@ fn apply(p: &mut Parser, e: &FtraceInput<'_>, m: &Mark<'_>) {
                 Some(tgid) => p.processes.update_thread(&mut p.storage, e.tid, tgid),
                 None => p.processes.get_or_create_thread(&mut p.storage, e.tid),
             };
-            let track = p.tracks.atrace_thread_track(&mut p.storage, utid);
+            let track = p.tracks.thread_track(&mut p.storage, utid);
             let name = p.storage.strings.intern(m.name);
             p.slices.instant(
                 &mut p.storage,

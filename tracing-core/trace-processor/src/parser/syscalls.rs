@@ -106,7 +106,7 @@ fn sys_enter(p: &mut Parser, e: &FtraceInput<'_>) {
         return;
     };
     let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
-    let track_id = p.tracks.atrace_thread_track(&mut p.storage, utid);
+    let track_id = p.tracks.thread_track(&mut p.storage, utid);
     let mut args = ArgSetBuilder::default();
     let flat = p.storage.strings.intern("args");
     let mut i = 0usize;
@@ -162,7 +162,7 @@ fn sys_exit(p: &mut Parser, e: &FtraceInput<'_>) {
     if name == "sys_write" && !p.syscalls.in_write.remove(&utid) {
         return;
     }
-    let track_id = p.tracks.atrace_thread_track(&mut p.storage, utid);
+    let track_id = p.tracks.thread_track(&mut p.storage, utid);
     let Some(id) = p.slices.end(&mut p.storage, track_id, e.ts, None) else {
         return;
     };
@@ -218,7 +218,7 @@ pub fn truncate_write(p: &mut Parser, ts: i64, tid: i64) {
         return;
     }
     p.storage.stats.incr("truncated_sys_write_duration");
-    let track_id = p.tracks.atrace_thread_track(&mut p.storage, utid);
+    let track_id = p.tracks.thread_track(&mut p.storage, utid);
     if let Some(id) = p.slices.end(&mut p.storage, track_id, ts, None) {
         let args = p.syscalls.pending.remove(&id).unwrap_or_default();
         store_args(p, id, &args);

@@ -129,7 +129,7 @@ pub fn parse(p: &mut Parser, ts: i64, tid: i64, buf: &str) {
                 Some(tgid) => p.processes.update_thread(&mut p.storage, tid, tgid),
                 None => p.processes.get_or_create_thread(&mut p.storage, tid),
             };
-            let track = p.tracks.atrace_thread_track(&mut p.storage, utid);
+            let track = p.tracks.thread_track(&mut p.storage, utid);
             let name = p.storage.strings.intern(point.name);
             p.slices.instant(
                 &mut p.storage,
@@ -349,7 +349,7 @@ pub fn apply(
                 p.storage.stats.incr("systrace_parse_failure");
                 return;
             };
-            let track = p.tracks.atrace_thread_track(&mut p.storage, utid);
+            let track = p.tracks.thread_track(&mut p.storage, utid);
             let name = p.storage.strings.intern(name);
             p.slices.begin(
                 &mut p.storage,
@@ -363,7 +363,7 @@ pub fn apply(
             );
         }
         'E' => {
-            let track = p.tracks.atrace_thread_track(&mut p.storage, utid);
+            let track = p.tracks.thread_track(&mut p.storage, utid);
             let _ = p.slices.end(&mut p.storage, track, ts, None);
         }
         'C' => {

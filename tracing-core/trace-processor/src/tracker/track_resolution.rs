@@ -310,8 +310,13 @@ impl TrackResolution {
         spec.upid = upid;
         spec.source_args = source_args;
         let id = cx.tracks.create(cx.storage, &spec);
+        // Only a track that merges with the system's thread track is the
+        // thread's default track (atrace marks and the other importers'
+        // slices of the thread join it); one that disallows merging stays
+        // apart, as upstream gives it a track of its own.
         match (utid, upid) {
-            (Some(u), _) => cx.tracks.set_thread_track(u, id),
+            (Some(u), _) if merged_thread_track => cx.tracks.set_thread_track(u, id),
+            (Some(_), _) => {}
             (None, Some(p)) => cx.tracks.set_process_track(p, id),
             (None, None) => {}
         }

@@ -76,7 +76,6 @@ pub struct TrackTracker {
     thread_tracks: HashMap<u32, u32>,
     process_tracks: HashMap<u32, u32>,
     counters: HashMap<(String, String, Option<u32>), u32>,
-    atrace_threads: HashMap<u32, u32>,
     /// The machine of the packet being parsed (0: the host).
     machine: u32,
 }
@@ -181,7 +180,11 @@ impl TrackTracker {
         id
     }
 
-    /// The default slice track of a thread.
+    /// The default slice track of a thread, as upstream's track tracker
+    /// interns it: one per thread, shared by every importer that puts a
+    /// thread's slices on it (atrace marks, syscalls, Chrome JSON, a track
+    /// event's root thread track), so that their begins and ends meet on
+    /// one slice stack.
     pub fn thread_track(&mut self, storage: &mut Storage, utid: u32) -> u32 {
         if let Some(id) = self.thread_tracks.get(&utid) {
             return *id;
@@ -190,19 +193,6 @@ impl TrackTracker {
         spec.utid = Some(utid);
         let id = self.create(storage, &spec);
         self.thread_tracks.insert(utid, id);
-        id
-    }
-
-    /// The slice track atrace (systrace) events of a thread go on, apart
-    /// from TrackEvent's.
-    pub fn atrace_thread_track(&mut self, storage: &mut Storage, utid: u32) -> u32 {
-        if let Some(id) = self.atrace_threads.get(&utid) {
-            return *id;
-        }
-        let mut spec = TrackSpec::new(None, "thread", EventType::Slice);
-        spec.utid = Some(utid);
-        let id = self.create(storage, &spec);
-        self.atrace_threads.insert(utid, id);
         id
     }
 

@@ -359,3 +359,135 @@ fn an_atrace_write_truncates_the_ongoing_sys_write() {
         vec![vec![Value::Int(2)]]
     );
 }
+
+/// A TrackEvent of sequence 1 at `ts` on its default (thread) track: a
+/// legacy begin or end (`phase`) of category `c`, named when `name` is.
+fn legacy_on_thread(ts: u64, phase: u8, name: Option<&str>) -> Vec<u8> {
+    packet(|p| {
+        p.set_trusted_packet_sequence_id(1);
+        p.set_timestamp(ts);
+        let mut e = p.begin_track_event();
+        e.add_categories("c");
+        if let Some(name) = name {
+            e.set_name(name);
+        }
+        e.begin_legacy_event().set_phase(i32::from(phase));
+    })
+}
+
+/// An atrace mark and a TrackEvent of one thread land on the thread's one
+/// track, as upstream interns it, so they share its slice stack: the
+/// TrackEvent end names a category, skips the atrace slice (it has none)
+/// and closes the TrackEvent slice under it; the atrace slice, still open
+/// above a slice that ended, is cut at that end once the stack moves on
+/// (a misplaced end), and its own end finds nothing left to close.
+#[test]
+fn atrace_marks_and_track_events_of_a_thread_share_its_stack() {
+    let t = trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(0);
+            p.set_incremental_state_cleared(true);
+            let mut td = p.begin_thread_descriptor();
+            td.set_pid(60);
+            td.set_tid(61);
+        }),
+        legacy_on_thread(1000, b'B', Some("outer")),
+        bundle(0, |b| {
+            event(b, 2000, 61, 3, |m| m.append_string(2, "B|60|mark\n"))
+        }),
+        legacy_on_thread(5000, b'E', None),
+        bundle(0, |b| {
+            event(b, 6000, 61, 3, |m| m.append_string(2, "E|60\n"))
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, dur, name, depth, track_id FROM slice ORDER BY ts"
+        ),
+        vec![
+            vec![
+                Value::Int(1000),
+                Value::Int(4000),
+                s("outer"),
+                Value::Int(0),
+                Value::Int(0)
+            ],
+            vec![
+                Value::Int(2000),
+                Value::Int(3000),
+                s("mark"),
+                Value::Int(1),
+                Value::Int(0)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT value FROM stats WHERE name = 'misplaced_end_event'"
+        ),
+        vec![vec![Value::Int(1)]]
+    );
+}
+
+/// A thread's descriptor that disallows merging with the system's tracks
+/// keeps its TrackEvents on a track of their own: an atrace mark of the
+/// thread goes on the thread's default track, a stack apart, and lasts
+/// until its own end.
+#[test]
+fn a_thread_descriptor_apart_from_system_tracks_keeps_atrace_apart() {
+    let t = trace(&[
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(0);
+            p.set_incremental_state_cleared(true);
+            let mut td = p.begin_track_descriptor();
+            td.set_uuid(9);
+            td.set_disallow_merging_with_system_tracks(true);
+            let mut th = td.begin_thread();
+            th.set_pid(60);
+            th.set_tid(61);
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(1000);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(9);
+            e.set_name("outer");
+            e.set_type(zerotrace_protos::protos::track_event::Type::SliceBegin);
+        }),
+        bundle(0, |b| {
+            event(b, 2000, 61, 3, |m| m.append_string(2, "B|60|mark\n"))
+        }),
+        packet(|p| {
+            p.set_trusted_packet_sequence_id(1);
+            p.set_timestamp(5000);
+            let mut e = p.begin_track_event();
+            e.set_track_uuid(9);
+            e.set_type(zerotrace_protos::protos::track_event::Type::SliceEnd);
+        }),
+        bundle(0, |b| {
+            event(b, 6000, 61, 3, |m| m.append_string(2, "E|60\n"))
+        }),
+    ]);
+    let tp = TraceProcessor::from_bytes(&t).expect("load");
+    assert_eq!(
+        rows(&tp, "SELECT ts, dur, name, depth FROM slice ORDER BY ts"),
+        vec![
+            vec![
+                Value::Int(1000),
+                Value::Int(4000),
+                s("outer"),
+                Value::Int(0)
+            ],
+            vec![Value::Int(2000), Value::Int(4000), s("mark"), Value::Int(0)],
+        ]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT COUNT(DISTINCT track_id) FROM slice"),
+        vec![vec![Value::Int(2)]]
+    );
+}
