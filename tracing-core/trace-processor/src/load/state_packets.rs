@@ -225,6 +225,16 @@ impl Loader {
         let Some(uuid) = td.uuid() else {
             return;
         };
+        // The default track (uuid 0) has no parent: a descriptor giving it
+        // one is refused, as upstream refuses it.
+        if let Some(parent) = td.parent_uuid().filter(|&p| uuid == 0 && p != 0) {
+            self.parser.storage.stats.log_at(
+                "track_descriptor_default_track_with_parent",
+                LogPlace::default(),
+                &[("parent_uuid", ArgValue::Uint(parent))],
+            );
+            return;
+        }
         let counter = td.counter();
         let scope = self.descriptor_scope();
         let registered = self.parser.descriptors_of_mut(scope).register(Descriptor {

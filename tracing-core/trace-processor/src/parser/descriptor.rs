@@ -38,9 +38,12 @@ fn parse(p: &mut Parser, bytes: &[u8], ts: i64) {
         .is_some_and(|r| r.thread_ordering_raw() == Some(ORDERING_EXPLICIT));
     let rank = td.sibling_order_rank();
     // Resolving first: a descriptor for a reused pid or tid makes a new
-    // process or thread, and the names below go to it.
-    p.track_resolution
-        .update_descriptor(&mut p.storage, uuid, bytes);
+    // process or thread, and the names below go to it. The default track's
+    // descriptor giving it a parent was refused (`load/state_packets.rs`).
+    if uuid != 0 || td.parent_uuid().unwrap_or(0) == 0 {
+        p.track_resolution
+            .update_descriptor(&mut p.storage, uuid, bytes);
+    }
     let (resolution, mut cx) = p.track_resolver();
     // A descriptor whose parents do not resolve names nothing, as upstream
     // drops it (its chain's fault is logged by the resolution).

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use super::{Instant, arg, descriptor, event, load, named, text, track_name, track_of};
+use super::{Instant, arg, descriptor, event, load, named, packet, text, track_name, track_of};
 use crate::Loader;
 use crate::stat_vocabulary::stat_index;
 use crate::storage::Storage;
@@ -117,6 +117,37 @@ fn a_conflicting_descriptor_is_logged_with_its_uuid() {
         [(Some(3), None, None)]
     );
     assert_eq!(s.stats.get("track_descriptor_conflicting_reservation"), 1);
+}
+
+#[test]
+fn a_default_track_descriptor_with_a_parent_is_refused() {
+    let s = load(&[
+        named(5, "elsewhere"),
+        descriptor(0, |td| {
+            td.set_parent_uuid(5);
+            td.set_name("renamed");
+        }),
+        packet(|p| {
+            p.set_timestamp(10);
+            let mut e = p.begin_track_event();
+            e.set_name("a");
+            e.set_type(Instant);
+        }),
+    ]);
+    let key =
+        i64::try_from(stat_index("track_descriptor_default_track_with_parent").expect("stat"))
+            .expect("index");
+    let logged: Vec<_> = s.import_logs.iter().filter(|r| r.stat_key == key).collect();
+    assert_eq!(logged.len(), 1);
+    let set = logged[0].arg_set_id.expect("args");
+    let parent = s
+        .args
+        .set(set)
+        .find(|a| text(&s, a.key) == Some("parent_uuid"));
+    assert_eq!(parent.map(|a| a.value), Some(ArgValue::Uint(5)));
+    let a = track_of(&s, "a");
+    assert_eq!(track_name(&s, a), Some("Default Track"));
+    assert_eq!(s.tracks[a as usize].parent_id, None);
 }
 
 #[test]
