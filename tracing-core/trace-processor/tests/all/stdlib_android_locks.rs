@@ -3,8 +3,9 @@
 //! (`android.monitor_contention`), an app startup's time to initial and
 //! full display (`android.startup.time_to_display`), wakeups and failed
 //! suspends (`android.wakeups`), a startup's opinionated breakdown
-//! (`android.startup.startup_breakdowns`) and a bug report's
-//! `showmap` sections (`android.dumpsys.show_map`).
+//! (`android.startup.startup_breakdowns`), blocking calls per CUJ frame
+//! (`android.frame_blocking_calls.blocking_calls_aggregation`) and a bug
+//! report's `showmap` sections (`android.dumpsys.show_map`).
 
 use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundle};
 use zerotrace_trace_processor::{TraceProcessor, Value};
@@ -536,6 +537,111 @@ fn a_startup_breaks_down_into_slices_thread_states_and_launch_delay() {
             vec![i(1), i(3_200), i(100), s("Running"), i(0), i(1)],
             vec![i(1), i(3_300), i(100), s("activity_resume"), i(1), i(1)],
             vec![i(1), i(3_400), i(1_600), s("Running"), i(0), i(1)],
+        ]
+    );
+}
+
+/// A frame timeline packet at `ts` whose event is field `which` of
+/// `FrameTimelineEvent`: (cookie, token, display token, pid, layer).
+fn frame_timeline(ts: u64, which: u32, cookie: i64, token: i64, layer: &str) -> Vec<u8> {
+    packet(|p| {
+        p.set_timestamp(ts);
+        let mut e = p.message().begin_nested(76);
+        let mut m = e.begin_nested(which);
+        m.append_int64(1, cookie);
+        m.append_int64(2, token);
+        m.append_int64(3, token + 1000);
+        m.append_int32(4, 10);
+        m.append_string(5, layer);
+    })
+}
+
+/// The end of frame timeline slice `cookie`.
+fn frame_timeline_end(ts: u64, cookie: i64) -> Vec<u8> {
+    packet(|p| {
+        p.set_timestamp(ts);
+        p.message()
+            .begin_nested(76)
+            .begin_nested(5)
+            .append_int64(1, cookie);
+    })
+}
+
+#[test]
+fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
+    let mut packets = vec![
+        processes(
+            &[(10, "com.android.systemui")],
+            &[(10, 10, "com.android.systemui"), (11, 10, "RenderThread")],
+        ),
+        prints(&[
+            (1_000, 10, "S|10|J<SHADE>|1"),
+            (1_100, 10, "B|10|J<SHADE>#FT#layerId#3"),
+            (1_100, 10, "E|10"),
+            (1_200, 10, "B|10|J<SHADE>#FT#beginVsync#100"),
+            (1_200, 10, "E|10"),
+            (1_300, 10, "B|10|J<SHADE>#FT#endVsync#120"),
+            (1_300, 10, "E|10"),
+            (1_400, 10, "B|10|J<SHADE>#UIThread"),
+            (1_400, 10, "E|10"),
+            (2_000, 10, "B|10|Choreographer#doFrame 101"),
+            (3_000, 10, "E|10"),
+            (2_500, 11, "B|10|DrawFrame 101"),
+            (3_500, 11, "E|10"),
+            (3_100, 10, "B|10|inflate"),
+            (3_300, 10, "E|10"),
+            (
+                3_600,
+                11,
+                "B|10|Lock contention on thread list lock (owner tid: 12)",
+            ),
+            (4_100, 11, "E|10"),
+            (4_000, 10, "B|10|Choreographer#doFrame 102"),
+            (5_000, 10, "E|10"),
+            (4_500, 11, "B|10|DrawFrame 102"),
+            (5_500, 11, "E|10"),
+            (9_000, 10, "F|10|J<SHADE>|1"),
+        ]),
+    ];
+    for (cookie, token, start, end) in [(1, 101, 2_000, 3_500), (3, 102, 4_000, 5_500)] {
+        packets.push(frame_timeline(start, 3, cookie, token, "app#3"));
+        packets.push(frame_timeline_end(end, cookie));
+        packets.push(frame_timeline(start, 4, cookie + 1, token, "app#3"));
+        packets.push(frame_timeline_end(end, cookie + 1));
+    }
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE android.frame_blocking_calls.blocking_calls_aggregation;
+             SELECT frame_id, ts, ts_end, layer_id, cuj_name FROM _extended_frame_boundary"
+        ),
+        vec![
+            vec![i(101), i(2_000), i(4_000), i(3), s("SHADE")],
+            vec![i(102), i(4_000), i(5_500), i(3), s("SHADE")],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, ts, dur, frame_id, cuj_id FROM _blocking_calls_frame_cuj ORDER BY ts"
+        ),
+        vec![
+            vec![s("inflate"), i(3_100), i(200), i(101), i(1)],
+            vec![
+                s("Lock contention on thread list lock <...>"),
+                i(3_600),
+                i(400),
+                i(101),
+                i(1)
+            ],
+            vec![
+                s("Lock contention on thread list lock <...>"),
+                i(4_000),
+                i(100),
+                i(102),
+                i(1)
+            ],
         ]
     );
 }

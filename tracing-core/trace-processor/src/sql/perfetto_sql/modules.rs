@@ -56,6 +56,7 @@ pub(crate) const MODULES: &[Module] = modules![
     "android.dumpsys.show_map" => "android_dumpsys_show_map",
     "android.dvfs" => "android_dvfs",
     "android.entity_state_residency" => "android_entity_state_residency",
+    "android.frame_blocking_calls.blocking_calls_aggregation" => "android_frame_blocking_calls_blocking_calls_aggregation",
     "android.frames.jank_type" => "android_frames_jank_type",
     "android.frames.per_frame_metrics" => "android_frames_per_frame_metrics",
     "android.frames.timeline" => "android_frames_timeline",
