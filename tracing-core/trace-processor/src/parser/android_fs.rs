@@ -76,7 +76,7 @@ fn dataread_start(p: &mut Parser, e: &FtraceInput<'_>) {
             dur: -1,
             track_id: track,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );
@@ -97,7 +97,11 @@ fn dataread_end(p: &mut Parser, e: &FtraceInput<'_>) {
         return;
     };
     let mut args = ArgSetBuilder::default();
-    let existing = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id);
+    let existing = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get());
     if let Some(set) = existing {
         let old: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in old {
@@ -110,7 +114,7 @@ fn dataread_end(p: &mut Parser, e: &FtraceInput<'_>) {
     }
     let set = p.storage.args.add_set(&args);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

@@ -348,7 +348,7 @@ fn event(
             dur: e.dur,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     ) else {

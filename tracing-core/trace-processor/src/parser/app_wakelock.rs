@@ -123,7 +123,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             dur: -1,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );

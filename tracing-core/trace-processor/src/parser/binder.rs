@@ -134,7 +134,7 @@ fn merge_args(p: &mut Parser, slice: u32, extra: &ArgSetBuilder) {
         return;
     };
     let mut merged = ArgSetBuilder::default();
-    if let Some(set) = row.arg_set_id {
+    if let Some(set) = row.arg_set_id.get() {
         let existing: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in existing {
             merged.add(a.flat_key, a.key, a.value);
@@ -145,7 +145,7 @@ fn merge_args(p: &mut Parser, slice: u32, extra: &ArgSetBuilder) {
     }
     let id = p.storage.args.add_set(&merged);
     if let Some(s) = p.storage.slices.get_mut(slice as usize) {
-        s.arg_set_id = id;
+        s.arg_set_id = id.into();
     }
 }
 
@@ -273,7 +273,7 @@ impl BinderTracker {
                 "binder transaction"
             };
             let mut row = Self::slice(p, ts, dur, track, name);
-            row.arg_set_id = p.storage.args.add_set(&args);
+            row.arg_set_id = p.storage.args.add_set(&args).into();
             p.slices.begin(&mut p.storage, row)
         };
         p.binder.outstanding.insert(
@@ -334,7 +334,7 @@ impl BinderTracker {
         }
         let recv = if t.is_oneway {
             let mut row = Self::slice(p, ts, 0, track, "binder async rcv");
-            row.arg_set_id = p.storage.args.add_set(&t.args);
+            row.arg_set_id = p.storage.args.add_set(&t.args).into();
             p.slices.begin(&mut p.storage, row)
         } else {
             let dest = Self::dest_args(p, tid, ArgValue::Uint(tid as u64));

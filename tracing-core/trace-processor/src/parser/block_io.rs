@@ -48,7 +48,7 @@ fn start(p: &mut Parser, e: &FtraceInput<'_>) {
             dur: -1,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );
@@ -63,7 +63,12 @@ fn done(p: &mut Parser, e: &FtraceInput<'_>) {
     };
     let k = p.storage.strings.intern("sector");
     let mut args = ArgSetBuilder::default();
-    if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
+    if let Some(set) = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get())
+    {
         let old: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in old {
             args.add(a.flat_key, a.key, a.value);
@@ -72,6 +77,6 @@ fn done(p: &mut Parser, e: &FtraceInput<'_>) {
     args.add(k, k, ArgValue::Uint(sector));
     let set = p.storage.args.add_set(&args);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }

@@ -73,7 +73,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             dur,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );

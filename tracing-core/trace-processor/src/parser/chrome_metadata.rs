@@ -165,7 +165,7 @@ fn trigger(p: &mut Parser, bytes: &[u8], ts: i64) {
             ts,
             track_id: track,
             name: name_id,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     );

@@ -80,7 +80,11 @@ fn cma_alloc_info(p: &mut Parser, e: &FtraceInput<'_>) {
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
     let mut b = ArgSetBuilder::default();
-    let existing = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id);
+    let existing = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get());
     if let Some(set) = existing {
         let args: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in args {
@@ -107,7 +111,7 @@ fn cma_alloc_info(p: &mut Parser, e: &FtraceInput<'_>) {
     }
     let set = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 
@@ -149,7 +153,12 @@ fn cma_alloc_finish(p: &mut Parser, e: &FtraceInput<'_>) {
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
     let mut b = ArgSetBuilder::default();
-    if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
+    if let Some(set) = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get())
+    {
         let args: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in args {
             b.add(a.flat_key, a.key, a.value);
@@ -170,7 +179,7 @@ fn cma_alloc_finish(p: &mut Parser, e: &FtraceInput<'_>) {
     }
     let set = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

@@ -142,7 +142,7 @@ fn slice(
             dur,
             track_id: track,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     )

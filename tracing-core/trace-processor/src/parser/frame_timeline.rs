@@ -330,7 +330,7 @@ fn begin(
             dur: -1,
             track_id: track,
             name,
-            arg_set_id: args,
+            arg_set_id: args.into(),
             ..SliceRow::default()
         },
     )

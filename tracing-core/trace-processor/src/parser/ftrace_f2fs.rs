@@ -78,7 +78,7 @@ fn write_checkpoint(p: &mut Parser, e: &FtraceInput<'_>) {
                     dur: -1,
                     track_id,
                     name,
-                    arg_set_id,
+                    arg_set_id: arg_set_id.into(),
                     ..SliceRow::default()
                 },
             );

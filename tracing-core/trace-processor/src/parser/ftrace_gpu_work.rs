@@ -74,16 +74,17 @@ fn gpu_work_period(p: &mut Parser, e: &FtraceInput<'_>) {
         format!("%{percent:.2}")
     };
     let name = p.storage.strings.intern(&text);
-    let mut row = SliceRow {
+    let row = SliceRow {
         ts,
         dur,
         track_id,
         name,
         ..SliceRow::default()
     };
-    row.update_thread_times(|t| {
-        t.ts = Some(ts);
-        t.dur = Some(active);
-    });
-    p.slices.complete(&mut p.storage, row);
+    if let Some(id) = p.slices.complete(&mut p.storage, row) {
+        p.storage.slice_threads.update(id, |t| {
+            t.ts = Some(ts);
+            t.dur = Some(active);
+        });
+    }
 }

@@ -183,7 +183,12 @@ fn kswapd_done(p: &mut Parser, e: &FtraceInput<'_>) {
         _ => None,
     };
     let mut b = ArgSetBuilder::default();
-    if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
+    if let Some(set) = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get())
+    {
         let old: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in old {
             b.add(a.flat_key, a.key, a.value);
@@ -202,6 +207,6 @@ fn kswapd_done(p: &mut Parser, e: &FtraceInput<'_>) {
     }
     let set = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }

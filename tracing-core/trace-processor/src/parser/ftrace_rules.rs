@@ -84,7 +84,7 @@ pub fn apply(p: &mut Parser, shape: &Shape, e: &FtraceInput<'_>) {
                     track_id,
                     category: category.unwrap_or_default(),
                     name,
-                    arg_set_id,
+                    arg_set_id: arg_set_id.into(),
                     ..SliceRow::default()
                 },
             );
@@ -97,10 +97,14 @@ pub fn apply(p: &mut Parser, shape: &Shape, e: &FtraceInput<'_>) {
             if args.is_empty() {
                 return;
             }
-            let old = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id);
+            let old = p
+                .storage
+                .slices
+                .get(id as usize)
+                .and_then(|s| s.arg_set_id.get());
             let set = args_of(p, args, &f, e, old);
             if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                s.arg_set_id = set;
+                s.arg_set_id = set.into();
             }
         }
         Shape::Instant(track, name, args) => {
@@ -113,7 +117,7 @@ pub fn apply(p: &mut Parser, shape: &Shape, e: &FtraceInput<'_>) {
                     ts: e.ts,
                     track_id,
                     name,
-                    arg_set_id,
+                    arg_set_id: arg_set_id.into(),
                     ..SliceRow::default()
                 },
             );

@@ -52,7 +52,7 @@ fn slice(p: &mut Parser, ts: i64, dur: i64, track: u32, name: &str, args: &ArgSe
             dur,
             track_id: track,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     );

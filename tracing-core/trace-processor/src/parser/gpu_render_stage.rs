@@ -487,7 +487,7 @@ fn render_stage_event(p: &mut Parser, input: &Input<'_>) {
             dur,
             track_id: track,
             name: slice_name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     ) else {
@@ -576,7 +576,12 @@ fn track_event_gpu_api(p: &mut Parser, rest: &[u8], slice: u32) {
         open.args.add(key, key, value);
         return;
     }
-    let Some(existing) = p.storage.slices.get(slice as usize).map(|s| s.arg_set_id) else {
+    let Some(existing) = p
+        .storage
+        .slices
+        .get(slice as usize)
+        .map(|s| s.arg_set_id.get())
+    else {
         return;
     };
     let mut b = ArgSetBuilder::default();
@@ -589,7 +594,7 @@ fn track_event_gpu_api(p: &mut Parser, rest: &[u8], slice: u32) {
     add(p, &mut b, "gpu_api", value);
     let id = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(slice as usize) {
-        s.arg_set_id = id;
+        s.arg_set_id = id.into();
     }
 }
 

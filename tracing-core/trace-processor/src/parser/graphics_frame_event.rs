@@ -149,7 +149,7 @@ fn set_frame_number(p: &mut Parser, slice: u32, n: i64) {
         .storage
         .slices
         .get(slice as usize)
-        .and_then(|s| s.arg_set_id)
+        .and_then(|s| s.arg_set_id.get())
     else {
         return;
     };
@@ -166,7 +166,7 @@ fn set_frame_number(p: &mut Parser, slice: u32, n: i64) {
     }
     let new = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(slice as usize) {
-        s.arg_set_id = new;
+        s.arg_set_id = new.into();
     }
 }
 
@@ -246,7 +246,7 @@ fn buffer_event(p: &mut Parser, ev: &Event<'_>, key: &str) {
             dur: ev.duration.max(0),
             track_id: track,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     );
@@ -281,7 +281,7 @@ fn phase_slice(p: &mut Parser, ev: &Event<'_>, track: u32) -> Option<u32> {
             dur: -1,
             track_id: track,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     )

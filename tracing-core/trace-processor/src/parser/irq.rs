@@ -99,7 +99,12 @@ fn end(p: &mut Parser, e: &FtraceInput<'_>, kind: Kind, arg: Option<(&str, ArgVa
         return;
     };
     let mut args = ArgSetBuilder::default();
-    if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
+    if let Some(set) = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get())
+    {
         let old: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in old {
             args.add(a.flat_key, a.key, a.value);
@@ -109,7 +114,7 @@ fn end(p: &mut Parser, e: &FtraceInput<'_>, kind: Kind, arg: Option<(&str, ArgVa
     args.add(k, k, value);
     let set = p.storage.args.add_set(&args);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

@@ -258,7 +258,7 @@ fn napi_gro_receive_entry(p: &mut Parser, e: &FtraceInput<'_>) {
             track_id: track,
             category,
             name,
-            arg_set_id: args,
+            arg_set_id: args.into(),
             ..Default::default()
         },
     );
@@ -272,7 +272,11 @@ fn napi_gro_receive_exit(p: &mut Parser, e: &FtraceInput<'_>) {
     let ret = int(e.body, 1).unwrap_or(0) as i32;
     // The slice's args with `ret` added.
     let mut b = ArgSetBuilder::default();
-    let existing = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id);
+    let existing = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get());
     if let Some(set) = existing {
         let args: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in args {
@@ -283,7 +287,7 @@ fn napi_gro_receive_exit(p: &mut Parser, e: &FtraceInput<'_>) {
     b.add(k, k, ArgValue::Int(i64::from(ret)));
     let set = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

@@ -113,7 +113,7 @@ fn reason(p: &mut Parser, e: &FtraceInput<'_>, why: &str, fields: &[(&str, u32, 
         return;
     }
     let mut b = ArgSetBuilder::default();
-    if let Some(set) = row.arg_set_id {
+    if let Some(set) = row.arg_set_id.get() {
         let old: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in old {
             b.add(a.flat_key, a.key, a.value);
@@ -135,7 +135,7 @@ fn reason(p: &mut Parser, e: &FtraceInput<'_>, why: &str, fields: &[(&str, u32, 
     }
     let set = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

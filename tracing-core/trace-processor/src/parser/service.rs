@@ -228,7 +228,7 @@ fn on_trigger(p: &mut Parser, trigger: &TriggerDecoder<'_>, ts: i64, kind: Trigg
         dur: 0,
         track_id: track,
         name: p.storage.strings.intern(name),
-        arg_set_id: p.storage.args.add_set(&args),
+        arg_set_id: p.storage.args.add_set(&args).into(),
         ..SliceRow::default()
     };
     p.slices.begin(&mut p.storage, row);

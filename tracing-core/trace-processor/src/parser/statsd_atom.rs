@@ -63,7 +63,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
             dur: 0,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );

@@ -145,7 +145,7 @@ fn suspend_resume(p: &mut Parser, e: &FtraceInput<'_>) {
             dur: -1,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );
@@ -267,7 +267,7 @@ fn device_pm_callback_start(p: &mut Parser, e: &FtraceInput<'_>) {
             dur: -1,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );

@@ -141,8 +141,13 @@ fn sys_enter(p: &mut Parser, e: &FtraceInput<'_>) {
     };
     if instant {
         let arg_set_id = p.storage.args.add_set(&args);
-        p.slices
-            .instant(&mut p.storage, SliceRow { arg_set_id, ..row });
+        p.slices.instant(
+            &mut p.storage,
+            SliceRow {
+                arg_set_id: arg_set_id.into(),
+                ..row
+            },
+        );
         return;
     }
     let Some(id) = p.slices.begin(&mut p.storage, row) else {
@@ -184,7 +189,12 @@ fn store_args(p: &mut Parser, id: u32, args: &ArgSetBuilder) {
         return;
     }
     let mut all = ArgSetBuilder::default();
-    if let Some(set) = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id) {
+    if let Some(set) = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get())
+    {
         let old: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in old {
             all.add(a.flat_key, a.key, a.value);
@@ -195,7 +205,7 @@ fn store_args(p: &mut Parser, id: u32, args: &ArgSetBuilder) {
     }
     let set = p.storage.args.add_set(&all);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

@@ -215,7 +215,7 @@ fn async_slice(p: &mut Parser, ts: i64, point: &Point<'_>) {
             dur: -1,
             track_id: track,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     );
@@ -262,7 +262,7 @@ fn track_slice(p: &mut Parser, ts: i64, tid: i64, point: &Point<'_>) {
                     ts,
                     track_id: track,
                     name,
-                    arg_set_id,
+                    arg_set_id: arg_set_id.into(),
                     ..SliceRow::default()
                 },
             );
@@ -280,7 +280,7 @@ fn track_slice(p: &mut Parser, ts: i64, tid: i64, point: &Point<'_>) {
                     dur: -1,
                     track_id: track,
                     name,
-                    arg_set_id,
+                    arg_set_id: arg_set_id.into(),
                     ..SliceRow::default()
                 },
             );
@@ -310,7 +310,7 @@ fn merge_end_args(p: &mut Parser, slice: u32, end: Option<u32>) {
         .storage
         .slices
         .get(slice as usize)
-        .and_then(|s| s.arg_set_id)
+        .and_then(|s| s.arg_set_id.get())
     {
         let own: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in own {
@@ -323,7 +323,7 @@ fn merge_end_args(p: &mut Parser, slice: u32, end: Option<u32>) {
     }
     let id = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(slice as usize) {
-        s.arg_set_id = id;
+        s.arg_set_id = id.into();
     }
 }
 

@@ -380,14 +380,20 @@ fn parse_event(
         track_id: track.track_id,
         category: category_id,
         name: name_id,
-        arg_set_id: args,
-        thread: ThreadTimes {
-            ts: te.thread_ts,
-            instruction_count: te.thread_instruction_count,
-            ..ThreadTimes::default()
-        }
-        .sparse(),
+        arg_set_id: args.into(),
         ..SliceRow::default()
+    };
+    // The thread times a new slice starts with, kept apart from its row.
+    let started = ThreadTimes {
+        ts: te.thread_ts,
+        instruction_count: te.thread_instruction_count,
+        ..ThreadTimes::default()
+    };
+    let timed = |p: &mut Parser, id: Option<u32>| {
+        if let Some(id) = id.filter(|_| !started.is_empty()) {
+            p.storage.slice_threads.set(id, started);
+        }
+        id
     };
     let track_id = track.track_id;
     let phase = u8::try_from(phase).unwrap_or(0);
@@ -410,8 +416,10 @@ fn parse_event(
                 legacy_phase_arg(p, args, "S");
             }
             let open = open_args(p, args, arrays);
-            p.slices
-                .begin_with_args(&mut p.storage, row(None, -1), open)
+            let id = p
+                .slices
+                .begin_with_args(&mut p.storage, row(None, -1), open);
+            timed(p, id)
         }
         (2, _) | (0, b'E' | b'e' | b'F') => match closing {
             Some(mut open) => {
@@ -430,15 +438,19 @@ fn parse_event(
                 legacy_phase_arg(p, args, "R");
             }
             let open = open_args(p, args, arrays);
-            p.slices
-                .instant_with_args(&mut p.storage, row(None, 0), open)
+            let id = p
+                .slices
+                .instant_with_args(&mut p.storage, row(None, 0), open);
+            timed(p, id)
         }
         (0, b'T' | b'p') => {
             // An async step: an instant with the phase kept as an arg.
             legacy_phase_arg(p, args, if phase == b'T' { "T" } else { "p" });
             let open = open_args(p, args, arrays);
-            p.slices
-                .instant_with_args(&mut p.storage, row(None, 0), open)
+            let id = p
+                .slices
+                .instant_with_args(&mut p.storage, row(None, 0), open);
+            timed(p, id)
         }
         (0, b'X') => {
             let dur = legacy
@@ -455,10 +467,9 @@ fn parse_event(
             else {
                 return;
             };
-            if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                if let Some(tdur) = legacy.as_ref().and_then(|l| l.thread_duration_us()) {
-                    s.update_thread_times(|t| t.dur = Some(tdur.saturating_mul(1000)));
-                }
+            timed(p, Some(id));
+            if let Some(tdur) = legacy.as_ref().and_then(|l| l.thread_duration_us()) {
+                (p.storage.slice_threads).update(id, |t| t.dur = Some(tdur.saturating_mul(1000)));
             }
             Some(id)
         }

@@ -369,7 +369,7 @@ fn translate_args(p: &mut Parser, t: &TranslationTables) {
     };
     let mut done: HashMap<u32, Option<u32>> = HashMap::default();
     for i in 0..s.slices.len() {
-        let Some(set) = s.slices.get(i).and_then(|r| r.arg_set_id) else {
+        let Some(set) = s.slices.get(i).and_then(|r| r.arg_set_id.get()) else {
             continue;
         };
         let new = match done.get(&set) {
@@ -391,7 +391,7 @@ fn translate_args(p: &mut Parser, t: &TranslationTables) {
             }
         };
         if let Some(r) = s.slices.get_mut(i) {
-            r.arg_set_id = new;
+            r.arg_set_id = new.into();
         }
     }
 }

@@ -261,7 +261,7 @@ fn instant(p: &mut Parser, ev: &FtraceInput<'_>, name: &str, buf: &Buffer) -> Op
             track_id: track,
             category,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..SliceRow::default()
         },
     )

@@ -158,7 +158,7 @@ fn resource_queue_done(p: &mut Parser, ev: &FtraceInput<'_>) {
     );
     let set = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(slice as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

@@ -7,7 +7,7 @@ use crate::storage::Storage;
 use crate::tables::args::ArgValue;
 use crate::tables::core::{
     ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
-    SliceRow, StatRow, StateRow, ThreadRow, TrackEventCallstackRow, TrackRow,
+    StatRow, StateRow, ThreadRow, TrackEventCallstackRow, TrackRow,
 };
 use crate::tables::heap_graph::{
     HeapGraphClassRow, HeapGraphObjectDataRow, HeapGraphObjectRow, HeapGraphPrimitiveRow,
@@ -46,8 +46,9 @@ pub fn build(mut s: Storage) -> Vec<Table> {
     // The largest tables are given back as soon as their columns exist, so
     // the rows and the columns of all of them are never held at once.
     let sl = std::mem::take(&mut s.slices);
-    out.push(SliceRow::freeze(&sl, &strings));
-    drop(sl);
+    let threads = std::mem::take(&mut s.slice_threads);
+    out.push(crate::tables::core::freeze_slices(&sl, &threads, &strings));
+    drop((sl, threads));
     out.push(TrackRow::freeze(&s.tracks, &strings));
     out.push(ThreadRow::freeze(&s.threads, &strings));
     out.push(ProcessRow::freeze(&s.processes, &strings));

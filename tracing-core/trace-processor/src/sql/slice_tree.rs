@@ -365,12 +365,12 @@ mod tests {
     /// e [100, 110) after a; track 1: f [10, 20), a sibling in time.
     fn trace() -> TraceProcessor {
         let mut s = Storage::default();
-        let slice = |ts, dur, track_id, depth, parent_id| SliceRow {
+        let slice = |ts, dur, track_id, depth, parent_id: Option<u32>| SliceRow {
             ts,
             dur,
             track_id,
             depth,
-            parent_id,
+            parent_id: parent_id.into(),
             ..Default::default()
         };
         s.slices.push(slice(0, 100, 0, 0, None)); // 0: a

@@ -30,6 +30,9 @@ pub struct Storage {
     pub stats: Stats,
     /// `slice`.
     pub slices: Vec<SliceRow>,
+    /// The thread times of the slices that have some, by slice id (apart
+    /// from the rows: most slices have none).
+    pub slice_threads: rows::SliceThreadTimes,
     /// `track`.
     pub tracks: Vec<TrackRow>,
     /// `thread`.

@@ -3,5 +3,5 @@
 
 pub use crate::tables::core::{
     ClockSnapshotRow, CounterRow, CpuFreqRow, CpuRow, FlowRow, MachineRow, MetadataRow, ProcessRow,
-    SliceRow, StateRow, ThreadRow, ThreadTimes, TrackEventCallstackRow, TrackRow,
+    SliceRow, SliceThreadTimes, StateRow, ThreadRow, ThreadTimes, TrackEventCallstackRow, TrackRow,
 };

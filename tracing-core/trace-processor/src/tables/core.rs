@@ -4,7 +4,9 @@
 //! flows, TrackEvent callstacks, stats, metadata, CPUs and machines,
 //! clock snapshots.
 
+use super::opt_u32::OptU32;
 use super::table;
+pub use super::thread_times::{SliceThreadTimes, ThreadTimes};
 use crate::column_store::strings::StrId;
 
 table! {
@@ -24,64 +26,48 @@ table! {
         /// Nesting depth on the track.
         depth: u32,
         /// The enclosing slice.
-        parent_id: Option<u32>,
+        parent_id: OptU32,
         /// Args.
-        arg_set_id: Option<u32>,
-        /// The thread time and instruction counts, apart from the row:
-        /// most slices have none, and four nullable integers in every row
-        /// were more than half of it.
-        field thread: Option<Box<ThreadTimes>>,
-        /// Thread time at the start.
-        thread_ts: Option<i64> = |r| r.thread_times().ts,
+        arg_set_id: OptU32,
+        /// Thread time at the start. The four thread columns are kept
+        /// apart from the rows by slice id (`Storage::slice_threads`, most
+        /// slices have none) and filled by [`freeze_slices`]; the rows
+        /// alone freeze them NULL.
+        thread_ts: Option<i64> = |_| None,
         /// Thread time spent.
-        thread_dur: Option<i64> = |r| r.thread_times().dur,
+        thread_dur: Option<i64> = |_| None,
         /// Instruction count at the start.
-        thread_instruction_count: Option<i64> = |r| r.thread_times().instruction_count,
+        thread_instruction_count: Option<i64> = |_| None,
         /// Instructions spent.
-        thread_instruction_delta: Option<i64> = |r| r.thread_times().instruction_delta,
+        thread_instruction_delta: Option<i64> = |_| None,
     }
 }
 
-/// A slice's thread time and instruction counts (`thread_ts`,
-/// `thread_dur`, `thread_instruction_count`, `thread_instruction_delta`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ThreadTimes {
-    /// Thread time at the start.
-    pub ts: Option<i64>,
-    /// Thread time spent.
-    pub dur: Option<i64>,
-    /// Instruction count at the start.
-    pub instruction_count: Option<i64>,
-    /// Instructions spent.
-    pub instruction_delta: Option<i64>,
-}
-
-impl ThreadTimes {
-    /// Whether no value is set.
-    pub fn is_empty(&self) -> bool {
-        *self == ThreadTimes::default()
+/// The slice table frozen from its rows and the thread times kept apart
+/// from them.
+#[cfg(feature = "sql")]
+pub fn freeze_slices(
+    rows: &[SliceRow],
+    threads: &SliceThreadTimes,
+    strings: &std::sync::Arc<crate::column_store::strings::StringPool>,
+) -> crate::column_store::table::Table {
+    use super::ColumnValue;
+    use super::thread_times::ThreadTimesColumn as C;
+    let mut table = SliceRow::freeze(rows, strings);
+    if threads.is_empty() {
+        return table;
     }
-
-    /// What a row keeps of it: nothing when no value is set.
-    pub fn sparse(self) -> Option<Box<ThreadTimes>> {
-        (!self.is_empty()).then(|| Box::new(self))
+    for (name, which) in [
+        ("thread_ts", C::Ts),
+        ("thread_dur", C::Dur),
+        ("thread_instruction_count", C::InstructionCount),
+        ("thread_instruction_delta", C::InstructionDelta),
+    ] {
+        if let Some(c) = table.columns.iter_mut().find(|c| c.name == name) {
+            *c = <Option<i64>>::column(name, threads.column(which, rows.len()));
+        }
     }
-}
-
-impl SliceRow {
-    /// The slice's thread time and instruction counts (all None when it
-    /// has none).
-    pub fn thread_times(&self) -> ThreadTimes {
-        self.thread.as_deref().copied().unwrap_or_default()
-    }
-
-    /// Changes the slice's thread times by `f`, keeping nothing in the row
-    /// when no value is left.
-    pub fn update_thread_times(&mut self, f: impl FnOnce(&mut ThreadTimes)) {
-        let mut t = self.thread_times();
-        f(&mut t);
-        self.thread = t.sparse();
-    }
+    table
 }
 
 table! {
@@ -472,42 +458,37 @@ pub const TABLES: &[super::TableDecl] = &[
 mod tests {
     use super::*;
 
-    /// A slice without thread times keeps nothing for them; one with them
-    /// reads them back, and the four columns freeze from the rows.
+    /// A slice row is 40 bytes: its ids 4 each, its thread times apart.
+    /// The four thread columns freeze from the side table by slice id,
+    /// NULL for the slices without.
     #[test]
     fn thread_times_live_apart_from_the_row() {
-        assert_eq!(std::mem::size_of::<SliceRow>(), 56);
-        let mut plain = SliceRow::default();
-        plain.update_thread_times(|t| t.ts = None);
-        assert!(plain.thread.is_none());
-        let mut timed = SliceRow {
-            thread: ThreadTimes {
-                ts: Some(5),
-                ..ThreadTimes::default()
-            }
-            .sparse(),
-            ..SliceRow::default()
-        };
-        timed.update_thread_times(|t| t.dur = Some(7));
-        assert_eq!(timed.thread_times().ts, Some(5));
-        assert_eq!(timed.thread_times().dur, Some(7));
-        timed.update_thread_times(|t| *t = ThreadTimes::default());
-        assert!(timed.thread.is_none());
+        assert_eq!(std::mem::size_of::<SliceRow>(), 40);
         #[cfg(feature = "sql")]
         {
             use crate::column_store::table::Cell;
             let strings = std::sync::Arc::new(crate::column_store::strings::StringPool::default());
-            let mut rows = vec![SliceRow::default(), SliceRow::default()];
-            rows[1].update_thread_times(|t| {
+            let rows = vec![
+                SliceRow::default(),
+                SliceRow {
+                    parent_id: OptU32::some(0),
+                    ..SliceRow::default()
+                },
+            ];
+            let mut threads = SliceThreadTimes::default();
+            threads.update(1, |t| {
                 t.ts = Some(3);
                 t.instruction_delta = Some(-2);
             });
-            let t = SliceRow::freeze(&rows, &strings);
+            let t = freeze_slices(&rows, &threads, &strings);
             let col = |name: &str| t.columns.iter().position(|c| c.name == name).unwrap();
             assert_eq!(t.cell(0, col("thread_ts")), Cell::Null);
             assert_eq!(t.cell(1, col("thread_ts")), Cell::Int(3));
             assert_eq!(t.cell(1, col("thread_dur")), Cell::Null);
             assert_eq!(t.cell(1, col("thread_instruction_delta")), Cell::Int(-2));
+            assert_eq!(t.cell(0, col("parent_id")), Cell::Null);
+            assert_eq!(t.cell(1, col("parent_id")), Cell::Int(0));
+            assert_eq!(t.cell(1, col("arg_set_id")), Cell::Null);
         }
     }
 }

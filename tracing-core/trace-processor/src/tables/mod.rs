@@ -36,9 +36,11 @@ pub mod heap_graph;
 pub mod jit;
 pub mod logs;
 pub mod memory_snapshot;
+pub mod opt_u32;
 pub mod profiling;
 pub mod proto_content;
 pub mod sched;
+pub mod thread_times;
 pub mod trace_file;
 pub mod v8;
 pub mod views;
@@ -52,6 +54,7 @@ use crate::column_store::strings::StrId;
 use crate::column_store::strings::StringPool;
 #[cfg(feature = "sql")]
 use crate::column_store::table::{Column, ColumnData, Nullable, NullableInts, Table};
+use opt_u32::OptU32;
 
 /// The SQL type of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,6 +224,15 @@ macro_rules! int_value {
     )*};
 }
 int_value!(i64, i32, u32, bool);
+
+impl ColumnValue for OptU32 {
+    const TYPE: SqlType = SqlType::Int;
+    const NULLABLE: bool = true;
+    #[cfg(feature = "sql")]
+    fn column(name: &'static str, values: impl ExactSizeIterator<Item = Self> + Clone) -> Column {
+        <Option<u32>>::column(name, values.map(OptU32::get))
+    }
+}
 
 impl ColumnValue for f64 {
     const TYPE: SqlType = SqlType::Real;

@@ -61,7 +61,7 @@ impl PendingPool {
     pub fn commit(&mut self, storage: &mut Storage, id: u32, p: Box<PendingArgs>) {
         if let Some(set) = storage.args.add_set(&p.args) {
             if let Some(s) = storage.slices.get_mut(id as usize) {
-                s.arg_set_id = Some(set);
+                s.arg_set_id = Some(set).into();
             }
         }
         self.give(p);

@@ -294,7 +294,7 @@ fn import(p: &mut Parser, mut shared: Shared) {
                 dur: -1,
                 track_id: track,
                 name: e.method.name,
-                arg_set_id: p.storage.args.add_set(&b),
+                arg_set_id: p.storage.args.add_set(&b).into(),
                 ..Default::default()
             };
             p.slices.begin(&mut p.storage, row);

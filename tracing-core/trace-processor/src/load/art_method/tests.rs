@@ -76,7 +76,7 @@ fn slices(st: &Storage) -> Vec<(i64, i64, String, String, String, Option<i64>)> 
             let thread = &st.threads[track.utid.unwrap() as usize];
             let mut path = String::new();
             let mut line = None;
-            for a in st.args.set(s.arg_set_id.unwrap_or(u32::MAX)) {
+            for a in st.args.set(s.arg_set_id.get().unwrap_or(u32::MAX)) {
                 match (text(st, a.key), a.value) {
                     ("pathname", ArgValue::String(p)) => path = text(st, p).to_owned(),
                     ("line_number", ArgValue::Int(l)) => line = Some(l),

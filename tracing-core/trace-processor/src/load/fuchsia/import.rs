@@ -162,7 +162,8 @@ impl EventImport {
                 None
             } else {
                 p.storage.args.add_set(&b)
-            },
+            }
+            .into(),
             ..Default::default()
         };
         if let Some(id) = p.slices.begin(&mut p.storage, row) {
@@ -181,7 +182,7 @@ impl EventImport {
         add_args(p, &mut b, args);
         let set = p.storage.args.add_set(&b);
         if let Some(s) = p.storage.slices.get_mut(id as usize) {
-            s.arg_set_id = set;
+            s.arg_set_id = set.into();
         }
     }
 
@@ -313,7 +314,7 @@ impl EventImport {
         for (id, b) in left {
             let set = p.storage.args.add_set(&b);
             if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                s.arg_set_id = set;
+                s.arg_set_id = set.into();
             }
         }
     }

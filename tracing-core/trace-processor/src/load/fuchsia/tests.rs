@@ -250,7 +250,7 @@ fn every_event_type_loads_into_the_tables() {
         );
         let outer = &st.slices[5];
         assert_eq!(s(&st, outer.category), "cat");
-        let a = args(&st, outer.arg_set_id);
+        let a = args(&st, outer.arg_set_id.get());
         let expect = [
             ("Someint32", "int -7"),
             ("Someuint32", "int 2145"),

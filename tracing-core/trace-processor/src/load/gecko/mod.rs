@@ -468,7 +468,7 @@ fn import(p: &mut Parser, mut events: Vec<(i64, Event)>) {
                     Phase::Instant | Phase::Interval => {
                         let row = SliceRow {
                             dur: *dur,
-                            arg_set_id: p.storage.args.add_set(&args),
+                            arg_set_id: p.storage.args.add_set(&args).into(),
                             ..row
                         };
                         p.slices.begin(&mut p.storage, row);
@@ -486,7 +486,7 @@ fn import(p: &mut Parser, mut events: Vec<(i64, Event)>) {
                             }
                             let set = p.storage.args.add_set(&b);
                             if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                                s.arg_set_id = set;
+                                s.arg_set_id = set.into();
                             }
                         }
                     }
@@ -499,7 +499,7 @@ fn import(p: &mut Parser, mut events: Vec<(i64, Event)>) {
     for (id, b) in left {
         let set = p.storage.args.add_set(&b);
         if let Some(s) = p.storage.slices.get_mut(id as usize) {
-            s.arg_set_id = set;
+            s.arg_set_id = set.into();
         }
     }
 }
@@ -654,7 +654,7 @@ mod tests {
             let arg = |i: usize| {
                 let a = st
                     .args
-                    .set(st.slices[i].arg_set_id.unwrap())
+                    .set(st.slices[i].arg_set_id.get().unwrap())
                     .next()
                     .unwrap();
                 (st.strings.get(a.key).unwrap().to_owned(), a.value)

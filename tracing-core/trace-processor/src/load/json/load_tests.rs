@@ -75,7 +75,7 @@ fn a_chrome_json_trace_fills_slices_counters_and_names() {
         );
         let outer_args: Vec<&str> = st
             .args
-            .set(st.slices[0].arg_set_id.unwrap())
+            .set(st.slices[0].arg_set_id.get().unwrap())
             .map(|a| name(&st, a.key))
             .collect();
         assert_eq!(outer_args, ["args.a", "args.b"]);

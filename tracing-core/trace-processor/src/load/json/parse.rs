@@ -276,9 +276,7 @@ impl JsonParser {
                     .flatten();
                 self.slices.recycle(args);
                 if let (Some(id), Some(tts)) = (id, e.tts) {
-                    if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                        s.update_thread_times(|t| t.ts = Some(tts));
-                    }
+                    p.storage.slice_threads.update(id, |t| t.ts = Some(tts));
                 }
                 self.began(p, track, id);
                 self.maybe_add_flow(p, track, e);
@@ -291,10 +289,9 @@ impl JsonParser {
                     .end(&mut p.storage, track, ts, e.cat, e.name, &args);
                 self.slices.recycle(args);
                 if let (Some(id), Some(tts)) = (id, e.tts) {
-                    if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                        if let Some(start) = s.thread_times().ts {
-                            s.update_thread_times(|t| t.dur = Some(tts.saturating_sub(start)));
-                        }
+                    if let Some(start) = p.storage.slice_threads.get(id).ts {
+                        (p.storage.slice_threads)
+                            .update(id, |t| t.dur = Some(tts.saturating_sub(start)));
                     }
                 }
             }
@@ -371,13 +368,11 @@ impl JsonParser {
                         }
                     };
                 self.slices.recycle(args);
-                if let Some(s) = id.and_then(|id| p.storage.slices.get_mut(id as usize)) {
-                    if e.tts.is_some() || e.tdur.is_some() {
-                        s.update_thread_times(|t| {
-                            t.ts = e.tts.or(t.ts);
-                            t.dur = e.tdur.or(t.dur);
-                        });
-                    }
+                if let Some(id) = id.filter(|_| e.tts.is_some() || e.tdur.is_some()) {
+                    p.storage.slice_threads.update(id, |t| {
+                        t.ts = e.tts.or(t.ts);
+                        t.dur = e.tdur.or(t.dur);
+                    });
                 }
                 self.began(p, track, id);
                 self.maybe_add_flow(p, track, e);
@@ -436,9 +431,7 @@ impl JsonParser {
                             .flatten();
                         self.slices.recycle(args);
                         if let (Some(id), Some(tts)) = (id, e.tts) {
-                            if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                                s.update_thread_times(|t| t.ts = Some(tts));
-                            }
+                            p.storage.slice_threads.update(id, |t| t.ts = Some(tts));
                         }
                         self.began(p, track, id);
                         return;

@@ -77,7 +77,7 @@ impl JsonSlices {
         if let Some(mut e) = stack.pop() {
             if let Some(set) = storage.args.add_set(&e.args) {
                 if let Some(s) = storage.slices.get_mut(e.id as usize) {
-                    s.arg_set_id = Some(set);
+                    s.arg_set_id = Some(set).into();
                 }
             }
             if spare.len() < MAX_SPARE_BUILDERS {
@@ -185,7 +185,7 @@ impl JsonSlices {
             category: cat,
             name,
             depth: u32::try_from(stack.len()).unwrap_or(u32::MAX),
-            parent_id: stack.last().map(|e| e.id),
+            parent_id: stack.last().map(|e| e.id).into(),
             ..SliceRow::default()
         });
         stack.push(Entry {

@@ -163,7 +163,7 @@ impl FormatReader for StraceLoad {
                     add(&mut b, e);
                     let set = p.storage.args.add_set(&b);
                     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                        s.arg_set_id = set;
+                        s.arg_set_id = set.into();
                     }
                 }
             }
@@ -173,7 +173,7 @@ impl FormatReader for StraceLoad {
                     add(&mut b, e);
                     let row = SliceRow {
                         dur: 0,
-                        arg_set_id: p.storage.args.add_set(&b),
+                        arg_set_id: p.storage.args.add_set(&b).into(),
                         ..row
                     };
                     p.slices.begin(&mut p.storage, row);
@@ -194,7 +194,7 @@ impl FormatReader for StraceLoad {
         for (id, b) in left {
             let set = p.storage.args.add_set(&b);
             if let Some(s) = p.storage.slices.get_mut(id as usize) {
-                s.arg_set_id = set;
+                s.arg_set_id = set.into();
             }
         }
         Ok(())
@@ -259,7 +259,7 @@ mod tests {
             );
             let open = &st.slices[0];
             assert_eq!(
-                args(&st, open.arg_set_id),
+                args(&st, open.arg_set_id.get()),
                 [
                     (
                         "args".to_owned(),
@@ -270,7 +270,7 @@ mod tests {
             );
             let futex = &st.slices[1];
             assert_eq!(
-                args(&st, futex.arg_set_id),
+                args(&st, futex.arg_set_id.get()),
                 [
                     ("args".to_owned(), "0x1, FUTEX_WAIT, 0".to_owned()),
                     ("ret".to_owned(), "0".to_owned())

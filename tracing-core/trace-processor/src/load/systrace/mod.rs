@@ -367,7 +367,7 @@ mod tests {
         assert_eq!((st.flows[0].slice_out, st.flows[0].slice_in), (0, 1));
         let args: Vec<(String, String)> = st
             .args
-            .set(st.slices[0].arg_set_id.unwrap())
+            .set(st.slices[0].arg_set_id.get().unwrap())
             .map(|a| {
                 let v = match a.value {
                     ArgValue::String(s) => st.strings.get(s).unwrap().to_string(),

@@ -111,7 +111,7 @@ pub fn parse(p: &mut Parser, ts: i64, utid: u32, bytes: &[u8]) {
             track_id,
             category,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );

@@ -262,7 +262,7 @@ fn instant(p: &mut Parser, name: StrId, ts: i64, utid: u32, args: &[(&str, ArgVa
             dur: 0,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );
@@ -303,7 +303,7 @@ fn start_event(
             dur: -1,
             track_id,
             name,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
             ..Default::default()
         },
     );
@@ -333,7 +333,11 @@ fn end_event(p: &mut Parser, irp: Option<u64>, ts: i64, utid: u32, args: &[(&str
         return;
     };
     let mut b = ArgSetBuilder::default();
-    let existing = p.storage.slices.get(id as usize).and_then(|s| s.arg_set_id);
+    let existing = p
+        .storage
+        .slices
+        .get(id as usize)
+        .and_then(|s| s.arg_set_id.get());
     if let Some(set) = existing {
         let old: Vec<_> = p.storage.args.set(set).copied().collect();
         for a in old {
@@ -343,7 +347,7 @@ fn end_event(p: &mut Parser, irp: Option<u64>, ts: i64, utid: u32, args: &[(&str
     add_args(p, &mut b, args);
     let set = p.storage.args.add_set(&b);
     if let Some(s) = p.storage.slices.get_mut(id as usize) {
-        s.arg_set_id = set;
+        s.arg_set_id = set.into();
     }
 }
 

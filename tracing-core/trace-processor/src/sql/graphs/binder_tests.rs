@@ -84,7 +84,7 @@ fn trace() -> TraceProcessor {
             track_id: track,
             name,
             depth,
-            parent_id: parent,
+            parent_id: parent.into(),
             ..Default::default()
         });
     }

@@ -225,7 +225,7 @@ mod tests {
                 dur,
                 track_id,
                 depth,
-                parent_id,
+                parent_id: parent_id.into(),
                 ..Default::default()
             });
         }

@@ -69,7 +69,7 @@ fn trace() -> TraceProcessor {
             category: if ts == 200 { cat } else { Default::default() },
             name,
             depth,
-            parent_id: parent,
+            parent_id: parent.into(),
             ..Default::default()
         });
     }
@@ -436,7 +436,7 @@ fn forest(n: u32) -> TraceProcessor {
                 i64::from((i * 13) % 97)
             },
             name,
-            parent_id: parent,
+            parent_id: parent.into(),
             ..Default::default()
         });
     }

@@ -316,7 +316,7 @@ impl SliceTracker {
             return None;
         }
         row.depth = u32::try_from(stack.slices.len()).unwrap_or(u32::MAX);
-        row.parent_id = stack.slices.last().copied();
+        row.parent_id = stack.slices.last().copied().into();
         let id = u32::try_from(storage.slices.len()).unwrap_or(u32::MAX);
         stack.push(id, &row, args);
         self.steps += 1;
@@ -416,7 +416,7 @@ impl SliceTracker {
             .slices
             .get(pos)
             .and_then(|&id| storage.slices.get(id as usize))
-            .and_then(|s| s.arg_set_id);
+            .and_then(|s| s.arg_set_id.get());
         if let Some(set) = stored {
             for a in storage.args.set(set) {
                 p.args.add(a.flat_key, a.key, a.value);
@@ -539,8 +539,12 @@ impl SliceTracker {
         if let Some(s) = storage.slices.get_mut(id as usize) {
             s.dur = ts.saturating_sub(s.ts).max(0);
             end = s.ts.saturating_add(s.dur);
-            if let (Some(end), Some(start)) = (thread_ts, s.thread_times().ts) {
-                s.update_thread_times(|t| t.dur = Some(end.saturating_sub(start)));
+        }
+        if let Some(thread_end) = thread_ts {
+            if let Some(start) = storage.slice_threads.get(id).ts {
+                storage
+                    .slice_threads
+                    .update(id, |t| t.dur = Some(thread_end.saturating_sub(start)));
             }
         }
         if pos + 1 == stack.slices.len() {

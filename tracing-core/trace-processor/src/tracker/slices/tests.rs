@@ -319,7 +319,7 @@ fn open_args_are_stored_once_as_the_slice_leaves_the_stack() {
         t.end_with_args(&mut st, 0, 3, None, end_args, EndKey::default()),
         Some(outer)
     );
-    let set = st.slices[outer as usize].arg_set_id.unwrap();
+    let set = st.slices[outer as usize].arg_set_id.get().unwrap();
     assert_eq!(set, 1);
     let got: Vec<(StrId, ArgValue)> = st.args.set(set).map(|x| (x.key, x.value)).collect();
     assert_eq!(
