@@ -2,9 +2,11 @@
 //! built here: the hardware class (`chrome.metadata`), histogram samples
 //! (`chrome.histograms`), VSync intervals (`chrome.vsync_intervals`), page
 //! loads, startups and all interactions (`chrome.page_loads`,
-//! `chrome.startups`, `chrome.interactions`) and
-//! web content interactions (`chrome.web_content_interactions`), checked
-//! against what each trace says.
+//! `chrome.startups`, `chrome.interactions`), web content interactions
+//! (`chrome.web_content_interactions`), input latencies and scroll updates
+//! (`chrome.event_latency`), the graphics pipeline's steps
+//! (`chrome.graphics_pipeline`) and Android input events on their way to
+//! Chrome (`chrome.android_input`), checked against what each trace says.
 
 use zerotrace_protos::protos::{TrackEvent, track_event};
 use zerotrace_trace_processor::{TraceProcessor, Value};
@@ -425,6 +427,324 @@ fn page_loads_startups_and_interactions_are_joined_by_their_ids() {
                 s("InteractionToFirstPaint"),
                 i(14_000),
                 i(500)
+            ],
+        ]
+    );
+}
+
+/// `ChromeTrackEvent.event_latency`.
+const EVENT_LATENCY: u32 = 1032;
+/// `ChromeTrackEvent.chrome_graphics_pipeline`.
+const GRAPHICS_PIPELINE: u32 = 1052;
+/// `ChromeTrackEvent.current_task`.
+const CURRENT_TASK: u32 = 1071;
+
+#[test]
+fn event_latencies_read_their_stages_and_scroll_updates_are_numbered_by_scroll() {
+    let latency = |kind: i32, id: i64, janky: bool| {
+        move |e: &mut TrackEvent<'_>| {
+            let mut m = e.message().begin_nested(EVENT_LATENCY);
+            m.append_int32(1, kind);
+            m.append_int64(4, id);
+            if janky {
+                m.append_bool(5, true);
+            }
+            m.append_double(6, 16.5);
+            m.append_int64(7, id + 1000);
+        }
+    };
+    let mut packets = vec![thread_track(2, 10, 11, "VizCompositorThread")];
+    let cat = "cc,input";
+    packets.extend(
+        [
+            slice(1_000, 2_000, 2, cat, "EventLatency", latency(21, 1, true)),
+            slice(
+                1_100,
+                1_900,
+                2,
+                cat,
+                "SubmitCompositorFrameToPresentationCompositorFrame",
+                |_| {},
+            ),
+            slice(1_100, 1_200, 2, cat, "BufferAvailableToBufferReady", |_| {}),
+            slice(1_200, 1_300, 2, cat, "BufferReadyToLatch", |_| {}),
+            slice(1_300, 1_400, 2, cat, "LatchToSwapEnd", |_| {}),
+            slice(
+                1_400,
+                1_900,
+                2,
+                cat,
+                "SwapEndToPresentationCompositorFrame",
+                |_| {},
+            ),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    // The loader orders events by time (ends at a shared time close the
+    // innermost slice first).
+    packets.extend(slice(
+        3_000,
+        3_500,
+        2,
+        cat,
+        "EventLatency",
+        latency(10, 2, false),
+    ));
+    packets.extend(slice(
+        4_000,
+        4_500,
+        2,
+        cat,
+        "EventLatency",
+        latency(21, 3, false),
+    ));
+    packets.extend(slice(
+        5_000,
+        5_100,
+        2,
+        cat,
+        "EventLatency",
+        latency(16, 4, false),
+    ));
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.event_latency;
+             SELECT ts, dur, scroll_update_id, surface_frame_trace_id, is_presented, event_type,
+                    vsync_interval_ms, is_janky_scrolled_frame, buffer_available_timestamp,
+                    buffer_ready_timestamp, latch_timestamp, swap_end_timestamp,
+                    presentation_timestamp
+             FROM chrome_event_latencies ORDER BY ts"
+        ),
+        vec![
+            vec![
+                i(1_000),
+                i(1_000),
+                i(1),
+                i(1_001),
+                i(1),
+                s("FIRST_GESTURE_SCROLL_UPDATE"),
+                Value::Real(16.5),
+                i(1),
+                i(1_100),
+                i(1_200),
+                i(1_300),
+                i(1_400),
+                i(1_900),
+            ],
+            vec![
+                i(3_000),
+                i(500),
+                i(2),
+                i(1_002),
+                i(0),
+                s("GESTURE_SCROLL_UPDATE"),
+                Value::Real(16.5),
+                i(0),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ],
+            vec![
+                i(4_000),
+                i(500),
+                i(3),
+                i(1_003),
+                i(0),
+                s("FIRST_GESTURE_SCROLL_UPDATE"),
+                Value::Real(16.5),
+                i(0),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ],
+            vec![
+                i(5_000),
+                i(100),
+                i(4),
+                i(1_004),
+                i(0),
+                s("GESTURE_TAP"),
+                Value::Real(16.5),
+                i(0),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT scroll_update_id, is_janky, scroll_id FROM chrome_gesture_scroll_updates
+             ORDER BY ts"
+        ),
+        vec![
+            vec![i(1), i(1), i(1)],
+            vec![i(2), i(0), i(1)],
+            vec![i(3), i(0), i(2)],
+        ]
+    );
+}
+
+#[test]
+fn graphics_pipeline_steps_link_inputs_surface_frames_and_displays() {
+    // (ts, step, surface frame, display frame, aggregated, latency ids).
+    type Step = (
+        u64,
+        i32,
+        Option<i64>,
+        Option<i64>,
+        &'static [i64],
+        &'static [i64],
+    );
+    let steps: [Step; 6] = [
+        (10_000, 9, Some(11), None, &[], &[5, 6]),
+        (11_000, 5, Some(-1), None, &[], &[]),
+        (12_000, 10, None, Some(100), &[11, 12], &[]),
+        (13_000, 10, None, Some(101), &[11], &[]),
+        (14_000, 21, None, Some(100), &[], &[]),
+        (15_000, 21, None, Some(100), &[], &[]),
+    ];
+    let mut packets = vec![thread_track(2, 10, 11, "VizCompositorThread")];
+    for (ts, step, surface, display, aggregated, latencies) in steps {
+        packets.extend(slice(ts, ts + 100, 2, "gpu", "Graphics.Pipeline", |e| {
+            {
+                let mut m = e.message().begin_nested(GRAPHICS_PIPELINE);
+                m.append_int32(1, step);
+                if let Some(d) = display {
+                    m.append_int64(3, d);
+                }
+                for a in aggregated {
+                    m.append_int64(8, *a);
+                }
+                for l in latencies {
+                    m.append_int64(9, *l);
+                }
+                if let Some(f) = surface {
+                    m.append_int64(10, f);
+                }
+            }
+            e.message().begin_nested(CURRENT_TASK).append_uint64(1, 2);
+        }));
+    }
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.graphics_pipeline;
+             SELECT ts, step, surface_frame_trace_id, task_start_time_ts
+             FROM chrome_graphics_pipeline_surface_frame_steps ORDER BY ts"
+        ),
+        vec![
+            vec![
+                i(10_000),
+                s("STEP_SUBMIT_COMPOSITOR_FRAME"),
+                i(11),
+                i(8_000)
+            ],
+            vec![
+                i(11_000),
+                s("STEP_RECEIVE_COMPOSITOR_FRAME"),
+                Value::Null,
+                i(9_000)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT ts, step, display_trace_id FROM chrome_graphics_pipeline_display_frame_steps
+             ORDER BY ts"
+        ),
+        vec![
+            vec![i(12_000), s("STEP_SURFACE_AGGREGATION"), i(100)],
+            vec![i(13_000), s("STEP_SURFACE_AGGREGATION"), i(101)],
+            vec![i(15_000), s("STEP_DRAW_AND_SWAP"), i(100)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT * FROM chrome_surface_frame_id_to_first_display_id
+             ORDER BY surface_frame_trace_id"
+        ),
+        vec![vec![i(11), i(100)], vec![i(12), i(100)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT * FROM chrome_graphics_pipeline_inputs_to_surface_frames ORDER BY latency_id"
+        ),
+        vec![vec![i(5), i(11)], vec![i(6), i(11)]]
+    );
+}
+
+/// `TracePacket.ftrace_events`.
+const FTRACE_EVENTS: u32 = 1;
+
+#[test]
+fn android_input_events_are_followed_from_reader_to_chrome() {
+    let prints = packet(|p| {
+        let mut b = p.message().begin_nested(FTRACE_EVENTS);
+        b.append_uint32(1, 0);
+        for (ts, tid, line) in [
+            (
+                100u64,
+                1001u32,
+                "B|1000|UnwantedInteractionBlocker::notifyMotion(deviceId=4, id=0x7f)",
+            ),
+            (150, 1001, "E|1000"),
+            (
+                200,
+                1002,
+                "B|1000|prepareDispatchCycleLocked(inputChannel=ab com.android.chrome/Main, id=0x7f)",
+            ),
+            (260, 1002, "E|1000"),
+            (300, 30, "B|30|deliverInputEvent id=0x7f"),
+            (390, 30, "E|30"),
+            (
+                400,
+                1001,
+                "B|1000|UnwantedInteractionBlocker::notifyMotion(deviceId=4, id=0x80)",
+            ),
+            (420, 1001, "E|1000"),
+        ] {
+            let mut e = b.begin_nested(2);
+            e.append_uint64(1, ts);
+            e.append_uint32(2, tid);
+            e.begin_nested(3).append_string(2, &format!("{line}\n"));
+        }
+    });
+    let tp = load(&[prints]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.android_input;
+             SELECT android_input_id, input_reader_processing_start_ts,
+                    input_reader_processing_end_ts, input_dispatcher_processing_start_ts,
+                    input_dispatcher_processing_end_ts, deliver_input_event_start_ts,
+                    deliver_input_event_end_ts
+             FROM chrome_android_input ORDER BY input_reader_processing_start_ts"
+        ),
+        vec![
+            vec![s("0x7f"), i(100), i(150), i(200), i(260), i(300), i(390)],
+            vec![
+                s("0x80"),
+                i(400),
+                i(420),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null
             ],
         ]
     );
