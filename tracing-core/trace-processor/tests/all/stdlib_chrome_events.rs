@@ -5,8 +5,9 @@
 //! `chrome.startups`, `chrome.interactions`), web content interactions
 //! (`chrome.web_content_interactions`), input latencies and scroll updates
 //! (`chrome.event_latency`), the graphics pipeline's steps
-//! (`chrome.graphics_pipeline`) and Android input events on their way to
-//! Chrome (`chrome.android_input`), checked against what each trace says.
+//! (`chrome.graphics_pipeline`), Android input events on their way to
+//! Chrome (`chrome.android_input`) and Speedometer's results
+//! (`chrome.speedometer*`), checked against what each trace says.
 
 use zerotrace_protos::protos::{TrackEvent, track_event};
 use zerotrace_trace_processor::{TraceProcessor, Value};
@@ -747,5 +748,185 @@ fn android_input_events_are_followed_from_reader_to_chrome() {
                 Value::Null
             ],
         ]
+    );
+}
+
+#[test]
+fn speedometer_scores_come_from_its_user_timing_slices() {
+    const MS: u64 = 1_000_000;
+    let timing = "blink.user_timing";
+    // Speedometer 3: two iterations; in the first TodoMVC-Vue takes 3 ms
+    // and Perf-Dashboard 12 ms (mean 6 ms), in the second TodoMVC-Vue 4 ms.
+    let mut packets = vec![thread_track(2, 10, 11, "CrRendererMain")];
+    for (ts, end, name) in [
+        (MS, 20 * MS, "iteration-0"),
+        (MS, MS, "TodoMVC-Vue.Adding100Items-sync-start"),
+        (MS, 3 * MS, "TodoMVC-Vue.Adding100Items-sync"),
+        (3 * MS, 4 * MS, "TodoMVC-Vue.Adding100Items-async"),
+        (5 * MS, 13 * MS, "Perf-Dashboard.Render-sync"),
+        (13 * MS, 17 * MS, "Perf-Dashboard.Render-async"),
+        (30 * MS, 40 * MS, "iteration-1"),
+        (30 * MS, 32 * MS, "TodoMVC-Vue.Adding100Items-sync"),
+        (32 * MS, 34 * MS, "TodoMVC-Vue.Adding100Items-async"),
+        (50 * MS, 60 * MS, "iteration-x"),
+    ] {
+        packets.extend(slice(ts, end, 2, timing, name, |_| {}));
+    }
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.speedometer;
+             SELECT iteration, suite_name, test_name, measure_type, dur
+             FROM chrome_speedometer_measure ORDER BY ts"
+        ),
+        vec![
+            vec![
+                i(0),
+                s("TodoMVC-Vue"),
+                s("Adding100Items"),
+                s("sync"),
+                i((2 * MS) as i64)
+            ],
+            vec![
+                i(0),
+                s("TodoMVC-Vue"),
+                s("Adding100Items"),
+                s("async"),
+                i(MS as i64)
+            ],
+            vec![
+                i(0),
+                s("Perf-Dashboard"),
+                s("Render"),
+                s("sync"),
+                i((8 * MS) as i64)
+            ],
+            vec![
+                i(0),
+                s("Perf-Dashboard"),
+                s("Render"),
+                s("async"),
+                i((4 * MS) as i64)
+            ],
+            vec![
+                i(1),
+                s("TodoMVC-Vue"),
+                s("Adding100Items"),
+                s("sync"),
+                i((2 * MS) as i64)
+            ],
+            vec![
+                i(1),
+                s("TodoMVC-Vue"),
+                s("Adding100Items"),
+                s("async"),
+                i((2 * MS) as i64)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, iteration, round(geomean, 6), round(score, 6)
+             FROM chrome_speedometer_iteration ORDER BY iteration"
+        ),
+        vec![
+            vec![
+                s("iteration-0"),
+                i(0),
+                Value::Real(6.0),
+                Value::Real(166.666667)
+            ],
+            vec![s("iteration-1"), i(1), Value::Real(4.0), Value::Real(250.0)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT _chrome_speedometer_version(), round(chrome_speedometer_score(), 6),
+                    chrome_speedometer_renderer_main_utid() = (SELECT utid FROM thread WHERE tid = 11)"
+        ),
+        vec![vec![s("3"), Value::Real(208.333333), i(1)]]
+    );
+
+    // Speedometer 2.1: marks only; the second iteration's test is twice as
+    // slow. A test without its three marks has no measure.
+    let mut packets = vec![thread_track(2, 10, 11, "CrRendererMain")];
+    for (ts, name) in [
+        (MS, "React-TodoMVC.Adding100Items-start"),
+        (3 * MS, "React-TodoMVC.Adding100Items-sync-end"),
+        (4 * MS, "React-TodoMVC.Adding100Items-async-end"),
+        (10 * MS, "React-TodoMVC.Adding100Items-start"),
+        (14 * MS, "React-TodoMVC.Adding100Items-sync-end"),
+        (16 * MS, "React-TodoMVC.Adding100Items-async-end"),
+        (20 * MS, "jQuery-TodoMVC.Adding100Items-start"),
+    ] {
+        packets.extend(slice(ts, ts, 2, timing, name, |_| {}));
+    }
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.speedometer;
+             SELECT name, iteration, ts, dur FROM chrome_speedometer_measure
+             ORDER BY iteration, ts"
+        ),
+        vec![
+            vec![
+                s("React-TodoMVC.Adding100Items-sync"),
+                i(1),
+                i(MS as i64),
+                i((2 * MS) as i64)
+            ],
+            vec![
+                s("React-TodoMVC.Adding100Items-async"),
+                i(1),
+                i((3 * MS) as i64),
+                i(MS as i64)
+            ],
+            vec![
+                s("React-TodoMVC.Adding100Items-sync"),
+                i(2),
+                i((10 * MS) as i64),
+                i((4 * MS) as i64)
+            ],
+            vec![
+                s("React-TodoMVC.Adding100Items-async"),
+                i(2),
+                i((14 * MS) as i64),
+                i((2 * MS) as i64)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT name, ts, dur, round(geomean, 6), round(score, 6)
+             FROM chrome_speedometer_iteration ORDER BY iteration"
+        ),
+        vec![
+            vec![
+                s("iteration-1"),
+                i(MS as i64),
+                i((3 * MS) as i64),
+                Value::Real(3.0),
+                Value::Real(6666.666667)
+            ],
+            vec![
+                s("iteration-2"),
+                i((10 * MS) as i64),
+                i((6 * MS) as i64),
+                Value::Real(6.0),
+                Value::Real(3333.333333)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT _chrome_speedometer_version(), round(chrome_speedometer_score(), 6)"
+        ),
+        vec![vec![s("2.1"), Value::Real(5000.0)]]
     );
 }
