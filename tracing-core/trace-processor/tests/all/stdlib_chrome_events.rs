@@ -6,7 +6,8 @@
 //! (`chrome.web_content_interactions`), input latencies and scroll updates
 //! (`chrome.event_latency`), the graphics pipeline's steps
 //! (`chrome.graphics_pipeline`), Android input events on their way to
-//! Chrome (`chrome.android_input`) and Speedometer's results
+//! Chrome (`chrome.android_input`) and through its input pipeline
+//! (`chrome.input`), and Speedometer's results
 //! (`chrome.speedometer*`), checked against what each trace says.
 
 use zerotrace_protos::protos::{TrackEvent, track_event};
@@ -928,5 +929,130 @@ fn speedometer_scores_come_from_its_user_timing_slices() {
             "SELECT _chrome_speedometer_version(), round(chrome_speedometer_score(), 6)"
         ),
         vec![vec![s("2.1"), Value::Real(5000.0)]]
+    );
+}
+
+/// `ChromeTrackEvent.chrome_latency_info` (`ChromeLatencyInfo2`).
+const LATENCY_INFO: u32 = 1068;
+
+#[test]
+fn input_steps_link_touch_moves_scroll_updates_and_android_inputs() {
+    // (ts, end, latency id, step, input type, coalesced ids).
+    type Step = (u64, u64, i64, i32, Option<i32>, &'static [i64]);
+    const UI: i32 = 3;
+    const HANDLED: i32 = 12;
+    const RESAMPLE: i32 = 14;
+    const SCROLL_UPDATE: i32 = 14;
+    const TOUCH_MOVE: i32 = 33;
+    let steps: [Step; 7] = [
+        (1_000, 2_000, 1, UI, Some(TOUCH_MOVE), &[]),
+        (1_200, 1_500, 2, UI, Some(SCROLL_UPDATE), &[]),
+        (3_000, 4_000, 3, HANDLED, Some(TOUCH_MOVE), &[]),
+        (3_100, 3_200, 4, UI, Some(SCROLL_UPDATE), &[]),
+        (5_000, 5_100, 4, RESAMPLE, Some(SCROLL_UPDATE), &[5, 4]),
+        (6_000, 6_100, -1, UI, Some(TOUCH_MOVE), &[]),
+        (7_000, 7_100, 6, UI, None, &[]),
+    ];
+    let mut packets = vec![
+        process_track(1, 10, "Browser"),
+        thread_track(2, 10, 11, "CrBrowserMain"),
+    ];
+    packets.extend(slice(
+        900,
+        2_500,
+        2,
+        "input",
+        "deliverInputEvent id=0x9",
+        |_| {},
+    ));
+    for (ts, end, id, step, kind, coalesced) in steps {
+        packets.extend(slice(ts, end, 2, "input", "LatencyInfo.Flow", |e| {
+            let mut m = e.message().begin_nested(LATENCY_INFO);
+            m.append_int64(1, id);
+            m.append_int32(2, step);
+            if let Some(k) = kind {
+                m.append_int32(8, k);
+            }
+            for c in coalesced {
+                m.append_int64(10, *c);
+            }
+        }));
+    }
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.input;
+             SELECT latency_id, input_type FROM chrome_inputs ORDER BY latency_id"
+        ),
+        vec![
+            vec![i(1), s("TOUCH_MOVE_EVENT")],
+            vec![i(2), s("GESTURE_SCROLL_UPDATE_EVENT")],
+            vec![i(3), s("TOUCH_MOVE_EVENT")],
+            vec![i(4), s("GESTURE_SCROLL_UPDATE_EVENT")],
+            vec![i(6), Value::Null],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT latency_id, ts, dur, step, input_type FROM chrome_input_pipeline_steps
+             ORDER BY ts"
+        ),
+        vec![
+            vec![
+                i(1),
+                i(1_000),
+                i(1_000),
+                s("STEP_SEND_INPUT_EVENT_UI"),
+                s("TOUCH_MOVE_EVENT")
+            ],
+            vec![
+                i(2),
+                i(1_200),
+                i(300),
+                s("STEP_SEND_INPUT_EVENT_UI"),
+                s("GESTURE_SCROLL_UPDATE_EVENT")
+            ],
+            vec![
+                i(3),
+                i(3_000),
+                i(1_000),
+                s("STEP_TOUCH_EVENT_HANDLED"),
+                s("TOUCH_MOVE_EVENT")
+            ],
+            vec![
+                i(4),
+                i(3_100),
+                i(100),
+                s("STEP_SEND_INPUT_EVENT_UI"),
+                s("GESTURE_SCROLL_UPDATE_EVENT")
+            ],
+            vec![
+                i(4),
+                i(5_000),
+                i(100),
+                s("STEP_RESAMPLE_SCROLL_EVENTS"),
+                s("GESTURE_SCROLL_UPDATE_EVENT")
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT * FROM chrome_coalesced_inputs"),
+        vec![vec![i(5), i(4)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT * FROM chrome_touch_move_to_scroll_update ORDER BY scroll_update_latency_id"
+        ),
+        vec![vec![i(1), i(2)], vec![i(3), i(4)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT * FROM chrome_dispatch_android_input_event_to_touch_move"
+        ),
+        vec![vec![s("0x9"), i(1)]]
     );
 }

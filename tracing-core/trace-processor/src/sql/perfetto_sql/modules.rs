@@ -134,6 +134,7 @@ pub(crate) const MODULES: &[Module] = modules![
     "chrome.event_latency_description" => "chrome_event_latency_description",
     "chrome.graphics_pipeline" => "chrome_graphics_pipeline",
     "chrome.histograms" => "chrome_histograms",
+    "chrome.input" => "chrome_input",
     "chrome.interactions" => "chrome_interactions",
     "chrome.metadata" => "chrome_metadata",
     "chrome.page_loads" => "chrome_page_loads",
