@@ -63,6 +63,7 @@ mod stdlib_android_system;
 mod stdlib_chrome_descriptions;
 mod stdlib_chrome_events;
 mod stdlib_chrome_input;
+mod stdlib_chrome_scroll;
 mod stdlib_linux;
 mod stdlib_linux_irqs;
 mod stdlib_modules;

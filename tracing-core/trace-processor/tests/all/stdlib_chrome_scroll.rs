@@ -1,0 +1,200 @@
+//! The standard library's scroll jank helpers on traces built here: the
+//! jank tests and long task slices (`chrome.scroll_jank.utils`) and scroll
+//! offsets (`chrome.scroll_jank.scroll_offsets`), checked against what
+//! each trace says.
+
+use zerotrace_protos::protos::TrackEvent;
+use zerotrace_trace_processor::{TraceProcessor, Value};
+
+use crate::common::{i, rows, s};
+use crate::stdlib_chrome_events::{load, slice, thread_track};
+
+/// `TrackEvent.chrome_mojo_event_info`.
+const MOJO_EVENT_INFO: u32 = 38;
+/// `ChromeTrackEvent.event_latency`.
+const EVENT_LATENCY: u32 = 1032;
+/// `ChromeTrackEvent.scroll_deltas`.
+const SCROLL_DELTAS: u32 = 1047;
+
+#[test]
+fn frames_are_janky_against_neighbours_of_their_gesture() {
+    let tp = TraceProcessor::from_bytes(&[]).expect("empty trace");
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.scroll_jank.utils;
+             SELECT _is_janky_frame(1, 1, 100, 50, 200, 3.0, 2.4),
+                    _is_janky_frame(1, 1, 100, 50, 200, 3.0, 2.5),
+                    _is_janky_frame(1, 2, 100, 50, 200, 3.0, 1.0),
+                    _is_janky_frame(1, 1, NULL, 50, 200, 3.0, 1.0),
+                    _is_janky_frame(1, 1, 300, 50, 200, 3.0, 1.0),
+                    round(_jank_budget(3.0, 2.0, NULL), 6),
+                    round(_jank_budget(3.0, 2.0, 1.0), 6),
+                    round(_jank_budget(3.0, NULL, 2.5), 6)"
+        ),
+        vec![vec![
+            i(1),
+            i(0),
+            i(0),
+            i(0),
+            i(0),
+            Value::Real(0.5),
+            Value::Real(1.5),
+            Value::Real(0.0)
+        ]]
+    );
+}
+
+#[test]
+fn long_tasks_name_their_mojo_interface() {
+    let mojo = |tag: &'static str, hash: u32, reply: bool| {
+        move |e: &mut TrackEvent<'_>| {
+            let mut m = e.message().begin_nested(MOJO_EVENT_INFO);
+            m.append_uint32(2, hash);
+            m.append_string(3, tag);
+            m.append_bool(5, reply);
+        }
+    };
+    let cat = "disabled-by-default-scheduler.long_tasks";
+    let mut packets = vec![thread_track(2, 10, 11, "CrRendererMain")];
+    packets.extend(slice(100, 200, 2, cat, "LongTask", mojo("a.B", 7, false)));
+    packets.extend(slice(300, 400, 2, cat, "LongTask", mojo("c.D", 9, true)));
+    packets.extend(slice(
+        500,
+        600,
+        2,
+        "other",
+        "LongTask",
+        mojo("e.F", 1, false),
+    ));
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.scroll_jank.utils;
+             SELECT interface_name, ipc_hash, message_type
+             FROM chrome_select_long_task_slices('LongTask') ORDER BY id"
+        ),
+        vec![
+            vec![s("a.B"), i(7), s("message")],
+            vec![s("c.D"), i(9), s("reply")],
+        ]
+    );
+}
+
+#[test]
+fn scroll_offsets_add_up_the_deltas_of_each_scroll() {
+    let latency = |kind: i32, id: i64| {
+        move |e: &mut TrackEvent<'_>| {
+            let mut m = e.message().begin_nested(EVENT_LATENCY);
+            m.append_int32(1, kind);
+            m.append_int64(4, id);
+        }
+    };
+    let input = |id: i64, dy: f32| {
+        move |e: &mut TrackEvent<'_>| {
+            let mut m = e.message().begin_nested(SCROLL_DELTAS);
+            m.append_int64(1, id);
+            m.append_float(3, dy);
+        }
+    };
+    let shown = |id: i64, dy: f32, offset: i64| {
+        move |e: &mut TrackEvent<'_>| {
+            let mut m = e.message().begin_nested(SCROLL_DELTAS);
+            m.append_int64(1, id);
+            m.append_float(6, dy);
+            m.append_int64(8, offset);
+        }
+    };
+    let cat = "input";
+    let mut packets = vec![thread_track(3, 10, 12, "CrRendererMain")];
+    // Scroll updates 1 and 2 (one scroll) presented together at 2_000,
+    // update 3 (a new scroll) at 5_000; each EventLatency on a track of its
+    // own, its presentation stage inside it.
+    for (k, (ts, kind, presented, dy, shown_dy, offset)) in [
+        (1_000u64, 21, 2_000u64, 10.0f32, 8.0f32, 80i64),
+        (1_500, 10, 2_000, 5.0, 4.0, 120),
+        (4_000, 21, 5_000, -2.0, -1.0, 110),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = k as i64 + 1;
+        let track = 20 + k as u64;
+        packets.push(thread_track(
+            track,
+            10,
+            20 + k as i32,
+            "VizCompositorThread",
+        ));
+        packets.extend(slice(
+            ts,
+            presented,
+            track,
+            cat,
+            "EventLatency",
+            latency(kind, id),
+        ));
+        packets.extend(slice(
+            presented - 100,
+            presented,
+            track,
+            cat,
+            "SwapEndToPresentationCompositorFrame",
+            |_| {},
+        ));
+        packets.extend(slice(
+            ts + 10,
+            ts + 20,
+            3,
+            cat,
+            "TranslateAndScaleWebInputEvent",
+            input(id, dy),
+        ));
+        packets.extend(slice(
+            ts + 30,
+            ts + 40,
+            3,
+            cat,
+            "InputHandlerProxy::HandleGestureScrollUpdate_Result",
+            shown(id, shown_dy, offset),
+        ));
+    }
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.scroll_jank.scroll_offsets;
+             SELECT scroll_update_id, scroll_id, ts, delta_y, relative_offset_y
+             FROM chrome_scroll_input_offsets ORDER BY ts"
+        ),
+        vec![
+            vec![i(1), i(1), i(1_000), Value::Real(10.0), Value::Real(10.0)],
+            vec![i(2), i(1), i(1_500), Value::Real(5.0), Value::Real(15.0)],
+            vec![i(3), i(2), i(4_000), Value::Real(-2.0), Value::Real(-2.0)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT scroll_update_id, delta_y, offset_y FROM chrome_scroll_presented_deltas
+             ORDER BY scroll_update_id"
+        ),
+        vec![
+            vec![i(1), Value::Real(8.0), i(80)],
+            vec![i(2), Value::Real(4.0), i(120)],
+            vec![i(3), Value::Real(-1.0), i(110)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT scroll_update_id, scroll_id, ts, delta_y, relative_offset_y
+             FROM chrome_presented_scroll_offsets ORDER BY ts"
+        ),
+        vec![
+            vec![i(1), i(1), i(2_000), Value::Real(12.0), Value::Real(12.0)],
+            vec![i(3), i(2), i(5_000), Value::Real(-1.0), Value::Real(-1.0)],
+        ]
+    );
+}
