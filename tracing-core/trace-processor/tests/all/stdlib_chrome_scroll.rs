@@ -1,7 +1,8 @@
 //! The standard library's scroll jank helpers on traces built here: the
 //! jank tests and long task slices (`chrome.scroll_jank.utils`) and scroll
-//! offsets (`chrome.scroll_jank.scroll_offsets`), checked against what
-//! each trace says.
+//! offsets and predictor jank (`chrome.scroll_jank.scroll_offsets`,
+//! `chrome.scroll_jank.predictor_error`), checked against what each trace
+//! says.
 
 use zerotrace_protos::protos::TrackEvent;
 use zerotrace_trace_processor::{TraceProcessor, Value};
@@ -82,8 +83,14 @@ fn long_tasks_name_their_mojo_interface() {
     );
 }
 
-#[test]
-fn scroll_offsets_add_up_the_deltas_of_each_scroll() {
+/// A frame of a scroll: (input time, EventLatency type, presentation time,
+/// input delta, presented delta, visual offset).
+type Frame = (u64, i32, u64, f32, f32, i64);
+
+/// A trace of scroll updates 1.. (one per frame): each EventLatency on a
+/// track of its own with its presentation stage inside it, the input and
+/// presented deltas on the renderer's main thread.
+fn scroll_trace(frames: &[Frame]) -> TraceProcessor {
     let latency = |kind: i32, id: i64| {
         move |e: &mut TrackEvent<'_>| {
             let mut m = e.message().begin_nested(EVENT_LATENCY);
@@ -108,17 +115,7 @@ fn scroll_offsets_add_up_the_deltas_of_each_scroll() {
     };
     let cat = "input";
     let mut packets = vec![thread_track(3, 10, 12, "CrRendererMain")];
-    // Scroll updates 1 and 2 (one scroll) presented together at 2_000,
-    // update 3 (a new scroll) at 5_000; each EventLatency on a track of its
-    // own, its presentation stage inside it.
-    for (k, (ts, kind, presented, dy, shown_dy, offset)) in [
-        (1_000u64, 21, 2_000u64, 10.0f32, 8.0f32, 80i64),
-        (1_500, 10, 2_000, 5.0, 4.0, 120),
-        (4_000, 21, 5_000, -2.0, -1.0, 110),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    for (k, &(ts, kind, presented, dy, shown_dy, offset)) in frames.iter().enumerate() {
         let id = k as i64 + 1;
         let track = 20 + k as u64;
         packets.push(thread_track(
@@ -160,7 +157,18 @@ fn scroll_offsets_add_up_the_deltas_of_each_scroll() {
             shown(id, shown_dy, offset),
         ));
     }
-    let tp = load(&packets);
+    load(&packets)
+}
+
+#[test]
+fn scroll_offsets_add_up_the_deltas_of_each_scroll() {
+    // Scroll updates 1 and 2 (one scroll) presented together at 2_000,
+    // update 3 (a new scroll) at 5_000.
+    let tp = scroll_trace(&[
+        (1_000, 21, 2_000, 10.0, 8.0, 80),
+        (1_500, 10, 2_000, 5.0, 4.0, 120),
+        (4_000, 21, 5_000, -2.0, -1.0, 110),
+    ]);
     assert_eq!(
         rows(
             &tp,
@@ -196,5 +204,48 @@ fn scroll_offsets_add_up_the_deltas_of_each_scroll() {
             vec![i(1), i(1), i(2_000), Value::Real(12.0), Value::Real(12.0)],
             vec![i(3), i(2), i(5_000), Value::Real(-1.0), Value::Real(-1.0)],
         ]
+    );
+}
+
+#[test]
+fn a_presented_delta_out_of_proportion_to_its_neighbours_is_predictor_jank() {
+    let tp = scroll_trace(&[
+        (1_000, 21, 2_000, 10.0, 10.0, 10),
+        (3_000, 10, 4_000, 20.0, 20.0, 30),
+        (5_000, 10, 6_000, 10.0, 10.0, 40),
+        (7_000, 10, 8_000, 10.0, 10.0, 50),
+    ]);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.scroll_jank.predictor_error;
+             SELECT scroll_update_id, present_ts, delta_y, prev_delta, next_delta,
+                    round(predictor_jank, 6), delta_threshold
+             FROM chrome_predictor_error ORDER BY present_ts"
+        ),
+        vec![
+            vec![
+                i(2),
+                i(4_000),
+                Value::Real(20.0),
+                Value::Real(10.0),
+                Value::Real(10.0),
+                Value::Real(0.8),
+                Value::Real(1.2)
+            ],
+            vec![
+                i(3),
+                i(6_000),
+                Value::Real(10.0),
+                Value::Real(20.0),
+                Value::Real(10.0),
+                Value::Real(0.0),
+                Value::Real(1.2)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT _get_scroll_jank_threshold(3.0, 7.0, 1.0)"),
+        vec![vec![Value::Real(1.4)]]
     );
 }

@@ -138,6 +138,7 @@ pub(crate) const MODULES: &[Module] = modules![
     "chrome.interactions" => "chrome_interactions",
     "chrome.metadata" => "chrome_metadata",
     "chrome.page_loads" => "chrome_page_loads",
+    "chrome.scroll_jank.predictor_error" => "chrome_scroll_jank_predictor_error",
     "chrome.scroll_jank.scroll_jank_cause_map" => "chrome_scroll_jank_scroll_jank_cause_map",
     "chrome.scroll_jank.scroll_offsets" => "chrome_scroll_jank_scroll_offsets",
     "chrome.scroll_jank.utils" => "chrome_scroll_jank_utils",
