@@ -1,7 +1,9 @@
 //! The standard library's scroll jank helpers on traces built here: the
 //! jank tests and long task slices (`chrome.scroll_jank.utils`) and scroll
-//! offsets and predictor jank (`chrome.scroll_jank.scroll_offsets`,
-//! `chrome.scroll_jank.predictor_error`), checked against what each trace
+//! offsets, predictor jank and jank causes
+//! (`chrome.scroll_jank.scroll_offsets`,
+//! `chrome.scroll_jank.predictor_error`,
+//! `chrome.scroll_jank.scroll_jank_v3_cause`), checked against what each trace
 //! says.
 
 use zerotrace_protos::protos::TrackEvent;
@@ -247,5 +249,34 @@ fn a_presented_delta_out_of_proportion_to_its_neighbours_is_predictor_jank() {
     assert_eq!(
         rows(&tp, "SELECT _get_scroll_jank_threshold(3.0, 7.0, 1.0)"),
         vec![vec![Value::Real(1.4)]]
+    );
+}
+
+#[test]
+fn a_jank_cause_is_the_child_that_grew_most_against_the_previous_frame() {
+    // Janky frame: X 10, Y 10, Z 5; previous frame: X 9, Y 9 (no Z).
+    let cat = "cc";
+    let mut packets = vec![thread_track(2, 10, 11, "VizCompositorThread")];
+    packets.extend(slice(0, 100, 2, cat, "previous", |_| {}));
+    packets.extend(slice(0, 9, 2, cat, "X", |_| {}));
+    packets.extend(slice(9, 18, 2, cat, "Y", |_| {}));
+    packets.extend(slice(200, 300, 2, cat, "janky", |_| {}));
+    packets.extend(slice(200, 210, 2, cat, "X", |_| {}));
+    packets.extend(slice(210, 220, 2, cat, "Y", |_| {}));
+    packets.extend(slice(220, 225, 2, cat, "Z", |_| {}));
+    let tp = load(&packets);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.scroll_jank.scroll_jank_v3_cause;
+             SELECT
+               (SELECT name FROM slice WHERE id = chrome_get_v3_jank_cause_id(
+                  (SELECT id FROM slice WHERE name = 'janky'),
+                  (SELECT id FROM slice WHERE name = 'previous'))),
+               (SELECT count(*) FROM _direct_children_slice(
+                  (SELECT id FROM slice WHERE name = 'janky'))),
+               chrome_get_v3_jank_cause_id((SELECT id FROM slice WHERE name = 'Z'), NULL)"
+        ),
+        vec![vec![s("Z"), i(3), Value::Null]]
     );
 }
