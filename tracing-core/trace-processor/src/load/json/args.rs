@@ -5,6 +5,7 @@
 //! [`KeyCache`] finds a path's interned key from its parent's and the
 //! member's name, so that a key is built and interned once per path.
 
+use std::borrow::Cow;
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use crate::column_store::strings::StrId;
@@ -133,7 +134,19 @@ struct KeyNode {
     /// The member's name as its bytes (unescaped).
     name: Box<[u8]>,
     flat: StrId,
+    /// The name holds no quote or backslash: written plainly, its raw
+    /// bytes are the name, so it is matched where it lies.
+    plain: bool,
+    /// The member first in the last object read at this path
+    /// ([`NO_NODE`] when none yet): the guess for the next such object.
+    first_child: u32,
+    /// The member that came after this one the last time ([`NO_NODE`]
+    /// when none): the guess for the next time.
+    next: u32,
 }
+
+/// No node (a guess not made yet).
+const NO_NODE: u32 = u32::MAX;
 
 /// A key path while walking: its node when cached, its flat key.
 #[derive(Debug, Clone, Copy)]
@@ -250,11 +263,67 @@ impl KeyCache {
                 parent: 0,
                 name: Box::from(&b""[..]),
                 flat,
+                plain: true,
+                first_child: NO_NODE,
+                next: NO_NODE,
             });
         }
         Path {
             node: Some(0),
             flat: self.nodes.first().map_or(StrId::NULL, |n| n.flat),
+        }
+    }
+
+    /// The node `guess` when the key string opening at `pos` of `buf` is
+    /// its name written plainly: its path and where the string ends.
+    fn guessed(&self, guess: u32, buf: &[u8], pos: usize) -> Option<(Path, usize)> {
+        let n = self.nodes.get(guess as usize)?;
+        let len = n.name.len();
+        let start = pos + 1;
+        if n.plain
+            && buf.get(start + len) == Some(&b'"')
+            && buf.get(start..start + len) == Some(&*n.name)
+        {
+            return Some((
+                Path {
+                    node: Some(guess),
+                    flat: n.flat,
+                },
+                start + len + 1,
+            ));
+        }
+        None
+    }
+
+    /// The guess for the member after `prev` (the first member of an
+    /// object at `parent` when `prev` is None).
+    fn guess_after(&self, parent: Option<u32>, prev: Option<u32>) -> u32 {
+        let at = match prev {
+            Some(p) => Some((p, false)),
+            None => parent.map(|p| (p, true)),
+        };
+        match at.and_then(|(n, first)| Some((self.nodes.get(n as usize)?, first))) {
+            Some((n, true)) => n.first_child,
+            Some((n, false)) => n.next,
+            None => NO_NODE,
+        }
+    }
+
+    /// Remembers that `node` came after `prev` (first in an object at
+    /// `parent` when `prev` is None).
+    fn link(&mut self, parent: Option<u32>, prev: Option<u32>, node: u32) {
+        match (prev, parent) {
+            (Some(p), _) => {
+                if let Some(n) = self.nodes.get_mut(p as usize) {
+                    n.next = node;
+                }
+            }
+            (None, Some(p)) => {
+                if let Some(n) = self.nodes.get_mut(p as usize) {
+                    n.first_child = node;
+                }
+            }
+            (None, None) => {}
         }
     }
 
@@ -295,6 +364,9 @@ impl KeyCache {
                     parent: p,
                     name: Box::from(name),
                     flat,
+                    plain: !name.iter().any(|&c| c == b'"' || c == b'\\'),
+                    first_child: NO_NODE,
+                    next: NO_NODE,
                 });
                 self.by_hash.insert(h, id);
                 Some(id)
@@ -448,6 +520,8 @@ impl CachedWalk<'_> {
         depth: u32,
     ) -> Result<usize, ScanError> {
         let mut pos = skip_space(buf, pos + 1);
+        // The member read last (its node), for the guess of the next.
+        let mut prev: Option<u32> = None;
         loop {
             match buf.get(pos) {
                 None => return Err(ScanError::Incomplete),
@@ -455,7 +529,21 @@ impl CachedWalk<'_> {
                 Some(b'"') => {}
                 Some(_) => return Err(ScanError::Invalid("expected a key".to_owned())),
             }
-            let (name, next) = string_bytes(buf, pos)?;
+            // The member the last object at this path had here, matched
+            // by its bytes where it lies; else the key is read.
+            let guess = self.cache.guess_after(path.node, prev);
+            let (known, name, next) = match self.cache.guessed(guess, buf, pos) {
+                // Plain: its raw bytes are its name.
+                Some((child, next)) => (
+                    Some(child),
+                    Cow::Borrowed(buf.get(pos + 1..next - 1).unwrap_or(&[])),
+                    next,
+                ),
+                None => {
+                    let (name, next) = string_bytes(buf, pos)?;
+                    (None, name, next)
+                }
+            };
             pos = skip_space(buf, next);
             match buf.get(pos) {
                 None => return Err(ScanError::Incomplete),
@@ -464,9 +552,22 @@ impl CachedWalk<'_> {
             }
             pos = skip_space(buf, pos + 1);
             let end = match Self::null_at(buf, pos)? {
-                Some(end) => end,
+                Some(end) => {
+                    prev = known.and_then(|c| c.node);
+                    end
+                }
                 None => {
-                    let child = self.cache.child(self.storage, path, &name);
+                    let child = match known {
+                        Some(c) => c,
+                        None => {
+                            let c = self.cache.child(self.storage, path, &name);
+                            if let Some(n) = c.node {
+                                self.cache.link(path.node, prev, n);
+                            }
+                            c
+                        }
+                    };
+                    prev = child.node;
                     // Outside arrays (where the full key is the flat key)
                     // the child's full key is its flat key.
                     let child_full = if full == path.flat {
@@ -596,11 +697,20 @@ mod tests {
     /// differ by where they sit.
     #[test]
     fn cached_keys_give_the_same_args() {
-        let objs: [&[u8]; 4] = [
+        // Objects at one path with their keys in other orders, keys
+        // that start alike, escaped keys (never matched where they lie).
+        let objs: [&[u8]; 11] = [
             br#"{"s":"x","n":null,"o":{"i":1,"b":true},"a":[1.5,{"k":2},[3,{"z":null,"y":4}]],}"#,
             br#"{"o":{"i":{"i":2}},"i":3,"a":{"k":[5,6]},"q\"":{"r":[[1],[2]]}}"#,
             br#"{"s":"y","o":{"i":7,"b":false},"a":[{"k":[8]},{"k":9}]}"#,
             br#"{}"#,
+            br#"{"x":1,"y":2,"a\\":3,"a\\\"b":4}"#,
+            br#"{"y":1,"x":2,"a\\\"b":3,"a\\":4}"#,
+            br#"{"x":1,"xy":2,"y":null,"yy":3}"#,
+            br#"{"xy":1,"x":2,"yy":null,"y":3}"#,
+            br#"{"x":{"y":1},"y":[{"x":2,"y":3},{"y":4,"x":5}]}"#,
+            br#"{"x":[{"y":1}],"y":{"x":2}}"#,
+            br#"{"\u0078":1,"y":2}"#,
         ];
         let mut st = Storage::default();
         let mut cache = KeyCache::new("args");

@@ -130,11 +130,7 @@ pub enum Read {
 pub fn coerce_ts(v: &Value<'_>) -> Option<i64> {
     match v {
         Value::Int(i) => Some(i.wrapping_mul(1000)),
-        Value::Float(d) => Some(if *d == d.trunc() {
-            (*d as i64).wrapping_mul(1000)
-        } else {
-            (d * 1000.0).round() as i64
-        }),
+        Value::Float(d) => Some(float_ns(*d)),
         Value::Str(s) => {
             let b = s.as_bytes();
             // The string must hold exactly one number.
@@ -147,6 +143,38 @@ pub fn coerce_ts(v: &Value<'_>) -> Option<i64> {
             }
         }
         _ => None,
+    }
+}
+
+/// `d` µs in ns as upstream converts it (an integral value exactly, a
+/// fractional one rounded half away from zero). Within ±2^52, where a
+/// double's integral part and fraction are exact, the integral part is
+/// taken by a cast, not by `trunc` and `round` (each a call into libm on
+/// x86-64 without SSE4.1).
+fn float_ns(d: f64) -> i64 {
+    const EXACT: f64 = 4_503_599_627_370_496.0;
+    if d.abs() < EXACT {
+        let t = d as i64;
+        if t as f64 == d {
+            return t.wrapping_mul(1000);
+        }
+        let x = d * 1000.0;
+        if x.abs() < EXACT {
+            let r = x as i64;
+            let frac = x - r as f64;
+            return if frac >= 0.5 {
+                r + 1
+            } else if frac <= -0.5 {
+                r - 1
+            } else {
+                r
+            };
+        }
+    }
+    if d == d.trunc() {
+        (d as i64).wrapping_mul(1000)
+    } else {
+        (d * 1000.0).round() as i64
     }
 }
 
@@ -262,6 +290,85 @@ pub fn read_at<'a>(
     res
 }
 
+/// The members of an event object the reader takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Member {
+    Ph,
+    Ts,
+    Dur,
+    Tts,
+    Tdur,
+    Pid,
+    Tid,
+    Id,
+    BindId,
+    Cat,
+    Name,
+    FlowIn,
+    FlowOut,
+    S,
+    Bp,
+    Args,
+    Id2,
+    /// Any other key (read past).
+    Other,
+}
+
+/// The members by their names.
+const MEMBERS: [(&[u8], Member); 17] = [
+    (b"ph", Member::Ph),
+    (b"ts", Member::Ts),
+    (b"dur", Member::Dur),
+    (b"tts", Member::Tts),
+    (b"tdur", Member::Tdur),
+    (b"pid", Member::Pid),
+    (b"tid", Member::Tid),
+    (b"id", Member::Id),
+    (b"bind_id", Member::BindId),
+    (b"cat", Member::Cat),
+    (b"name", Member::Name),
+    (b"flow_in", Member::FlowIn),
+    (b"flow_out", Member::FlowOut),
+    (b"s", Member::S),
+    (b"bp", Member::Bp),
+    (b"args", Member::Args),
+    (b"id2", Member::Id2),
+];
+
+/// The member a key names (its unescaped bytes).
+fn member(name: &[u8]) -> Member {
+    MEMBERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(Member::Other, |&(_, m)| m)
+}
+
+/// The member whose key string opens at `pos` when it is written plainly
+/// (its name, then the closing quote), and where the string ends: the
+/// common keys are told by their first bytes without finding the string's
+/// end first; a key with an escape, or any other, is left to be read.
+fn plain_member(buf: &[u8], pos: usize) -> Option<(Member, usize)> {
+    let rest = buf.get(pos + 1..)?;
+    let is =
+        |name: &[u8]| rest.get(..name.len()) == Some(name) && rest.get(name.len()) == Some(&b'"');
+    let m = match *rest.first()? {
+        b'p' if is(b"pid") => (Member::Pid, 3),
+        b'p' if is(b"ph") => (Member::Ph, 2),
+        b't' if is(b"tid") => (Member::Tid, 3),
+        b't' if is(b"ts") => (Member::Ts, 2),
+        b't' if is(b"tts") => (Member::Tts, 3),
+        b't' if is(b"tdur") => (Member::Tdur, 4),
+        b'c' if is(b"cat") => (Member::Cat, 3),
+        b'n' if is(b"name") => (Member::Name, 4),
+        b'a' if is(b"args") => (Member::Args, 4),
+        b'd' if is(b"dur") => (Member::Dur, 3),
+        b'i' if is(b"id") => (Member::Id, 2),
+        b's' if is(b"s") => (Member::S, 1),
+        _ => return None,
+    };
+    Some((m.0, pos + m.1 + 2))
+}
+
 fn read_fields<'a>(
     storage: &mut Storage,
     obj: &'a [u8],
@@ -283,10 +390,10 @@ fn read_fields<'a>(
     let mut ts: Option<i64> = None;
     let (mut id2_local, mut id2_global) = (None, None);
     let mut saw_field = false;
-    while let Some(k) = f.next_key_bytes()? {
+    while let Some(k) = f.next_key_as(plain_member, member)? {
         saw_field = true;
         let at = f.position();
-        if let (b"args", Some(sink), Some(&b'{')) = (&*k, sink.as_mut(), obj.get(at)) {
+        if let (Member::Args, Some(sink), Some(&b'{')) = (k, sink.as_mut(), obj.get(at)) {
             if keeps_arg_set(e.phase) {
                 sink.out.clear();
                 let keyed = args::add_cached_at(storage, &mut *sink.cache, obj, at, &mut *sink.out);
@@ -309,10 +416,12 @@ fn read_fields<'a>(
             }
         }
         // A category or name is found by its bytes among those already met.
-        if let (b"cat" | b"name", Some(sink), Some(&b'"')) = (&*k, sink.as_mut(), obj.get(at)) {
+        if let (Member::Cat | Member::Name, Some(sink), Some(&b'"')) =
+            (k, sink.as_mut(), obj.get(at))
+        {
             let (bytes, end) = scan::string_bytes(obj, at)?;
             let id = sink.cache.intern_name(storage, &bytes);
-            if &*k == b"cat" {
+            if k == Member::Cat {
                 e.cat = id;
             } else {
                 e.name = id;
@@ -322,7 +431,7 @@ fn read_fields<'a>(
         }
         // The phase is nearly always one plain character: its byte is
         // taken without reading the string.
-        if &*k == b"ph" {
+        if k == Member::Ph {
             if let (Some(b'"'), Some(&c), Some(b'"')) =
                 (obj.get(at), obj.get(at + 1), obj.get(at + 2))
             {
@@ -335,22 +444,22 @@ fn read_fields<'a>(
         }
         let (v, end) = scan::value(obj, at)?;
         f.after_value(end)?;
-        match &*k {
-            b"ph" => e.phase = v.as_str().and_then(|s| s.bytes().next()).unwrap_or(0),
-            b"ts" => ts = coerce_ts(&v),
-            b"dur" => match coerce_ts(&v) {
+        match k {
+            Member::Ph => e.phase = v.as_str().and_then(|s| s.bytes().next()).unwrap_or(0),
+            Member::Ts => ts = coerce_ts(&v),
+            Member::Dur => match coerce_ts(&v) {
                 Some(d) => e.dur = Some(d),
                 None => return stall("json_tokenizer_failure"),
             },
-            b"tts" => match coerce_ts(&v) {
+            Member::Tts => match coerce_ts(&v) {
                 Some(d) => e.tts = Some(d),
                 None => return stall("json_tokenizer_failure"),
             },
-            b"tdur" => match coerce_ts(&v) {
+            Member::Tdur => match coerce_ts(&v) {
                 Some(d) => e.tdur = Some(d),
                 None => return stall("json_tokenizer_failure"),
             },
-            b"pid" | b"tid" => {
+            Member::Pid | Member::Tid => {
                 let (num, name) = match &v {
                     Value::Str(s) => {
                         let id = storage.strings.intern(s);
@@ -361,7 +470,7 @@ fn read_fields<'a>(
                     _ => (None, None),
                 };
                 if let Some(n) = num {
-                    if &*k == b"pid" {
+                    if k == Member::Pid {
                         e.pid = n;
                         e.pid_name = name;
                         e.pid_exists = true;
@@ -372,43 +481,43 @@ fn read_fields<'a>(
                     }
                 }
             }
-            b"id" => {
+            Member::Id => {
                 if let Some(id) = extract_id(storage, &v) {
                     e.id = Some(id);
                 }
             }
-            b"bind_id" => {
+            Member::BindId => {
                 if let Some(id) = extract_id(storage, &v) {
                     e.bind_id = Some(id);
                 }
             }
-            b"cat" => e.cat = storage.strings.intern(v.as_str().unwrap_or("")),
-            b"name" => e.name = storage.strings.intern(v.as_str().unwrap_or("")),
-            b"flow_in" => {
+            Member::Cat => e.cat = storage.strings.intern(v.as_str().unwrap_or("")),
+            Member::Name => e.name = storage.strings.intern(v.as_str().unwrap_or("")),
+            Member::FlowIn => {
                 if let Value::Bool(b) = v {
                     e.flow_in = b;
                 }
             }
-            b"flow_out" => {
+            Member::FlowOut => {
                 if let Value::Bool(b) = v {
                     e.flow_out = b;
                 }
             }
-            b"s" => match &v {
+            Member::S => match &v {
                 Value::Str(s) if s == "p" => e.scope = Scope::Process,
                 Value::Str(s) if s == "t" => e.scope = Scope::Thread,
                 Value::Str(s) if s == "g" => e.scope = Scope::Global,
                 Value::Str(_) => {}
                 _ => e.scope = Scope::None,
             },
-            b"bp" => e.bind_enclosing = v.as_str() == Some("e"),
-            b"args" => {
+            Member::Bp => e.bind_enclosing = v.as_str() == Some("e"),
+            Member::Args => {
                 if let Value::Object(o) = v {
                     args = Some(o);
                     args_keyed = None;
                 }
             }
-            b"id2" => {
+            Member::Id2 => {
                 if let Value::Object(o) = v {
                     match parse_id2(storage, o) {
                         Ok((l, g)) => {
@@ -485,6 +594,87 @@ mod tests {
             read(&mut st, br#"{"ph":"X","ts":1,"dur":"5x"}"#).unwrap().0,
             Read::Stall(_)
         ));
+    }
+
+    /// A member is the same whether its key is written plainly (matched
+    /// where it lies) or with escapes (read and unescaped); a key that
+    /// only starts like a member's is another key.
+    #[test]
+    fn members_are_known_by_their_keys_however_written() {
+        let (ts, e) =
+            read_one(r#"{"p\u0069d":7,"t\u0069d":8,"\u0074s":2,"ph":"X","na\u006de":"n"}"#);
+        assert_eq!((ts, e.pid, e.tid), (2000, 7, 8));
+        assert!(!e.name.is_null());
+        let (_, e) =
+            read_one(r#"{"pidx":7,"tidy":8,"ts":2,"phase":"B","ph":"i","names":"n","s2":"g"}"#);
+        assert_eq!((e.pid, e.tid, e.phase), (0, 0, b'i'));
+        assert!(e.name.is_null());
+        assert_eq!(e.scope, Scope::None);
+        for name in [
+            &b"pid"[..],
+            b"ph",
+            b"tid",
+            b"ts",
+            b"tts",
+            b"tdur",
+            b"cat",
+            b"name",
+            b"args",
+        ] {
+            let mut key = vec![b'"'];
+            key.extend_from_slice(name);
+            key.extend_from_slice(b"\":1");
+            assert_eq!(plain_member(&key, 0).map(|m| m.0), Some(member(name)));
+            assert_eq!(plain_member(&key, 0).map(|m| m.1), Some(name.len() + 2));
+        }
+    }
+
+    /// Fractional times convert as `trunc` and `round` convert them,
+    /// halves, signs, the edges of exactness and non-finite values
+    /// included.
+    #[test]
+    fn float_times_convert_as_trunc_and_round_do() {
+        let by_libm = |d: f64| {
+            if d == d.trunc() {
+                (d as i64).wrapping_mul(1000)
+            } else {
+                (d * 1000.0).round() as i64
+            }
+        };
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            0.0005,
+            -0.0005,
+            0.0015,
+            0.0025,
+            1.0005,
+            1064243.070,
+            -1064243.0705,
+            4_503_599_627_370.496,
+            4503599627370496.0,
+            4503599627370495.5,
+            -4503599627370495.5,
+            9007199254740993.0,
+            9.3e18,
+            -9.3e18,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+        ];
+        for i in 0..2000 {
+            let d = f64::from(i) * 0.0001234567 - 0.1;
+            values.push(d);
+            values.push(d * 1e9);
+            values.push(f64::from(i) / 2000.0 + 0.0004995);
+        }
+        for d in values {
+            assert_eq!(float_ns(d), by_libm(d), "{d}");
+        }
     }
 
     #[test]

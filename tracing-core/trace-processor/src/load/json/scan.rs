@@ -504,11 +504,51 @@ impl<'a> Fields<'a> {
         Ok(Some((k, v)))
     }
 
-    /// The next field's key as bytes (None at the closing brace), the
+    /// The next field's key as `K` (None at the closing brace), the
     /// reading left at its value: the caller reads the value from
     /// [`Fields::position`] and goes on with [`Fields::after_value`].
-    pub fn next_key_bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>, ScanError> {
-        self.key_with(string_bytes)
+    /// `plain` matches the key by its raw bytes from its opening quote
+    /// (and says where its string ends), so that a key written plainly is
+    /// never built; any other key is read and unescaped, then given to
+    /// `named`.
+    pub fn next_key_as<K>(
+        &mut self,
+        plain: impl Fn(&'a [u8], usize) -> Option<(K, usize)>,
+        named: impl Fn(&[u8]) -> K,
+    ) -> Result<Option<K>, ScanError> {
+        if self.done {
+            return Ok(None);
+        }
+        let buf = self.buf;
+        let mut pos = skip_space(buf, self.pos);
+        match buf.get(pos) {
+            None => return Err(ScanError::Incomplete),
+            Some(b'}') => {
+                self.pos = pos + 1;
+                self.done = true;
+                return Ok(None);
+            }
+            Some(b'"') => {}
+            Some(_) => return invalid("expected a key"),
+        }
+        let (k, next) = match plain(buf, pos) {
+            Some(k) => k,
+            None => {
+                let (bytes, next) = string_bytes(buf, pos)?;
+                (named(&bytes), next)
+            }
+        };
+        pos = next;
+        if buf.get(pos) != Some(&b':') {
+            pos = skip_space(buf, pos);
+            match buf.get(pos) {
+                None => return Err(ScanError::Incomplete),
+                Some(b':') => {}
+                Some(_) => return invalid("expected ':'"),
+            }
+        }
+        self.pos = skip_space(buf, pos + 1);
+        Ok(Some(k))
     }
 
     /// The value read by the caller ended at `end`: steps over the comma
