@@ -18,6 +18,8 @@ pub struct Descriptor {
     pub bytes: Vec<u8>,
     /// The uuid.
     pub uuid: u64,
+    /// Whether it describes a counter track.
+    pub is_counter: bool,
     /// Whether a counter descriptor says `is_incremental`.
     pub is_incremental_counter: bool,
     /// Order in which uuids were first seen.

@@ -240,6 +240,7 @@ impl Loader {
         let registered = self.parser.descriptors_of_mut(scope).register(Descriptor {
             bytes: bytes.to_vec(),
             uuid,
+            is_counter: counter.is_some(),
             is_incremental_counter: counter
                 .as_ref()
                 .is_some_and(|c| c.is_incremental().unwrap_or(false)),

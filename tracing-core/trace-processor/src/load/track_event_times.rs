@@ -34,6 +34,9 @@ use crate::storage::stats::Stats;
 /// CLOCK_MONOTONIC's id: legacy TrackEvent µs timestamps are on it.
 const MONOTONIC: u64 = 3;
 
+/// The most extra counter values one event carries (upstream's bound).
+const MAX_EXTRA_COUNTERS: usize = 8;
+
 /// The TrackEvent fields read here (the parser never sees them).
 const READ_HERE: [u32; 14] = [
     TrackEvent::FIELD_TYPE,
@@ -482,7 +485,14 @@ pub fn tokenize(
                 );
                 return None;
             };
-            out.counter_value = Some(absolute(seq, descriptors, uuid, value));
+            let Some(value) = absolute(seq, descriptors, uuid, value) else {
+                stats.log_tokenization(
+                    "track_event_counter_invalid_track_uuid",
+                    &[("track_uuid", ArgValue::Uint(uuid))],
+                );
+                return None;
+            };
+            out.counter_value = Some(value);
         }
         Some(5) if event.track_uuid.or(default_uuid).is_none() => {
             stats.log_tokenization("track_event_state_missing_track_uuid", &[]);
@@ -525,7 +535,18 @@ pub fn tokenize(
                 stats.log_tokenization("track_event_extra_counter_track_uuid_mismatch", &seq_arg);
                 return None;
             };
-            let abs = absolute(seq, descriptors, uuid, v);
+            // Both lists count against one bound, as upstream's event holds them.
+            if out.extra_counters.len() >= MAX_EXTRA_COUNTERS {
+                stats.log_tokenization("track_event_extra_counter_exceeds_max", &seq_arg);
+                return None;
+            }
+            let Some(abs) = absolute(seq, descriptors, uuid, v) else {
+                stats.log_tokenization(
+                    "track_event_extra_counter_invalid_track",
+                    &[("track_uuid", ArgValue::Uint(uuid))],
+                );
+                return None;
+            };
             out.extra_counters.push((uuid, abs));
         }
     }
@@ -550,22 +571,22 @@ pub fn tokenize(
 }
 
 /// The absolute value of a counter sample: incremental tracks add it to
-/// their running value on this sequence.
+/// their running value on this sequence. None when no counter descriptor
+/// was read for `uuid` so far (in its file and machine), as upstream drops
+/// the sample then.
 fn absolute(
     seq: &mut SequenceState,
     descriptors: Option<&Descriptors>,
     uuid: u64,
     value: f64,
-) -> f64 {
-    if descriptors
-        .and_then(|d| d.get(uuid))
-        .is_some_and(|d| d.is_incremental_counter)
-    {
+) -> Option<f64> {
+    let d = descriptors?.get(uuid).filter(|d| d.is_counter)?;
+    if d.is_incremental_counter {
         let v = seq.incremental_counters.entry(uuid).or_insert(0.0);
         *v += value;
-        *v
+        Some(*v)
     } else {
-        value
+        Some(value)
     }
 }
 

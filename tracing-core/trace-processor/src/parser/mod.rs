@@ -157,7 +157,8 @@ pub struct Parser {
     pub track_event: TrackEventState,
     /// Which track a TrackEvent goes on (descriptor and legacy tracks), in
     /// the scope of the packet being parsed.
-    pub track_resolution: TrackResolution,
+    /// (Boxed: moving to another scope swaps two pointers.)
+    pub track_resolution: Box<TrackResolution>,
     /// The other scopes' track resolutions (each file's machines').
     pub track_scopes: TrackScopes,
     /// Clock conversion for timestamps inside packets.
@@ -268,7 +269,7 @@ impl Parser {
             tracks: TrackTracker::default(),
             slices: SliceTracker::default(),
             track_event: TrackEventState::default(),
-            track_resolution: TrackResolution::new(Descriptors::default()),
+            track_resolution: Box::new(TrackResolution::new(Descriptors::default())),
             track_scopes: TrackScopes::default(),
             clocks: ClockTracker::default(),
             trigger_track: None,

@@ -28,16 +28,20 @@ pub struct TrackScopes {
     /// The scope of the active [`TrackResolution`] (the parser's own).
     active: ScopeKey,
     /// The others, by scope.
-    parked: HashMap<ScopeKey, TrackResolution>,
+    parked: HashMap<ScopeKey, Box<TrackResolution>>,
 }
 
 impl TrackScopes {
     /// Makes `key`'s resolution the active one (in `active`), parking the
     /// one that was.
-    pub fn select(&mut self, active: &mut TrackResolution, key: ScopeKey) {
-        if key == self.active {
-            return;
+    #[inline]
+    pub fn select(&mut self, active: &mut Box<TrackResolution>, key: ScopeKey) {
+        if key != self.active {
+            self.switch(active, key);
         }
+    }
+
+    fn switch(&mut self, active: &mut Box<TrackResolution>, key: ScopeKey) {
         let next = self.parked.remove(&key).unwrap_or_default();
         let previous = std::mem::replace(active, next);
         self.parked.insert(self.active, previous);
@@ -49,7 +53,7 @@ impl TrackScopes {
         &'a self,
         active: &'a TrackResolution,
     ) -> impl Iterator<Item = &'a TrackResolution> {
-        std::iter::once(active).chain(self.parked.values())
+        std::iter::once(active).chain(self.parked.values().map(|r| &**r))
     }
 
     /// The descriptors registered in `key`'s scope, if any.
@@ -61,7 +65,7 @@ impl TrackScopes {
         if key == self.active {
             Some(active.descriptors())
         } else {
-            self.parked.get(&key).map(TrackResolution::descriptors)
+            self.parked.get(&key).map(|r| r.descriptors())
         }
     }
 
@@ -103,7 +107,7 @@ mod tests {
 
     #[test]
     fn each_file_and_machine_has_its_own_descriptors() {
-        let mut active = TrackResolution::default();
+        let mut active = Box::<TrackResolution>::default();
         let mut scopes = TrackScopes::default();
         let host = ScopeKey::default();
         let second_file = ScopeKey {

@@ -6,6 +6,8 @@
 
 use std::io::Write;
 
+use zerotrace_protos::protos::track_event::Type::Counter;
+
 use super::{Instant, arg, descriptor, event, load, named, packet, text, track_name, track_of};
 use crate::Loader;
 use crate::stat_vocabulary::stat_index;
@@ -210,4 +212,71 @@ fn a_chain_past_the_bound_is_too_deep() {
     assert!(!deep.iter().any(|l| l.0 == Some(50)));
     let shallow = track_of(&s, "shallow");
     assert!(arg(&s, s.tracks[shallow as usize].source_arg_set_id, "trace_id").is_some());
+}
+
+/// A counter value is kept only for a uuid a counter descriptor of its file
+/// and machine reserved before it: else it is dropped before the sort and
+/// logged with the uuid, as upstream's tokenizer drops it; an event's extra
+/// counters are held to upstream's bound of 8.
+#[test]
+fn counter_values_need_a_counter_descriptor_read_before_them() {
+    let counter = |uuid: u64| {
+        descriptor(uuid, |td| {
+            td.begin_counter().set_is_incremental(false);
+        })
+    };
+    let value = |ts: u64, uuid: u64| {
+        packet(|p| {
+            p.set_timestamp(ts);
+            let mut e = p.begin_track_event();
+            e.set_type(Counter);
+            e.set_track_uuid(uuid);
+            e.set_counter_value(1);
+        })
+    };
+    let extras = |ts: u64, uuids: &[u64]| {
+        let uuids = uuids.to_vec();
+        packet(move |p| {
+            p.set_timestamp(ts);
+            let mut e = p.begin_track_event();
+            e.set_type(Instant);
+            e.set_track_uuid(1);
+            e.set_name("with extras");
+            for &u in &uuids {
+                e.add_extra_counter_track_uuids(u);
+                e.add_extra_counter_values(2);
+            }
+        })
+    };
+    let s = load(&[
+        named(1, "slices"),
+        counter(2),
+        value(10, 2),
+        // Not a counter; not described; described only on another machine;
+        // described after the value.
+        value(11, 1),
+        value(12, 3),
+        on_machine(7, &counter(4)),
+        value(13, 4),
+        value(14, 5),
+        counter(5),
+        extras(15, &[2, 1]),
+        extras(16, &[2; 9]),
+        extras(17, &[2; 8]),
+    ]);
+    let invalid: Vec<_> = logs(&s, "track_event_counter_invalid_track_uuid")
+        .into_iter()
+        .map(|l| l.0)
+        .collect();
+    assert_eq!(invalid, [Some(1), Some(3), Some(4), Some(5)]);
+    let invalid_extra: Vec<_> = logs(&s, "track_event_extra_counter_invalid_track")
+        .into_iter()
+        .map(|l| l.0)
+        .collect();
+    assert_eq!(invalid_extra, [Some(1)]);
+    assert_eq!(s.stats.get("track_event_extra_counter_exceeds_max"), 1);
+    // The first value, and the 8 extra values of the last event.
+    assert_eq!(s.counters.len(), 9);
+    let slices: Vec<_> = s.slices.iter().map(|r| text(&s, r.name)).collect();
+    assert_eq!(slices, [Some("with extras")]);
 }
