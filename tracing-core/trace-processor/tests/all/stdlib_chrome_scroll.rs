@@ -3,7 +3,8 @@
 //! offsets, predictor jank and jank causes
 //! (`chrome.scroll_jank.scroll_offsets`,
 //! `chrome.scroll_jank.predictor_error`,
-//! `chrome.scroll_jank.scroll_jank_v3_cause`), checked against what each trace
+//! `chrome.scroll_jank.scroll_jank_v3_cause`) and the v3 jank metric
+//! (`chrome.scroll_jank.scroll_jank_v3`), checked against what each trace
 //! says.
 
 use zerotrace_protos::protos::TrackEvent;
@@ -278,5 +279,186 @@ fn a_jank_cause_is_the_child_that_grew_most_against_the_previous_frame() {
                chrome_get_v3_jank_cause_id((SELECT id FROM slice WHERE name = 'Z'), NULL)"
         ),
         vec![vec![s("Z"), i(3), Value::Null]]
+    );
+}
+
+#[test]
+fn a_frame_presented_late_for_its_input_is_janky_and_blamed_on_its_slowest_stage() {
+    const MS: u64 = 1_000_000;
+    let latency = |kind: i32, id: i64| {
+        move |e: &mut TrackEvent<'_>| {
+            let mut m = e.message().begin_nested(EVENT_LATENCY);
+            m.append_int32(1, kind);
+            m.append_int64(4, id);
+            m.append_double(6, 10.0);
+        }
+    };
+    let cat = "input";
+    let mut packets = vec![thread_track(3, 10, 12, "CrRendererMain")];
+    // Updates 1..3 presented at 20, 30 and 60 ms; update 4 (not presented)
+    // is folded into 3. Stages: (start, end, name) in ms, nested in order.
+    type Stage = (u64, u64, &'static str);
+    /// (start, end, EventLatency type, presentation, stages), in ms.
+    type Frame = (u64, u64, i32, Option<u64>, &'static [Stage]);
+    let frames: [Frame; 4] = [
+        (0, 20, 21, Some(20), &[]),
+        (
+            10,
+            30,
+            10,
+            Some(30),
+            &[
+                (10, 11, "GenerationToBrowserMain"),
+                (11, 13, "RendererCompositorQueueingDelay"),
+                (11, 12, "SubStage"),
+            ],
+        ),
+        (
+            20,
+            60,
+            10,
+            Some(60),
+            &[
+                (20, 21, "GenerationToBrowserMain"),
+                (21, 41, "RendererCompositorQueueingDelay"),
+                (21, 36, "SubStage"),
+            ],
+        ),
+        (22, 25, 10, None, &[]),
+    ];
+    for (k, (ts, end, kind, presented, stages)) in frames.into_iter().enumerate() {
+        let id = k as i64 + 1;
+        let track = 20 + k as u64;
+        packets.push(thread_track(
+            track,
+            10,
+            20 + k as i32,
+            "VizCompositorThread",
+        ));
+        packets.extend(slice(
+            ts * MS,
+            end * MS,
+            track,
+            cat,
+            "EventLatency",
+            latency(kind, id),
+        ));
+        for &(s0, s1, name) in stages {
+            packets.extend(slice(s0 * MS, s1 * MS, track, cat, name, |_| {}));
+        }
+        if let Some(p) = presented {
+            packets.extend(slice(
+                (p - 5) * MS,
+                p * MS,
+                track,
+                cat,
+                "SubmitCompositorFrameToPresentationCompositorFrame",
+                |_| {},
+            ));
+            packets.extend(slice(
+                (p - 1) * MS,
+                p * MS,
+                track,
+                cat,
+                "SwapEndToPresentationCompositorFrame",
+                |_| {},
+            ));
+        }
+    }
+    packets.extend(slice(
+        MS,
+        MS + 10,
+        3,
+        cat,
+        "InputHandlerProxy::HandleGestureScrollUpdate_Result",
+        |e| {
+            let mut m = e.message().begin_nested(SCROLL_DELTAS);
+            m.append_int64(1, 1);
+            m.append_float(6, 5.0);
+        },
+    ));
+    let tp = load(&packets);
+    let ms = |v: u64| i((v * MS) as i64);
+    assert_eq!(
+        rows(
+            &tp,
+            "INCLUDE PERFETTO MODULE chrome.scroll_jank.scroll_jank_v3;
+             SELECT scroll_update_id, ts, last_presented_input_ts, presentation_timestamp
+             FROM chrome_presented_gesture_scrolls ORDER BY ts"
+        ),
+        vec![
+            vec![i(1), ms(0), ms(0), ms(20)],
+            vec![i(2), ms(10), ms(10), ms(30)],
+            vec![i(3), ms(20), ms(22), ms(60)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT scroll_update_id, encapsulated_scroll_ids, total_delta,
+                    delay_since_last_frame, delay_since_last_input, scroll_id
+             FROM chrome_frame_info_with_delay ORDER BY presentation_timestamp"
+        ),
+        vec![
+            vec![
+                i(1),
+                s("1"),
+                Value::Real(5.0),
+                Value::Real(0.0),
+                Value::Real(0.0),
+                i(1)
+            ],
+            vec![
+                i(2),
+                s("2"),
+                Value::Null,
+                Value::Real(10.0),
+                Value::Real(10.0),
+                i(1)
+            ],
+            vec![
+                i(3),
+                s("3"),
+                Value::Null,
+                Value::Real(30.0),
+                Value::Real(10.0),
+                i(1)
+            ],
+        ]
+    );
+    assert_eq!(
+        rows(&tp, "SELECT vsync_interval FROM chrome_vsyncs"),
+        vec![vec![Value::Real(10.0)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT cause_of_jank, sub_cause_of_jank, delay_since_last_frame, vsync_interval,
+                    hardware_class, scroll_id
+             FROM chrome_janky_frames"
+        ),
+        vec![vec![
+            s("RendererCompositorQueueingDelay"),
+            s("SubStage"),
+            Value::Real(30.0),
+            Value::Real(10.0),
+            Value::Null,
+            i(1)
+        ]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT round(delayed_frame_percentage, 6) FROM chrome_janky_frames_percentage"
+        ),
+        vec![vec![Value::Real(33.333333)]]
+    );
+    assert_eq!(
+        rows(
+            &tp,
+            "SELECT scroll_id, num_frames, num_janky_frames, round(scroll_jank_percentage, 6)
+             FROM chrome_frames_per_scroll"
+        ),
+        vec![vec![i(1), i(3), i(1), Value::Real(33.333333)]]
     );
 }
