@@ -475,7 +475,6 @@ impl Loader {
                 self.arena.release(packet.bytes);
                 self.side.release(&packet);
             }
-            Leaving::Soon(bytes) => self.arena.prefetch(bytes),
         };
         if at_end {
             sorter.finish(&mut sink);
