@@ -122,7 +122,7 @@ fn push_counter(p: &mut Parser, track: u32, ts: i64, value: f64, arg_set_id: Opt
         ts,
         track_id: track,
         value,
-        arg_set_id,
+        arg_set_id: arg_set_id.into(),
     });
 }
 

@@ -13,6 +13,7 @@ use super::Parser;
 use super::importer::{Importer, Input};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// TracePacket.android_system_property.
@@ -53,7 +54,7 @@ fn push(p: &mut Parser, track: u32, ts: i64, value: i32) {
         ts,
         track_id: track,
         value: f64::from(value),
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

@@ -11,6 +11,7 @@ use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 const CLOCK_ENABLE: u32 = 14;
@@ -50,6 +51,6 @@ fn counter(p: &mut Parser, e: &FtraceInput<'_>, suffix: &str, classification: &s
         ts: e.ts,
         track_id,
         value: value as f64,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }

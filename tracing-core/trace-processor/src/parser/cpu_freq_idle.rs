@@ -11,6 +11,7 @@ use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// The two events (gathered by `ftrace_registry.rs`).
@@ -44,6 +45,6 @@ fn counter(
         ts,
         track_id: track,
         value: f64::from(value.unwrap_or(0)),
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }

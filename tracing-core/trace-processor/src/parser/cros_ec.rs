@@ -43,7 +43,7 @@ fn cros_ec_sensorhub_data(p: &mut Parser, e: &FtraceInput<'_>) {
         ts: e.ts,
         track_id: track,
         value: current_time.wrapping_sub(current_timestamp) as f64,
-        arg_set_id,
+        arg_set_id: arg_set_id.into(),
     });
 }
 

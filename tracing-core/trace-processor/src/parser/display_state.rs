@@ -7,6 +7,7 @@ use protozero::Decoder;
 use super::Parser;
 use super::importer::{Importer, Input};
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// TracePacket.initial_display_state.
@@ -29,6 +30,6 @@ fn import(p: &mut Parser, input: &Input<'_>) {
         ts,
         track_id: track,
         value: f64::from(state),
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }

@@ -14,6 +14,7 @@ use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 const DMA_HEAP_STAT: u32 = 351;
@@ -36,7 +37,7 @@ fn dma_heap_stat(p: &mut Parser, e: &FtraceInput<'_>) {
         ts: e.ts,
         track_id: track,
         value: total as f64,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 
     let utid = p.processes.get_or_create_thread(&mut p.storage, e.tid);
@@ -55,7 +56,7 @@ fn dma_heap_stat(p: &mut Parser, e: &FtraceInput<'_>) {
         ts: e.ts,
         track_id: track,
         value: len as f64,
-        arg_set_id,
+        arg_set_id: arg_set_id.into(),
     });
 
     // The inode as the cookie, as upstream takes it (signed).

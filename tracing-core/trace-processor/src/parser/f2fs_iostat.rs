@@ -12,6 +12,7 @@ use super::Parser;
 use super::importer::FtraceHandler;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// FtraceEvent.f2fs_iostat.
@@ -119,7 +120,7 @@ fn parse(p: &mut Parser, ts: i64, event: &[u8], latency: bool) {
             ts,
             track_id: track,
             value: get(field) as f64,
-            arg_set_id: None,
+            arg_set_id: OptU32::NONE,
         });
     }
 }

@@ -18,6 +18,7 @@ use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// FtraceEvent.cpu_frequency_limits.
@@ -179,7 +180,7 @@ fn cpu_counter(p: &mut Parser, name: &str, classification: &str, cpu: u64, ts: i
         ts,
         track_id: track,
         value: value as f64,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

@@ -24,6 +24,7 @@ use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// Whose track an event goes on.
@@ -227,7 +228,7 @@ pub fn parse(p: &mut Parser, id: u32, ts: i64, tid: i64, body: &[u8]) {
                 ts,
                 track_id: track,
                 value: as_int(v) as f64,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             });
         }
     }

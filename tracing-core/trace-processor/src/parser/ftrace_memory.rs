@@ -26,6 +26,7 @@ use super::fields::Fields;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::thread_counters::ProcessCounter;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
@@ -57,7 +58,7 @@ fn push(p: &mut Parser, track_id: u32, ts: i64, value: f64) {
         ts,
         track_id,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

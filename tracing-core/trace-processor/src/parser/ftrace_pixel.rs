@@ -21,6 +21,7 @@ use super::fields::Fields;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// `FtraceEvent.google_icc_event` {event 1}.
@@ -61,7 +62,7 @@ fn named_counter(p: &mut Parser, classification: &str, name: &str, ts: i64, valu
         ts,
         track_id,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

@@ -22,6 +22,7 @@ use super::fields::Fields;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// `FtraceEvent.wakeup_source_activate` {name 1}.
@@ -55,7 +56,7 @@ fn counter(p: &mut Parser, spec: &TrackSpec<'_>, ts: i64, value: f64) {
         ts,
         track_id,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

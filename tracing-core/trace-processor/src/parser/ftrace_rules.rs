@@ -23,6 +23,7 @@ use super::importer::FtraceInput;
 use crate::column_store::strings::StrId;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 const NO_ARGS: &[Arg] = &[];
@@ -150,7 +151,7 @@ pub fn apply(p: &mut Parser, shape: &Shape, e: &FtraceInput<'_>) {
                 ts: e.ts,
                 track_id,
                 value: f.int(value).unwrap_or(0) as f64,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             });
         }
     }

@@ -61,7 +61,7 @@ fn push(
         ts,
         track_id,
         value: v,
-        arg_set_id,
+        arg_set_id: arg_set_id.into(),
     });
 }
 

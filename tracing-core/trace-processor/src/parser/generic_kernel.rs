@@ -26,6 +26,7 @@ use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::process::NamePriority;
 use crate::tracker::sched::SchedTracker;
 use crate::tracker::tracks::{EventType, TrackSpec};
@@ -267,7 +268,7 @@ fn cpu_freq(p: &mut Parser, input: &Input<'_>) {
         ts: input.ts,
         track_id: track,
         value: hz as f64 / 1000.0,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

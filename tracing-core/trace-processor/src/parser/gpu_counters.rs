@@ -22,6 +22,7 @@ use crate::storage::args::ArgValue;
 use crate::storage::import_logs::LogPlace;
 use crate::storage::rows::CounterRow;
 use crate::tables::gpu::GpuCounterGroupRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 use protozero::Decoder;
 
@@ -367,14 +368,14 @@ fn push_value(p: &mut Parser, ts: i64, value: f64, c: CounterInfo) {
             ts,
             track_id: c.track,
             value,
-            arg_set_id: None,
+            arg_set_id: OptU32::NONE,
         });
     } else {
         p.storage.counters.push(CounterRow {
             ts,
             track_id: c.track,
             value: 0.0,
-            arg_set_id: None,
+            arg_set_id: OptU32::NONE,
         });
         if let Some(prev) = p
             .gpu_counters

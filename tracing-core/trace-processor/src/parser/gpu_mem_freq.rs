@@ -15,6 +15,7 @@ use crate::storage::Storage;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
 use crate::tables::gpu::GpuRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// TracePacket.gpu_mem_total_event.
@@ -92,7 +93,7 @@ fn push(
         ts,
         track_id: track,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

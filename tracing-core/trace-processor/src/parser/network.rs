@@ -145,7 +145,7 @@ fn device_total(p: &mut Parser, e: &FtraceInput<'_>, body: &[u8], received: bool
         ts: e.ts,
         track_id: track,
         value: kb as f64,
-        arg_set_id: args,
+        arg_set_id: args.into(),
     });
 }
 
@@ -312,7 +312,7 @@ fn kfree_skb(p: &mut Parser, e: &FtraceInput<'_>) {
         ts: e.ts,
         track_id: track,
         value: count as f64,
-        arg_set_id: args,
+        arg_set_id: args.into(),
     });
 }
 

@@ -8,6 +8,7 @@
 //! stats, as upstream counts them.
 
 use crate::hash::HashMap;
+use crate::tables::opt_u32::OptU32;
 
 use protozero::Decoder;
 use zerotrace_protos::protos::{PerfSampleDecoder, PerfSampleDefaultsDecoder};
@@ -256,7 +257,7 @@ fn push_counter(p: &mut Parser, ts: i64, track_id: u32, value: f64) -> u32 {
         ts,
         track_id,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
     id
 }

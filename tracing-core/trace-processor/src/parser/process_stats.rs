@@ -11,6 +11,7 @@ use protozero::Decoder;
 use super::Parser;
 use super::importer::{Importer, Input};
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use zerotrace_protos::upstream_tables::packet_field;
 
 /// What a process field becomes: (track name, classification, scale).
@@ -76,7 +77,7 @@ fn import(p: &mut Parser, input: &Input<'_>) {
                 ts,
                 track_id: track,
                 value: v as f64 * scale,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             });
         }
     }

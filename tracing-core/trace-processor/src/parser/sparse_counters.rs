@@ -6,6 +6,7 @@
 //! into the counter table in time order at the end of the trace.
 
 use crate::hash::HashMap;
+use crate::tables::opt_u32::OptU32;
 
 use crate::storage::Storage;
 use crate::storage::rows::CounterRow;
@@ -67,7 +68,7 @@ impl SparseCounters {
                 ts,
                 track_id,
                 value,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             }));
     }
 }

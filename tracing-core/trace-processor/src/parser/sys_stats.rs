@@ -6,6 +6,7 @@
 //! residency. Unknown keys are counted as upstream counts them.
 
 use crate::hash::HashMap;
+use crate::tables::opt_u32::OptU32;
 
 use zerotrace_protos::protos::SysStatsDecoder;
 use zerotrace_protos::protos::sys_stats::DiskStatDecoder;
@@ -58,7 +59,7 @@ fn push(p: &mut Parser, track: u32, ts: i64, value: f64) {
         ts,
         track_id: track,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

@@ -12,6 +12,7 @@
 use super::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// One parsed systrace line.
@@ -378,7 +379,7 @@ pub fn apply(
                     ts,
                     track_id: track,
                     value,
-                    arg_set_id: None,
+                    arg_set_id: OptU32::NONE,
                 });
                 return;
             }
@@ -388,7 +389,7 @@ pub fn apply(
                     ts,
                     track_id: track,
                     value,
-                    arg_set_id: None,
+                    arg_set_id: OptU32::NONE,
                 });
                 return;
             }
@@ -400,7 +401,7 @@ pub fn apply(
                 ts,
                 track_id: track,
                 value,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             });
         }
         _ => p.storage.stats.incr("systrace_parse_failure"),

@@ -6,6 +6,7 @@
 //! type, thread time and counter values come with the packet.
 
 use crate::hash::HashMap;
+use crate::tables::opt_u32::OptU32;
 
 use protozero::varint::decode_varint;
 use zerotrace_protos::protos::{
@@ -210,7 +211,7 @@ fn parse_event(
                     ts,
                     track_id: id,
                     value: v as f64,
-                    arg_set_id: None,
+                    arg_set_id: OptU32::NONE,
                 });
             }
         }
@@ -225,7 +226,7 @@ fn parse_event(
                 ts,
                 track_id: r.track_id,
                 value,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             });
         }
     }
@@ -244,7 +245,7 @@ fn parse_event(
             ts,
             track_id: track.track_id,
             value,
-            arg_set_id: None,
+            arg_set_id: OptU32::NONE,
         });
         return;
     }

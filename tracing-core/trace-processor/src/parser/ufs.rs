@@ -17,6 +17,7 @@ use super::Parser;
 use super::importer::{FtraceHandler, FtraceInput};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 const UFSHCD_COMMAND: u32 = 406;
@@ -88,7 +89,7 @@ fn ufshcd_command(p: &mut Parser, e: &FtraceInput<'_>) {
         ts: e.ts,
         track_id: track,
         value: f64::from(occupied),
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 
     let tag = uint(b, 7) as u32;
@@ -140,7 +141,7 @@ fn ufshcd_clk_gating(p: &mut Parser, e: &FtraceInput<'_>) {
         ts: e.ts,
         track_id: track,
         value: f64::from(state),
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

@@ -14,6 +14,7 @@ use super::importer::{FtraceHandler, FtraceInput};
 use crate::hash::HashMap;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// FtraceEvent.virtio_gpu_cmd_queue.
@@ -99,7 +100,7 @@ fn counter(p: &mut Parser, ts: i64, queue: &'static str, what: &str, ty: &str, v
         ts,
         track_id: track,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

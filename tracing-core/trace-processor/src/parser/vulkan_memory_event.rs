@@ -19,6 +19,7 @@ use crate::hash::HashMap;
 use crate::storage::args::{ArgSetBuilder, ArgValue};
 use crate::storage::rows::CounterRow;
 use crate::tables::gpu::VulkanMemoryAllocationRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// `TracePacket.vulkan_memory_event`.
@@ -247,6 +248,6 @@ fn update_counters(p: &mut Parser, upid: u32, e: &Event<'_>) {
         ts: e.timestamp,
         track_id,
         value: value as f64,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }

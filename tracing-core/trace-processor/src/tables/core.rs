@@ -166,7 +166,7 @@ table! {
         /// Value.
         value: f64,
         /// Args.
-        arg_set_id: Option<u32>,
+        arg_set_id: OptU32,
     }
 }
 
@@ -458,12 +458,14 @@ pub const TABLES: &[super::TableDecl] = &[
 mod tests {
     use super::*;
 
-    /// A slice row is 40 bytes: its ids 4 each, its thread times apart.
+    /// A slice row is 40 bytes (a counter's 24): its ids 4 each, its
+    /// thread times apart.
     /// The four thread columns freeze from the side table by slice id,
     /// NULL for the slices without.
     #[test]
     fn thread_times_live_apart_from_the_row() {
         assert_eq!(std::mem::size_of::<SliceRow>(), 40);
+        assert_eq!(std::mem::size_of::<CounterRow>(), 24);
         #[cfg(feature = "sql")]
         {
             use crate::column_store::table::Cell;

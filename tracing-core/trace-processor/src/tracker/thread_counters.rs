@@ -60,7 +60,7 @@ impl ThreadCounters {
             // Set by `resolve`.
             track_id: u32::MAX,
             value,
-            arg_set_id,
+            arg_set_id: arg_set_id.into(),
         });
         self.pending.push(Pending {
             row: s.counters.len() - 1,

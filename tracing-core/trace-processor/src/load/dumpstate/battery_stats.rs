@@ -19,6 +19,7 @@ use crate::parser::Parser;
 use crate::parser::android_system_property::{battery_stats_track, screen_state_track};
 use crate::storage::args::ArgValue;
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
 /// The wake lock tracks' pool (`track_compressor.rs`'s key).
@@ -270,7 +271,7 @@ fn counter(p: &mut Parser, track: u32, ts: i64, value: f64) {
         ts,
         track_id: track,
         value,
-        arg_set_id: None,
+        arg_set_id: OptU32::NONE,
     });
 }
 

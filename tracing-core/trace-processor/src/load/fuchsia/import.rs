@@ -13,6 +13,7 @@ use crate::hash::HashMap;
 use crate::parser::Parser;
 use crate::storage::args::{ArgSetBuilder, ArgValue as Stored};
 use crate::storage::rows::{CounterRow, SliceRow};
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::flows::FlowTracker;
 use crate::tracker::tracks::{EventType, TrackSpec};
 
@@ -207,7 +208,7 @@ impl EventImport {
                 ts,
                 track_id: track,
                 value,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             });
         }
     }

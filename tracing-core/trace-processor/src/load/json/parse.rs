@@ -7,6 +7,7 @@
 //! process and thread names. Events that cannot be placed are counted.
 
 use crate::hash::HashMap;
+use crate::tables::opt_u32::OptU32;
 
 use crate::column_store::strings::StrId;
 use crate::parser::Parser;
@@ -538,7 +539,7 @@ impl JsonParser {
                 ts,
                 track_id: track,
                 value,
-                arg_set_id: None,
+                arg_set_id: OptU32::NONE,
             });
         }
     }

@@ -15,6 +15,7 @@ use super::super::fields::Fields;
 use crate::column_store::strings::StrId;
 use crate::storage::args::ArgValue;
 use crate::storage::rows::CounterRow;
+use crate::tables::opt_u32::OptU32;
 use crate::tracker::process::NamePriority;
 use crate::tracker::sched::{CpuRun, SchedTracker};
 use crate::tracker::tracks::{EventType, TrackSpec};
@@ -259,7 +260,7 @@ pub fn mem_info(p: &mut Parser, ts: i64, bytes: &[u8]) {
             ts,
             track_id,
             value: value as f64,
-            arg_set_id: None,
+            arg_set_id: OptU32::NONE,
         });
     }
 }
