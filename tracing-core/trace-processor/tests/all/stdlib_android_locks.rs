@@ -4,7 +4,8 @@
 //! full display (`android.startup.time_to_display`), wakeups and failed
 //! suspends (`android.wakeups`), a startup's opinionated breakdown
 //! (`android.startup.startup_breakdowns`), blocking calls per CUJ frame
-//! (`android.frame_blocking_calls.blocking_calls_aggregation`) and a bug
+//! (`android.frame_blocking_calls.blocking_calls_aggregation`), the slices
+//! inside a CUJ on each thread (`android.cujs.slices`) and a bug
 //! report's `showmap` sections (`android.dumpsys.show_map`).
 
 use zerotrace_protos::protos::{FtraceEvent, FtraceEventBundle};
@@ -567,8 +568,10 @@ fn frame_timeline_end(ts: u64, cookie: i64) -> Vec<u8> {
     })
 }
 
-#[test]
-fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
+/// SystemUI (pid 10, render thread 11) with jank CUJ `J<SHADE>` over two
+/// frames (vsync 101 and 102, layer 3) on the frame timeline, an `inflate`
+/// on the UI thread and a lock contention on the render thread.
+fn cuj_with_frames() -> TraceProcessor {
     let mut packets = vec![
         processes(
             &[(10, "com.android.systemui")],
@@ -585,6 +588,8 @@ fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
             (1_400, 10, "B|10|J<SHADE>#UIThread"),
             (1_400, 10, "E|10"),
             (2_000, 10, "B|10|Choreographer#doFrame 101"),
+            (2_800, 10, "B|10|postAndWait"),
+            (2_900, 10, "E|10"),
             (3_000, 10, "E|10"),
             (2_500, 11, "B|10|DrawFrame 101"),
             (3_500, 11, "E|10"),
@@ -597,6 +602,8 @@ fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
             ),
             (4_100, 11, "E|10"),
             (4_000, 10, "B|10|Choreographer#doFrame 102"),
+            (4_800, 10, "B|10|postAndWait"),
+            (4_900, 10, "E|10"),
             (5_000, 10, "E|10"),
             (4_500, 11, "B|10|DrawFrame 102"),
             (5_500, 11, "E|10"),
@@ -609,7 +616,12 @@ fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
         packets.push(frame_timeline(start, 4, cookie + 1, token, "app#3"));
         packets.push(frame_timeline_end(end, cookie + 1));
     }
-    let tp = load(&packets);
+    load(&packets)
+}
+
+#[test]
+fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
+    let tp = cuj_with_frames();
     assert_eq!(
         rows(
             &tp,
@@ -627,6 +639,7 @@ fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
             "SELECT name, ts, dur, frame_id, cuj_id FROM _blocking_calls_frame_cuj ORDER BY ts"
         ),
         vec![
+            vec![s("postAndWait"), i(2_800), i(100), i(101), i(1)],
             vec![s("inflate"), i(3_100), i(200), i(101), i(1)],
             vec![
                 s("Lock contention on thread list lock <...>"),
@@ -642,6 +655,48 @@ fn blocking_calls_count_in_each_cuj_frame_stretched_to_the_next() {
                 i(102),
                 i(1)
             ],
+            vec![s("postAndWait"), i(4_800), i(100), i(102), i(1)],
         ]
+    );
+}
+
+#[test]
+fn cuj_slices_are_those_overlapping_its_boundaries_on_each_thread() {
+    let tp = cuj_with_frames();
+    let names = |table: &str| {
+        rows(
+            &tp,
+            &format!(
+                "INCLUDE PERFETTO MODULE android.cujs.slices;
+                 SELECT cuj_id, name, ts, ts_end FROM {table} ORDER BY ts, name"
+            ),
+        )
+    };
+    let row = |name: &str, ts: i64, end: i64| vec![i(1), s(name), i(ts), i(end)];
+    assert_eq!(
+        names("_android_jank_cuj_main_thread_slice"),
+        vec![
+            row("Choreographer#doFrame 101", 2_000, 3_000),
+            row("postAndWait", 2_800, 2_900),
+            row("inflate", 3_100, 3_300),
+            row("Choreographer#doFrame 102", 4_000, 5_000),
+            row("postAndWait", 4_800, 4_900),
+        ]
+    );
+    let contention = "Lock contention on thread list lock (owner tid: 12)";
+    assert_eq!(
+        names("_android_jank_cuj_render_thread_slice"),
+        vec![
+            row("DrawFrame 101", 2_500, 3_500),
+            row(contention, 3_600, 4_100),
+            row("DrawFrame 102", 4_500, 5_500),
+        ]
+    );
+    // Every thread of the app: both threads' slices.
+    assert_eq!(names("_android_jank_cuj_slice").len(), 8);
+    // No SurfaceFlinger in this trace.
+    assert_eq!(
+        names("_android_jank_cuj_sf_slice"),
+        Vec::<Vec<Value>>::new()
     );
 }

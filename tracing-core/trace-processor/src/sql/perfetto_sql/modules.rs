@@ -50,6 +50,7 @@ pub(crate) const MODULES: &[Module] = modules![
     "android.cujs.cuj_frame_counters" => "android_cujs_cuj_frame_counters",
     "android.cujs.frames" => "android_cujs_frames",
     "android.cujs.relevant_slices" => "android_cujs_relevant_slices",
+    "android.cujs.slices" => "android_cujs_slices",
     "android.cujs.sysui_cujs" => "android_cujs_sysui_cujs",
     "android.cujs.threads" => "android_cujs_threads",
     "android.device" => "android_device",
