@@ -46,6 +46,7 @@ mod views;
 mod views_graphics;
 mod views_sched;
 mod vtab;
+mod vtab_cost;
 mod winscope_args;
 mod winscope_hierarchy;
 

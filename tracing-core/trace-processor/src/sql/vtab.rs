@@ -11,10 +11,9 @@
 //! visited in place (nothing copied per lookup); `GLOB` on
 //! a string column is matched once per distinct string of those beginning
 //! with its literal prefix, then only the rows holding a matching string
-//! are visited. An equality's cost is told to SQLite as the rows over
-//! the column's distinct values (one value's run), so that a join starts
-//! from the table of few rows and probes the other's runs, not the other
-//! way round. SQLite still checks every constraint
+//! are visited. The cost and rows told to SQLite are upstream's estimates
+//! for the same constraints (`vtab_cost.rs`), so that SQLite orders a
+//! join's tables as it does upstream. SQLite still checks every constraint
 //! itself (none is omitted), so a narrowing that cannot be applied (a
 //! non-integer bound) only costs time, never a wrong answer.
 
@@ -23,10 +22,12 @@ use std::sync::Arc;
 
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::vtab::{
-    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
+    Context, Filters, IndexConstraintOp, IndexFlags, IndexInfo, VTab, VTabConfig, VTabConnection,
+    VTabCursor,
 };
 
 use super::distinct_count;
+use super::vtab_cost::{self, FilterOp};
 use crate::column_store::strings::StrId;
 use crate::column_store::table::{Cell, Table};
 
@@ -271,28 +272,40 @@ unsafe impl<'vtab> VTab<'vtab> for ColumnarTab {
         }
         info.set_idx_num(idx_num);
         info.set_idx_str(&codes);
-        let rows = self.table.len.max(1) as f64;
-        // An equality reads one value's run: the rows over the distinct
-        // values, what a probe from each row of another table reads (a
-        // join's key). A GLOB reads some of the distinct strings' runs.
-        let equal = plan
+        // What the scan costs and gives, as upstream's planner estimates
+        // it for every constraint it could take (SQLite orders a join's
+        // tables by these figures, so joins without an ORDER BY come out
+        // in upstream's order): `vtab_cost.rs`.
+        let filters: Vec<(usize, FilterOp)> = info
+            .constraints()
+            .filter(|c| c.is_usable())
+            .filter_map(|c| {
+                Some((
+                    usize::try_from(c.column()).ok()?,
+                    vtab_cost::filter_op(c.operator())?,
+                ))
+            })
+            .collect();
+        let order: Vec<(usize, bool)> = obs
             .iter()
-            .any(|(_, op)| matches!(op, Op::IntEq | Op::StrEq));
-        let per_value = match text_col {
-            Some(c) if equal => rows / self.distinct(c).max(1) as f64,
-            _ => rows / 16.0,
-        };
-        let cost = if id_eq {
-            1.0
-        } else if range > 0 {
-            rows.log2().max(1.0) + rows / (4.0 * range as f64)
-        } else if text_col.is_some() {
-            rows.log2().max(1.0) + per_value
-        } else {
-            rows
-        };
-        info.set_estimated_cost(cost);
-        info.set_estimated_rows(if id_eq { 1 } else { cost as i64 });
+            .filter_map(|&(c, desc)| Some((usize::try_from(c).ok()?, desc)))
+            .collect();
+        let est = vtab_cost::estimate(
+            self.table.len as u64,
+            &|c| {
+                let equal = filters.iter().any(|&(f, op)| f == c && op == FilterOp::Eq);
+                vtab_cost::column_facts(&self.table, c, || equal.then(|| self.distinct(c)))
+            },
+            &filters,
+            &order,
+            info.col_used(),
+            self.table.columns.len(),
+        );
+        info.set_estimated_cost(est.cost);
+        info.set_estimated_rows(i64::try_from(est.rows).unwrap_or(i64::MAX));
+        if est.max_rows <= 1 {
+            info.set_idx_flags(IndexFlags::SQLITE_INDEX_SCAN_UNIQUE);
+        }
         info.set_order_by_consumed(consumed && (natural || idx_num > 0));
         Ok(())
     }

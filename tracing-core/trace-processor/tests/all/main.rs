@@ -38,6 +38,7 @@ mod heap_graph;
 mod heap_graph_flamegraph_frames;
 mod hostile_traces;
 mod instruments_xml;
+mod join_order;
 mod legacy_event_phases;
 mod loading;
 mod machines;

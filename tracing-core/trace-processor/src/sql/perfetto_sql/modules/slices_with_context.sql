@@ -6,13 +6,11 @@
 --   thread_or_process_slice  both, thread columns NULL for process slices
 
 -- Each thread track with its thread's and process's identity, as a table
--- (its `id`, the track's, indexed): a slice finds its context by one
--- search. Joined as views instead, SQLite scanned the tracks once per
--- slice (or the slices once per track) when a module joined thread
--- slices to millions of rows by slice id. (The join below compares
--- `track_id + 0`: a table's columns have no type, and compared with a
--- typed column as it is SQLite would convert them and not search the
--- index.)
+-- (its `id`, the track's, sorted): a slice finds its context by one
+-- search, and the context's slices are one run of slice.track_id.
+-- Joined as views instead, SQLite scanned the tracks once per slice (or
+-- the slices once per track) when a module joined thread slices to
+-- millions of rows by slice id.
 CREATE PERFETTO TABLE _zt_thread_track_context AS
 SELECT
   tt.id,
@@ -30,7 +28,9 @@ LEFT JOIN process AS pr ON pr.upid = th.upid
 ORDER BY tt.id;
 
 -- Every slice on a thread track: its thread, and that thread's process
--- (NULL when the thread has none).
+-- (NULL when the thread has none). The tracks join their slices, as
+-- upstream's view is written, so that SQLite's order of the two follows
+-- the estimates: on a trace of few slices they come track by track.
 CREATE PERFETTO VIEW thread_slice(
   id ID(slice.id),
   ts TIMESTAMP,
@@ -57,8 +57,8 @@ SELECT
   tt.track_name, tt.thread_name, tt.utid, tt.tid, tt.is_main_thread,
   tt.process_name, tt.upid, tt.pid,
   s.depth, s.parent_id, s.arg_set_id, s.thread_ts, s.thread_dur
-FROM slice AS s
-JOIN _zt_thread_track_context AS tt ON tt.id = s.track_id + 0;
+FROM _zt_thread_track_context AS tt
+JOIN slice AS s ON s.track_id = tt.id;
 
 -- Every slice on a process track, with its process.
 CREATE PERFETTO VIEW process_slice(
