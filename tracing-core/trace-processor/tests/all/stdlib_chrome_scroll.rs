@@ -1,17 +1,17 @@
-//! The standard library's scroll jank helpers on traces built here: the
-//! jank tests and long task slices (`chrome.scroll_jank.utils`) and scroll
-//! offsets, predictor jank and jank causes
-//! (`chrome.scroll_jank.scroll_offsets`,
-//! `chrome.scroll_jank.predictor_error`,
-//! `chrome.scroll_jank.scroll_jank_v3_cause`) and the v3 jank metric
-//! (`chrome.scroll_jank.scroll_jank_v3`), checked against what each trace
-//! says.
+//! The standard library's scroll jank modules on traces built here: the
+//! jank tests and long task slices (`chrome.scroll_jank.utils`), scroll
+//! offsets (`chrome.scroll_jank.scroll_offsets`), predictor jank
+//! (`chrome.scroll_jank.predictor_error`), jank causes
+//! (`chrome.scroll_jank.scroll_jank_v3_cause`), the v3 jank metric
+//! (`chrome.scroll_jank.scroll_jank_v3`) and the threads a cause points at
+//! (`chrome.scroll_jank.scroll_jank_cause_utils`), checked against what each
+//! trace says.
 
 use zerotrace_protos::protos::TrackEvent;
 use zerotrace_trace_processor::{TraceProcessor, Value};
 
 use crate::common::{i, rows, s};
-use crate::stdlib_chrome_events::{load, slice, thread_track};
+use crate::stdlib_chrome_events::{load, process_track, slice, thread_track};
 
 /// `TrackEvent.chrome_mojo_event_info`.
 const MOJO_EVENT_INFO: u32 = 38;
@@ -461,4 +461,41 @@ fn a_frame_presented_late_for_its_input_is_janky_and_blamed_on_its_slowest_stage
         ),
         vec![vec![i(1), i(3), i(1), Value::Real(33.333333)]]
     );
+}
+
+#[test]
+fn jank_cause_threads_are_those_of_the_process_kind_busy_during_the_latency() {
+    let cat = "cc";
+    let mut packets = vec![
+        process_track(1, 20, "Renderer"),
+        thread_track(2, 20, 21, "Compositor"),
+        process_track(5, 10, "Browser"),
+        thread_track(3, 10, 11, "CrBrowserMain"),
+        process_track(6, 30, "Gpu"),
+        thread_track(4, 30, 31, "VizCompositorThread"),
+    ];
+    packets.extend(slice(1_000, 2_000, 1, cat, "EventLatency", |_| {}));
+    packets.extend(slice(1_500, 1_600, 2, cat, "Work", |_| {}));
+    packets.extend(slice(1_200, 1_300, 3, cat, "Work", |_| {}));
+    packets.extend(slice(3_000, 3_100, 4, cat, "Work", |_| {}));
+    let tp = load(&packets);
+    let threads = |kind: &str, name: &str| {
+        rows(
+            &tp,
+            &format!(
+                "INCLUDE PERFETTO MODULE chrome.scroll_jank.scroll_jank_cause_utils;
+                 SELECT t.tid FROM chrome_select_scroll_jank_cause_thread(
+                   (SELECT id FROM slice WHERE name = 'EventLatency'), '{kind}', '{name}') c
+                 JOIN thread t USING (utid)"
+            ),
+        )
+    };
+    assert_eq!(threads("Renderer", "Compositor"), vec![vec![i(21)]]);
+    assert_eq!(threads("Browser", "CrBrowserMain"), vec![vec![i(11)]]);
+    // The GPU thread only ran after the latency ended.
+    assert_eq!(
+        threads("GPU", "VizCompositorThread"),
+        Vec::<Vec<Value>>::new()
+    );
+    assert_eq!(threads("Browser", "Compositor"), Vec::<Vec<Value>>::new());
 }

@@ -141,6 +141,7 @@ pub(crate) const MODULES: &[Module] = modules![
     "chrome.page_loads" => "chrome_page_loads",
     "chrome.scroll_jank.predictor_error" => "chrome_scroll_jank_predictor_error",
     "chrome.scroll_jank.scroll_jank_cause_map" => "chrome_scroll_jank_scroll_jank_cause_map",
+    "chrome.scroll_jank.scroll_jank_cause_utils" => "chrome_scroll_jank_scroll_jank_cause_utils",
     "chrome.scroll_jank.scroll_jank_v3" => "chrome_scroll_jank_scroll_jank_v3",
     "chrome.scroll_jank.scroll_jank_v3_cause" => "chrome_scroll_jank_scroll_jank_v3_cause",
     "chrome.scroll_jank.scroll_offsets" => "chrome_scroll_jank_scroll_offsets",
