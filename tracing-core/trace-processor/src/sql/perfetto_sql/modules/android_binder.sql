@@ -38,7 +38,9 @@ JOIN process AS p ON p.upid = th.upid
 WHERE s.name GLOB 'binder*'
 GROUP BY process_name, slice_name;
 
--- Whether a slice's name is a server-side interface name.
+-- Whether a slice's name is a server-side interface name
+-- (`_async_binder_reply` spells the same three patterns out, one select
+-- each).
 CREATE PERFETTO MACRO _zt_binder_is_server_name(name Expr)
 RETURNS Expr
 AS (
@@ -276,10 +278,17 @@ GROUP BY binder_txn_id, binder_reply_id, blocked_function;
 -- and the interface names, each with the next such slice of its track.
 CREATE PERFETTO TABLE _async_binder_reply AS
 WITH
+  -- One select per name pattern (the patterns match disjoint names), so
+  -- that each is one search of the slice names rather than all of them
+  -- tested on every slice.
   received AS MATERIALIZED (
-    SELECT id, ts, dur, track_id, name
-    FROM slice
-    WHERE _zt_binder_is_server_name!(name) OR name = 'binder async rcv'
+    SELECT id, ts, dur, track_id, name FROM slice WHERE name GLOB 'AIDL::*Server'
+    UNION ALL
+    SELECT id, ts, dur, track_id, name FROM slice WHERE name GLOB 'AIDL::*server'
+    UNION ALL
+    SELECT id, ts, dur, track_id, name FROM slice WHERE name GLOB 'HIDL::*server'
+    UNION ALL
+    SELECT id, ts, dur, track_id, name FROM slice WHERE name = 'binder async rcv'
   )
 SELECT
   *,

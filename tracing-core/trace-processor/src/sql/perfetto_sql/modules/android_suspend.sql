@@ -10,6 +10,9 @@
 
 INCLUDE PERFETTO MODULE intervals.fill_gaps;
 
+-- Each track is chosen by name first and its slices read through the
+-- slice table's track (`track CROSS JOIN slice`): joined the other way,
+-- SQLite scanned every slice of the trace with a track lookup each.
 CREATE PERFETTO TABLE android_suspend_state(
   ts TIMESTAMP,
   dur DURATION,
@@ -19,14 +22,14 @@ CREATE PERFETTO TABLE android_suspend_state(
 WITH
   minimal AS (
     SELECT s.ts, s.dur, t.machine_id
-    FROM slice AS s
-    JOIN track AS t ON t.id = s.track_id
+    FROM track AS t
+    CROSS JOIN slice AS s ON s.track_id = t.id
     WHERE t.name = 'Suspend/Resume Minimal'
   ),
   latency AS (
     SELECT s.ts, s.dur, t.machine_id
-    FROM slice AS s
-    JOIN track AS t ON t.id = s.track_id
+    FROM track AS t
+    CROSS JOIN slice AS s ON s.track_id = t.id
     WHERE t.name = 'Suspend/Resume Latency'
       AND s.name IN ('syscore_resume(0)', 'timekeeping_freeze(0)')
       AND s.dur != -1
