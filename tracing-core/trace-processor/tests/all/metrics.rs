@@ -123,6 +123,33 @@ fn metric_files_run_the_files_they_depend_on() {
         .expect("again");
 }
 
+/// `android/cpu_info.sql` runs twice over (each run replaces what the last
+/// made): its cluster numbers are named by core type, and without a
+/// bundled power profile the views of the device's CPUs are empty.
+#[test]
+fn cpu_info_names_the_clusters_and_runs_again() {
+    let tp = TraceProcessor::from_bytes(&[]).expect("empty trace");
+    let out = tp
+        .query_outputs(
+            "SELECT RUN_METRIC('android/cpu_info.sql');
+             SELECT RUN_METRIC('android/cpu_info.sql');
+             SELECT cluster, core_type FROM cluster_core_type ORDER BY cluster;
+             SELECT (SELECT COUNT(*) FROM core_type_per_cpu)
+               + (SELECT COUNT(*) FROM cpu_cluster_power)",
+        )
+        .expect("query");
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert_eq!(
+        out[0].rows,
+        vec![
+            vec![Value::Int(0), Value::Text("little".into())],
+            vec![Value::Int(1), Value::Text("big".into())],
+            vec![Value::Int(2), Value::Text("bigger".into())],
+        ]
+    );
+    assert_eq!(out[1].rows, vec![vec![Value::Int(0)]]);
+}
+
 #[test]
 fn a_bad_call_fails_with_upstreams_message() {
     let tp = TraceProcessor::from_bytes(&[]).expect("empty trace");

@@ -32,8 +32,16 @@ pub(crate) const METRIC_FILES: &[MetricFile] = &[
         sql: include_str!("files/android/composition_layers.sql"),
     },
     MetricFile {
+        path: "android/cpu_info.sql",
+        sql: include_str!("files/android/cpu_info.sql"),
+    },
+    MetricFile {
         path: "android/network_activity_template.sql",
         sql: include_str!("files/android/network_activity_template.sql"),
+    },
+    MetricFile {
+        path: "android/power_profile_data.sql",
+        sql: include_str!("files/android/power_profile_data.sql"),
     },
     MetricFile {
         path: "android/process_counter_span_view.sql",
