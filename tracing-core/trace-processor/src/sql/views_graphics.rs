@@ -5,9 +5,12 @@
 //! (render stages, Vulkan API events and GPU log lines),
 //! `expected_frame_timeline_slice` and `actual_frame_timeline_slice`
 //! (SurfaceFlinger's frame timeline, one row per slice of the process
-//! tracks of those kinds); and over the GPU tables, `gpu` (the GPUs with an
-//! index, `ugpu` their row) and `gpu_counter_group`. Created before the
-//! prelude's empty views, so these take the names.
+//! tracks of those kinds: the tracks' ids are also given to the slice
+//! table as an `IN` list, so that SQLite reads those tracks' slices and
+//! not every slice with a track lookup each); and over the GPU tables,
+//! `gpu` (the GPUs with an index, `ugpu` their row) and
+//! `gpu_counter_group`. Created before the prelude's empty views, so
+//! these take the names.
 
 /// The statements that create the views.
 pub const VIEWS: &str = r#"
@@ -55,6 +58,7 @@ CREATE VIEW expected_frame_timeline_slice AS
     extract_arg(s.arg_set_id, 'Layer name') AS layer_name
   FROM slice AS s JOIN __intrinsic_track AS t ON s.track_id = t.id
   WHERE t.type = 'android_expected_frame_timeline'
+    AND s.track_id IN (SELECT id FROM __intrinsic_track WHERE type = 'android_expected_frame_timeline')
   ORDER BY s.id;
 CREATE VIEW actual_frame_timeline_slice AS
   SELECT s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.depth, s.parent_id,
@@ -78,5 +82,6 @@ CREATE VIEW actual_frame_timeline_slice AS
     extract_arg(s.arg_set_id, 'Latched fence state') AS latched_fence_state
   FROM slice AS s JOIN __intrinsic_track AS t ON s.track_id = t.id
   WHERE t.type = 'android_actual_frame_timeline'
+    AND s.track_id IN (SELECT id FROM __intrinsic_track WHERE type = 'android_actual_frame_timeline')
   ORDER BY s.id;
 "#;
