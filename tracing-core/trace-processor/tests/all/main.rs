@@ -45,6 +45,7 @@ mod machines;
 mod memory_importers;
 mod metadata;
 mod metrics;
+mod metrics_jank_cuj;
 mod own_recordings;
 mod packet_importers;
 mod profile_view;

@@ -24,6 +24,10 @@ pub(crate) const METRIC_FILES: &[MetricFile] = &[
         sql: include_str!("files/android/android_hwcomposer.sql"),
     },
     MetricFile {
+        path: "android/android_jank_cuj.sql",
+        sql: include_str!("files/android/android_jank_cuj.sql"),
+    },
+    MetricFile {
         path: "android/composer_execution.sql",
         sql: include_str!("files/android/composer_execution.sql"),
     },
@@ -36,6 +40,18 @@ pub(crate) const METRIC_FILES: &[MetricFile] = &[
         sql: include_str!("files/android/cpu_info.sql"),
     },
     MetricFile {
+        path: "android/jank/android_jank_cuj_init.sql",
+        sql: include_str!("files/android/jank/android_jank_cuj_init.sql"),
+    },
+    MetricFile {
+        path: "android/jank/internal/query_frame_slice.sql",
+        sql: include_str!("files/android/jank/internal/query_frame_slice.sql"),
+    },
+    MetricFile {
+        path: "android/jank/query_functions.sql",
+        sql: include_str!("files/android/jank/query_functions.sql"),
+    },
+    MetricFile {
         path: "android/network_activity_template.sql",
         sql: include_str!("files/android/network_activity_template.sql"),
     },
@@ -46,6 +62,10 @@ pub(crate) const METRIC_FILES: &[MetricFile] = &[
     MetricFile {
         path: "android/process_counter_span_view.sql",
         sql: include_str!("files/android/process_counter_span_view.sql"),
+    },
+    MetricFile {
+        path: "android/process_metadata.sql",
+        sql: include_str!("files/android/process_metadata.sql"),
     },
     MetricFile {
         path: "chrome/chrome_browser_main_thread_duration.sql",
