@@ -20,6 +20,12 @@
 use crate::column_store::strings::StrId;
 use crate::hash::HashMap;
 
+/// Columns of fewer rows are stored plainly: no encoding pays for itself.
+pub(crate) const FEWEST_CODED: usize = 64;
+
+/// Most entries a [`Codes`] list indexes (two bytes a row).
+pub(crate) const MOST_CODES: usize = 1 << 16;
+
 /// Indexes into a list of at most 2^16 entries, one byte each when the
 /// list has at most 256.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +51,7 @@ impl Codes {
     fn pack(distinct: usize, v: impl Iterator<Item = usize>) -> Option<Codes> {
         if distinct <= 1 << 8 {
             Some(Codes::U8(v.map(|c| c as u8).collect()))
-        } else if distinct <= 1 << 16 {
+        } else if distinct <= MOST_CODES {
             Some(Codes::U16(v.map(|c| c as u16).collect()))
         } else {
             None
@@ -55,6 +61,26 @@ impl Codes {
     /// Bytes per row.
     fn width(distinct: usize) -> usize {
         if distinct <= 1 << 8 { 1 } else { 2 }
+    }
+
+    /// An empty list with room for `len` codes, in the width for
+    /// `distinct` entries (at most [`MOST_CODES`]), for [`Codes::push`].
+    pub(crate) fn with_capacity(distinct: usize, len: usize) -> Codes {
+        if Codes::width(distinct) == 1 {
+            Codes::U8(Vec::with_capacity(len))
+        } else {
+            Codes::U16(Vec::with_capacity(len))
+        }
+    }
+
+    /// Appends `code`, below the list's width (as
+    /// [`Codes::with_capacity`] chose it).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, code: u32) {
+        match self {
+            Codes::U8(v) => v.push(code as u8),
+            Codes::U16(v) => v.push(code as u16),
+        }
     }
 }
 
@@ -222,7 +248,7 @@ impl Coded {
 /// else 8); None: store them plainly.
 pub fn choose_ints(v: impl ExactSizeIterator<Item = i64> + Clone) -> Option<Coded> {
     let len = v.len();
-    if len < 64 {
+    if len < FEWEST_CODED {
         return None;
     }
     let (mut min, mut max, mut runs) = (i64::MAX, i64::MIN, 0usize);
@@ -341,25 +367,40 @@ pub fn choose_strs(v: &[StrId]) -> Option<Coded> {
 /// whichever is smaller, when it is smaller than 4 bytes a row.
 pub fn choose_strs_iter(v: impl ExactSizeIterator<Item = StrId> + Clone) -> Option<Coded> {
     let len = v.len();
-    if len < 64 {
+    if len < FEWEST_CODED {
         return None;
     }
     // One walk counts the strings present and finds the greatest id.
     let (present, top) = v.clone().fold((0usize, 0usize), |(n, top), s| {
         (n + usize::from(!s.is_null()), top.max(s.0 as usize))
     });
-    let sparse = present * 4 + len.div_ceil(64) * 12;
-    let best_else = sparse.min(4 * len);
+    let sparse = sparse_strs_bytes(len, present);
     // A dict takes at least a byte a row.
-    if len < best_else {
+    if len < sparse.min(4 * len) {
         if let Some(d) = dict(v.clone(), top) {
-            let bytes = Codes::width(d.strings.len()) * len + d.strings.len() * 4;
-            if bytes <= best_else {
+            if strs_take_dict(len, present, d.strings.len()) {
                 return Some(Coded::Dict(d));
             }
         }
     }
     (sparse < 4 * len).then(|| Coded::Sparse(SparseStrs::pack(v)))
+}
+
+/// Bytes of a [`SparseStrs`] of `len` rows, `present` of them strings.
+fn sparse_strs_bytes(len: usize, present: usize) -> usize {
+    present * 4 + len.div_ceil(64) * 12
+}
+
+/// Whether [`choose_strs_iter`] stores a column of `len` rows, `present`
+/// of them strings, with `distinct` distinct strings (NULL counted) as a
+/// [`Dict`]: from the counts alone, for a freeze that codes the column
+/// itself.
+pub(crate) fn strs_take_dict(len: usize, present: usize, distinct: usize) -> bool {
+    if len < FEWEST_CODED || distinct > MOST_CODES {
+        return false;
+    }
+    let best_else = sparse_strs_bytes(len, present).min(4 * len);
+    len < best_else && Codes::width(distinct) * len + distinct * 4 <= best_else
 }
 
 /// The [`Dict`] of `v`, whose greatest pool id is `top` (None past 65536

@@ -15,19 +15,12 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{ArgTable, StoredArg};
-use crate::column_store::encodings::{Coded, Codes, Dict};
+use crate::column_store::encodings::{Coded, Codes, Dict, strs_take_dict};
 use crate::column_store::strings::{StrId, StringPool};
 use crate::column_store::table::{Column, ColumnData, Table};
 use crate::hash::HashMap;
 use crate::tables::ColumnValue;
 use crate::tables::args::{ArgRow, ArgValue};
-
-/// Most distinct strings a dictionary column codes (as `Codes` allows).
-const MOST_CODES: usize = 1 << 16;
-
-/// Rows under which a text column is stored plainly (as the generic
-/// encoder decides).
-const FEWEST_CODED: usize = 64;
 
 /// The stored args of the sets not retired, in order, with their places.
 #[derive(Debug, Clone)]
@@ -131,31 +124,12 @@ impl Distinct {
     /// these strings as a dictionary (else sparse or plain): its rule,
     /// from the counts alone.
     fn is_dict(&self, len: usize) -> bool {
-        if len < FEWEST_CODED || self.strings.len() > MOST_CODES {
-            return false;
-        }
-        let sparse = self.present * 4 + len.div_ceil(64) * 12;
-        let best_else = sparse.min(4 * len);
-        let width = if self.strings.len() <= 1 << 8 { 1 } else { 2 };
-        len < best_else && width * len + self.strings.len() * 4 <= best_else
+        strs_take_dict(len, self.present, self.strings.len())
     }
 
     /// An empty list of `len` codes in the dictionary's width.
     fn codes(&self, len: usize) -> Codes {
-        if self.strings.len() <= 1 << 8 {
-            Codes::U8(Vec::with_capacity(len))
-        } else {
-            Codes::U16(Vec::with_capacity(len))
-        }
-    }
-}
-
-/// Appends `code` (below the list's width, as [`Distinct::codes`] chose).
-#[inline(always)]
-fn push(codes: &mut Codes, code: u32) {
-    match codes {
-        Codes::U8(v) => v.push(code as u8),
-        Codes::U16(v) => v.push(code as u16),
+        Codes::with_capacity(self.strings.len(), len)
     }
 }
 
@@ -236,14 +210,14 @@ impl ArgTable {
             for (_, a) in kept.clone() {
                 let (flat, key) = pair_codes.get(a.pair() as usize).copied().unwrap_or((0, 0));
                 if let Some(c) = flat_codes.as_mut() {
-                    push(c, flat);
+                    c.push(flat);
                 }
                 if let Some(c) = key_codes.as_mut() {
-                    push(c, key);
+                    c.push(key);
                 }
                 if let Some(c) = type_codes.as_mut() {
                     let kind = usize::from(a.kind() & 7);
-                    push(c, kind_codes.get(kind).copied().unwrap_or(0));
+                    c.push(kind_codes.get(kind).copied().unwrap_or(0));
                 }
             }
         }
